@@ -1,0 +1,141 @@
+# flamesidecar - plain Makefile. See README.md for the targets.
+#
+#   make              build everything into $(BUILD)/
+#   make check        install missing Debian packages, build, run every test
+#   make check-asan   the same suite with AddressSanitizer + UBSan (build-asan/)
+#   make fuzz         build the libFuzzer targets (clang) into build-fuzz/
+#   make install      honours DESTDIR and PREFIX
+#   make demo         profile the sample JVM in a real container -> demo.svg
+
+VERSION := 0.1.0
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+MANDIR ?= $(PREFIX)/share/man
+SYSCONFDIR ?= /etc
+BUNDLEDIR ?= $(LIBDIR)/flamesidecar/bundle
+HOOKSDIR ?= $(PREFIX)/share/containers/oci/hooks.d
+
+BUILD ?= build
+SANITIZE ?=
+CC ?= cc
+JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(command -v javac 2>/dev/null || echo /usr/lib/jvm/default-java/bin/javac))))
+
+WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wstrict-prototypes \
+	-Wno-unused-parameter -Werror
+HARDEN := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
+override CFLAGS := -std=gnu11 -O2 -g $(CFLAGS)
+override CFLAGS += $(WARN) -D_GNU_SOURCE -DFS_VERSION='"$(VERSION)"' -Ilib -Itests/lib -MMD -MP
+override LDFLAGS += -Wl,-z,relro,-z,now -pie
+ifeq ($(SANITIZE),1)
+  override CFLAGS += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  override LDFLAGS += -fsanitize=address,undefined
+else
+  override CFLAGS += $(HARDEN)
+endif
+
+LIBS := -lyajl -lseccomp -lcap -lelf -lstdc++
+# The hook is linked statically so that nothing from the environment
+# (LD_PRELOAD, LD_LIBRARY_PATH from an image or a runtime) can run code in it.
+ifeq ($(SANITIZE),1)
+  HOOK_LDFLAGS := $(LDFLAGS)
+  HOOK_LIBS := -lyajl -lseccomp -lcap
+else
+  HOOK_LDFLAGS := -static-pie -Wl,-z,relro,-z,now
+  HOOK_LIBS := -l:libyajl_s.a -l:libseccomp.a -l:libcap.a
+endif
+
+LIB_SRC := $(wildcard lib/*.c)
+HOOK_SRC := $(filter-out hook/main.c,$(wildcard hook/*.c))
+SIDECAR_SRC := $(filter-out sidecar/main.c,$(wildcard sidecar/*.c))
+UNIT_SRC := $(wildcard tests/unit/*.c)
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+LIB_OBJ := $(call obj,$(LIB_SRC))
+HOOK_OBJ := $(call obj,$(HOOK_SRC))
+SIDECAR_OBJ := $(call obj,$(SIDECAR_SRC))
+UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%.t,$(UNIT_SRC))
+
+PROGRAMS := $(BUILD)/flamehook $(BUILD)/flamesidecar
+all: $(PROGRAMS) $(UNIT_BIN) agent
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/libfs.a: $(LIB_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+$(BUILD)/libhook.a: $(HOOK_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+$(BUILD)/libsidecar.a: $(SIDECAR_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/flamehook: $(BUILD)/obj/hook/main.o $(BUILD)/libhook.a $(BUILD)/libfs.a
+	$(CC) $(HOOK_LDFLAGS) -o $@ $^ $(HOOK_LIBS)
+
+$(BUILD)/flamesidecar: $(BUILD)/obj/sidecar/main.o $(BUILD)/libsidecar.a $(BUILD)/libfs.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/tests/%.t: $(BUILD)/obj/tests/unit/%.o $(BUILD)/obj/tests/lib/tap.o $(BUILD)/libsidecar.a $(BUILD)/libhook.a $(BUILD)/libfs.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+# The JVMTI agent and anything else with its own rules.
+-include agent/agent.mk
+agent::
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# ---- tests -----------------------------------------------------------------
+deps:
+	@tests/install-deps.sh
+
+check: deps
+	$(MAKE) all
+	BUILD=$(BUILD) tests/run-tests.sh
+
+check-asan: deps
+	$(MAKE) BUILD=build-asan SANITIZE=1 all
+	BUILD=build-asan FS_SANITIZE=1 tests/run-tests.sh
+
+# libFuzzer targets: tests/fuzz/fuzz_*.c, each linked with the library code.
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(FUZZ_SRC))
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -DFS_VERSION='"$(VERSION)"' -Ilib \
+	-fsanitize=fuzzer,address,undefined
+fuzz: $(FUZZ_BIN)
+build-fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(HOOK_SRC) $(SIDECAR_SRC)
+	@mkdir -p build-fuzz
+	clang $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRC) $(HOOK_SRC) $(SIDECAR_SRC) $(LIBS)
+
+# ---- install ---------------------------------------------------------------
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(BUNDLEDIR) $(DESTDIR)$(HOOKSDIR) \
+		$(DESTDIR)$(SYSCONFDIR)/flamesidecar $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
+	install -m 0755 $(BUILD)/flamehook $(BUILD)/flamesidecar $(DESTDIR)$(BINDIR)/
+	if [ -f $(BUILD)/libflameagent.so ]; then install -m 0644 $(BUILD)/libflameagent.so $(DESTDIR)$(BUNDLEDIR)/; fi
+	sed 's|@BINDIR@|$(BINDIR)|g' config/hooks.d/flamesidecar.json.in > $(DESTDIR)$(HOOKSDIR)/flamesidecar.json
+	chmod 0644 $(DESTDIR)$(HOOKSDIR)/flamesidecar.json
+	[ -e $(DESTDIR)$(SYSCONFDIR)/flamesidecar/config.json ] || \
+		install -m 0644 config/config.json $(DESTDIR)$(SYSCONFDIR)/flamesidecar/config.json
+	for m in docs/man/*.1; do [ -f "$$m" ] && install -m 0644 "$$m" $(DESTDIR)$(MANDIR)/man1/; done; true
+	for m in docs/man/*.5; do [ -f "$$m" ] && install -m 0644 "$$m" $(DESTDIR)$(MANDIR)/man5/; done; true
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/flamehook $(DESTDIR)$(BINDIR)/flamesidecar \
+		$(DESTDIR)$(BUNDLEDIR)/libflameagent.so $(DESTDIR)$(HOOKSDIR)/flamesidecar.json
+
+demo: deps
+	$(MAKE) all
+	tests/demo.sh
+
+format-check:
+	clang-format --dry-run --Werror lib/*.[ch] hook/*.[ch] sidecar/*.[ch]
+
+clean:
+	rm -rf build build-asan build-fuzz
+
+.PHONY: all agent deps check check-asan fuzz install uninstall demo format-check clean

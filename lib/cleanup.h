@@ -1,0 +1,59 @@
+/* cleanup.h - scope-bound cleanup helpers (__attribute__((cleanup))).
+ *
+ *   cleanup_free char *s = strdup(x);     freed at scope exit
+ *   cleanup_close int fd = open(...);     closed at scope exit (if >= 0)
+ *   cleanup_fclose FILE *f = fopen(...);  fclosed at scope exit
+ *   return steal_pointer(&s);             hand ownership on (s becomes NULL)
+ *   return steal_fd(&fd);                 hand an fd on (fd becomes -1)
+ */
+#ifndef FS_CLEANUP_H
+#define FS_CLEANUP_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <errno.h>
+
+static inline void fs_freep(void *p)
+{
+	free(*(void **)p);
+}
+
+static inline void fs_closep(int *fd)
+{
+	if (*fd >= 0) {
+		int saved = errno;
+		close(*fd);
+		errno = saved;
+	}
+}
+
+static inline void fs_fclosep(FILE **f)
+{
+	if (*f)
+		fclose(*f);
+}
+
+#define cleanup_free __attribute__((cleanup(fs_freep)))
+#define cleanup_close __attribute__((cleanup(fs_closep)))
+#define cleanup_fclose __attribute__((cleanup(fs_fclosep)))
+
+static inline void *fs_steal_pointer(void *pp)
+{
+	void **p = (void **)pp;
+	void *v = *p;
+	*p = NULL;
+	return v;
+}
+#define steal_pointer(pp) fs_steal_pointer(pp)
+
+static inline int steal_fd(int *fd)
+{
+	int v = *fd;
+	*fd = -1;
+	return v;
+}
+
+#define FS_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif

@@ -1,0 +1,93 @@
+/* main.c - flamesidecar: dispatch to the verbs (one file per verb). */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Verbs are weak so the program links while a verb is still being written;
+ * a missing one says so instead of crashing. */
+#pragma weak cmd_list
+#pragma weak cmd_gc
+#pragma weak cmd_run
+#pragma weak cmd_map
+#pragma weak cmd_top
+#pragma weak cmd_collapse
+#pragma weak cmd_render
+#pragma weak cmd_diff
+
+const char *cli_config_path;
+
+struct verb {
+	const char *name;
+	int (*fn)(int, char **);
+	const char *summary;
+};
+
+static const struct verb verbs[] = {
+	{ "run", cmd_run, "profile a registered container and write a flame graph" },
+	{ "top", cmd_top, "live view of the hottest frames in a container" },
+	{ "map", cmd_map, "write /tmp/perf-<host pid>.map for the JVMs in a container" },
+	{ "list", cmd_list, "list registered containers (and profiles)" },
+	{ "gc", cmd_gc, "remove registry entries whose process is gone" },
+	{ "collapse", cmd_collapse, "perf script text -> folded stacks (stackcollapse-perf.pl)" },
+	{ "render", cmd_render, "folded stacks -> interactive SVG flame graph" },
+	{ "diff", cmd_diff, "two folded profiles -> differential flame graph" },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "Usage: flamesidecar [--config FILE] VERB [OPTIONS]\n\n"
+		     "CPU flame graphs of JVMs and other processes in containers, from the host.\n\n"
+		     "Verbs:\n");
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		fprintf(out, "  %-9s %s\n", verbs[i].name, verbs[i].summary);
+	fprintf(out, "\nGlobal options:\n"
+		     "  --config FILE  host configuration (default /etc/flamesidecar/config.json,\n"
+		     "                 or $FLAMESIDECAR_CONFIG)\n"
+		     "  --version      print the version\n"
+		     "  -h, --help     this text; `flamesidecar VERB --help` for a verb\n\n"
+		     "Examples:\n"
+		     "  flamesidecar list\n"
+		     "  flamesidecar run 3f2a9c -d 30s -o profile.svg\n"
+		     "  perf script | flamesidecar collapse | flamesidecar render > out.svg\n\n"
+		     "Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 not permitted.\n");
+}
+
+int main(int argc, char **argv)
+{
+	int i = 1;
+	cli_config_path = getenv("FLAMESIDECAR_CONFIG");
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "--version")) {
+			printf("flamesidecar %s\n", FS_VERSION);
+			return FS_EXIT_OK;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return FS_EXIT_OK;
+		} else if (!strcmp(argv[i], "--config") && i + 1 < argc) {
+			cli_config_path = argv[++i];
+		} else if (!strncmp(argv[i], "--config=", 9)) {
+			cli_config_path = argv[i] + 9;
+		} else {
+			fprintf(stderr, "flamesidecar: unknown option '%s'\n", argv[i]);
+			usage(stderr);
+			return FS_EXIT_USAGE;
+		}
+	}
+	if (i >= argc) {
+		usage(stderr);
+		return FS_EXIT_USAGE;
+	}
+	for (size_t v = 0; v < sizeof(verbs) / sizeof(verbs[0]); v++) {
+		if (strcmp(argv[i], verbs[v].name))
+			continue;
+		if (!verbs[v].fn) {
+			fprintf(stderr, "flamesidecar: '%s' is not available in this build\n", argv[i]);
+			return FS_EXIT_FAIL;
+		}
+		return verbs[v].fn(argc - i, argv + i);
+	}
+	fprintf(stderr, "flamesidecar: unknown verb '%s' (see flamesidecar --help)\n", argv[i]);
+	return FS_EXIT_USAGE;
+}
