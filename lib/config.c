@@ -1,0 +1,147 @@
+/* config.c - see config.h */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "json.h"
+
+#define CONFIG_MAX_BYTES (256 * 1024)
+
+void config_defaults(struct fs_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->enable = CONFIG_ENABLE_ANNOTATION;
+	snprintf(cfg->bundle_dir, sizeof(cfg->bundle_dir), "/usr/lib/flamesidecar/bundle");
+	snprintf(cfg->mount_point, sizeof(cfg->mount_point), "/opt/flamesidecar");
+	snprintf(cfg->run_dir, sizeof(cfg->run_dir), "/run/flamesidecar");
+	snprintf(cfg->log_file, sizeof(cfg->log_file), "/run/flamesidecar/hook.log");
+	snprintf(cfg->profile_dir, sizeof(cfg->profile_dir), "/var/lib/flamesidecar/profiles");
+	snprintf(cfg->sidecar_path, sizeof(cfg->sidecar_path), "/usr/bin/flamesidecar");
+	cfg->hook_timeout_ms = 2000;
+	cfg->max_profile_seconds = 600;
+	cfg->max_frequency = 999;
+	cfg->default_delay_seconds = 0;
+	cfg->max_concurrent_profiles = 4;
+}
+
+void config_registry_dir(const struct fs_config *cfg, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/containers", cfg->run_dir);
+}
+
+/* An absolute, normalised path: no "." or ".." components, no "//". */
+static int config_path_ok(const char *p)
+{
+	if (p[0] != '/')
+		return 0;
+	for (const char *c = p; *c; c++)
+		if (*c < 0x20 || *c == 0x7f)
+			return 0;
+	const char *s = p;
+	while (*s) {
+		while (*s == '/')
+			s++;
+		const char *e = strchrnul(s, '/');
+		size_t n = (size_t)(e - s);
+		if ((n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+			return 0;
+		s = e;
+	}
+	return 1;
+}
+
+static int config_string(yajl_val root, const char *key, char *dst, size_t len, int is_path,
+			 int may_be_empty, struct fs_error *err)
+{
+	yajl_val v = yajl_tree_get(root, (const char *[]){ key, NULL }, yajl_t_any);
+	if (!v)
+		return 0;
+	if (!YAJL_IS_STRING(v))
+		return fs_error_set(err, EINVAL, "config key \"%s\" must be a string", key);
+	const char *s = YAJL_GET_STRING(v);
+	if (strlen(s) >= len)
+		return fs_error_set(err, ENAMETOOLONG, "config key \"%s\"", key);
+	if (is_path && !(may_be_empty && !*s) && !config_path_ok(s))
+		return fs_error_set(err, EINVAL,
+				    "config key \"%s\" must be an absolute path without . or .. (got \"%s\")",
+				    key, s);
+	snprintf(dst, len, "%s", s);
+	return 0;
+}
+
+static int config_uint(yajl_val root, const char *key, unsigned *dst, unsigned lo, unsigned hi,
+		       struct fs_error *err)
+{
+	long long v;
+	int r = json_get_int(root, key, &v);
+	if (r == -ENOENT) {
+		if (yajl_tree_get(root, (const char *[]){ key, NULL }, yajl_t_any))
+			return fs_error_set(err, EINVAL, "config key \"%s\" must be an integer", key);
+		return 0;
+	}
+	if (r < 0 || v < lo || v > hi)
+		return fs_error_set(err, EINVAL, "config key \"%s\" must be between %u and %u", key,
+				    lo, hi);
+	*dst = (unsigned)v;
+	return 0;
+}
+
+int config_load(const char *path, struct fs_config *cfg, struct fs_error *err)
+{
+	int explicit_path = path != NULL;
+	config_defaults(cfg);
+	if (!path)
+		path = CONFIG_DEFAULT_PATH;
+	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		if (errno == ENOENT && !explicit_path)
+			return 0;
+		return fs_error_set(err, errno, "opening config %s", path);
+	}
+	cleanup_free char *buf = NULL;
+	size_t len;
+	int r = json_read_fd(fd, CONFIG_MAX_BYTES, &buf, &len, err);
+	if (r < 0)
+		return fs_error_wrap(err, "config %s", path);
+	cleanup_json yajl_val root = NULL;
+	r = json_parse(buf, len, 16, &root, err);
+	if (r < 0)
+		return fs_error_wrap(err, "config %s", path);
+	if (!YAJL_IS_OBJECT(root))
+		return fs_error_set(err, EINVAL, "config %s: the top level must be an object", path);
+
+	const char *en = json_get_string(root, "enable");
+	if (en) {
+		if (!strcmp(en, "annotation"))
+			cfg->enable = CONFIG_ENABLE_ANNOTATION;
+		else if (!strcmp(en, "always"))
+			cfg->enable = CONFIG_ENABLE_ALWAYS;
+		else if (!strcmp(en, "never"))
+			cfg->enable = CONFIG_ENABLE_NEVER;
+		else
+			return fs_error_set(err, EINVAL,
+					    "config %s: \"enable\" must be \"annotation\", \"always\" or \"never\"",
+					    path);
+	} else if (yajl_tree_get(root, (const char *[]){ "enable", NULL }, yajl_t_any)) {
+		return fs_error_set(err, EINVAL, "config %s: \"enable\" must be a string", path);
+	}
+	if ((r = config_string(root, "bundle_dir", cfg->bundle_dir, sizeof(cfg->bundle_dir), 1, 0, err)) ||
+	    (r = config_string(root, "mount_point", cfg->mount_point, sizeof(cfg->mount_point), 1, 0, err)) ||
+	    (r = config_string(root, "run_dir", cfg->run_dir, sizeof(cfg->run_dir), 1, 0, err)) ||
+	    (r = config_string(root, "log_file", cfg->log_file, sizeof(cfg->log_file), 1, 1, err)) ||
+	    (r = config_string(root, "profile_dir", cfg->profile_dir, sizeof(cfg->profile_dir), 1, 0, err)) ||
+	    (r = config_string(root, "sidecar_path", cfg->sidecar_path, sizeof(cfg->sidecar_path), 1, 0, err)) ||
+	    (r = config_uint(root, "hook_timeout_ms", &cfg->hook_timeout_ms, 10, 60000, err)) ||
+	    (r = config_uint(root, "max_profile_seconds", &cfg->max_profile_seconds, 1, 86400, err)) ||
+	    (r = config_uint(root, "max_frequency", &cfg->max_frequency, 1, 10000, err)) ||
+	    (r = config_uint(root, "default_delay_seconds", &cfg->default_delay_seconds, 0, 3600, err)) ||
+	    (r = config_uint(root, "max_concurrent_profiles", &cfg->max_concurrent_profiles, 0, 64, err)))
+		return fs_error_wrap(err, "config %s", path);
+	if (!strcmp(cfg->mount_point, "/"))
+		return fs_error_set(err, EINVAL, "config %s: \"mount_point\" cannot be /", path);
+	return 0;
+}

@@ -1,0 +1,45 @@
+/* config.h - the host configuration, /etc/flamesidecar/config.json.
+ * Every key is optional; see docs/configuration.md for the defaults. */
+#ifndef FS_CONFIG_H
+#define FS_CONFIG_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#include "error.h"
+
+#define CONFIG_DEFAULT_PATH "/etc/flamesidecar/config.json"
+
+enum config_enable {
+	CONFIG_ENABLE_ANNOTATION = 0, /* only containers annotated flamesidecar.io/enable=true */
+	CONFIG_ENABLE_ALWAYS,	      /* every container */
+	CONFIG_ENABLE_NEVER,	      /* hook does nothing */
+};
+
+struct fs_config {
+	enum config_enable enable;
+	char bundle_dir[PATH_MAX];   /* host dir mounted into containers */
+	char mount_point[PATH_MAX];  /* where it appears inside the container */
+	char run_dir[PATH_MAX];	     /* registry root: <run_dir>/containers/<id>.json */
+	char log_file[PATH_MAX];     /* hook log ("" = none); also syslog */
+	char profile_dir[PATH_MAX];  /* triggered profiles: <profile_dir>/<id>/<ts>.svg */
+	unsigned hook_timeout_ms;    /* hook's own deadline */
+	unsigned max_profile_seconds;
+	unsigned max_frequency;
+	unsigned default_delay_seconds;
+	unsigned max_concurrent_profiles;
+	char sidecar_path[PATH_MAX]; /* flamesidecar binary the hook starts */
+};
+
+/* Fill cfg with defaults. */
+void config_defaults(struct fs_config *cfg);
+
+/* Defaults, then the file at path (NULL = CONFIG_DEFAULT_PATH). A missing
+ * default file is not an error; a missing explicit file is. Unknown keys are
+ * ignored; a bad value is an error naming the key. 0 or -errno. */
+int config_load(const char *path, struct fs_config *cfg, struct fs_error *err);
+
+/* "<run_dir>/containers" into buf. */
+void config_registry_dir(const struct fs_config *cfg, char *buf, size_t len);
+
+#endif

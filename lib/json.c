@@ -1,0 +1,157 @@
+/* json.c - see json.h */
+#include "json.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+
+/* Walk the text once: depth of [ and { outside strings. Cheap, and it keeps
+ * yajl from building (and later recursively freeing) a deep tree. */
+static int json_check_depth(const char *buf, size_t len, unsigned max_depth)
+{
+	unsigned depth = 0;
+	int in_str = 0;
+	for (size_t i = 0; i < len; i++) {
+		char c = buf[i];
+		if (in_str) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_str = 0;
+			continue;
+		}
+		if (c == '"') {
+			in_str = 1;
+		} else if (c == '[' || c == '{') {
+			if (++depth > max_depth)
+				return -1;
+		} else if (c == ']' || c == '}') {
+			if (depth)
+				depth--;
+		}
+	}
+	return 0;
+}
+
+int json_parse(const char *buf, size_t len, unsigned max_depth, yajl_val *out, struct fs_error *err)
+{
+	*out = NULL;
+	if (memchr(buf, '\0', len))
+		return fs_error_set(err, EINVAL, "JSON contains a NUL byte");
+	if (json_check_depth(buf, len, max_depth))
+		return fs_error_set(err, EINVAL, "JSON nested deeper than %u levels", max_depth);
+	cleanup_free char *copy = malloc(len + 1);
+	if (!copy)
+		return fs_error_set(err, ENOMEM, "JSON of %zu bytes", len);
+	memcpy(copy, buf, len);
+	copy[len] = '\0';
+	char ebuf[256];
+	ebuf[0] = '\0';
+	/* yajl_tree_parse validates UTF-8 in strings by default. */
+	yajl_val v = yajl_tree_parse(copy, ebuf, sizeof(ebuf));
+	if (!v) {
+		/* Keep the first line of yajl's message only. */
+		char *nl = strchr(ebuf, '\n');
+		if (nl)
+			*nl = '\0';
+		return fs_error_set(err, EINVAL, "invalid JSON (%s)", ebuf[0] ? ebuf : "parse error");
+	}
+	*out = v;
+	return 0;
+}
+
+int json_read_fd(int fd, size_t max, char **out, size_t *len, struct fs_error *err)
+{
+	size_t cap = 4096, n = 0;
+	cleanup_free char *buf = malloc(cap + 1);
+	if (!buf)
+		return fs_error_set(err, ENOMEM, "reading input");
+	for (;;) {
+		if (n == cap) {
+			if (cap > max)
+				return fs_error_set(err, E2BIG, "input larger than %zu bytes", max);
+			size_t ncap = cap * 2;
+			if (ncap > max + 1)
+				ncap = max + 1;
+			char *nb = realloc(buf, ncap + 1);
+			if (!nb)
+				return fs_error_set(err, ENOMEM, "reading input");
+			buf = nb;
+			cap = ncap;
+		}
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return fs_error_set(err, errno, "reading input");
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+		if (n > max)
+			return fs_error_set(err, E2BIG, "input larger than %zu bytes", max);
+	}
+	buf[n] = '\0';
+	*len = n;
+	*out = steal_pointer(&buf);
+	return 0;
+}
+
+static yajl_val json_get(yajl_val obj, const char *key)
+{
+	if (!obj || !YAJL_IS_OBJECT(obj))
+		return NULL;
+	/* Last duplicate wins, as in most parsers. */
+	yajl_val found = NULL;
+	for (size_t i = 0; i < obj->u.object.len; i++)
+		if (!strcmp(obj->u.object.keys[i], key))
+			found = obj->u.object.values[i];
+	return found;
+}
+
+const char *json_get_string(yajl_val obj, const char *key)
+{
+	yajl_val v = json_get(obj, key);
+	return v && YAJL_IS_STRING(v) ? YAJL_GET_STRING(v) : NULL;
+}
+
+int json_get_int(yajl_val obj, const char *key, long long *out)
+{
+	yajl_val v = json_get(obj, key);
+	if (!v || !YAJL_IS_NUMBER(v))
+		return -ENOENT;
+	if (!YAJL_IS_INTEGER(v))
+		return -ERANGE; /* a double, or an integer yajl could not hold */
+	*out = YAJL_GET_INTEGER(v);
+	return 0;
+}
+
+yajl_val json_get_object(yajl_val obj, const char *key)
+{
+	yajl_val v = json_get(obj, key);
+	return v && YAJL_IS_OBJECT(v) ? v : NULL;
+}
+
+void json_write_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"': fputs("\\\"", f); break;
+		case '\\': fputs("\\\\", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\t': fputs("\\t", f); break;
+		case '\r': fputs("\\r", f); break;
+		default:
+			if (*p < 0x20 || *p == 0x7f)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}

@@ -1,0 +1,41 @@
+/* json.h - bounded JSON parsing on top of yajl's tree API, and a tiny
+ * writer. Everything container-controlled goes through json_parse, which
+ * refuses oversize input, NUL bytes, invalid UTF-8 and deep nesting before
+ * yajl builds a tree (yajl_tree_free recurses, so depth must be capped). */
+#ifndef FS_JSON_H
+#define FS_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <yajl/yajl_tree.h>
+
+#include "error.h"
+
+#define JSON_MAX_DEPTH 64
+
+/* Parse buf[0..len) (need not be NUL-terminated). max_depth bounds
+ * array/object nesting. On success *out is the tree (free with
+ * yajl_tree_free). 0 or -EINVAL/-ENOMEM. */
+int json_parse(const char *buf, size_t len, unsigned max_depth, yajl_val *out, struct fs_error *err);
+
+/* Read all of fd into a malloc'd, NUL-terminated buffer of at most max
+ * bytes. -E2BIG if there is more (what was read is discarded). */
+int json_read_fd(int fd, size_t max, char **out, size_t *len, struct fs_error *err);
+
+/* Lookups on an object: NULL when absent or of another type. */
+const char *json_get_string(yajl_val obj, const char *key);
+int json_get_int(yajl_val obj, const char *key, long long *out); /* 0 / -ENOENT / -ERANGE */
+yajl_val json_get_object(yajl_val obj, const char *key);
+
+static inline void json_valp(yajl_val *v)
+{
+	if (*v)
+		yajl_tree_free(*v);
+}
+#define cleanup_json __attribute__((cleanup(json_valp)))
+
+/* Append a JSON string literal (quoted, escaped) for s to f. */
+void json_write_string(FILE *f, const char *s);
+
+#endif

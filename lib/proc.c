@@ -1,0 +1,198 @@
+/* proc.c - see proc.h */
+#include "proc.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+
+int proc_read_file(const char *path, size_t max, char **out, size_t *len, struct fs_error *err)
+{
+	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return fs_error_set(err, errno, "opening %s", path);
+	size_t cap = 1024, n = 0;
+	cleanup_free char *buf = malloc(cap + 1);
+	if (!buf)
+		return fs_error_set(err, ENOMEM, "reading %s", path);
+	for (;;) {
+		if (n == cap) {
+			if (cap >= max)
+				return fs_error_set(err, E2BIG, "%s is larger than %zu bytes", path, max);
+			size_t ncap = cap * 2 > max ? max : cap * 2;
+			char *nb = realloc(buf, ncap + 1);
+			if (!nb)
+				return fs_error_set(err, ENOMEM, "reading %s", path);
+			buf = nb;
+			cap = ncap;
+		}
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return fs_error_set(err, errno, "reading %s", path);
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	*out = steal_pointer(&buf);
+	return 0;
+}
+
+int proc_start_time(pid_t pid, uint64_t *out, struct fs_error *err)
+{
+	char path[64];
+	cleanup_free char *buf = NULL;
+	if (pid <= 0)
+		return fs_error_set(err, EINVAL, "invalid pid %d", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int r = proc_read_file(path, 4096, &buf, NULL, err);
+	if (r < 0)
+		return r == -ENOENT ? fs_error_set(err, ESRCH, "process %d", (int)pid) : r;
+	/* comm may contain spaces and ')': fields start after the last ')'. */
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return fs_error_set(err, EINVAL, "parsing %s", path);
+	p++;
+	/* field 3 (state) is the first after ')'; start time is field 22. */
+	for (int field = 3; field < 22 && p; field++) {
+		p = strchr(p + 1, ' ');
+	}
+	if (!p)
+		return fs_error_set(err, EINVAL, "parsing %s", path);
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(p + 1, &end, 10);
+	if (errno || end == p + 1)
+		return fs_error_set(err, EINVAL, "parsing start time in %s", path);
+	*out = v;
+	return 0;
+}
+
+static uint64_t parse_hex(const char *s)
+{
+	return strtoull(s, NULL, 16);
+}
+
+static void parse_ids(const char *s, unsigned *ids)
+{
+	char *end;
+	for (int i = 0; i < 4; i++) {
+		ids[i] = (unsigned)strtoul(s, &end, 10);
+		if (end == s)
+			break;
+		s = end;
+	}
+}
+
+int proc_status_read(pid_t pid, struct proc_status *st, struct fs_error *err)
+{
+	char path[64];
+	cleanup_free char *buf = NULL;
+	if (pid < 0)
+		return fs_error_set(err, EINVAL, "invalid pid %d", (int)pid);
+	if (pid == 0)
+		snprintf(path, sizeof(path), "/proc/self/status");
+	else
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	int r = proc_read_file(path, 64 * 1024, &buf, NULL, err);
+	if (r < 0)
+		return r == -ENOENT ? fs_error_set(err, ESRCH, "process %d", (int)pid) : r;
+	memset(st, 0, sizeof(*st));
+	char *save = NULL;
+	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *colon = strchr(line, ':');
+		if (!colon)
+			continue;
+		*colon = '\0';
+		char *v = colon + 1;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		if (!strcmp(line, "Name"))
+			snprintf(st->name, sizeof(st->name), "%s", v);
+		else if (!strcmp(line, "Tgid"))
+			st->tgid = atoi(v);
+		else if (!strcmp(line, "PPid"))
+			st->ppid = atoi(v);
+		else if (!strcmp(line, "Uid"))
+			parse_ids(v, (unsigned *)st->uid);
+		else if (!strcmp(line, "Gid"))
+			parse_ids(v, (unsigned *)st->gid);
+		else if (!strcmp(line, "NSpid")) {
+			char *end;
+			st->nspid_count = 0;
+			while (st->nspid_count < PROC_NSPID_MAX) {
+				long n = strtol(v, &end, 10);
+				if (end == v)
+					break;
+				st->nspid[st->nspid_count++] = (pid_t)n;
+				v = end;
+			}
+		} else if (!strcmp(line, "SigBlk"))
+			st->sigblk = parse_hex(v);
+		else if (!strcmp(line, "SigIgn"))
+			st->sigign = parse_hex(v);
+		else if (!strcmp(line, "SigCgt"))
+			st->sigcgt = parse_hex(v);
+		else if (!strcmp(line, "CapEff"))
+			st->cap_eff = parse_hex(v);
+		else if (!strcmp(line, "NoNewPrivs"))
+			st->no_new_privs = atoi(v);
+		else if (!strcmp(line, "Seccomp"))
+			st->seccomp = atoi(v);
+	}
+	return 0;
+}
+
+int proc_ns_inode(pid_t pid, const char *ns, uint64_t *ino, struct fs_error *err)
+{
+	char path[64];
+	struct stat sb;
+	snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)pid, ns);
+	if (stat(path, &sb) < 0)
+		return fs_error_set(err, errno == ENOENT ? ESRCH : errno, "reading %s", path);
+	*ino = (uint64_t)sb.st_ino;
+	return 0;
+}
+
+int proc_pidfd_open_checked(pid_t pid, uint64_t start_time, struct fs_error *err)
+{
+	if (pid <= 0)
+		return fs_error_set(err, EINVAL, "invalid pid %d", (int)pid);
+	cleanup_close int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd < 0)
+		return fs_error_set(err, errno, "pidfd_open(%d)", (int)pid);
+	/* The pidfd pins this process: if the start time matches now, the fd
+	 * refers to the process we recorded, even if the pid is later reused. */
+	if (start_time) {
+		uint64_t now;
+		if (proc_start_time(pid, &now, err) < 0)
+			return -ESRCH;
+		if (now != start_time)
+			return fs_error_set(err, ESRCH,
+					    "process %d was replaced (start time %" PRIu64
+					    ", recorded %" PRIu64 ")",
+					    (int)pid, now, start_time);
+	}
+	return steal_fd(&fd);
+}
+
+int proc_alive(pid_t pid, uint64_t start_time)
+{
+	uint64_t now;
+	if (pid <= 0 || proc_start_time(pid, &now, NULL) < 0)
+		return 0;
+	return now == start_time;
+}

@@ -1,0 +1,52 @@
+/* proc.h - facts about a process read from /proc, and pidfds that are
+ * checked against a recorded start time so a recycled pid is never trusted. */
+#ifndef FS_PROC_H
+#define FS_PROC_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+#define PROC_NSPID_MAX 8
+
+struct proc_status {
+	char name[64];			/* Name: (escaped by the kernel) */
+	pid_t tgid, ppid;
+	uid_t uid[4];			/* real, effective, saved, fs */
+	gid_t gid[4];
+	pid_t nspid[PROC_NSPID_MAX];	/* NSpid: outermost first */
+	int nspid_count;
+	uint64_t sigblk, sigign, sigcgt; /* SigBlk/SigIgn/SigCgt masks */
+	uint64_t cap_eff;
+	int no_new_privs, seccomp;
+};
+
+/* Field 22 of /proc/<pid>/stat (clock ticks after boot). 0 or -errno. */
+int proc_start_time(pid_t pid, uint64_t *out, struct fs_error *err);
+
+/* Parse /proc/<pid>/status (pid 0 means "self"). 0 or -errno. */
+int proc_status_read(pid_t pid, struct proc_status *st, struct fs_error *err);
+
+/* The pid as seen in the innermost pid namespace (last NSpid field). */
+static inline pid_t proc_status_ns_pid(const struct proc_status *st)
+{
+	return st->nspid_count ? st->nspid[st->nspid_count - 1] : 0;
+}
+
+/* Inode of /proc/<pid>/ns/<ns> (ns: "pid", "mnt", "user", ...). 0 or -errno. */
+int proc_ns_inode(pid_t pid, const char *ns, uint64_t *ino, struct fs_error *err);
+
+/* pidfd_open(pid) and then check that pid's start time is still
+ * start_time (when start_time != 0). Returns the pidfd or -errno
+ * (-ESRCH when the process is gone or the pid was reused). */
+int proc_pidfd_open_checked(pid_t pid, uint64_t start_time, struct fs_error *err);
+
+/* 1 if pid exists with the given start time, 0 if not. */
+int proc_alive(pid_t pid, uint64_t start_time);
+
+/* Read at most max bytes of a /proc file into a NUL-terminated malloc'd
+ * buffer (*out, *len). -E2BIG if it is larger. */
+int proc_read_file(const char *path, size_t max, char **out, size_t *len, struct fs_error *err);
+
+#endif

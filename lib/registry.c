@@ -1,0 +1,354 @@
+/* registry.c - see registry.h */
+#include "registry.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "json.h"
+#include "proc.h"
+
+#define REGISTRY_FILE_MAX (64 * 1024)
+
+int registry_validate_id(const char *id, struct fs_error *err)
+{
+	size_t n = strlen(id);
+	if (n == 0 || n > REGISTRY_ID_MAX)
+		return fs_error_set(err, EINVAL, "container id must be 1 to %d characters",
+				    REGISTRY_ID_MAX);
+	if (id[0] == '.' || id[0] == '-')
+		return fs_error_set(err, EINVAL, "container id may not start with '.' or '-'");
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)id[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '.' || c == '-'))
+			return fs_error_set(err, EINVAL,
+					    "container id has a character outside [A-Za-z0-9_.-] at offset %zu",
+					    i);
+	}
+	return 0;
+}
+
+/* Make dir (mode 0700) if missing and open it; refuse symlinks and
+ * non-directories. Parents of dir must exist except run_dir's own. */
+static int registry_open_dir(const char *dir, int create, struct fs_error *err)
+{
+	if (create) {
+		/* Create the parent (run_dir) too: both 0700. */
+		char parent[PATH_MAX];
+		snprintf(parent, sizeof(parent), "%s", dir);
+		char *slash = strrchr(parent, '/');
+		if (slash && slash != parent) {
+			*slash = '\0';
+			if (mkdir(parent, 0700) < 0 && errno != EEXIST)
+				return fs_error_set(err, errno, "creating %s", parent);
+		}
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+			return fs_error_set(err, errno, "creating %s", dir);
+	}
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return fs_error_set(err, errno, "opening registry %s", dir);
+	return fd;
+}
+
+int registry_to_json(const struct registry_entry *e, char **out, size_t *len, struct fs_error *err)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+	if (!f)
+		return fs_error_set(err, errno, "serialising registry entry");
+	fputs("{\"id\":", f);
+	json_write_string(f, e->id);
+	fprintf(f,
+		",\"pid\":%d,\"start_time\":%" PRIu64 ",\"ns_pid\":%d,\"pid_ns\":%" PRIu64
+		",\"mnt_ns\":%" PRIu64 ",\"uid\":%u,\"gid\":%u,\"rootfs\":",
+		(int)e->pid, e->start_time, (int)e->ns_pid, e->pid_ns, e->mnt_ns, (unsigned)e->uid,
+		(unsigned)e->gid);
+	json_write_string(f, e->rootfs);
+	fputs(",\"bundle\":", f);
+	json_write_string(f, e->bundle);
+	fputs(",\"mount_point\":", f);
+	json_write_string(f, e->mount_point);
+	fprintf(f, ",\"created\":%" PRId64 ",\"hook_version\":", e->created);
+	json_write_string(f, e->hook_version);
+	fputs(",\"annotations\":{\"profile\":", f);
+	json_write_string(f, e->profile);
+	fputs(",\"delay\":", f);
+	json_write_string(f, e->delay);
+	fputs(",\"frequency\":", f);
+	json_write_string(f, e->frequency);
+	fputs("}}\n", f);
+	if (fclose(f) != 0) {
+		free(buf);
+		return fs_error_set(err, ENOMEM, "serialising registry entry");
+	}
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+static int registry_copy_str(yajl_val root, const char *key, char *dst, size_t len, int required,
+			     struct fs_error *err)
+{
+	const char *s = json_get_string(root, key);
+	if (!s) {
+		if (required)
+			return fs_error_set(err, EINVAL, "registry entry lacks \"%s\"", key);
+		dst[0] = '\0';
+		return 0;
+	}
+	if (strlen(s) >= len)
+		return fs_error_set(err, ENAMETOOLONG, "registry entry \"%s\"", key);
+	memcpy(dst, s, strlen(s) + 1);
+	return 0;
+}
+
+static int registry_get_num(yajl_val root, const char *key, long long lo, long long hi,
+			    long long *out, struct fs_error *err)
+{
+	if (json_get_int(root, key, out) < 0 || *out < lo || *out > hi)
+		return fs_error_set(err, EINVAL, "registry entry \"%s\" missing or out of range", key);
+	return 0;
+}
+
+int registry_from_json(const char *buf, size_t len, struct registry_entry *e, struct fs_error *err)
+{
+	cleanup_json yajl_val root = NULL;
+	int r = json_parse(buf, len, 8, &root, err);
+	if (r < 0)
+		return r;
+	if (!YAJL_IS_OBJECT(root))
+		return fs_error_set(err, EINVAL, "registry entry is not a JSON object");
+	memset(e, 0, sizeof(*e));
+	long long v;
+	if ((r = registry_copy_str(root, "id", e->id, sizeof(e->id), 1, err)) ||
+	    (r = registry_validate_id(e->id, err)))
+		return r;
+	if ((r = registry_get_num(root, "pid", 1, INT32_MAX, &v, err)))
+		return r;
+	e->pid = (pid_t)v;
+	if ((r = registry_get_num(root, "start_time", 0, INT64_MAX, &v, err)))
+		return r;
+	e->start_time = (uint64_t)v;
+	if ((r = registry_get_num(root, "ns_pid", 0, INT32_MAX, &v, err)))
+		return r;
+	e->ns_pid = (pid_t)v;
+	if ((r = registry_get_num(root, "pid_ns", 0, INT64_MAX, &v, err)))
+		return r;
+	e->pid_ns = (uint64_t)v;
+	if ((r = registry_get_num(root, "mnt_ns", 0, INT64_MAX, &v, err)))
+		return r;
+	e->mnt_ns = (uint64_t)v;
+	if ((r = registry_get_num(root, "uid", 0, UINT32_MAX, &v, err)))
+		return r;
+	e->uid = (uid_t)v;
+	if ((r = registry_get_num(root, "gid", 0, UINT32_MAX, &v, err)))
+		return r;
+	e->gid = (gid_t)v;
+	if ((r = registry_get_num(root, "created", 0, INT64_MAX, &v, err)))
+		return r;
+	e->created = v;
+	yajl_val ann = json_get_object(root, "annotations");
+	if ((r = registry_copy_str(root, "rootfs", e->rootfs, sizeof(e->rootfs), 0, err)) ||
+	    (r = registry_copy_str(root, "bundle", e->bundle, sizeof(e->bundle), 0, err)) ||
+	    (r = registry_copy_str(root, "mount_point", e->mount_point, sizeof(e->mount_point), 0, err)) ||
+	    (r = registry_copy_str(root, "hook_version", e->hook_version, sizeof(e->hook_version), 0, err)) ||
+	    (r = registry_copy_str(ann, "profile", e->profile, sizeof(e->profile), 0, err)) ||
+	    (r = registry_copy_str(ann, "delay", e->delay, sizeof(e->delay), 0, err)) ||
+	    (r = registry_copy_str(ann, "frequency", e->frequency, sizeof(e->frequency), 0, err)))
+		return r;
+	return 0;
+}
+
+int registry_write(const char *dir, const struct registry_entry *e, struct fs_error *err)
+{
+	int r = registry_validate_id(e->id, err);
+	if (r < 0)
+		return r;
+	cleanup_close int dfd = registry_open_dir(dir, 1, err);
+	if (dfd < 0)
+		return dfd;
+	cleanup_free char *json = NULL;
+	size_t len;
+	if ((r = registry_to_json(e, &json, &len, err)) < 0)
+		return r;
+	char tmp[REGISTRY_ID_MAX + 64], final[REGISTRY_ID_MAX + 16];
+	snprintf(tmp, sizeof(tmp), ".%s.json.%d.tmp", e->id, (int)getpid());
+	snprintf(final, sizeof(final), "%s.json", e->id);
+	cleanup_close int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				      0600);
+	if (fd < 0)
+		return fs_error_set(err, errno, "creating %s/%s", dir, tmp);
+	size_t off = 0;
+	while (off < len) {
+		ssize_t w = write(fd, json + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			int saved = w < 0 ? errno : EIO;
+			unlinkat(dfd, tmp, 0);
+			return fs_error_set(err, saved, "writing %s/%s", dir, tmp);
+		}
+		off += (size_t)w;
+	}
+	if (renameat(dfd, tmp, dfd, final) < 0) {
+		int saved = errno;
+		unlinkat(dfd, tmp, 0);
+		return fs_error_set(err, saved, "renaming %s/%s", dir, tmp);
+	}
+	return 0;
+}
+
+static int registry_read_at(int dfd, const char *dir, const char *name, struct registry_entry *e,
+			    struct fs_error *err)
+{
+	cleanup_close int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return fs_error_set(err, errno, "opening %s/%s", dir, name);
+	struct stat sb;
+	if (fstat(fd, &sb) < 0)
+		return fs_error_set(err, errno, "stat %s/%s", dir, name);
+	if (!S_ISREG(sb.st_mode))
+		return fs_error_set(err, EINVAL, "%s/%s is not a regular file", dir, name);
+	cleanup_free char *buf = NULL;
+	size_t len;
+	int r = json_read_fd(fd, REGISTRY_FILE_MAX, &buf, &len, err);
+	if (r == 0)
+		r = registry_from_json(buf, len, e, err);
+	if (r < 0)
+		return fs_error_wrap(err, "%s/%s", dir, name);
+	return 0;
+}
+
+int registry_read(const char *dir, const char *id, struct registry_entry *e, struct fs_error *err)
+{
+	int r = registry_validate_id(id, err);
+	if (r < 0)
+		return r;
+	cleanup_close int dfd = registry_open_dir(dir, 0, err);
+	if (dfd < 0)
+		return dfd;
+	char name[REGISTRY_ID_MAX + 16];
+	snprintf(name, sizeof(name), "%s.json", id);
+	return registry_read_at(dfd, dir, name, e, err);
+}
+
+int registry_remove(const char *dir, const char *id, struct fs_error *err)
+{
+	int r = registry_validate_id(id, err);
+	if (r < 0)
+		return r;
+	cleanup_close int dfd = registry_open_dir(dir, 0, err);
+	if (dfd < 0)
+		return dfd;
+	char name[REGISTRY_ID_MAX + 16];
+	snprintf(name, sizeof(name), "%s.json", id);
+	if (unlinkat(dfd, name, 0) < 0)
+		return fs_error_set(err, errno, "removing %s/%s", dir, name);
+	return 0;
+}
+
+static int registry_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct registry_entry *)a)->id, ((const struct registry_entry *)b)->id);
+}
+
+int registry_list(const char *dir, struct registry_entry **out, size_t *n, struct fs_error *err)
+{
+	*out = NULL;
+	*n = 0;
+	cleanup_close int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return fs_error_set(err, errno, "opening registry %s", dir);
+	}
+	int dfd2 = dup(dfd);
+	if (dfd2 < 0)
+		return fs_error_set(err, errno, "opening registry %s", dir);
+	DIR *d = fdopendir(dfd2);
+	if (!d) {
+		close(dfd2);
+		return fs_error_set(err, errno, "opening registry %s", dir);
+	}
+	size_t cap = 0, cnt = 0;
+	struct registry_entry *arr = NULL;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		if (de->d_name[0] == '.' || l < 6 || strcmp(de->d_name + l - 5, ".json"))
+			continue;
+		if (cnt == cap) {
+			size_t ncap = cap ? cap * 2 : 16;
+			struct registry_entry *na = realloc(arr, ncap * sizeof(*arr));
+			if (!na) {
+				free(arr);
+				closedir(d);
+				return fs_error_set(err, ENOMEM, "listing %s", dir);
+			}
+			arr = na;
+			cap = ncap;
+		}
+		struct fs_error e2;
+		if (registry_read_at(dfd, dir, de->d_name, &arr[cnt], &e2) < 0) {
+			fprintf(stderr, "flamesidecar: warning: skipping %s\n", e2.msg);
+			continue;
+		}
+		cnt++;
+	}
+	closedir(d);
+	if (cnt)
+		qsort(arr, cnt, sizeof(*arr), registry_cmp);
+	*out = arr;
+	*n = cnt;
+	return 0;
+}
+
+int registry_find(const char *dir, const char *id_or_prefix, struct registry_entry *e,
+		  struct fs_error *err)
+{
+	int r = registry_validate_id(id_or_prefix, err);
+	if (r < 0)
+		return r;
+	struct fs_error e2;
+	if (registry_read(dir, id_or_prefix, e, &e2) == 0)
+		return 0;
+	cleanup_free struct registry_entry *all = NULL;
+	size_t n;
+	if ((r = registry_list(dir, &all, &n, err)) < 0)
+		return r;
+	size_t plen = strlen(id_or_prefix), hits = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!strncmp(all[i].id, id_or_prefix, plen)) {
+			if (hits++ == 0)
+				*e = all[i];
+		}
+	}
+	if (hits == 1)
+		return 0;
+	if (hits > 1)
+		return fs_error_set(err, EEXIST,
+				    "container id prefix '%s' matches %zu containers; give more characters "
+				    "(see `flamesidecar list`)",
+				    id_or_prefix, hits);
+	return fs_error_set(err, ENOENT,
+			    "container '%s' is not registered in %s. Start it with the annotation "
+			    "flamesidecar.io/enable=true (or set \"enable\": \"always\" in "
+			    "/etc/flamesidecar/config.json) with the flamesidecar hook installed; "
+			    "`flamesidecar list` shows registered containers",
+			    id_or_prefix, dir);
+}
+
+int registry_entry_alive(const struct registry_entry *e)
+{
+	return proc_alive(e->pid, e->start_time);
+}
