@@ -1,0 +1,70 @@
+/* perfmap.h - perf map files (/tmp/perf-<pid>.map): "START SIZE name" per
+ * line, START and SIZE in hex. Parsing is bounded (input size, line length,
+ * entry count) because the text comes from inside a container.
+ *
+ * Overlaps: JIT code is freed and its address reused, so a later line
+ * describes what is at an address now. A newer entry replaces every older
+ * entry it overlaps; the parsed map is sorted by start address and has no
+ * overlaps, so a lookup is one binary search.
+ */
+#ifndef FS_PERFMAP_H
+#define FS_PERFMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+#define PERFMAP_MAX_INPUT (256UL << 20)	  /* bytes of map text parsed at most */
+#define PERFMAP_MAX_CONTAINER_FILE (64UL << 20) /* a container's map we read */
+#define PERFMAP_MAX_LINE 4096		  /* longer lines are skipped */
+#define PERFMAP_MAX_ENTRIES (4UL << 20)
+
+struct perfmap_entry {
+	uint64_t start;
+	uint64_t size;	/* > 0; start + size does not overflow */
+	const char *name; /* NUL-terminated, points into the map's name arena */
+};
+
+struct perfmap {
+	struct perfmap_entry *entries; /* sorted by start, non-overlapping */
+	size_t count;
+	char *names;		/* arena holding every name */
+	size_t lines;		/* lines seen */
+	size_t skipped;		/* malformed, too long, empty, or over the entry cap */
+	size_t replaced;	/* dropped because a newer entry overlapped them */
+};
+
+/* Parse len bytes of map text (need not be NUL-terminated). A final line
+ * without '\n' is parsed too unless partial_tail is set (a file that is still
+ * being appended to). -E2BIG when len > PERFMAP_MAX_INPUT; malformed lines
+ * are counted in skipped, not errors. *out is freed with perfmap_free(). */
+int perfmap_parse(const char *buf, size_t len, int partial_tail, struct perfmap **out,
+		  struct fs_error *err);
+
+void perfmap_free(struct perfmap *m);
+
+/* The entry containing addr, or NULL. */
+const struct perfmap_entry *perfmap_lookup(const struct perfmap *m, uint64_t addr);
+
+/* Write the map as text to fd. 0 or -errno. */
+int perfmap_write_fd(const struct perfmap *m, int fd, struct fs_error *err);
+
+/* Write /tmp/perf-<pid>.map on this host: a new file created with
+ * O_CREAT|O_EXCL|O_NOFOLLOW in tmp_dir (NULL = "/tmp") then renamed into
+ * place. An existing map is replaced only if it is ours (a regular file owned
+ * by our euid); otherwise -EEXIST with a message. */
+int perfmap_write_host(const char *tmp_dir, pid_t pid, const struct perfmap *m,
+		       struct fs_error *err);
+
+/* Open <tmp_dir_fd>/perf-<pid>.map the way a container's map must be opened:
+ * openat2(RESOLVE_IN_ROOT|RESOLVE_NO_MAGICLINKS|RESOLVE_NO_SYMLINKS) relative
+ * to root_fd, O_NOFOLLOW|O_NONBLOCK, then fstat: a regular file owned by
+ * owner, one link, at most max_size bytes. path is relative to root_fd (e.g.
+ * "tmp/perf-42.map"). Returns the fd and *size, or -errno with a message that
+ * says why the file was refused. */
+int perfmap_open_checked(int root_fd, const char *path, uid_t owner, size_t max_size,
+			 size_t *size, struct fs_error *err);
+
+#endif

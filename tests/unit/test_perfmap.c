@@ -1,0 +1,255 @@
+/* test_perfmap.c - perf map parsing, lookup, writing and the checked open. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "perfmap.h"
+#include "tap.h"
+
+static struct perfmap *parse(const char *text, int partial)
+{
+	struct perfmap *m = NULL;
+	struct fs_error err = { 0 };
+	if (perfmap_parse(text, strlen(text), partial, &m, &err) < 0)
+		tap_diag("parse failed: %s", err.msg);
+	return m;
+}
+
+static const char *name_at(const struct perfmap *m, uint64_t addr)
+{
+	const struct perfmap_entry *e = perfmap_lookup(m, addr);
+	return e ? e->name : NULL;
+}
+
+static void test_basic(void)
+{
+	struct perfmap *m = parse("7f0010 20 Lfoo/Bar;::baz\n"
+				  "0x7f0000 0x10 Interpreter\n"
+				  "7f0100 8 LA; with spaces (x, y)\r\n"
+				  "7F0200 1 upper",
+				  0);
+	ok(m, "a valid map parses");
+	if (!m)
+		return;
+	is_int(m->count, 4, "four entries");
+	is_int(m->skipped, 0, "nothing skipped");
+	is_str(name_at(m, 0x7f0000), "Interpreter", "0x prefix accepted, first byte");
+	is_str(name_at(m, 0x7f000f), "Interpreter", "last byte of an entry");
+	is_str(name_at(m, 0x7f0010), "Lfoo/Bar;::baz", "next entry starts where one ends");
+	is_str(name_at(m, 0x7f002f), "Lfoo/Bar;::baz", "last byte of the second entry");
+	ok(!name_at(m, 0x7f0030), "gap between entries finds nothing");
+	ok(!name_at(m, 0x10), "below the first entry finds nothing");
+	is_str(name_at(m, 0x7f0104), "LA; with spaces (x, y)", "names keep spaces, CR stripped");
+	is_str(name_at(m, 0x7f0200), "upper", "upper-case hex and a final line without newline");
+	ok(!name_at(m, 0x7f0201), "past the last entry finds nothing");
+	ok(m->entries[0].start < m->entries[1].start && m->entries[2].start < m->entries[3].start,
+	   "entries are sorted");
+	perfmap_free(m);
+}
+
+static void test_malformed(void)
+{
+	char longline[PERFMAP_MAX_LINE + 64];
+	memset(longline, 'a', sizeof(longline));
+	memcpy(longline, "1000 10 ", 8);
+	longline[sizeof(longline) - 2] = '\n';
+	longline[sizeof(longline) - 1] = '\0';
+	cleanup_free char *text = NULL;
+	if (asprintf(&text,
+		     "\n"
+		     "zzzz 10 notHex\n"
+		     "2000\n"
+		     "2000 10\n"
+		     "2000 10 \n"
+		     "3000 0 zeroSize\n"
+		     "ffffffffffffff00 1000 overflows\n"
+		     "11111111111111111 1 seventeenDigits\n"
+		     "4000 10 good\n"
+		     "%s"
+		     "5000 10 alsoGood\n",
+		     longline) < 0)
+		return;
+	struct perfmap *m = parse(text, 0);
+	ok(m, "a map with bad lines still parses");
+	if (!m)
+		return;
+	is_int(m->count, 2, "only the two good lines are kept");
+	is_int(m->skipped, 9, "bad, empty, zero-size, overflowing and long lines are skipped");
+	is_str(name_at(m, 0x4005), "good", "good line before the long one");
+	is_str(name_at(m, 0x5005), "alsoGood", "good line after the long one");
+	ok(!name_at(m, 0x1000), "the over-long line is not an entry");
+	perfmap_free(m);
+
+	const char nul[] = "1000 10 a\0b\n2000 10 c\n";
+	struct fs_error err = { 0 };
+	ok(perfmap_parse(nul, sizeof(nul) - 1, 0, &m, &err) == 0, "NUL bytes parse");
+	is_int(m->count, 1, "a line with a NUL byte is skipped");
+	perfmap_free(m);
+
+	ok(perfmap_parse("", 0, 0, &m, &err) == 0 && m->count == 0, "empty input: empty map");
+	ok(!perfmap_lookup(m, 0), "lookup in an empty map");
+	perfmap_free(m);
+
+	ok(perfmap_parse("x", PERFMAP_MAX_INPUT + 1, 0, &m, &err) == -E2BIG,
+	   "input over the size limit is refused");
+	ok(strstr(err.msg, "limit") != NULL, "and the message says so: %s", err.msg);
+}
+
+static void test_partial_tail(void)
+{
+	struct perfmap *m = parse("1000 10 a\n2000 10 trunc", 1);
+	is_int(m ? m->count : 0, 1, "partial_tail drops an unterminated last line");
+	perfmap_free(m);
+}
+
+static void test_overlaps(void)
+{
+	struct perfmap *m = parse("1000 100 old\n"
+				  "1000 100 recompiled\n"
+				  "2000 100 first\n"
+				  "2080 100 overlapsFirst\n"
+				  "3080 10 olderInner\n"
+				  "3000 100 newerOuter\n",
+				  0);
+	if (!m)
+		return;
+	is_str(name_at(m, 0x1050), "recompiled", "same start: the later line wins");
+	is_str(name_at(m, 0x2010), NULL, "partial overlap: the older entry is dropped");
+	is_str(name_at(m, 0x2090), "overlapsFirst", "partial overlap: the newer entry is kept");
+	is_str(name_at(m, 0x3085), "newerOuter", "an older inner entry loses to a newer outer one");
+	is_int(m->replaced, 3, "three entries replaced");
+	for (size_t i = 1; i < m->count; i++)
+		if (m->entries[i - 1].start + m->entries[i - 1].size > m->entries[i].start)
+			ok(0, "entries %zu and %zu overlap", i - 1, i);
+	perfmap_free(m);
+}
+
+static void test_write(const char *dir)
+{
+	struct perfmap *m = parse("2000 10 b c\n1000 20 a\n", 0), *back = NULL;
+	struct fs_error err = { 0 };
+	char path[512], buf[256];
+	snprintf(path, sizeof(path), "%s/perf-42.map", dir);
+
+	ok(perfmap_write_host(dir, 42, m, &err) == 0, "write_host creates the map: %s", err.msg);
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	is_str(buf, "1000 20 a\n2000 10 b c\n", "written sorted, in perf's format");
+	ok(perfmap_parse(buf, strlen(buf), 0, &back, &err) == 0 && back->count == 2,
+	   "the written map parses back");
+	perfmap_free(back);
+	ok(perfmap_write_host(dir, 42, m, &err) == 0, "our own map is replaced");
+
+	unlink(path);
+	if (symlink("/etc/passwd", path) == 0) {
+		ok(perfmap_write_host(dir, 42, m, &err) == -EEXIST, "a symlink in place is refused");
+		ok(strstr(err.msg, "refusing") != NULL, "with a message: %s", err.msg);
+		struct stat st;
+		ok(lstat(path, &st) == 0 && S_ISLNK(st.st_mode), "and the symlink is left alone");
+		unlink(path);
+	}
+	if (geteuid() == 0) {
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+		if (fd >= 0) {
+			ok(fchown(fd, 12345, 12345) == 0, "chown a foreign map");
+			close(fd);
+			ok(perfmap_write_host(dir, 42, m, &err) == -EEXIST,
+			   "a map owned by someone else is not replaced");
+			unlink(path);
+		}
+	}
+	perfmap_free(m);
+}
+
+static void test_open_checked(const char *dir)
+{
+	struct fs_error err = { 0 };
+	char path[512];
+	size_t size = 0;
+	cleanup_close int root = open(dir, O_RDONLY | O_DIRECTORY);
+	uid_t me = geteuid();
+
+	snprintf(path, sizeof(path), "%s/good.map", dir);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ok(write(fd, "1000 10 a\n", 10) == 10, "write a map");
+	close(fd);
+	fd = perfmap_open_checked(root, "good.map", me, 1 << 20, &size, &err);
+	ok(fd >= 0 && size == 10, "a regular file of ours opens: %s", err.msg);
+	if (fd >= 0)
+		close(fd);
+
+	fd = perfmap_open_checked(root, "good.map", me + 1, 1 << 20, &size, &err);
+	ok(fd == -EPERM && strstr(err.msg, "owned by"), "another owner is refused: %s", err.msg);
+
+	ok(perfmap_open_checked(root, "good.map", me, 4, &size, &err) == -EFBIG,
+	   "a file over the size cap is refused: %s", err.msg);
+
+	snprintf(path, sizeof(path), "%s/sparse.map", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ok(fd >= 0 && ftruncate(fd, 10LL << 30) == 0, "make a 10 GiB sparse file");
+	if (fd >= 0)
+		close(fd);
+	ok(perfmap_open_checked(root, "sparse.map", me, PERFMAP_MAX_CONTAINER_FILE, &size, &err) ==
+		   -EFBIG,
+	   "a 10 GiB sparse file is refused: %s", err.msg);
+	unlink(path);
+
+	snprintf(path, sizeof(path), "%s/link.map", dir);
+	ok(symlink("good.map", path) == 0, "make a symlink");
+	ok(perfmap_open_checked(root, "link.map", me, 1 << 20, &size, &err) == -ELOOP,
+	   "a symlink is refused: %s", err.msg);
+
+	snprintf(path, sizeof(path), "%s/sub", dir);
+	ok(symlink(".", path) == 0, "make a symlinked directory");
+	ok(perfmap_open_checked(root, "sub/good.map", me, 1 << 20, &size, &err) == -ELOOP,
+	   "a symlink on the path is refused: %s", err.msg);
+
+	ok(perfmap_open_checked(root, "../../../../etc/passwd", 0, 1 << 20, &size, &err) ==
+		   -ENOENT,
+	   "'..' cannot leave the root: %s", err.msg);
+
+	snprintf(path, sizeof(path), "%s/hard.map", dir);
+	char good[512];
+	snprintf(good, sizeof(good), "%s/good.map", dir);
+	ok(link(good, path) == 0, "make a hard link");
+	ok(perfmap_open_checked(root, "hard.map", me, 1 << 20, &size, &err) == -EPERM &&
+		   strstr(err.msg, "hard links"),
+	   "a hard-linked file is refused: %s", err.msg);
+
+	snprintf(path, sizeof(path), "%s/fifo.map", dir);
+	ok(mkfifo(path, 0600) == 0, "make a FIFO");
+	ok(perfmap_open_checked(root, "fifo.map", me, 1 << 20, &size, &err) == -EPERM &&
+		   strstr(err.msg, "FIFO"),
+	   "a FIFO without a writer is refused at once: %s", err.msg);
+
+	ok(perfmap_open_checked(root, "missing.map", me, 1 << 20, &size, &err) == -ENOENT,
+	   "a missing file: %s", err.msg);
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/test_perfmap.XXXXXX";
+	test_basic();
+	test_malformed();
+	test_partial_tail();
+	test_overlaps();
+	if (!mkdtemp(dir))
+		tap_diag("mkdtemp failed");
+	else {
+		test_write(dir);
+		test_open_checked(dir);
+		char cmd[600];
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		if (system(cmd) != 0)
+			tap_diag("cleanup of %s failed", dir);
+	}
+	return tap_done();
+}
