@@ -1,0 +1,247 @@
+/* hook.c - flamehook: what each OCI hook stage does.
+ *
+ * Fail-open: whatever goes wrong is logged with the container id and the
+ * hook exits 0, so a profiler never stops a workload from starting. The
+ * one exception is a mount that is attached writable and cannot be taken
+ * away again (exit 1). An alarm bounds the whole run. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "hook.h"
+#include "json.h"
+#include "proc.h"
+
+volatile pid_t hook_mount_child_pid;
+
+static void hook_alarm(int sig)
+{
+	static const char msg[] = "flamehook: deadline reached; giving up (container not affected)\n";
+	(void)sig;
+	if (hook_mount_child_pid > 0)
+		kill(hook_mount_child_pid, SIGKILL);
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+		/* exiting anyway */
+	}
+	_exit(0);
+}
+
+static void hook_usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: flamehook [--config FILE] STAGE < state.json\n\n"
+		"OCI runtime hook of flamesidecar. The runtime passes the container state\n"
+		"JSON on stdin. STAGE is createRuntime or prestart (bind-mount the agent\n"
+		"bundle read-only and register the container), poststart (check the entry),\n"
+		"or poststop (remove the entry). Always exits 0 unless a writable mount\n"
+		"could not be removed.\n\n"
+		"Options:\n"
+		"  --config FILE  host configuration (default %s)\n"
+		"  --version      print the version\n"
+		"  -h, --help     this text\n\n"
+		"Examples:\n"
+		"  flamehook createRuntime < state.json\n"
+		"  hooks.d entry: {\"path\": \"/usr/bin/flamehook\", \"args\": [\"flamehook\", \"prestart\"]}\n",
+		CONFIG_DEFAULT_PATH);
+}
+
+static int hook_opted_in(const struct fs_config *cfg, const struct hook_state *st)
+{
+	switch (cfg->enable) {
+	case CONFIG_ENABLE_ALWAYS: return 1;
+	case CONFIG_ENABLE_NEVER: return 0;
+	default: return st->enable;
+	}
+}
+
+static int hook_create(const struct fs_config *cfg, const struct hook_state *st, const char *stage)
+{
+	struct fs_error err;
+	char regdir[PATH_MAX];
+	config_registry_dir(cfg, regdir, sizeof(regdir));
+
+	if (st->pid <= 1) {
+		hook_warn(stage, st->id, "refusing: state has pid %d", (int)st->pid);
+		return 0;
+	}
+	if (!st->bundle[0]) {
+		hook_warn(stage, st->id, "refusing: state has no bundle path");
+		return 0;
+	}
+	/* Pin the process first, then read its facts: they are then its. */
+	cleanup_close int pidfd = proc_pidfd_open_checked(st->pid, 0, &err);
+	if (pidfd < 0) {
+		hook_warn(stage, st->id, "not registered: %s", err.msg);
+		return 0;
+	}
+	struct registry_entry e;
+	memset(&e, 0, sizeof(e));
+	snprintf(e.id, sizeof(e.id), "%s", st->id);
+	e.pid = st->pid;
+	struct proc_status ps;
+	uint64_t self_pid_ns, self_mnt_ns;
+	if (proc_start_time(st->pid, &e.start_time, &err) < 0 ||
+	    proc_status_read(st->pid, &ps, &err) < 0 ||
+	    proc_ns_inode(st->pid, "pid", &e.pid_ns, &err) < 0 ||
+	    proc_ns_inode(st->pid, "mnt", &e.mnt_ns, &err) < 0 ||
+	    proc_ns_inode(getpid(), "pid", &self_pid_ns, &err) < 0 ||
+	    proc_ns_inode(getpid(), "mnt", &self_mnt_ns, &err) < 0) {
+		hook_warn(stage, st->id, "not registered: %s", err.msg);
+		return 0;
+	}
+	/* A container has its own mount and pid namespaces; a state that
+	 * points at a host process would have us mount on the host. */
+	if (e.mnt_ns == self_mnt_ns || e.pid_ns == self_pid_ns) {
+		hook_warn(stage, st->id,
+			  "refusing: pid %d shares the hook's %s namespace (not a container process)",
+			  (int)st->pid, e.mnt_ns == self_mnt_ns ? "mount" : "pid");
+		return 0;
+	}
+	e.ns_pid = proc_status_ns_pid(&ps);
+
+	struct hook_bundle b;
+	if (hook_bundle_read(st->bundle, &b, &err) < 0) {
+		hook_warn(stage, st->id, "not registered: %s", err.msg);
+		return 0;
+	}
+	e.uid = b.uid;
+	e.gid = b.gid;
+	snprintf(e.rootfs, sizeof(e.rootfs), "%s", b.rootfs);
+	snprintf(e.bundle, sizeof(e.bundle), "%s", st->bundle);
+	snprintf(e.hook_version, sizeof(e.hook_version), "%s", FS_VERSION);
+	snprintf(e.profile, sizeof(e.profile), "%s", st->profile);
+	snprintf(e.delay, sizeof(e.delay), "%s", st->delay);
+	snprintf(e.frequency, sizeof(e.frequency), "%s", st->frequency);
+	e.created = (int64_t)time(NULL);
+
+	struct stat sb;
+	if (stat(cfg->bundle_dir, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
+		hook_warn(stage, st->id, "agent bundle %s is missing; registering without a mount",
+			  cfg->bundle_dir);
+	} else {
+		int r = hook_mount_bundle(cfg, pidfd, b.rootfs, cfg->hook_timeout_ms / 2, &err);
+		if (r == -ENOTRECOVERABLE) {
+			hook_warn(stage, st->id, "FATAL: %s", err.msg);
+			return 1;
+		}
+		if (r < 0)
+			hook_warn(stage, st->id, "agent bundle not mounted: %s", err.msg);
+		else
+			snprintf(e.mount_point, sizeof(e.mount_point), "%s", cfg->mount_point);
+	}
+	if (registry_write(regdir, &e, &err) < 0) {
+		hook_warn(stage, st->id, "not registered: %s", err.msg);
+		return 0;
+	}
+	hook_log(stage, st->id, "registered pid %d (ns pid %d, uid %u)%s%s", (int)e.pid,
+		 (int)e.ns_pid, (unsigned)e.uid, e.mount_point[0] ? ", bundle at " : ", no bundle",
+		 e.mount_point);
+	return 0;
+}
+
+static int hook_poststart(const struct fs_config *cfg, const struct hook_state *st, const char *stage)
+{
+	struct fs_error err;
+	char regdir[PATH_MAX];
+	struct registry_entry e;
+	config_registry_dir(cfg, regdir, sizeof(regdir));
+	if (registry_read(regdir, st->id, &e, &err) < 0) {
+		hook_warn(stage, st->id, "no registry entry: %s", err.msg);
+		return 0;
+	}
+	if (!registry_entry_alive(&e) || (st->pid && st->pid != e.pid))
+		hook_warn(stage, st->id, "registry entry does not match the running container (pid %d)",
+			  (int)st->pid);
+	return 0;
+}
+
+static int hook_poststop(const struct fs_config *cfg, const struct hook_state *st, const char *stage)
+{
+	struct fs_error err;
+	char regdir[PATH_MAX];
+	config_registry_dir(cfg, regdir, sizeof(regdir));
+	int r = registry_remove(regdir, st->id, &err);
+	if (r < 0 && r != -ENOENT)
+		hook_warn(stage, st->id, "removing the registry entry: %s", err.msg);
+	else if (r == 0)
+		hook_log(stage, st->id, "unregistered");
+	return 0;
+}
+
+int hook_main(int argc, char **argv, int stdin_fd)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *config_path = NULL;
+	int c;
+	/* A hard bound before anything else; tightened once the config is read. */
+	signal(SIGALRM, hook_alarm);
+	alarm(5);
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': config_path = optarg; break;
+		case 'h': hook_usage(stdout); return 0;
+		case 'V': printf("flamehook %s\n", FS_VERSION); return 0;
+		default: hook_usage(stderr); return 0;
+		}
+	}
+	if (optind >= argc) {
+		hook_warn("?", NULL, "no stage given; nothing done");
+		return 0;
+	}
+	const char *stage = argv[optind];
+	char estage[64];
+	hook_log_escape(stage, estage, sizeof(estage));
+	enum hook_stage st_kind;
+	if (hook_stage_parse(stage, &st_kind) < 0) {
+		hook_warn(estage, NULL, "unknown stage; nothing done");
+		return 0;
+	}
+
+	struct fs_config cfg;
+	struct fs_error err;
+	if (config_load(config_path, &cfg, &err) < 0) {
+		hook_warn(stage, NULL, "configuration unusable, nothing done: %s", err.msg);
+		return 0;
+	}
+	{
+		/* setitimer for sub-second precision */
+		unsigned secs = (cfg.hook_timeout_ms + 999) / 1000;
+		alarm(secs ? secs : 1);
+	}
+
+	cleanup_free char *buf = NULL;
+	size_t len = 0;
+	if (json_read_fd(stdin_fd, HOOK_STATE_MAX, &buf, &len, &err) < 0) {
+		hook_log_open(&cfg);
+		hook_warn(stage, NULL, "state unreadable, nothing done: %s", err.msg);
+		return 0;
+	}
+	struct hook_state st;
+	if (hook_state_parse(buf, len, &st, &err) < 0) {
+		hook_log_open(&cfg);
+		hook_warn(stage, NULL, "state rejected, nothing done: %s", err.msg);
+		return 0;
+	}
+	if (!hook_opted_in(&cfg, &st))
+		return 0;
+	hook_log_open(&cfg);
+	switch (st_kind) {
+	case HOOK_STAGE_CREATE: return hook_create(&cfg, &st, stage);
+	case HOOK_STAGE_POSTSTART: return hook_poststart(&cfg, &st, stage);
+	case HOOK_STAGE_POSTSTOP: return hook_poststop(&cfg, &st, stage);
+	}
+	return 0;
+}

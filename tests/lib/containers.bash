@@ -1,0 +1,129 @@
+# containers.bash - helpers for bats tests that run real containers.
+# Source from a .bats file:  load ../lib/containers
+#
+# Every helper works under $FS_TMP (a per-test directory) and records what it
+# starts so fs_cleanup can remove it: nothing is left behind on the host.
+
+: "${FS_TOP:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+: "${FS_BUILD:=$FS_TOP/build}"
+FS_HOOK="$FS_BUILD/flamehook"
+FS_SIDECAR="$FS_BUILD/flamesidecar"
+JAVA_HOME_17=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}
+
+fs_require_root() {
+	[ "$(id -u)" = 0 ] || skip "needs root (runs real containers)"
+}
+
+fs_require_cmd() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 || skip "$c is not installed"
+	done
+}
+
+# fs_setup: a fresh temp dir, a hook config pointing at it, an agent bundle.
+fs_setup() {
+	FS_TMP=$(mktemp -d /tmp/fstest.XXXXXX)
+	chmod 0755 "$FS_TMP"
+	FS_RUN="$FS_TMP/run"
+	FS_BUNDLE_DIR="$FS_TMP/agent-bundle"
+	mkdir -p "$FS_BUNDLE_DIR"
+	echo "flamesidecar test bundle" >"$FS_BUNDLE_DIR/MARKER"
+	[ -f "$FS_BUILD/libflameagent.so" ] && cp "$FS_BUILD/libflameagent.so" "$FS_BUNDLE_DIR/"
+	FS_CONFIG="$FS_TMP/config.json"
+	cat >"$FS_CONFIG" <<JSON
+{"bundle_dir": "$FS_BUNDLE_DIR", "run_dir": "$FS_RUN", "log_file": "$FS_RUN/hook.log",
+ "mount_point": "/opt/flamesidecar", "profile_dir": "$FS_TMP/profiles",
+ "sidecar_path": "$FS_SIDECAR"}
+JSON
+	export FLAMESIDECAR_CONFIG="$FS_CONFIG"
+	: >"$FS_TMP/containers"
+}
+
+# fs_make_bundle DIR [--uid N] [--annotate K=V]... [--no-hooks] -- ARGS...
+# A runc bundle: host /usr and /etc bind-mounted read-only into an almost
+# empty rootfs, tmpfs /tmp, the process as uid N (default 1000, a user that
+# exists only in the container), our hook in createRuntime/poststart/poststop.
+fs_make_bundle() {
+	local dir=$1
+	shift
+	local uid=1000 hooks=1 ann='{}' stage=createRuntime
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--uid) uid=$2; shift 2 ;;
+		--annotate) ann=$(jq -c --arg k "${2%%=*}" --arg v "${2#*=}" '. + {($k): $v}' <<<"$ann"); shift 2 ;;
+		--no-hooks) hooks=0; shift ;;
+		--stage) stage=$2; shift 2 ;;
+		--) shift; break ;;
+		*) break ;;
+		esac
+	done
+	mkdir -p "$dir/rootfs"/{usr,etc,tmp,proc,dev,sys}
+	chmod 1777 "$dir/rootfs/tmp"
+	for l in bin lib lib64 sbin; do ln -sfn "usr/$l" "$dir/rootfs/$l"; done
+	local args
+	args=$(jq -cn '$ARGS.positional' --args "$@")
+	(cd "$dir" && rm -f config.json && runc spec)
+	local hookjson='{}'
+	if [ "$hooks" = 1 ]; then
+		hookjson=$(jq -cn --arg h "$FS_HOOK" --arg c "$FS_CONFIG" --arg s "$stage" '{
+			($s): [{path: $h, args: ["flamehook", "--config", $c, $s], env: ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"], timeout: 10}],
+			poststart: [{path: $h, args: ["flamehook", "--config", $c, "poststart"], env: ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"], timeout: 10}],
+			poststop: [{path: $h, args: ["flamehook", "--config", $c, "poststop"], env: ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"], timeout: 10}]}')
+	fi
+	jq --argjson args "$args" --argjson uid "$uid" --argjson ann "$ann" --argjson hooks "$hookjson" '
+		.process.terminal = false | .process.args = $args |
+		.process.user = {uid: $uid, gid: $uid} |
+		.process.env += ["HOME=/tmp", "JAVA_TOOL_OPTIONS="] |
+		.root.readonly = false |
+		.annotations = $ann | .hooks = $hooks |
+		.mounts += [
+		  {destination: "/usr", type: "bind", source: "/usr", options: ["rbind", "ro", "nosuid", "nodev"]},
+		  {destination: "/etc", type: "bind", source: "/etc", options: ["rbind", "ro", "nosuid", "nodev"]},
+		  {destination: "/tmp", type: "tmpfs", source: "tmpfs", options: ["nosuid", "nodev", "mode=1777"]}
+		] |
+		.linux.namespaces |= map(select(.type != "network"))
+	' "$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
+}
+
+# fs_runc_run NAME BUNDLE [runtime]: start detached; output to BUNDLE/out.log.
+fs_runc_run() {
+	local name=$1 bundle=$2 rt=${3:-runc}
+	echo "$rt $name" >>"$FS_TMP/containers"
+	"$rt" run -d --bundle "$bundle" "$name" >"$bundle/out.log" 2>&1 </dev/null
+}
+
+# fs_wait_for DEADLINE_SECONDS COMMAND...: poll until the command succeeds.
+fs_wait_for() {
+	local secs=$1
+	shift
+	local end=$((SECONDS + secs))
+	while ! "$@" >/dev/null 2>&1; do
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.05
+	done
+}
+
+fs_container_pid() {
+	"${2:-runc}" state "$1" | jq -r .pid
+}
+
+fs_cleanup() {
+	[ -n "${FS_TMP:-}" ] || return 0
+	if [ -f "$FS_TMP/containers" ]; then
+		while read -r rt name; do
+			[ -n "$name" ] || continue
+			"$rt" kill "$name" KILL >/dev/null 2>&1 || true
+			for _ in $(seq 1 100); do
+				st=$("$rt" state "$name" 2>/dev/null | jq -r .status 2>/dev/null)
+				[ "$st" = "running" ] || break
+				sleep 0.05
+			done
+			"$rt" delete -f "$name" >/dev/null 2>&1 || true
+		done <"$FS_TMP/containers"
+	fi
+	# Unmount anything a test left under its temp dir, deepest first.
+	awk -v t="$FS_TMP" '$5 ~ "^"t {print $5}' /proc/self/mountinfo | sort -r |
+		while read -r m; do umount -l "$m" 2>/dev/null || true; done
+	rm -rf "$FS_TMP"
+}
