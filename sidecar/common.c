@@ -1,0 +1,72 @@
+/* common.c - see common.h */
+#include "common.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+int common_load_config(const char *verb, struct fs_config *cfg, char *regdir, size_t len)
+{
+	struct fs_error err;
+	if (config_load(cli_config_path, cfg, &err) < 0) {
+		fprintf(stderr, "flamesidecar %s: %s\n", verb, err.msg);
+		return FS_EXIT_FAIL;
+	}
+	if (regdir)
+		config_registry_dir(cfg, regdir, len);
+	return FS_EXIT_OK;
+}
+
+int common_find_container(const char *verb, const char *regdir, const char *id,
+			  struct registry_entry *e)
+{
+	struct fs_error err;
+	int r = registry_find(regdir, id, e, &err);
+	if (r == 0)
+		return FS_EXIT_OK;
+	fprintf(stderr, "flamesidecar %s: %s\n", verb, err.msg);
+	if (r == -EACCES || r == -EPERM)
+		return FS_EXIT_PERM;
+	return r == -ENOENT || r == -EEXIST ? FS_EXIT_NOTFOUND : FS_EXIT_FAIL;
+}
+
+void common_format_age(long long s, char *buf, size_t len)
+{
+	if (s < 0)
+		s = 0;
+	if (s < 60)
+		snprintf(buf, len, "%llds", s);
+	else if (s < 3600)
+		snprintf(buf, len, "%lldm%02llds", s / 60, s % 60);
+	else if (s < 86400)
+		snprintf(buf, len, "%lldh%02lldm", s / 3600, (s % 3600) / 60);
+	else
+		snprintf(buf, len, "%lldd%02lldh", s / 86400, (s % 86400) / 3600);
+}
+
+int common_parse_duration_ms(const char *s, unsigned long long *ms)
+{
+	char *end;
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || v < 0 || v > 1e9)
+		return -EINVAL;
+	double mult;
+	if (!*end || !strcmp(end, "s"))
+		mult = 1000;
+	else if (!strcmp(end, "ms"))
+		mult = 1;
+	else if (!strcmp(end, "m"))
+		mult = 60000;
+	else if (!strcmp(end, "h"))
+		mult = 3600000;
+	else
+		return -EINVAL;
+	*ms = (unsigned long long)(v * mult + 0.5);
+	return 0;
+}

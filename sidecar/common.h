@@ -1,0 +1,28 @@
+/* common.h - small helpers shared by the verbs. */
+#ifndef FS_SIDECAR_COMMON_H
+#define FS_SIDECAR_COMMON_H
+
+#include <limits.h>
+
+#include "config.h"
+#include "error.h"
+#include "registry.h"
+
+/* Load the host config named by --config / $FLAMESIDECAR_CONFIG (or the
+ * default) and the registry directory; prints the error and returns an
+ * exit code != 0 on failure. */
+int common_load_config(const char *verb, struct fs_config *cfg, char *regdir, size_t len);
+
+/* Resolve a container id (or unique prefix) to its registry entry; prints
+ * a message saying what to do and returns an exit code on failure. */
+int common_find_container(const char *verb, const char *regdir, const char *id,
+			  struct registry_entry *e);
+
+/* "3m12s"-style age of a unix timestamp. */
+void common_format_age(long long seconds, char *buf, size_t len);
+
+/* Parse "30s", "2m", "1h", "500ms" or a bare number of seconds into
+ * milliseconds. 0 or -EINVAL. */
+int common_parse_duration_ms(const char *s, unsigned long long *ms);
+
+#endif

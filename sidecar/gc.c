@@ -1,0 +1,72 @@
+/* gc.c - `flamesidecar gc`: remove entries whose process is gone. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "cli.h"
+#include "common.h"
+#include "registry.h"
+
+static void gc_usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: flamesidecar gc [--dry-run]\n\n"
+		"Remove registry entries whose process is gone or whose pid now belongs to\n"
+		"another process (start time differs). Runtimes remove entries themselves\n"
+		"through the poststop hook; this cleans up after a runtime that was killed.\n\n"
+		"Options:\n"
+		"  -n, --dry-run  print what would be removed\n"
+		"  -h, --help     this text\n\n"
+		"Examples:\n"
+		"  flamesidecar gc\n"
+		"  flamesidecar gc --dry-run\n");
+}
+
+int cmd_gc(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int dry = 0, c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "nh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n': dry = 1; break;
+		case 'h': gc_usage(stdout); return FS_EXIT_OK;
+		default: gc_usage(stderr); return FS_EXIT_USAGE;
+		}
+	}
+	struct fs_config cfg;
+	char regdir[PATH_MAX];
+	int rc = common_load_config("gc", &cfg, regdir, sizeof(regdir));
+	if (rc)
+		return rc;
+	struct fs_error err;
+	cleanup_free struct registry_entry *all = NULL;
+	size_t n, removed = 0;
+	if (registry_list(regdir, &all, &n, &err) < 0) {
+		fprintf(stderr, "flamesidecar gc: %s\n", err.msg);
+		return FS_EXIT_FAIL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (registry_entry_alive(&all[i]))
+			continue;
+		if (dry) {
+			printf("would remove %s (pid %d gone)\n", all[i].id, (int)all[i].pid);
+			removed++;
+			continue;
+		}
+		if (registry_remove(regdir, all[i].id, &err) < 0) {
+			fprintf(stderr, "flamesidecar gc: %s\n", err.msg);
+			rc = FS_EXIT_FAIL;
+			continue;
+		}
+		printf("removed %s (pid %d gone)\n", all[i].id, (int)all[i].pid);
+		removed++;
+	}
+	printf("%zu stale of %zu entries %s\n", removed, n, dry ? "(dry run)" : "removed");
+	return rc;
+}

@@ -1,0 +1,99 @@
+/* list.c - `flamesidecar list`: the registered containers. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cleanup.h"
+#include "cli.h"
+#include "common.h"
+#include "json.h"
+#include "registry.h"
+
+static void list_usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: flamesidecar list [--json]\n\n"
+		"List the containers the hook registered: id, host pid, pid inside the\n"
+		"container, uid, age, and whether the process is still alive (\"stale\"\n"
+		"entries are left by runtimes killed before poststop; `flamesidecar gc`\n"
+		"removes them).\n\n"
+		"Options:\n"
+		"  --json      one JSON object per container, in an array (for scripts)\n"
+		"  -h, --help  this text\n\n"
+		"Examples:\n"
+		"  flamesidecar list\n"
+		"  flamesidecar list --json | jq -r '.[] | select(.state == \"alive\") | .id'\n");
+}
+
+int cmd_list(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int json = 0, c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = 1; break;
+		case 'h': list_usage(stdout); return FS_EXIT_OK;
+		default: list_usage(stderr); return FS_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "flamesidecar list: unexpected argument '%s'\n", argv[optind]);
+		return FS_EXIT_USAGE;
+	}
+	struct fs_config cfg;
+	char regdir[PATH_MAX];
+	int rc = common_load_config("list", &cfg, regdir, sizeof(regdir));
+	if (rc)
+		return rc;
+	struct fs_error err;
+	cleanup_free struct registry_entry *all = NULL;
+	size_t n;
+	if (registry_list(regdir, &all, &n, &err) < 0) {
+		fprintf(stderr, "flamesidecar list: %s%s\n", err.msg,
+			err.code == EACCES ? " (run as root)" : "");
+		return err.code == EACCES ? FS_EXIT_PERM : FS_EXIT_FAIL;
+	}
+	time_t now = time(NULL);
+	if (json) {
+		printf("[");
+		for (size_t i = 0; i < n; i++) {
+			const struct registry_entry *e = &all[i];
+			printf("%s\n  {\"id\":", i ? "," : "");
+			json_write_string(stdout, e->id);
+			printf(",\"pid\":%d,\"ns_pid\":%d,\"uid\":%u,\"gid\":%u,\"age_seconds\":%lld,"
+			       "\"created\":%lld,\"state\":\"%s\",\"mount_point\":",
+			       (int)e->pid, (int)e->ns_pid, (unsigned)e->uid, (unsigned)e->gid,
+			       (long long)(now - e->created), (long long)e->created,
+			       registry_entry_alive(e) ? "alive" : "stale");
+			json_write_string(stdout, e->mount_point);
+			printf("}");
+		}
+		printf("%s]\n", n ? "\n" : "");
+		return FS_EXIT_OK;
+	}
+	if (n == 0) {
+		printf("No registered containers in %s.\n"
+		       "Start a container with the annotation flamesidecar.io/enable=true and the\n"
+		       "flamesidecar hook installed (see `man flamesidecar`).\n",
+		       regdir);
+		return FS_EXIT_OK;
+	}
+	printf("%-16s %8s %7s %6s %8s %s\n", "CONTAINER", "PID", "NS-PID", "UID", "AGE", "STATE");
+	for (size_t i = 0; i < n; i++) {
+		const struct registry_entry *e = &all[i];
+		char age[32], id[17];
+		common_format_age((long long)(now - e->created), age, sizeof(age));
+		snprintf(id, sizeof(id), "%s", e->id);
+		printf("%-16s %8d %7d %6u %8s %s\n", id, (int)e->pid, (int)e->ns_pid,
+		       (unsigned)e->uid, age, registry_entry_alive(e) ? "alive" : "stale");
+	}
+	return FS_EXIT_OK;
+}
