@@ -1,0 +1,48 @@
+# agent/agent.mk - included by the top Makefile.
+#
+# libflameagent.so, the JVMTI perf-map agent, is loaded into JVMs of any
+# libc (glibc or musl, any version), so it is built with its own flags:
+# plain C, no _FORTIFY_SOURCE (musl has no __*_chk), hidden visibility with
+# only Agent_OnLoad/OnAttach/OnUnload exported, and agent/agentcompat.h
+# forced in to keep every glibc symbol at the oldest version. It ignores
+# SANITIZE: a sanitizer runtime cannot be loaded into a JVM by dlopen.
+#
+# Also here: the Java test workloads (tests/java) -> $(BUILD)/java.
+
+AGENT_SRC := agent/flameagent.c agent/agentmap.c lib/error.c
+AGENT_HDR := agent/agentmap.h agent/agentcompat.h lib/error.h
+AGENT_JNI_INC := -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux
+AGENT_CFLAGS := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -U_FORTIFY_SOURCE \
+	-fPIC -fvisibility=hidden -fstack-protector-strong -fno-plt \
+	-include agent/agentcompat.h -Ilib -Iagent $(AGENT_JNI_INC)
+AGENT_LDFLAGS := -shared -Wl,-z,relro,-z,now -Wl,-z,noexecstack -Wl,--no-undefined \
+	-Wl,--as-needed -Wl,-soname,libflameagent.so
+
+$(BUILD)/libflameagent.so: $(AGENT_SRC) $(AGENT_HDR) agent/agent.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(AGENT_CFLAGS) $(AGENT_LDFLAGS) -o $@ $(AGENT_SRC)
+
+agent:: $(BUILD)/libflameagent.so
+
+# Link check against musl: the same sources must build and link there.
+AGENT_MUSL_CC := $(shell command -v musl-gcc 2>/dev/null)
+ifneq ($(AGENT_MUSL_CC),)
+$(BUILD)/musl/libflameagent.so: $(AGENT_SRC) $(AGENT_HDR) agent/agent.mk
+	@mkdir -p $(dir $@)
+	$(AGENT_MUSL_CC) $(filter-out -fno-plt,$(AGENT_CFLAGS)) $(AGENT_LDFLAGS) -o $@ $(AGENT_SRC)
+
+agent:: $(BUILD)/musl/libflameagent.so
+endif
+
+# ---- Java test workloads ----------------------------------------------------
+JAVA_SRC := $(wildcard tests/java/flametest/*.java)
+JAVAC ?= $(JAVA_HOME)/bin/javac
+
+$(BUILD)/java/.stamp: $(JAVA_SRC) agent/agent.mk
+	@mkdir -p $(BUILD)/java
+	$(JAVAC) --release 11 -g -d $(BUILD)/java $(JAVA_SRC)
+	@touch $@
+
+ifneq ($(JAVA_SRC),)
+agent:: $(BUILD)/java/.stamp
+endif

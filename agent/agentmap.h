@@ -1,0 +1,112 @@
+/* agentmap.h - the JVM-independent half of the flameagent JVMTI agent:
+ * option parsing, symbol naming, perf map line formatting and the safe
+ * opening of /tmp/perf-<pid>.map. Nothing here includes jvmti.h, so the
+ * unit test (tests/unit/test_agentmap.c) can build it without a JDK.
+ *
+ * The perf map format (tools/perf/Documentation/jit-interface.txt):
+ *     START SIZE symbolname\n
+ * START and SIZE are hexadecimal without a 0x prefix; the name is the rest
+ * of the line and may contain spaces. */
+#ifndef FS_AGENTMAP_H
+#define FS_AGENTMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+/* Longest symbol name written; longer names are cut (at a frame boundary
+ * for inlined chains, see agentmap_join_frames). */
+#define AGENTMAP_NAME_MAX 4000
+/* A buffer never grows past this; one compiled method cannot need it. */
+#define AGENTMAP_BUF_MAX (64u << 20)
+/* Joins inlined frames, outermost first. stackcollapse-perf.pl splits a
+ * symbol on "->" into frames and marks the inner ones with _[i]. */
+#define AGENTMAP_FRAME_SEP "->"
+
+enum agentmap_mode {
+	AGENTMAP_MODE_DEFAULT = 0, /* oneshot when attached, continuous at startup */
+	AGENTMAP_MODE_ONESHOT,
+	AGENTMAP_MODE_CONTINUOUS,
+};
+
+enum agentmap_unfold {
+	AGENTMAP_UNFOLD_ALL = 0,   /* default: "outer->inlined->inner" per range */
+	AGENTMAP_UNFOLD_NONE,      /* nounfold: one line per compiled method */
+	AGENTMAP_UNFOLD_SIMPLE,    /* unfoldsimple: innermost frame per range */
+	AGENTMAP_UNFOLD_IN,        /* unfold: "inner in root" per range */
+};
+
+struct agentmap_options {
+	enum agentmap_mode mode;
+	enum agentmap_unfold unfold;
+	bool dotted;	/* java.lang.String.hashCode, not Ljava/lang/String;::hashCode */
+	bool msig;	/* append the method signature */
+	bool sourcepos;	/* append (File.java:line) */
+	bool stop;	/* stop a continuous session */
+};
+
+/* Parse a comma separated option string (NULL or "" = defaults). Unknown
+ * options and file= are refused. 0 or -EINVAL with err filled. */
+int agentmap_parse_options(const char *s, struct agentmap_options *o, struct fs_error *err);
+
+/* Class name from a JVM class signature ("Ljava/lang/String;", "[I"):
+ * dotted -> "java.lang.String", otherwise the signature unchanged. Always
+ * NUL-terminates out (outlen > 0). Returns the length written. */
+size_t agentmap_class_name(const char *sig, bool dotted, char *out, size_t outlen);
+
+/* Method signature from a descriptor ("(JLjava/lang/String;[I)V"): dotted
+ * -> "(long, java.lang.String, int[])", otherwise the descriptor itself.
+ * Returns the length written (out always NUL-terminated). */
+size_t agentmap_method_sig(const char *desc, bool dotted, char *out, size_t outlen);
+
+/* One frame's name: class + ("." if dotted else "::") + method
+ * [+ signature] [+ "(File:line)" when file is not NULL; line < 0 omits it]. */
+size_t agentmap_frame_name(const struct agentmap_options *o, const char *class_sig,
+			   const char *method, const char *desc, const char *file, int line,
+			   char *out, size_t outlen);
+
+/* Join frames[0..n) (outermost first) with AGENTMAP_FRAME_SEP into out.
+ * When they do not fit, the innermost frames that fit are kept behind a
+ * leading "...->" so the hot (innermost) part stays visible. */
+size_t agentmap_join_frames(const char *const *frames, size_t n, char *out, size_t outlen);
+
+/* A growable output buffer of complete map lines. */
+struct agentmap_buf {
+	char *data;
+	size_t len, cap;
+};
+
+void agentmap_buf_free(struct agentmap_buf *b);
+
+/* Append "START SIZE name\n". Control characters in name become '?', an
+ * empty name becomes "[unknown]"; size 0 appends nothing. 0 or -ENOMEM /
+ * -E2BIG (buffer would pass AGENTMAP_BUF_MAX). */
+int agentmap_append_line(struct agentmap_buf *b, uint64_t start, uint64_t size, const char *name);
+
+/* The ranges of one compiled method with inlining information.
+ * Record i covers [pcs[i], pcs[i+1]) and the last one runs to the end of
+ * the code, so a return address (which is the pc of its call record)
+ * lands in the range of its own call's frames; code before the first
+ * record (the prologue) is root_name. Records outside the code or going
+ * backwards are skipped; neighbouring ranges with equal names are merged. */
+int agentmap_append_ranges(struct agentmap_buf *b, uint64_t start, uint64_t size,
+			   const uint64_t *pcs, const char *const *names, size_t n,
+			   const char *root_name);
+
+/* "/tmp/perf-<pid>.map" into out. */
+void agentmap_path(pid_t pid, char *out, size_t outlen);
+
+/* Open the map of pid for appending: O_WRONLY|O_CREAT|O_APPEND|O_NOFOLLOW|
+ * O_CLOEXEC, mode 0644. Refuses (-EPERM) anything but a regular file owned
+ * by our euid with one link; truncates it when truncate is set. The dir
+ * argument is "/tmp" in the agent (tests use their own). Returns the fd or
+ * -errno with err filled. */
+int agentmap_open(const char *dir, pid_t pid, bool truncate, struct fs_error *err);
+
+/* write() all of buf to fd (retrying on EINTR and short writes). 0 or -errno. */
+int agentmap_write_all(int fd, const char *buf, size_t len);
+
+#endif

@@ -1,0 +1,568 @@
+/* flameagent.c - a JVMTI agent that writes /tmp/perf-<pid>.map, the symbol
+ * map perf (and flamesidecar) use to name JIT-compiled Java code.
+ *
+ *   java -agentpath:/path/libflameagent.so[=OPTIONS] ...   (continuous)
+ *   jcmd PID JVMTI.agent_load /path/libflameagent.so [OPTIONS]  (oneshot)
+ *
+ * One line per compiled method (split into sub-ranges per inlined frame
+ * chain by default) and per dynamically generated code blob (interpreter,
+ * stubs). Options and format: docs/agent.md.
+ *
+ * Two sessions live in this library, each with its own JVMTI environment,
+ * created on first use and kept for the life of the JVM (never disposed:
+ * a compiler thread may still be inside one of our callbacks):
+ *   oneshot - on attach: dump everything compiled now, close, disable.
+ *   live    - continuous: append every new compilation until `stop`.
+ * A callback writes only if its session is active, under the session lock.
+ * Only Agent_OnLoad, Agent_OnAttach and Agent_OnUnload are exported. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jvmti.h>
+#include <jvmticmlr.h>
+
+#include "agentmap.h"
+
+#define AGENT_EXPORT __attribute__((visibility("default")))
+/* Oneshot dumps are batched; flush when the batch passes this. */
+#define ONESHOT_FLUSH_AT (256u << 10)
+/* Distinct methods remembered while naming one compiled method. */
+#define NAME_CACHE_MAX 128
+
+struct session {
+	pthread_mutex_t lock;
+	const char *what;		/* "oneshot" or "continuous", for messages */
+	jvmtiEnv *env;			/* created once, kept */
+	bool active;			/* callbacks write only when set */
+	int fd;
+	bool batch;			/* oneshot: collect lines in buf */
+	struct agentmap_options opt;
+	struct agentmap_buf buf;
+	int write_errno;		/* first write error, reported at the end */
+};
+
+static struct session oneshot_session = {
+	.lock = PTHREAD_MUTEX_INITIALIZER, .what = "oneshot", .fd = -1, .batch = true,
+};
+static struct session live_session = {
+	.lock = PTHREAD_MUTEX_INITIALIZER, .what = "continuous", .fd = -1,
+};
+/* Serialises load, attach, stop and unload. */
+static pthread_mutex_t control_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void agent_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void agent_log(const char *fmt, ...)
+{
+	char line[FS_ERROR_MSG_MAX + 64];
+	va_list ap;
+	int n = snprintf(line, sizeof(line), "flameagent[%d]: ", (int)getpid());
+	va_start(ap, fmt);
+	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	size_t len = strlen(line);
+	line[len++] = '\n';
+	/* One write so that lines from several threads do not mix. */
+	ssize_t w = write(STDERR_FILENO, line, len);
+	(void)w;
+}
+
+/* ---- naming ------------------------------------------------------------- */
+
+struct method_info {
+	jmethodID method;
+	char *class_sig, *name, *desc, *file;	/* JVMTI-allocated */
+	jvmtiLineNumberEntry *lines;
+	jint nlines;
+};
+
+struct name_cache {
+	jvmtiEnv *env;
+	const struct agentmap_options *opt;
+	struct method_info m[NAME_CACHE_MAX];
+	int n;
+	struct method_info spare;	/* used when the cache is full */
+	char (*frames)[512];		/* FRAMES_MAX frame names, malloc'd on first use */
+};
+
+/* Inlining depth named per record; deeper chains keep their innermost. */
+#define FRAMES_MAX 64
+
+static void jvmti_free(jvmtiEnv *env, void *p)
+{
+	if (p)
+		(*env)->Deallocate(env, (unsigned char *)p);
+}
+
+static void method_info_release(jvmtiEnv *env, struct method_info *mi)
+{
+	jvmti_free(env, mi->class_sig);
+	jvmti_free(env, mi->name);
+	jvmti_free(env, mi->desc);
+	jvmti_free(env, mi->file);
+	jvmti_free(env, mi->lines);
+	memset(mi, 0, sizeof(*mi));
+}
+
+static void method_info_fill(struct name_cache *c, jmethodID method, struct method_info *mi)
+{
+	jvmtiEnv *env = c->env;
+	jclass cls = NULL;
+
+	memset(mi, 0, sizeof(*mi));
+	mi->method = method;
+	if ((*env)->GetMethodName(env, method, &mi->name, &mi->desc, NULL) != JVMTI_ERROR_NONE)
+		mi->name = mi->desc = NULL;
+	if ((*env)->GetMethodDeclaringClass(env, method, &cls) == JVMTI_ERROR_NONE &&
+	    (*env)->GetClassSignature(env, cls, &mi->class_sig, NULL) != JVMTI_ERROR_NONE)
+		mi->class_sig = NULL;
+	if (!c->opt->sourcepos || !cls)
+		return;
+	if ((*env)->GetSourceFileName(env, cls, &mi->file) != JVMTI_ERROR_NONE)
+		mi->file = NULL;
+	if ((*env)->GetLineNumberTable(env, method, &mi->nlines, &mi->lines) != JVMTI_ERROR_NONE) {
+		mi->lines = NULL;
+		mi->nlines = 0;
+	}
+}
+
+static struct method_info *name_cache_get(struct name_cache *c, jmethodID method)
+{
+	for (int i = 0; i < c->n; i++)
+		if (c->m[i].method == method)
+			return &c->m[i];
+	if (c->n < NAME_CACHE_MAX) {
+		method_info_fill(c, method, &c->m[c->n]);
+		return &c->m[c->n++];
+	}
+	method_info_release(c->env, &c->spare);
+	method_info_fill(c, method, &c->spare);
+	return &c->spare;
+}
+
+static void name_cache_release(struct name_cache *c)
+{
+	for (int i = 0; i < c->n; i++)
+		method_info_release(c->env, &c->m[i]);
+	method_info_release(c->env, &c->spare);
+	c->n = 0;
+	free(c->frames);
+	c->frames = NULL;
+}
+
+/* Source line of bci (bci < 0: the method's first line), -1 if unknown. */
+static int method_line(const struct method_info *mi, jint bci)
+{
+	int line = -1;
+	jlocation best = -1;
+	for (jint i = 0; i < mi->nlines; i++) {
+		jlocation at = mi->lines[i].start_location;
+		if (bci < 0) {
+			if (best < 0 || at < best) {
+				best = at;
+				line = mi->lines[i].line_number;
+			}
+		} else if (at <= bci && at > best) {
+			best = at;
+			line = mi->lines[i].line_number;
+		}
+	}
+	return line;
+}
+
+static void frame_name(struct name_cache *c, jmethodID method, jint bci, char *out, size_t len)
+{
+	const struct method_info *mi = name_cache_get(c, method);
+	const char *file = c->opt->sourcepos ? (mi->file ? mi->file : "Unknown") : NULL;
+	agentmap_frame_name(c->opt, mi->class_sig ? mi->class_sig : "L?;", mi->name, mi->desc,
+			    file, file ? method_line(mi, bci) : -1, out, len);
+}
+
+/* The name of one pc record according to the unfold option. */
+static void record_name(struct name_cache *c, const PCStackInfo *pi, jmethodID root,
+			const char *root_name, char *out, size_t len)
+{
+	enum agentmap_unfold unfold = c->opt->unfold;
+	jint n = pi->numstackframes;
+
+	if (n <= 0) {
+		snprintf(out, len, "%s", root_name);
+		return;
+	}
+	if (unfold == AGENTMAP_UNFOLD_SIMPLE) {
+		frame_name(c, pi->methods[0], pi->bcis[0], out, len);
+		return;
+	}
+	if (unfold == AGENTMAP_UNFOLD_IN) {
+		if (pi->methods[0] == root) {
+			snprintf(out, len, "%s", root_name);
+			return;
+		}
+		char inner[AGENTMAP_NAME_MAX];
+		frame_name(c, pi->methods[0], pi->bcis[0], inner, sizeof(inner));
+		snprintf(out, len, "%s in %s", inner, root_name);
+		return;
+	}
+	/* AGENTMAP_UNFOLD_ALL: outermost (the root, methods[n-1]) first. */
+	const char *ptrs[FRAMES_MAX];
+	jint from = n > FRAMES_MAX ? FRAMES_MAX - 1 : n - 1; /* keep the innermost */
+	int k = 0;
+	if (!c->frames && !(c->frames = malloc(FRAMES_MAX * sizeof(*c->frames)))) {
+		frame_name(c, pi->methods[0], pi->bcis[0], out, len);
+		return;
+	}
+	for (jint j = from; j >= 0; j--, k++) {
+		frame_name(c, pi->methods[j], pi->bcis[j], c->frames[k], sizeof(c->frames[k]));
+		ptrs[k] = c->frames[k];
+	}
+	agentmap_join_frames(ptrs, (size_t)k, out, len);
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+/* Hand complete lines to the session: written at once (continuous) or
+ * batched (oneshot). Dropped when the session is not active. */
+static void session_emit(struct session *s, struct agentmap_buf *lines)
+{
+	int r = 0;
+
+	if (lines->len == 0)
+		return;
+	pthread_mutex_lock(&s->lock);
+	if (!s->active || s->fd < 0) {
+		pthread_mutex_unlock(&s->lock);
+		return;
+	}
+	if (s->batch) {
+		if (s->buf.len + lines->len > ONESHOT_FLUSH_AT && s->buf.len) {
+			r = agentmap_write_all(s->fd, s->buf.data, s->buf.len);
+			s->buf.len = 0;
+		}
+		if (r == 0 && lines->len > ONESHOT_FLUSH_AT) {
+			r = agentmap_write_all(s->fd, lines->data, lines->len);
+		} else if (r == 0) {
+			struct agentmap_buf *b = &s->buf;
+			if (b->cap - b->len < lines->len) {
+				size_t cap = b->len + lines->len + ONESHOT_FLUSH_AT;
+				char *p = realloc(b->data, cap);
+				if (!p) {
+					r = -ENOMEM;
+				} else {
+					b->data = p;
+					b->cap = cap;
+				}
+			}
+			if (r == 0) {
+				memcpy(b->data + b->len, lines->data, lines->len);
+				b->len += lines->len;
+			}
+		}
+	} else {
+		r = agentmap_write_all(s->fd, lines->data, lines->len);
+	}
+	if (r < 0 && !s->write_errno)
+		s->write_errno = -r;
+	pthread_mutex_unlock(&s->lock);
+}
+
+static struct session *session_of(jvmtiEnv *env)
+{
+	void *p = NULL;
+	if ((*env)->GetEnvironmentLocalStorage(env, &p) != JVMTI_ERROR_NONE)
+		return NULL;
+	return p;
+}
+
+static const jvmtiCompiledMethodLoadInlineRecord *inline_record(const void *compile_info)
+{
+	const jvmtiCompiledMethodLoadRecordHeader *h = compile_info;
+	for (int guard = 0; h && guard < 16; h = h->next, guard++)
+		if (h->kind == JVMTI_CMLR_INLINE_INFO &&
+		    h->majorinfoversion == JVMTI_CMLR_MAJOR_VERSION)
+			return (const jvmtiCompiledMethodLoadInlineRecord *)h;
+	return NULL;
+}
+
+static int append_unfolded(struct name_cache *c, struct agentmap_buf *out, jmethodID method,
+			   uint64_t start, uint64_t size, const char *root_name,
+			   const jvmtiCompiledMethodLoadInlineRecord *rec)
+{
+	size_t n = rec->numpcs > 0 ? (size_t)rec->numpcs : 0;
+	uint64_t *pcs = calloc(n ? n : 1, sizeof(*pcs));
+	char **names = calloc(n ? n : 1, sizeof(*names));
+	char name[AGENTMAP_NAME_MAX];
+	int r = -ENOMEM;
+
+	if (!pcs || !names)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		const PCStackInfo *pi = &rec->pcinfo[i];
+		pcs[i] = (uint64_t)(uintptr_t)pi->pc;
+		record_name(c, pi, method, root_name, name, sizeof(name));
+		if (i > 0 && strcmp(names[i - 1], name) == 0) {
+			names[i] = names[i - 1];	/* shared, freed once */
+			continue;
+		}
+		names[i] = strdup(name);
+		if (!names[i])
+			goto out;
+	}
+	r = agentmap_append_ranges(out, start, size, pcs, (const char *const *)names, n,
+				   root_name);
+out:
+	if (names)
+		for (size_t i = 0; i < n; i++)
+			if (i == 0 || names[i] != names[i - 1])
+				free(names[i]);
+	free(names);
+	free(pcs);
+	return r;
+}
+
+static void JNICALL on_compiled_method_load(jvmtiEnv *env, jmethodID method, jint code_size,
+					    const void *code_addr, jint map_length,
+					    const jvmtiAddrLocationMap *map,
+					    const void *compile_info)
+{
+	struct session *s = session_of(env);
+	struct agentmap_buf out = { 0 };
+	struct name_cache c = { .env = env };
+	char root_name[AGENTMAP_NAME_MAX];
+
+	if (!s || code_size <= 0)
+		return;
+	c.opt = &s->opt;	/* options only change while the session is idle */
+	frame_name(&c, method, -1, root_name, sizeof(root_name));
+	uint64_t start = (uint64_t)(uintptr_t)code_addr;
+	const jvmtiCompiledMethodLoadInlineRecord *rec = inline_record(compile_info);
+	if (s->opt.unfold != AGENTMAP_UNFOLD_NONE && rec && rec->numpcs > 0 && rec->pcinfo) {
+		if (append_unfolded(&c, &out, method, start, (uint64_t)code_size, root_name,
+				    rec) < 0) {
+			out.len = 0;
+			agentmap_append_line(&out, start, (uint64_t)code_size, root_name);
+		}
+	} else {
+		agentmap_append_line(&out, start, (uint64_t)code_size, root_name);
+	}
+	name_cache_release(&c);
+	session_emit(s, &out);
+	agentmap_buf_free(&out);
+}
+
+static void JNICALL on_dynamic_code_generated(jvmtiEnv *env, const char *name,
+					      const void *address, jint length)
+{
+	struct session *s = session_of(env);
+	struct agentmap_buf out = { 0 };
+
+	if (!s || length <= 0)
+		return;
+	agentmap_append_line(&out, (uint64_t)(uintptr_t)address, (uint64_t)length, name);
+	session_emit(s, &out);
+	agentmap_buf_free(&out);
+}
+
+/* ---- sessions ----------------------------------------------------------- */
+
+static int jvmti_fail(struct fs_error *err, jvmtiError e, const char *what)
+{
+	return fs_error_set(err, 0, "%s failed: JVMTI error %d", what, (int)e);
+}
+
+static int session_env(JavaVM *vm, struct session *s, struct fs_error *err)
+{
+	jvmtiEnv *env = s->env;
+	jvmtiCapabilities caps;
+	jvmtiError e;
+
+	if (!env) {
+		jint r = (*vm)->GetEnv(vm, (void **)&env, JVMTI_VERSION_1_2);
+		if (r != JNI_OK || !env)
+			return fs_error_set(err, 0, "GetEnv(JVMTI 1.2) failed: JNI error %d",
+					    (int)r);
+		jvmtiEventCallbacks cb;
+		memset(&cb, 0, sizeof(cb));
+		cb.CompiledMethodLoad = on_compiled_method_load;
+		cb.DynamicCodeGenerated = on_dynamic_code_generated;
+		e = (*env)->SetEventCallbacks(env, &cb, (jint)sizeof(cb));
+		if (e == JVMTI_ERROR_NONE)
+			e = (*env)->SetEnvironmentLocalStorage(env, s);
+		if (e != JVMTI_ERROR_NONE) {
+			(*env)->DisposeEnvironment(env);
+			return jvmti_fail(err, e, "setting the event callbacks");
+		}
+		s->env = env;
+	}
+	memset(&caps, 0, sizeof(caps));
+	caps.can_generate_compiled_method_load_events = 1;
+	e = (*env)->AddCapabilities(env, &caps);
+	if (e != JVMTI_ERROR_NONE)
+		return jvmti_fail(err, e, "AddCapabilities(can_generate_compiled_method_load_events)");
+	if (s->opt.sourcepos) {
+		memset(&caps, 0, sizeof(caps));
+		caps.can_get_source_file_name = 1;
+		caps.can_get_line_numbers = 1;
+		if ((*env)->AddCapabilities(env, &caps) != JVMTI_ERROR_NONE) {
+			agent_log("sourcepos: the JVM cannot give source files and line "
+				  "numbers now; continuing without them");
+			s->opt.sourcepos = false;
+		}
+	}
+	return 0;
+}
+
+static int session_events(struct session *s, jvmtiEventMode mode)
+{
+	jvmtiEnv *env = s->env;
+	jvmtiError e = (*env)->SetEventNotificationMode(env, mode, JVMTI_EVENT_COMPILED_METHOD_LOAD,
+						       NULL);
+	jvmtiError e2 = (*env)->SetEventNotificationMode(env, mode,
+							 JVMTI_EVENT_DYNAMIC_CODE_GENERATED, NULL);
+	return e != JVMTI_ERROR_NONE ? (int)e : (int)e2;
+}
+
+/* Deactivate s: no more writes, flush the batch, close the file. Returns
+ * the first write error (positive errno) seen during the session. */
+static int session_close(struct session *s)
+{
+	int r = 0;
+
+	if (s->env)
+		session_events(s, JVMTI_DISABLE);
+	pthread_mutex_lock(&s->lock);
+	if (s->active && s->fd >= 0 && s->buf.len && !s->write_errno) {
+		int w = agentmap_write_all(s->fd, s->buf.data, s->buf.len);
+		if (w < 0)
+			s->write_errno = -w;
+	}
+	s->active = false;
+	agentmap_buf_free(&s->buf);
+	if (s->fd >= 0 && close(s->fd) < 0 && !s->write_errno)
+		s->write_errno = errno;
+	s->fd = -1;
+	r = s->write_errno;
+	s->write_errno = 0;
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+/* Start s: env, file, events; with live set (the VM is running) also ask
+ * for events describing everything generated so far. */
+static int session_start(JavaVM *vm, struct session *s, const struct agentmap_options *o,
+			 bool live, struct fs_error *err)
+{
+	jvmtiError e;
+	int r;
+
+	s->opt = *o;
+	r = session_env(vm, s, err);
+	if (r < 0)
+		return r;
+	int fd = agentmap_open("/tmp", getpid(), true, err);
+	if (fd < 0)
+		return fd;
+	pthread_mutex_lock(&s->lock);
+	s->fd = fd;
+	s->buf.len = 0;
+	s->write_errno = 0;
+	s->active = true;
+	pthread_mutex_unlock(&s->lock);
+
+	r = session_events(s, JVMTI_ENABLE);
+	if (r != JVMTI_ERROR_NONE) {
+		session_close(s);
+		return jvmti_fail(err, (jvmtiError)r, "enabling the code events");
+	}
+	if (live) {
+		e = (*s->env)->GenerateEvents(s->env, JVMTI_EVENT_DYNAMIC_CODE_GENERATED);
+		if (e == JVMTI_ERROR_NONE)
+			e = (*s->env)->GenerateEvents(s->env, JVMTI_EVENT_COMPILED_METHOD_LOAD);
+		if (e != JVMTI_ERROR_NONE) {
+			session_close(s);
+			return jvmti_fail(err, e, "GenerateEvents");
+		}
+	}
+	return 0;
+}
+
+static int agent_oneshot(JavaVM *vm, const struct agentmap_options *o, struct fs_error *err)
+{
+	int r = session_start(vm, &oneshot_session, o, true, err);
+	if (r < 0)
+		return r;
+	r = session_close(&oneshot_session);
+	if (r)
+		return fs_error_set(err, r, "writing /tmp/perf-%d.map", (int)getpid());
+	return 0;
+}
+
+static int agent_stop(struct fs_error *err)
+{
+	if (!live_session.active)
+		return 0;	/* nothing running: stopping is idempotent */
+	int r = session_close(&live_session);
+	if (r)
+		return fs_error_set(err, r, "the continuous session had failed writes to "
+				    "/tmp/perf-%d.map", (int)getpid());
+	return 0;
+}
+
+static jint agent_run(JavaVM *vm, char *options, bool attached)
+{
+	struct agentmap_options o;
+	struct fs_error err = { 0 };
+	int r;
+
+	r = agentmap_parse_options(options, &o, &err);
+	if (r < 0)
+		goto fail;
+	pthread_mutex_lock(&control_lock);
+	if (o.stop) {
+		r = agent_stop(&err);
+	} else {
+		enum agentmap_mode mode = o.mode;
+		if (mode == AGENTMAP_MODE_DEFAULT)
+			mode = attached ? AGENTMAP_MODE_ONESHOT : AGENTMAP_MODE_CONTINUOUS;
+		if (mode == AGENTMAP_MODE_ONESHOT && !attached) {
+			r = fs_error_set(&err, EINVAL, "mode=oneshot needs a running JVM: load "
+					 "the agent by attach, or use mode=continuous");
+		} else if (mode == AGENTMAP_MODE_ONESHOT) {
+			r = agent_oneshot(vm, &o, &err);
+		} else if (live_session.active) {
+			r = fs_error_set(&err, EALREADY, "a continuous session is already "
+					 "running; load the agent with option 'stop' first");
+		} else {
+			r = session_start(vm, &live_session, &o, attached, &err);
+		}
+	}
+	pthread_mutex_unlock(&control_lock);
+	if (r < 0)
+		goto fail;
+	return JNI_OK;
+fail:
+	agent_log("%s", err.msg);
+	/* At startup a profiler must never stop the JVM: carry on without us. */
+	return attached ? JNI_ERR : JNI_OK;
+}
+
+AGENT_EXPORT JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
+{
+	return agent_run(vm, options, false);
+}
+
+AGENT_EXPORT JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
+{
+	return agent_run(vm, options, true);
+}
+
+AGENT_EXPORT JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)
+{
+	pthread_mutex_lock(&control_lock);
+	if (live_session.active)
+		session_close(&live_session);
+	pthread_mutex_unlock(&control_lock);
+}
