@@ -1,0 +1,931 @@
+/* collapse.c - see collapse.h; `flamesidecar collapse` at the end.
+ *
+ * The perl script is a handful of regular expressions. Each one is
+ * reimplemented here as a small scanner that finds exactly the match perl's
+ * backtracking engine finds (leftmost, with the greedy/lazy choices of the
+ * original pattern), including on odd input; the comments give the pattern
+ * each function stands for. Perl's \s is [ \t\n\v\f\r], \d is [0-9] and \w
+ * is [A-Za-z0-9_] here (the input is bytes, not UTF-8 text).
+ */
+#include "collapse.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "cli.h"
+
+struct cbuf {
+	char *p;
+	size_t len, cap;
+};
+
+struct collapse_seg {
+	size_t off, len;
+};
+
+struct collapse {
+	struct collapse_opts opts;
+	struct fold *fold;
+	struct cbuf filter;	    /* NUL-terminated event filter */
+	bool filter_set, defaulted;
+	struct cbuf first_filtered; /* NUL-terminated, len 0 = none */
+	bool have_first_filtered;
+
+	/* the sample being read */
+	bool have_pname, java, oversized;
+	struct cbuf pname;
+	uint64_t period;
+	struct cbuf frames;	    /* every line's frames, input order */
+	struct collapse_seg *segs;  /* one per stack line, into frames */
+	size_t nsegs, segs_cap;
+
+	struct cbuf key, tmp;
+	struct collapse_stats st;
+};
+
+static int cbuf_reserve(struct cbuf *b, size_t more)
+{
+	if (b->cap - b->len >= more)
+		return 0;
+	size_t cap = b->cap ? b->cap : 256;
+	while (cap - b->len < more) {
+		if (cap > SIZE_MAX / 2)
+			return -ENOMEM;
+		cap *= 2;
+	}
+	char *p = realloc(b->p, cap);
+	if (!p)
+		return -ENOMEM;
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+static inline int cbuf_put(struct cbuf *b, const char *s, size_t n)
+{
+	if (b->cap - b->len < n && cbuf_reserve(b, n) < 0)
+		return -ENOMEM;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	return 0;
+}
+
+static inline int cbuf_putc(struct cbuf *b, char ch)
+{
+	return cbuf_put(b, &ch, 1);
+}
+
+static int cbuf_set_str(struct cbuf *b, const char *s, size_t n)
+{
+	b->len = 0;
+	if (cbuf_reserve(b, n + 1) < 0)
+		return -ENOMEM;
+	memcpy(b->p, s, n);
+	b->p[n] = '\0';
+	b->len = n;
+	return 0;
+}
+
+static inline bool is_ws(unsigned char ch)
+{
+	return ch == ' ' || (ch >= '\t' && ch <= '\r');
+}
+
+static inline bool is_digit(unsigned char ch)
+{
+	return ch >= '0' && ch <= '9';
+}
+
+static inline bool is_word(unsigned char ch)
+{
+	return is_digit(ch) || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_';
+}
+
+static inline bool bytes_eq(const char *a, size_t alen, const char *b, size_t blen)
+{
+	return alen == blen && !memcmp(a, b, alen);
+}
+
+struct collapse *collapse_new(const struct collapse_opts *opts, struct fold *out)
+{
+	struct collapse *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->opts = *opts;
+	c->opts.event_filter = NULL;
+	c->fold = out;
+	c->period = 1;
+	if (opts->event_filter && opts->event_filter[0]) {
+		if (cbuf_set_str(&c->filter, opts->event_filter, strlen(opts->event_filter)) < 0) {
+			free(c);
+			return NULL;
+		}
+		c->filter_set = true;
+	}
+	return c;
+}
+
+void collapse_free(struct collapse *c)
+{
+	if (!c)
+		return;
+	free(c->filter.p);
+	free(c->first_filtered.p);
+	free(c->pname.p);
+	free(c->frames.p);
+	free(c->segs);
+	free(c->key.p);
+	free(c->tmp.p);
+	free(c);
+}
+
+void collapse_get_stats(const struct collapse *c, struct collapse_stats *st)
+{
+	*st = c->st;
+	st->event = c->filter_set ? c->filter.p : NULL;
+	st->first_filtered = c->have_first_filtered ? c->first_filtered.p : NULL;
+	st->event_defaulted = c->defaulted;
+}
+
+/* ---- end of a sample: the empty line ----------------------------------- */
+
+static void collapse_reset_sample(struct collapse *c)
+{
+	c->have_pname = false;
+	c->oversized = false;
+	c->frames.len = 0;
+	c->nsegs = 0;
+}
+
+static int collapse_end_sample(struct collapse *c)
+{
+	if (!c->have_pname)
+		return 0; /* `next if not $pname` */
+	if (c->oversized) {
+		c->st.oversized++;
+		collapse_reset_sample(c);
+		return 0;
+	}
+	/* `unshift @stack, $pname; join(";", @stack)`: frames were unshifted
+	 * line by line, so the lines come out last first. */
+	size_t need = c->pname.len + c->frames.len + c->nsegs;
+	if (need > FOLD_STACK_MAX) {
+		c->st.oversized++;
+		collapse_reset_sample(c);
+		return 0;
+	}
+	c->key.len = 0;
+	if (cbuf_reserve(&c->key, need) < 0)
+		return -ENOMEM;
+	char *k = c->key.p;
+	memcpy(k, c->pname.p, c->pname.len);
+	k += c->pname.len;
+	for (size_t i = c->nsegs; i-- > 0;) {
+		*k++ = ';';
+		memcpy(k, c->frames.p + c->segs[i].off, c->segs[i].len);
+		k += c->segs[i].len;
+	}
+	int r = fold_add(c->fold, c->key.p, (size_t)(k - c->key.p), c->period);
+	if (r < 0)
+		return r;
+	c->st.samples++;
+	collapse_reset_sample(c);
+	return 0;
+}
+
+/* ---- event lines ------------------------------------------------------- */
+
+struct event_match {
+	size_t comm_len;
+	const char *pid, *tid;
+	size_t pid_len, tid_len;
+};
+
+// /^(\S.+?)\s+(\d+)\/*(\d+)*\s+/ : the shortest comm (2 chars at least)
+// followed by blanks, digits, optional "/digits" and a blank.
+static bool match_event(const char *s, size_t n, struct event_match *m)
+{
+	if (n < 3 || is_ws((unsigned char)s[0]))
+		return false;
+	size_t i = 2;
+	while (i < n) {
+		if (!is_ws((unsigned char)s[i])) {
+			i++;
+			continue;
+		}
+		size_t ws_end = i;
+		while (ws_end < n && is_ws((unsigned char)s[ws_end]))
+			ws_end++;
+		size_t p = ws_end;
+		while (p < n && is_digit((unsigned char)s[p]))
+			p++;
+		if (p > ws_end) {
+			size_t slash_end = p, t_end;
+			while (slash_end < n && s[slash_end] == '/')
+				slash_end++;
+			t_end = slash_end;
+			while (t_end < n && is_digit((unsigned char)s[t_end]))
+				t_end++;
+			if (t_end < n && is_ws((unsigned char)s[t_end])) {
+				m->comm_len = i;
+				m->pid = s + ws_end;
+				m->pid_len = p - ws_end;
+				m->tid = s + slash_end;
+				m->tid_len = t_end - slash_end;
+				return true;
+			}
+		}
+		/* a later start inside the same blank run fails the same way */
+		i = ws_end;
+	}
+	return false;
+}
+
+/* /:\s*(\d+)*\s+(\S+):\s*$/ on the whole line: the event is the last word,
+ * ending in ':', preceded by ":<blanks>[period]<blanks>". */
+static bool match_event_name(const char *s, size_t n, const char **ev, size_t *ev_len,
+			     const char **period, size_t *period_len)
+{
+	size_t e = n;
+	while (e > 0 && is_ws((unsigned char)s[e - 1]))
+		e--;
+	if (e == 0 || s[e - 1] != ':')
+		return false;
+	size_t name_end = e - 1, name = name_end;
+	while (name > 0 && !is_ws((unsigned char)s[name - 1]))
+		name--;
+	if (name == name_end || name == 0)
+		return false;
+	size_t b = name;
+	while (b > 0 && is_ws((unsigned char)s[b - 1]))
+		b--;
+	size_t d = b;
+	while (d > 0 && is_digit((unsigned char)s[d - 1]))
+		d--;
+	size_t a = d;
+	while (a > 0 && is_ws((unsigned char)s[a - 1]))
+		a--;
+	if (a == 0 || s[a - 1] != ':')
+		return false;
+	*ev = s + name;
+	*ev_len = name_end - name;
+	*period = s + d;
+	*period_len = b - d;
+	return true;
+}
+
+static uint64_t parse_period(const char *s, size_t n)
+{
+	/* `$period = 1 if not $period`: "" and "0" are false in perl */
+	if (n == 0 || (n == 1 && s[0] == '0'))
+		return 1;
+	uint64_t v = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (__builtin_mul_overflow(v, 10, &v) ||
+		    __builtin_add_overflow(v, (uint64_t)(s[i] - '0'), &v))
+			return UINT64_MAX;
+	}
+	return v;
+}
+
+static int collapse_event(struct collapse *c, const char *s, size_t n, const struct event_match *m)
+{
+	const char *ev, *per = NULL;
+	size_t ev_len, per_len = 0;
+
+	if (match_event_name(s, n, &ev, &ev_len, &per, &per_len)) {
+		if (!c->filter_set) {
+			if (cbuf_set_str(&c->filter, ev, ev_len) < 0)
+				return -ENOMEM;
+			c->filter_set = c->defaulted = true;
+		} else if (!bytes_eq(ev, ev_len, c->filter.p, c->filter.len)) {
+			c->st.filtered++;
+			if (c->defaulted && !c->have_first_filtered) {
+				if (cbuf_set_str(&c->first_filtered, ev, ev_len) < 0)
+					return -ENOMEM;
+				c->have_first_filtered = true;
+			}
+			return 0; /* `next`: the current pname and stack stay */
+		}
+	}
+	c->period = parse_period(per, per_len);
+
+	const char *pid = m->pid, *tid = m->tid;
+	size_t pid_len = m->pid_len, tid_len = m->tid_len;
+	if (tid_len == 0 || (tid_len == 1 && tid[0] == '0')) {
+		tid = pid;
+		tid_len = pid_len;
+		pid = "?";
+		pid_len = 1;
+	}
+	struct cbuf *p = &c->pname;
+	p->len = 0;
+	if (cbuf_put(p, s, m->comm_len) < 0)
+		return -ENOMEM;
+	if (c->opts.include_tid || c->opts.include_pid) {
+		if (cbuf_putc(p, '-') < 0 || cbuf_put(p, pid, pid_len) < 0)
+			return -ENOMEM;
+		if (c->opts.include_tid &&
+		    (cbuf_putc(p, '/') < 0 || cbuf_put(p, tid, tid_len) < 0))
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < p->len; i++)
+		if (p->p[i] == ' ')
+			p->p[i] = '_';
+	c->have_pname = true;
+	c->java = bytes_eq(p->p, p->len, "java", 4);
+	return 0;
+}
+
+/* ---- stack lines ------------------------------------------------------- */
+
+struct frame_match {
+	const char *pc, *func, *mod;
+	size_t pc_len, func_len, mod_len;
+};
+
+/* /^\s*(\w+)\s*(.+) \((\S*)\)/ : the module is the last " (...)" whose
+ * blank-free run holds a ')' (the greedy (.+) takes the rightmost), cut at
+ * the run's last ')'; the address and function split what comes before. */
+static bool match_frame(const char *s, size_t n, struct frame_match *m)
+{
+	size_t st = 0;
+	while (st < n && is_ws((unsigned char)s[st]))
+		st++;
+	size_t w = st;
+	while (w < n && is_word((unsigned char)s[w]))
+		w++;
+	if (w == st)
+		return false;
+
+	/* rightmost e with s[e] == ' ', s[e+1] == '(' and a ')' in the run */
+	size_t e = n, paren = 0;
+	bool found = false;
+	while (e > st + 1) {
+		const char *o = memrchr(s + st + 1, '(', e - (st + 1));
+		if (!o)
+			break;
+		size_t op = (size_t)(o - s);
+		if (s[op - 1] == ' ') {
+			size_t r = op + 1;
+			paren = 0;
+			while (r < n && !is_ws((unsigned char)s[r])) {
+				if (s[r] == ')')
+					paren = r;
+				r++;
+			}
+			if (paren > op) {
+				e = op - 1;
+				found = true;
+				break;
+			}
+		}
+		e = op;
+	}
+	if (!found)
+		return false;
+
+	size_t fmax = w;
+	while (fmax < n && is_ws((unsigned char)s[fmax]))
+		fmax++;
+	size_t f = fmax < e - 1 ? fmax : e - 1;
+	if (e < 1 || f < st + 1)
+		return false;
+	m->pc = s + st;
+	m->pc_len = (f < w ? f : w) - st;
+	m->func = s + f;
+	m->func_len = e - f;
+	m->mod = s + e + 2;
+	m->mod_len = paren - (e + 2);
+	return true;
+}
+
+static bool mod_is_kernel(const char *mod, size_t n)
+{
+	/* m/(^\[|vmlinux$)/ && !~ /unknown/ */
+	if (!((n > 0 && mod[0] == '[') || (n >= 7 && !memcmp(mod + n - 7, "vmlinux", 7))))
+		return false;
+	return !memmem(mod, n, "unknown", 7);
+}
+
+static bool mod_is_jit(const char *mod, size_t n)
+{
+	/* m:/tmp/perf-\d+\.map: */
+	const char *p = mod, *end = mod + n;
+	while ((p = memmem(p, (size_t)(end - p), "/tmp/perf-", 10))) {
+		const char *d = p + 10;
+		while (d < end && is_digit((unsigned char)*d))
+			d++;
+		if (d > p + 10 && end - d >= 4 && !memcmp(d, ".map", 4))
+			return true;
+		p += 10;
+	}
+	return false;
+}
+
+/* $func =~ m/\.\(.*\)\./ : a Go method such as "net/http.(*Client).Do" */
+static bool looks_like_go(const char *s, size_t n)
+{
+	const char *a = memmem(s, n, ".(", 2);
+	if (!a)
+		return false;
+	for (size_t j = n; j-- > (size_t)(a - s) + 2;)
+		if (s[j] == '.' && s[j - 1] == ')' && j - 1 >= (size_t)(a - s) + 2)
+			return true;
+	return false;
+}
+
+// Where s/\((?!anonymous namespace\)).*// cuts s.
+static size_t tidy_cut(const char *s, size_t n)
+{
+	static const char anon[] = "anonymous namespace)";
+	const char *p = s, *end = s + n;
+	while ((p = memchr(p, '(', (size_t)(end - p)))) {
+		size_t rest = (size_t)(end - p - 1);
+		if (rest < sizeof(anon) - 1 || memcmp(p + 1, anon, sizeof(anon) - 1))
+			return (size_t)(p - s);
+		p++;
+	}
+	return n;
+}
+
+enum { ANNOT_NONE, ANNOT_INLINE, ANNOT_KERNEL, ANNOT_JIT };
+
+/* Append one tidied frame (one "->" piece) to c->frames. */
+static int collapse_frame(struct collapse *c, const char *s, size_t n, int annot)
+{
+	size_t cut = n;
+	if (memchr(s, '(', n) && !looks_like_go(s, n))
+		cut = tidy_cut(s, n);
+
+	struct cbuf *b = &c->frames;
+	if (cbuf_reserve(b, cut + 4) < 0)
+		return -ENOMEM;
+	char *start = b->p + b->len, *o = start;
+	/* s/;/:/g; tr/"\'//d */
+	for (size_t i = 0; i < cut; i++) {
+		char ch = s[i];
+		if (ch == ';')
+			*o++ = ':';
+		else if (ch != '"' && ch != '\'')
+			*o++ = ch;
+	}
+	size_t len = (size_t)(o - start);
+	/* $tidy_java: s/^L// if m:/: for the process named exactly "java" */
+	if (c->java && len && start[0] == 'L' && memchr(start, '/', len)) {
+		memmove(start, start + 1, len - 1);
+		len--;
+	}
+	switch (annot) {
+	case ANNOT_INLINE:
+		if (!memmem(start, len, "_[i]", 4)) {
+			memcpy(start + len, "_[i]", 4);
+			len += 4;
+		}
+		break;
+	case ANNOT_KERNEL:
+		memcpy(start + len, "_[k]", 4);
+		len += 4;
+		break;
+	case ANNOT_JIT:
+		if (!memmem(start, len, "_[j]", 4)) {
+			memcpy(start + len, "_[j]", 4);
+			len += 4;
+		}
+		break;
+	}
+	b->len += len;
+	return 0;
+}
+
+static int collapse_unknown(struct collapse *c, const struct frame_match *m, int annot)
+{
+	struct cbuf *t = &c->tmp;
+	const char *base = "unknown";
+	size_t base_len = 7;
+	if (!bytes_eq(m->mod, m->mod_len, "[unknown]", 9)) {
+		/* s/.*\/// */
+		const char *slash = memrchr(m->mod, '/', m->mod_len);
+		base = slash ? slash + 1 : m->mod;
+		base_len = m->mod_len - (size_t)(base - m->mod);
+	}
+	t->len = 0;
+	if (cbuf_putc(t, '[') < 0 || cbuf_put(t, base, base_len) < 0)
+		return -ENOMEM;
+	if (c->opts.include_addrs &&
+	    (cbuf_put(t, " <", 2) < 0 || cbuf_put(t, m->pc, m->pc_len) < 0 || cbuf_putc(t, '>') < 0))
+		return -ENOMEM;
+	if (cbuf_putc(t, ']') < 0)
+		return -ENOMEM;
+	return collapse_frame(c, t->p, t->len, annot);
+}
+
+static int collapse_stack_line(struct collapse *c, const struct frame_match *m)
+{
+	const char *raw = m->func;
+	size_t n = m->func_len;
+
+	/* s/\+0x[\da-f]+$// */
+	size_t h = n;
+	while (h > 0 && (is_digit((unsigned char)raw[h - 1]) ||
+			 (raw[h - 1] >= 'a' && raw[h - 1] <= 'f')))
+		h--;
+	if (h < n && h >= 3 && !memcmp(raw + h - 3, "+0x", 3))
+		n = h - 3;
+	if (n && raw[0] == '(')
+		return 0; /* `next if $rawfunc =~ /^\(/`: a process name */
+
+	/* split /\->/: trailing empty pieces are dropped */
+	while (n >= 2 && raw[n - 2] == '-' && raw[n - 1] == '>')
+		n -= 2;
+	if (n == 0)
+		return 0;
+	if (c->oversized)
+		return 0;
+
+	int kind = ANNOT_NONE;
+	if (c->opts.annotate_kernel && mod_is_kernel(m->mod, m->mod_len))
+		kind = ANNOT_KERNEL;
+	else if (c->opts.annotate_jit && mod_is_jit(m->mod, m->mod_len))
+		kind = ANNOT_JIT;
+
+	if (c->nsegs == c->segs_cap) {
+		size_t cap = c->segs_cap ? c->segs_cap * 2 : 64;
+		struct collapse_seg *segs = realloc(c->segs, cap * sizeof(*segs));
+		if (!segs)
+			return -ENOMEM;
+		c->segs = segs;
+		c->segs_cap = cap;
+	}
+	size_t off = c->frames.len;
+	const char *p = raw, *end = raw + n;
+	for (int piece = 0;; piece++) {
+		const char *arrow = memmem(p, (size_t)(end - p), "->", 2);
+		const char *pe = arrow ? arrow : end;
+		int annot = piece ? ANNOT_INLINE : kind;
+		int r;
+		if (piece && cbuf_putc(&c->frames, ';') < 0)
+			return -ENOMEM;
+		if (bytes_eq(p, (size_t)(pe - p), "[unknown]", 9))
+			r = collapse_unknown(c, m, annot);
+		else
+			r = collapse_frame(c, p, (size_t)(pe - p), annot);
+		if (r < 0)
+			return r;
+		if (!arrow)
+			break;
+		p = arrow + 2;
+	}
+	c->segs[c->nsegs].off = off;
+	c->segs[c->nsegs].len = c->frames.len - off;
+	c->nsegs++;
+	if (c->frames.len + c->nsegs > FOLD_STACK_MAX) {
+		/* the key cannot fit: drop the sample when it ends */
+		c->oversized = true;
+		c->frames.len = 0;
+		c->nsegs = 0;
+	}
+	return 0;
+}
+
+/* ---- lines and input --------------------------------------------------- */
+
+static inline int collapse_line_inner(struct collapse *c, const char *s, size_t n)
+{
+	c->st.lines++;
+	if (n == 0)
+		return collapse_end_sample(c);
+	if (s[0] == '#')
+		return 0;
+	if (!is_ws((unsigned char)s[0])) {
+		struct event_match em;
+		if (match_event(s, n, &em))
+			return collapse_event(c, s, n, &em);
+	}
+	struct frame_match fm;
+	if (!match_frame(s, n, &fm)) {
+		if (!c->st.unrecognized++)
+			c->st.first_unrecognized = c->st.lines;
+		return 0;
+	}
+	if (!c->have_pname)
+		return 0; /* a filtered sample */
+	return collapse_stack_line(c, &fm);
+}
+
+int collapse_line(struct collapse *c, const char *line, size_t len, struct fs_error *err)
+{
+	int r = collapse_line_inner(c, line, len);
+	if (r < 0)
+		return fs_error_set(err, -r, "collapsing line %llu",
+				    (unsigned long long)c->st.lines);
+	return 0;
+}
+
+int collapse_feed(struct collapse *c, const char *buf, size_t len, struct fs_error *err)
+{
+	const char *p = buf, *end = buf + len;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		int r = collapse_line_inner(c, p, (size_t)(le - p));
+		if (r < 0)
+			return fs_error_set(err, -r, "collapsing line %llu",
+					    (unsigned long long)c->st.lines);
+		p = nl ? nl + 1 : end;
+	}
+	return 0;
+}
+
+#define COLLAPSE_READ_CHUNK (4u << 20)
+
+static int collapse_stream(struct collapse *c, int fd, const char *name, struct fs_error *err)
+{
+	cleanup_free char *buf = NULL;
+	size_t cap = 0, len = 0;
+	for (;;) {
+		if (cap - len < COLLAPSE_READ_CHUNK / 2) {
+			if (cap >= COLLAPSE_LINE_MAX + COLLAPSE_READ_CHUNK)
+				return fs_error_set(err, E2BIG,
+						    "reading %s: a line near line %llu is longer than %u MiB",
+						    name, (unsigned long long)c->st.lines + 1,
+						    COLLAPSE_LINE_MAX >> 20);
+			size_t ncap = cap ? cap * 2 : COLLAPSE_READ_CHUNK;
+			char *nb = realloc(buf, ncap);
+			if (!nb)
+				return fs_error_set(err, ENOMEM, "reading %s", name);
+			buf = nb;
+			cap = ncap;
+		}
+		ssize_t got = read(fd, buf + len, cap - len);
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			return fs_error_set(err, errno, "reading %s", name);
+		}
+		if (got == 0)
+			break;
+		len += (size_t)got;
+		const char *last = memrchr(buf, '\n', len);
+		if (!last)
+			continue;
+		size_t whole = (size_t)(last - buf) + 1;
+		int r = collapse_feed(c, buf, whole, err);
+		if (r < 0)
+			return fs_error_wrap(err, "%s", name);
+		memmove(buf, buf + whole, len - whole);
+		len -= whole;
+	}
+	if (len && collapse_feed(c, buf, len, err) < 0)
+		return fs_error_wrap(err, "%s", name);
+	return 0;
+}
+
+int collapse_fd(struct collapse *c, int fd, const char *name, struct fs_error *err)
+{
+	struct stat sb;
+	if (fstat(fd, &sb) < 0)
+		return fs_error_set(err, errno, "stat %s", name);
+	if (!S_ISREG(sb.st_mode) || sb.st_size <= 0)
+		return collapse_stream(c, fd, name, err);
+	size_t size = (size_t)sb.st_size;
+	void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED)
+		return collapse_stream(c, fd, name, err);
+	madvise(map, size, MADV_SEQUENTIAL | MADV_WILLNEED);
+	int r = collapse_feed(c, map, size, err);
+	munmap(map, size);
+	if (r < 0)
+		return fs_error_wrap(err, "%s", name);
+	return 0;
+}
+
+int collapse_buffer(const char *buf, size_t len, const struct collapse_opts *opts,
+		    struct fold *out, struct fs_error *err)
+{
+	struct collapse *c = collapse_new(opts, out);
+	if (!c)
+		return fs_error_set(err, ENOMEM, "creating the collapser");
+	int r = collapse_feed(c, buf, len, err);
+	collapse_free(c);
+	return r;
+}
+
+/* ---- flamesidecar collapse --------------------------------------------- */
+
+static void collapse_usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: flamesidecar collapse [OPTIONS] [FILE...]\n"
+		"\n"
+		"Read `perf script` text (FILEs, or stdin when none or '-') and print folded\n"
+		"stacks, one \"frame;frame;frame count\" line per distinct stack, sorted; the\n"
+		"same lines FlameGraph's stackcollapse-perf.pl prints for the same options.\n"
+		"\n"
+		"Options:\n"
+		"  -p, --pid               append the PID to the process name (\"java-4242\")\n"
+		"  -t, --tid               append PID and TID (\"java-4242/4250\")\n"
+		"  -k, --kernel            annotate kernel frames with _[k]\n"
+		"  -j, --jit               annotate JIT frames (/tmp/perf-PID.map) with _[j]\n"
+		"  -a, --all               both annotations (--kernel --jit)\n"
+		"      --addrs             show raw addresses for unknown symbols: [lib.so <7f12ab>]\n"
+		"  -e, --event-filter=EVENT  keep samples of EVENT only (default: the first\n"
+		"                          event type in the input, e.g. cpu-clock)\n"
+		"  -o, --output=FILE       write to FILE instead of stdout\n"
+		"  -q, --quiet             no warnings on stderr\n"
+		"  -h, --help              this text\n"
+		"\n"
+		"Samples are weighted by their period when perf script prints one.\n"
+		"stackcollapse-perf.pl's --inline/--context (addr2line) are not supported:\n"
+		"use `perf script --inline`, whose inlined frames are collapsed as usual.\n"
+		"\n"
+		"EXAMPLES\n"
+		"  perf record -F 99 -a -g -- sleep 30\n"
+		"  perf script | flamesidecar collapse > out.folded\n"
+		"  flamesidecar collapse --pid --all perf.txt | flamesidecar render > out.svg\n"
+		"  flamesidecar collapse --event-filter=cycles -o cycles.folded a.txt b.txt\n"
+		"\n"
+		"Exit status: 0 ok, 1 an input could not be read or the output written,\n"
+		"2 bad command line.\n");
+}
+
+struct collapse_cli {
+	bool quiet;
+	const char *output;
+};
+
+static int collapse_open_input(const char *path, const char **name)
+{
+	if (!strcmp(path, "-")) {
+		*name = "stdin";
+		return dup(STDIN_FILENO);
+	}
+	*name = path;
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+static void collapse_warn(const struct collapse *c, const struct collapse_cli *cli,
+			  const char *unrec_file, uint64_t unrec_line)
+{
+	struct collapse_stats st;
+	collapse_get_stats(c, &st);
+	if (cli->quiet)
+		return;
+	if (st.first_filtered)
+		fprintf(stderr,
+			"flamesidecar collapse: kept only '%s' events (the first type in the input); "
+			"skipped %llu samples of other types such as '%s' (choose with --event-filter)\n",
+			st.event, (unsigned long long)st.filtered, st.first_filtered);
+	if (st.unrecognized)
+		fprintf(stderr,
+			"flamesidecar collapse: warning: ignored %llu unrecognized lines "
+			"(the first is line %llu of %s); is this `perf script` output?\n",
+			(unsigned long long)st.unrecognized, (unsigned long long)unrec_line,
+			unrec_file);
+	if (st.oversized)
+		fprintf(stderr,
+			"flamesidecar collapse: warning: dropped %llu samples whose folded stack "
+			"is longer than %u bytes\n",
+			(unsigned long long)st.oversized, FOLD_STACK_MAX);
+	if (!st.samples && st.lines && !st.filtered)
+		fprintf(stderr,
+			"flamesidecar collapse: warning: no samples found in %llu lines; record "
+			"with `perf record -g` and pass the output of `perf script`\n",
+			(unsigned long long)st.lines);
+}
+
+int cmd_collapse(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "pid", no_argument, NULL, 'p' },
+		{ "tid", no_argument, NULL, 't' },
+		{ "kernel", no_argument, NULL, 'k' },
+		{ "jit", no_argument, NULL, 'j' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "addrs", no_argument, NULL, 'A' },
+		{ "event-filter", required_argument, NULL, 'e' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "inline", no_argument, NULL, 'I' },
+		{ "context", no_argument, NULL, 'I' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct collapse_opts opts = { 0 };
+	struct collapse_cli cli = { 0 };
+	int ch;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "ptkjae:o:qh", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'p':
+			opts.include_pid = true;
+			break;
+		case 't':
+			opts.include_tid = true;
+			break;
+		case 'k':
+			opts.annotate_kernel = true;
+			break;
+		case 'j':
+			opts.annotate_jit = true;
+			break;
+		case 'a':
+			opts.annotate_kernel = opts.annotate_jit = true;
+			break;
+		case 'A':
+			opts.include_addrs = true;
+			break;
+		case 'e':
+			opts.event_filter = optarg;
+			break;
+		case 'o':
+			cli.output = optarg;
+			break;
+		case 'q':
+			cli.quiet = true;
+			break;
+		case 'I':
+			fprintf(stderr, "flamesidecar collapse: --inline/--context (addr2line on every "
+					"frame) are not supported; record with `perf script --inline` "
+					"instead, its inlined frames are collapsed as usual\n");
+			return FS_EXIT_USAGE;
+		case 'h':
+			collapse_usage(stdout);
+			return FS_EXIT_OK;
+		default:
+			fprintf(stderr, "Try 'flamesidecar collapse --help'.\n");
+			return FS_EXIT_USAGE;
+		}
+	}
+
+	struct fold *fold = fold_new();
+	struct collapse *c = fold ? collapse_new(&opts, fold) : NULL;
+	if (!c) {
+		fprintf(stderr, "flamesidecar collapse: out of memory\n");
+		fold_free(fold);
+		return FS_EXIT_FAIL;
+	}
+
+	static char stdin_arg[] = "-";
+	char *stdin_only[] = { stdin_arg };
+	char **files = optind < argc ? argv + optind : stdin_only;
+	int nfiles = optind < argc ? argc - optind : 1;
+	const char *unrec_file = NULL;
+	uint64_t unrec_line = 0;
+	int rc = FS_EXIT_OK;
+	struct fs_error err = { 0 };
+
+	for (int i = 0; i < nfiles && rc == FS_EXIT_OK; i++) {
+		const char *name;
+		struct collapse_stats before, after;
+		collapse_get_stats(c, &before);
+		cleanup_close int fd = collapse_open_input(files[i], &name);
+		if (fd < 0) {
+			fprintf(stderr, "flamesidecar collapse: cannot open %s: %s; check the path\n",
+				name, strerror(errno));
+			rc = FS_EXIT_FAIL;
+			break;
+		}
+		if (collapse_fd(c, fd, name, &err) < 0) {
+			fprintf(stderr, "flamesidecar collapse: %s\n", err.msg);
+			rc = FS_EXIT_FAIL;
+			break;
+		}
+		collapse_get_stats(c, &after);
+		if (!unrec_file && after.unrecognized) {
+			unrec_file = name;
+			unrec_line = after.first_unrecognized - before.lines;
+		}
+	}
+
+	if (rc == FS_EXIT_OK) {
+		FILE *out = stdout;
+		if (cli.output && !(out = fopen(cli.output, "we"))) {
+			fprintf(stderr, "flamesidecar collapse: cannot create %s: %s\n", cli.output,
+				strerror(errno));
+			rc = FS_EXIT_FAIL;
+		} else {
+			int r = fold_write(fold, out);
+			if (out != stdout && fclose(out) == EOF && r == 0)
+				r = errno ? -errno : -EIO;
+			if (r < 0) {
+				fprintf(stderr, "flamesidecar collapse: writing %s: %s\n",
+					cli.output ? cli.output : "stdout", strerror(-r));
+				rc = FS_EXIT_FAIL;
+			}
+		}
+		collapse_warn(c, &cli, unrec_file ? unrec_file : "the input", unrec_line);
+	}
+	collapse_free(c);
+	fold_free(fold);
+	return rc;
+}

@@ -1,0 +1,62 @@
+/* fold.h - the folded-stack table: "frame;frame;frame" -> count.
+ *
+ * The one aggregation of stacks used everywhere (collapse, run, top):
+ * samples are added as already-joined stack strings, equal stacks are
+ * summed, and iteration is in byte-wise sorted stack order (the order
+ * stackcollapse-perf.pl prints, `sort { $a cmp $b }`).
+ *
+ * Memory: each distinct stack costs its length plus a fixed 32-byte slot
+ * (and the table's spare slots, at most 2x); there is no per-entry malloc,
+ * keys live in large arena chunks. A stack is at most FOLD_STACK_MAX bytes.
+ * A stack should not contain '\n' (it would break the "stack count" lines).
+ */
+#ifndef FS_FOLD_H
+#define FS_FOLD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "error.h"
+
+#define FOLD_STACK_MAX (1u << 20) /* bytes in one folded stack */
+
+struct fold;
+
+/* An empty table, or NULL when out of memory. */
+struct fold *fold_new(void);
+void fold_free(struct fold *f);
+
+/* Add count to stack (len bytes, need not be NUL-terminated); a new stack
+ * is created even when count is 0. Counts saturate at UINT64_MAX.
+ * 0, -E2BIG (len > FOLD_STACK_MAX) or -ENOMEM. */
+int fold_add(struct fold *f, const char *stack, size_t len, uint64_t count);
+
+/* Number of distinct stacks. */
+size_t fold_count(const struct fold *f);
+
+/* Sum of all counts (saturating). */
+uint64_t fold_total(const struct fold *f);
+
+/* The count of one stack, 0 when absent. */
+uint64_t fold_get(const struct fold *f, const char *stack, size_t len);
+
+typedef int (*fold_fn)(const char *stack, size_t len, uint64_t count, void *arg);
+
+/* Call fn for every stack in byte-wise sorted order (memcmp, shorter
+ * prefix first). Stops at and returns the first non-zero value fn returns;
+ * 0 when all were visited, -ENOMEM if the sort index cannot be allocated.
+ * The stack pointer is not NUL-terminated. */
+int fold_foreach(const struct fold *f, fold_fn fn, void *arg);
+
+/* Write "stack count\n" for each stack in sorted order. 0 or -errno
+ * (-EIO when the stream reports an error without errno). */
+int fold_write(const struct fold *f, FILE *out);
+
+/* Add folded text ("stack count" lines, the format fold_write writes and
+ * flamegraph.pl reads; the count is the last space-separated field) to f.
+ * Empty lines are skipped; a line without a count is an error naming its
+ * line number. 0 or -errno. */
+int fold_parse(struct fold *f, const char *buf, size_t len, struct fs_error *err);
+
+#endif
