@@ -1,0 +1,68 @@
+/* elfsyms.h - function symbols of one ELF file (.symtab and .dynsym),
+ * read with libelf, sorted for lookup by virtual address, with C++ names
+ * demangled the way flame graphs show them ("JavaCalls::call_helper").
+ *
+ * The file comes as an fd (the symbolizer opens /proc/<pid>/map_files/...,
+ * never a path inside a container) or as bytes in memory (the vDSO, tests,
+ * the fuzzer). Every input is treated as hostile: sizes and counts are
+ * bounded and a malformed file is an error, never a crash. */
+#ifndef FS_ELFSYMS_H
+#define FS_ELFSYMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+#define ELFSYMS_MAX_FILE (1ull << 30)	  /* files larger than this are skipped */
+#define ELFSYMS_MAX_SYMBOLS (4u << 20)	  /* symbols kept per file */
+#define ELFSYMS_MAX_NAME 1024		  /* longer names are truncated */
+#define ELFSYMS_MAX_POOL (256u << 20)	  /* bytes of names per file */
+#define ELFSYMS_MAX_LOADS 64		  /* PT_LOAD segments kept */
+#define ELFSYMS_BUILD_ID_MAX 64
+#define ELFSYMS_SIZELESS_SPAN 4096	  /* a size-0 symbol covers at most this */
+
+struct elfsyms;
+
+/* Load from an open file (read with pread: a file truncated under us
+ * cannot SIGBUS the caller). 0 or -errno: -EFBIG over ELFSYMS_MAX_FILE,
+ * -ENOEXEC when it is not a usable ELF file. */
+int elfsyms_load_fd(int fd, struct elfsyms **out, struct fs_error *err);
+
+/* Load from memory; buf is copied, the caller keeps it. */
+int elfsyms_load_mem(const void *buf, size_t len, struct elfsyms **out, struct fs_error *err);
+
+/* Just the GNU build-id note of an open file, without reading symbols.
+ * 0 with *len set, -ENOENT when there is none, or -errno. */
+int elfsyms_read_build_id(int fd, unsigned char id[ELFSYMS_BUILD_ID_MAX], size_t *len);
+
+/* File offset (from /proc/<pid>/maps: addr - start + pgoff) to the ELF
+ * virtual address, through the PT_LOAD program headers. 0 or -ENOENT. */
+int elfsyms_offset_to_vaddr(const struct elfsyms *es, uint64_t file_offset, uint64_t *vaddr);
+
+/* The function containing vaddr, demangled and without its argument list,
+ * or NULL. *offset (if not NULL) is vaddr - symbol start. The string lives
+ * as long as es (demangled names are cached on first use). */
+const char *elfsyms_lookup(struct elfsyms *es, uint64_t vaddr, uint64_t *offset);
+
+size_t elfsyms_count(const struct elfsyms *es);
+
+/* Build-id bytes (NULL and *len 0 when the file has none). */
+const unsigned char *elfsyms_build_id(const struct elfsyms *es, size_t *len);
+
+/* Approximate heap bytes held (for the caller's bound on caches). */
+size_t elfsyms_memory(const struct elfsyms *es);
+
+void elfsyms_free(struct elfsyms *es);
+
+/* Demangle an Itanium C++ name into out and strip its argument list,
+ * qualifiers and (for templates) return type: "_ZN9JavaCalls11call_helperE..."
+ * -> "JavaCalls::call_helper". Returns 1 when demangled, 0 when name is not
+ * a C++ name (out gets a copy), -ENAMETOOLONG when out is too small
+ * (truncated). */
+int elfsyms_demangle(const char *name, char *out, size_t len);
+
+/* The argument-stripping step alone, in place (exposed for tests). */
+void elfsyms_strip_args(char *name);
+
+#endif

@@ -1,0 +1,707 @@
+/* symbols.c - see symbols.h */
+#include "symbols.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cleanup.h"
+#include "elfsyms.h"
+#include "kallsyms.h"
+#include "perfmap.h"
+
+#define SYMBOLIZER_BUCKETS 1024
+#define SYMBOLIZER_JIT_MAX 64
+#define SYMBOLIZER_ARENA (SYMBOLIZER_MAX_FRAMES * 160)
+#define SYMBOLIZER_KERNEL_MIN 0xffff800000000000ull
+
+enum symmap_type { SYMMAP_FILE, SYMMAP_ANON, SYMMAP_VDSO, SYMMAP_SPECIAL };
+
+struct symfile {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	unsigned char build_id[ELFSYMS_BUILD_ID_MAX];
+	size_t build_id_len;
+	struct elfsyms *es; /* NULL: could not be read (negative cache) */
+	int shared;	    /* es belongs to another entry (same build-id) */
+};
+
+struct symmap {
+	uint64_t start, end, pgoff;
+	enum symmap_type type;
+	char *label; /* "[libc.so.6]", "[vdso]"; NULL for anonymous memory */
+	struct symfile *file;
+	int tried;
+};
+
+struct sympid {
+	pid_t pid;
+	struct sympid *next;
+	struct symmap *maps;
+	size_t n;
+	uint64_t loaded_ms;
+	int gone;
+	char comm[17];
+};
+
+struct symjit {
+	pid_t pid;
+	symbolizer_jit_fn fn;
+	void *ctx;
+};
+
+struct symbolizer {
+	struct symbolizer_opts opts;
+	char proc_root[256];
+	struct kallsyms *ks;
+	int ks_tried;
+	struct elfsyms *vdso;
+	int vdso_tried;
+	struct sympid *buckets[SYMBOLIZER_BUCKETS];
+	size_t npids;
+	struct symfile **files;
+	size_t nfiles;
+	size_t elf_memory;
+	struct symjit jit[SYMBOLIZER_JIT_MAX];
+	size_t njit;
+	struct symbolizer_stats st;
+	char arena[SYMBOLIZER_ARENA];
+	size_t arena_len;
+};
+
+static uint64_t symbolizer_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Copy into the per-call arena; a full arena gives a fixed label. */
+static const char *symbolizer_keep(struct symbolizer *sym, const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = b ? strlen(b) : 0;
+	if (sym->arena_len + la + lb + 1 > sizeof(sym->arena))
+		return "[truncated]";
+	char *p = sym->arena + sym->arena_len;
+	memcpy(p, a, la);
+	if (lb)
+		memcpy(p + la, b, lb);
+	p[la + lb] = '\0';
+	sym->arena_len += la + lb + 1;
+	return p;
+}
+
+int symbolizer_open(const struct symbolizer_opts *opts, struct symbolizer **out,
+		    struct fs_error *err)
+{
+	struct symbolizer *sym = calloc(1, sizeof(*sym));
+	if (!sym)
+		return fs_error_set(err, ENOMEM, "allocating the symbolizer");
+	if (opts)
+		sym->opts = *opts;
+	const char *root = sym->opts.proc_root ? sym->opts.proc_root : "/proc";
+	if (strlen(root) >= sizeof(sym->proc_root)) {
+		free(sym);
+		return fs_error_set(err, ENAMETOOLONG, "symbolizer: proc root '%s'", root);
+	}
+	strcpy(sym->proc_root, root);
+	sym->opts.proc_root = NULL;
+	*out = sym;
+	return 0;
+}
+
+static void symbolizer_free_pid(struct sympid *sp)
+{
+	for (size_t i = 0; i < sp->n; i++)
+		free(sp->maps[i].label);
+	free(sp->maps);
+	free(sp);
+}
+
+static void symbolizer_drop_pids(struct symbolizer *sym)
+{
+	for (size_t b = 0; b < SYMBOLIZER_BUCKETS; b++) {
+		struct sympid *sp = sym->buckets[b];
+		while (sp) {
+			struct sympid *next = sp->next;
+			symbolizer_free_pid(sp);
+			sp = next;
+		}
+		sym->buckets[b] = NULL;
+	}
+	sym->npids = 0;
+}
+
+void symbolizer_close(struct symbolizer *sym)
+{
+	if (!sym)
+		return;
+	symbolizer_drop_pids(sym);
+	for (size_t i = 0; i < sym->nfiles; i++) {
+		if (!sym->files[i]->shared)
+			elfsyms_free(sym->files[i]->es);
+		free(sym->files[i]);
+	}
+	free(sym->files);
+	kallsyms_free(sym->ks);
+	elfsyms_free(sym->vdso);
+	free(sym);
+}
+
+int symbolizer_set_jit(struct symbolizer *sym, pid_t pid, symbolizer_jit_fn fn, void *ctx)
+{
+	for (size_t i = 0; i < sym->njit; i++) {
+		if (sym->jit[i].pid != pid)
+			continue;
+		if (fn) {
+			sym->jit[i].fn = fn;
+			sym->jit[i].ctx = ctx;
+		} else {
+			sym->jit[i] = sym->jit[--sym->njit];
+		}
+		return 0;
+	}
+	if (!fn)
+		return 0;
+	if (sym->njit == SYMBOLIZER_JIT_MAX)
+		return -ENOSPC;
+	sym->jit[sym->njit++] = (struct symjit){ pid, fn, ctx };
+	return 0;
+}
+
+int symbolizer_jit_perfmap(void *ctx, pid_t pid, uint64_t addr, char *buf, size_t len)
+{
+	const struct perfmap_entry *e = perfmap_lookup(ctx, addr);
+	if (!e || len == 0)
+		return 0;
+	snprintf(buf, len, "%s", e->name);
+	return 1;
+}
+
+static const struct symjit *symbolizer_jit_for(const struct symbolizer *sym, pid_t pid)
+{
+	const struct symjit *any = NULL;
+	for (size_t i = 0; i < sym->njit; i++) {
+		if (sym->jit[i].pid == pid)
+			return &sym->jit[i];
+		if (sym->jit[i].pid == 0)
+			any = &sym->jit[i];
+	}
+	return any;
+}
+
+/* ---- /proc/<pid>/maps --------------------------------------------------- */
+
+static char *symbolizer_label(const char *path, enum symmap_type type)
+{
+	if (type == SYMMAP_ANON)
+		return NULL;
+	if (type != SYMMAP_FILE)
+		return strdup(path); /* "[vdso]", "[vsyscall]" */
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	size_t len = strlen(base);
+	const char *del = " (deleted)";
+	if (len > strlen(del) && !strcmp(base + len - strlen(del), del))
+		len -= strlen(del);
+	if (len > 200)
+		len = 200;
+	char *l = malloc(len + 3);
+	if (!l)
+		return NULL;
+	l[0] = '[';
+	memcpy(l + 1, base, len);
+	l[len + 1] = ']';
+	l[len + 2] = '\0';
+	return l;
+}
+
+static int symbolizer_parse_maps(FILE *f, struct sympid *sp)
+{
+	cleanup_free char *line = NULL;
+	size_t cap = 0, total = 0, mcap = 0;
+	ssize_t len;
+	while ((len = getline(&line, &cap, f)) > 0) {
+		total += (size_t)len;
+		if (total > SYMBOLIZER_MAPS_MAX_BYTES || sp->n >= SYMBOLIZER_MAX_MAPS)
+			break;
+		if (line[len - 1] == '\n')
+			line[len - 1] = '\0';
+		unsigned long long start, end, pgoff, ino;
+		unsigned maj, min;
+		char perms[8];
+		int pos = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff, &maj,
+			   &min, &ino, &pos) < 7 || pos == 0)
+			continue;
+		if (!strchr(perms, 'x') || end <= start)
+			continue;
+		const char *path = line + pos;
+		enum symmap_type type;
+		if (!*path)
+			type = SYMMAP_ANON;
+		else if (!strcmp(path, "[vdso]"))
+			type = SYMMAP_VDSO;
+		else if (path[0] == '[')
+			type = strncmp(path, "[anon", 5) ? SYMMAP_SPECIAL : SYMMAP_ANON;
+		else if (ino == 0 && path[0] != '/')
+			type = SYMMAP_ANON; /* e.g. "//anon", memfd names are files though */
+		else
+			type = SYMMAP_FILE;
+		if (sp->n == mcap) {
+			size_t nc = mcap ? mcap * 2 : 64;
+			struct symmap *m = realloc(sp->maps, nc * sizeof(*m));
+			if (!m)
+				return -ENOMEM;
+			sp->maps = m;
+			mcap = nc;
+		}
+		struct symmap *m = &sp->maps[sp->n];
+		memset(m, 0, sizeof(*m));
+		m->start = start;
+		m->end = end;
+		m->pgoff = pgoff;
+		m->type = type;
+		m->label = symbolizer_label(path, type);
+		if (type != SYMMAP_ANON && !m->label)
+			return -ENOMEM;
+		sp->n++;
+	}
+	return 0;
+}
+
+static struct sympid *symbolizer_find_pid(struct symbolizer *sym, pid_t pid)
+{
+	for (struct sympid *sp = sym->buckets[(unsigned)pid % SYMBOLIZER_BUCKETS]; sp; sp = sp->next)
+		if (sp->pid == pid)
+			return sp;
+	return NULL;
+}
+
+static void symbolizer_read_comm(struct symbolizer *sym, struct sympid *sp)
+{
+	char path[320];
+	snprintf(path, sizeof(path), "%s/%d/comm", sym->proc_root, (int)sp->pid);
+	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t r = read(fd, sp->comm, sizeof(sp->comm) - 1);
+	if (r <= 0)
+		return;
+	sp->comm[r] = '\0';
+	char *nl = strchr(sp->comm, '\n');
+	if (nl)
+		*nl = '\0';
+}
+
+/* (Re)read pid's maps into sp. */
+static int symbolizer_read_maps(struct symbolizer *sym, struct sympid *sp, struct fs_error *err)
+{
+	char path[320];
+	snprintf(path, sizeof(path), "%s/%d/maps", sym->proc_root, (int)sp->pid);
+	sp->loaded_ms = symbolizer_now_ms();
+	sym->st.maps_reads++;
+	cleanup_fclose FILE *f = fopen(path, "re");
+	if (!f) {
+		int e = errno;
+		if (e == ENOENT)
+			e = ESRCH;
+		sp->gone = 1;
+		return fs_error_set(err, e, "reading %s", path);
+	}
+	struct sympid fresh = { .pid = sp->pid };
+	int r = symbolizer_parse_maps(f, &fresh);
+	if (r < 0 || fresh.n == 0) {
+		for (size_t i = 0; i < fresh.n; i++)
+			free(fresh.maps[i].label);
+		free(fresh.maps);
+		if (r < 0)
+			return fs_error_set(err, -r, "parsing %s", path);
+		sp->gone = 1; /* a zombie or kernel thread: nothing mapped */
+		return 0;
+	}
+	/* Keep resolved files of mappings that did not change. */
+	for (size_t i = 0, j = 0; i < fresh.n; i++) {
+		while (j < sp->n && sp->maps[j].start < fresh.maps[i].start)
+			j++;
+		if (j < sp->n && sp->maps[j].start == fresh.maps[i].start &&
+		    sp->maps[j].end == fresh.maps[i].end && sp->maps[j].pgoff == fresh.maps[i].pgoff &&
+		    sp->maps[j].type == fresh.maps[i].type) {
+			fresh.maps[i].file = sp->maps[j].file;
+			fresh.maps[i].tried = sp->maps[j].tried;
+		}
+	}
+	for (size_t i = 0; i < sp->n; i++)
+		free(sp->maps[i].label);
+	free(sp->maps);
+	sp->maps = fresh.maps;
+	sp->n = fresh.n;
+	sp->gone = 0;
+	return 0;
+}
+
+static struct sympid *symbolizer_get_pid(struct symbolizer *sym, pid_t pid, struct fs_error *err)
+{
+	struct sympid *sp = symbolizer_find_pid(sym, pid);
+	if (sp)
+		return sp;
+	if (sym->npids >= SYMBOLIZER_MAX_PIDS)
+		symbolizer_drop_pids(sym); /* bounded: start over (ELF tables stay) */
+	sp = calloc(1, sizeof(*sp));
+	if (!sp) {
+		fs_error_set(err, ENOMEM, "caching pid %d", (int)pid);
+		return NULL;
+	}
+	sp->pid = pid;
+	unsigned b = (unsigned)pid % SYMBOLIZER_BUCKETS;
+	sp->next = sym->buckets[b];
+	sym->buckets[b] = sp;
+	sym->npids++;
+	symbolizer_read_comm(sym, sp);
+	symbolizer_read_maps(sym, sp, err);
+	return sp;
+}
+
+int symbolizer_load_pid(struct symbolizer *sym, pid_t pid, struct fs_error *err)
+{
+	struct sympid *sp = symbolizer_find_pid(sym, pid);
+	if (sp)
+		return symbolizer_read_maps(sym, sp, err);
+	fs_error_clear(err);
+	sp = symbolizer_get_pid(sym, pid, err);
+	if (!sp)
+		return -ENOMEM;
+	return sp->gone && err && err->code ? -err->code : 0;
+}
+
+void symbolizer_forget_pid(struct symbolizer *sym, pid_t pid)
+{
+	struct sympid **pp = &sym->buckets[(unsigned)pid % SYMBOLIZER_BUCKETS];
+	for (; *pp; pp = &(*pp)->next) {
+		if ((*pp)->pid == pid) {
+			struct sympid *sp = *pp;
+			*pp = sp->next;
+			symbolizer_free_pid(sp);
+			sym->npids--;
+			return;
+		}
+	}
+}
+
+const char *symbolizer_comm(struct symbolizer *sym, pid_t pid)
+{
+	struct sympid *sp = symbolizer_get_pid(sym, pid, NULL);
+	return sp && sp->comm[0] ? sp->comm : NULL;
+}
+
+static struct symmap *symbolizer_find_map(struct sympid *sp, uint64_t addr)
+{
+	size_t lo = 0, hi = sp->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (addr < sp->maps[mid].start)
+			hi = mid;
+		else if (addr >= sp->maps[mid].end)
+			lo = mid + 1;
+		else
+			return &sp->maps[mid];
+	}
+	return NULL;
+}
+
+/* ---- ELF files ---------------------------------------------------------- */
+
+static int symbolizer_add_file(struct symbolizer *sym, struct symfile *f)
+{
+	if (sym->nfiles % 64 == 0) {
+		struct symfile **p = realloc(sym->files, (sym->nfiles + 64) * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		sym->files = p;
+	}
+	sym->files[sym->nfiles++] = f;
+	return 0;
+}
+
+static struct symfile *symbolizer_file(struct symbolizer *sym, pid_t pid, struct symmap *m)
+{
+	if (m->tried)
+		return m->file;
+	m->tried = 1;
+	char path[320];
+	snprintf(path, sizeof(path), "%s/%d/map_files/%llx-%llx", sym->proc_root, (int)pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return NULL;
+	for (size_t i = 0; i < sym->nfiles; i++) {
+		struct symfile *f = sym->files[i];
+		if (f->dev == st.st_dev && f->ino == st.st_ino && f->size == st.st_size &&
+		    f->mtime.tv_sec == st.st_mtim.tv_sec && f->mtime.tv_nsec == st.st_mtim.tv_nsec)
+			return m->file = f;
+	}
+	if (sym->nfiles >= SYMBOLIZER_MAX_FILES || sym->elf_memory >= SYMBOLIZER_MAX_ELF_MEMORY)
+		return NULL;
+	struct symfile *f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	f->size = st.st_size;
+	f->mtime = st.st_mtim;
+	if (elfsyms_read_build_id(fd, f->build_id, &f->build_id_len) < 0)
+		f->build_id_len = 0;
+	for (size_t i = 0; f->build_id_len && i < sym->nfiles; i++) {
+		struct symfile *o = sym->files[i];
+		if (o->es && o->build_id_len == f->build_id_len &&
+		    !memcmp(o->build_id, f->build_id, f->build_id_len)) {
+			f->es = o->es;
+			f->shared = 1;
+			sym->st.elf_shared++;
+			break;
+		}
+	}
+	if (!f->es) {
+		if (elfsyms_load_fd(fd, &f->es, NULL) < 0) {
+			f->es = NULL;
+			sym->st.elf_failed++;
+		} else {
+			sym->st.elf_loaded++;
+			sym->elf_memory += elfsyms_memory(f->es);
+		}
+	}
+	if (symbolizer_add_file(sym, f) < 0) {
+		if (!f->shared)
+			elfsyms_free(f->es);
+		free(f);
+		return NULL;
+	}
+	return m->file = f;
+}
+
+/* Our own vDSO: the kernel maps the same image into every process. */
+static struct elfsyms *symbolizer_vdso(struct symbolizer *sym)
+{
+	if (sym->vdso_tried)
+		return sym->vdso;
+	sym->vdso_tried = 1;
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	if (!base)
+		return NULL;
+	cleanup_fclose FILE *f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return NULL;
+	cleanup_free char *line = NULL;
+	size_t cap = 0;
+	unsigned long long start, end;
+	while (getline(&line, &cap, f) > 0) {
+		if (!strstr(line, "[vdso]"))
+			continue;
+		if (sscanf(line, "%llx-%llx", &start, &end) == 2 && start == base && end > start &&
+		    end - start <= (1u << 20))
+			elfsyms_load_mem((const void *)(uintptr_t)start, end - start, &sym->vdso, NULL);
+		break;
+	}
+	return sym->vdso;
+}
+
+/* ---- lookups ------------------------------------------------------------ */
+
+static const char *symbolizer_kernel(struct symbolizer *sym, uint64_t addr, int *resolved)
+{
+	if (!sym->ks_tried) {
+		sym->ks_tried = 1;
+		if (kallsyms_load(sym->opts.kallsyms_path, &sym->ks, NULL) < 0)
+			sym->ks = NULL;
+	}
+	const char *suffix = (sym->opts.flags & SYMBOLIZER_NO_KERNEL_SUFFIX) ? NULL : "_[k]";
+	const char *name = kallsyms_lookup(sym->ks, addr, NULL, NULL);
+	*resolved = name != NULL;
+	return symbolizer_keep(sym, name ? name : "[kernel.kallsyms]", suffix);
+}
+
+static const char *symbolizer_jit(struct symbolizer *sym, pid_t pid, uint64_t addr, int *resolved)
+{
+	const struct symjit *j = symbolizer_jit_for(sym, pid);
+	char buf[SYMBOLIZER_NAME_MAX];
+	if (j && j->fn(j->ctx, pid, addr, buf, sizeof(buf)) == 1) {
+		buf[sizeof(buf) - 1] = '\0';
+		*resolved = 1;
+		return symbolizer_keep(sym, buf,
+				       (sym->opts.flags & SYMBOLIZER_JIT_SUFFIX) ? "_[j]" : NULL);
+	}
+	return NULL;
+}
+
+static const char *symbolizer_user(struct symbolizer *sym, struct sympid *sp, uint64_t addr,
+				   enum symbolizer_kind *kind, int *resolved)
+{
+	struct symmap *m = symbolizer_find_map(sp, addr);
+	if (!m && !sp->gone && symbolizer_now_ms() - sp->loaded_ms >= SYMBOLIZER_REFRESH_MS) {
+		symbolizer_read_maps(sym, sp, NULL); /* new mapping since (dlopen, JIT) */
+		m = symbolizer_find_map(sp, addr);
+	}
+	if (!m || m->type == SYMMAP_ANON) {
+		*kind = m ? SYMBOLIZER_KIND_JIT : SYMBOLIZER_KIND_UNKNOWN;
+		const char *name = symbolizer_jit(sym, sp->pid, addr, resolved);
+		if (name) {
+			*kind = SYMBOLIZER_KIND_JIT;
+			return name;
+		}
+		return "[unknown]";
+	}
+	*kind = SYMBOLIZER_KIND_NATIVE;
+	struct elfsyms *es = NULL;
+	uint64_t off = addr - m->start + m->pgoff;
+	if (m->type == SYMMAP_VDSO) {
+		es = symbolizer_vdso(sym);
+		off = addr - m->start;
+	} else if (m->type == SYMMAP_FILE) {
+		struct symfile *f = symbolizer_file(sym, sp->pid, m);
+		es = f ? f->es : NULL;
+	}
+	uint64_t vaddr;
+	const char *name = NULL;
+	if (es && elfsyms_offset_to_vaddr(es, off, &vaddr) == 0)
+		name = elfsyms_lookup(es, vaddr, NULL);
+	*resolved = name != NULL;
+	return name ? name : m->label;
+}
+
+static const char *symbolizer_one(struct symbolizer *sym, struct sympid *sp, uint64_t addr,
+				  int kernel, enum symbolizer_kind *kind, int *resolved)
+{
+	const char *name;
+	*resolved = 0;
+	if (kernel) {
+		*kind = SYMBOLIZER_KIND_KERNEL;
+		name = symbolizer_kernel(sym, addr, resolved);
+	} else if (sp) {
+		name = symbolizer_user(sym, sp, addr, kind, resolved);
+	} else {
+		*kind = SYMBOLIZER_KIND_UNKNOWN;
+		name = "[unknown]";
+	}
+	sym->st.frames[*kind]++;
+	if (*resolved)
+		sym->st.resolved[*kind]++;
+	return name;
+}
+
+const char *symbolizer_addr(struct symbolizer *sym, pid_t pid, uint64_t addr, int kernel,
+			    enum symbolizer_kind *kind, int *resolved)
+{
+	enum symbolizer_kind k;
+	int r;
+	sym->arena_len = 0;
+	struct sympid *sp = kernel ? NULL : symbolizer_get_pid(sym, pid, NULL);
+	const char *name = symbolizer_one(sym, sp, addr, kernel, &k, &r);
+	if (kind)
+		*kind = k;
+	if (resolved)
+		*resolved = r;
+	return name;
+}
+
+int symbolizer_symbolize(struct symbolizer *sym, pid_t pid, const uint64_t *ips, size_t nr,
+			 struct symbolizer_frame *frames, size_t max, size_t *n)
+{
+	sym->arena_len = 0;
+	struct sympid *sp = NULL;
+	int ctx = -1; /* -1 unknown (by address), 0 user, 1 kernel, 2 other */
+	int first = 1;
+	size_t out = 0;
+	if (nr > SYMBOLIZER_MAX_FRAMES)
+		nr = SYMBOLIZER_MAX_FRAMES;
+	for (size_t i = 0; i < nr && out < max; i++) {
+		uint64_t ip = ips[i];
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			if (ip == (uint64_t)PERF_CONTEXT_KERNEL)
+				ctx = 1;
+			else if (ip == (uint64_t)PERF_CONTEXT_USER)
+				ctx = 0;
+			else
+				ctx = 2; /* hypervisor / guest: not ours */
+			first = 1;
+			continue;
+		}
+		if (ctx == 2)
+			continue;
+		int kernel = ctx == 1 || (ctx == -1 && ip >= SYMBOLIZER_KERNEL_MIN);
+		uint64_t addr = (first || ip == 0) ? ip : ip - 1;
+		first = 0;
+		if (!kernel && !sp)
+			sp = symbolizer_get_pid(sym, pid, NULL);
+		struct symbolizer_frame *f = &frames[out++];
+		f->addr = addr;
+		f->name = symbolizer_one(sym, sp, addr, kernel, &f->kind, &f->resolved);
+	}
+	*n = out;
+	return 0;
+}
+
+int symbolizer_fold(struct symbolizer *sym, pid_t pid, const char *comm, const uint64_t *ips,
+		    size_t nr, char *buf, size_t len)
+{
+	struct symbolizer_frame frames[SYMBOLIZER_MAX_FRAMES];
+	size_t n = 0, pos = 0;
+	int full = 0;
+	if (len == 0)
+		return -ENOSPC;
+	symbolizer_symbolize(sym, pid, ips, nr, frames, SYMBOLIZER_MAX_FRAMES, &n);
+	for (size_t k = 0; k <= n && !full; k++) {
+		const char *name = k == 0 ? comm : frames[n - k].name;
+		if (!name)
+			continue;
+		if (pos && !(full = pos + 1 >= len))
+			buf[pos++] = ';';
+		for (const char *c = name; *c && !full; c++) {
+			if (pos + 1 >= len) {
+				full = 1;
+				break;
+			}
+			char ch = *c;
+			if (ch == ';')
+				ch = ':';
+			else if ((unsigned char)ch < 0x20 || ch == 0x7f)
+				ch = '?';
+			buf[pos++] = ch;
+		}
+	}
+	buf[pos] = '\0';
+	return full ? -ENOSPC : (int)pos;
+}
+
+void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *st)
+{
+	*st = sym->st;
+	st->pids = sym->npids;
+	st->files = sym->nfiles;
+	st->memory = sym->elf_memory;
+}
+
+const char *symbolizer_kind_name(enum symbolizer_kind kind)
+{
+	switch (kind) {
+	case SYMBOLIZER_KIND_KERNEL:
+		return "kernel";
+	case SYMBOLIZER_KIND_NATIVE:
+		return "native";
+	case SYMBOLIZER_KIND_JIT:
+		return "jit";
+	case SYMBOLIZER_KIND_UNKNOWN:
+	default:
+		return "unknown";
+	}
+}

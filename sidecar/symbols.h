@@ -1,0 +1,126 @@
+/* symbols.h - the symbolizer: perf callchains (pid + addresses with
+ * PERF_CONTEXT_KERNEL/USER markers) to frame names for flame graphs.
+ *
+ *   kernel  /proc/kallsyms                         "do_syscall_64_[k]"
+ *   native  ELF .symtab/.dynsym of the mapped file  "JavaCalls::call_helper"
+ *           opened as /proc/<pid>/map_files/<start>-<end> (never by path)
+ *   jit     a per-pid lookup callback (the perf map) "java.util.HashMap.get"
+ *
+ * Unresolved frames are labelled like perf + stackcollapse-perf.pl:
+ * "[libfoo.so]" when the mapping is known (basename of the mapped file),
+ * "[unknown]" for anonymous memory or no mapping at all, and
+ * "[kernel.kallsyms]_[k]" in the kernel. See docs/sampling.md.
+ *
+ * Per-process maps are read lazily from /proc/<pid>/maps and cached, so a
+ * process can be symbolized after it exited if it was seen while alive
+ * (symbolizer_load_pid). ELF symbol tables are cached per file identity
+ * (device, inode, size, mtime) and aliased by build-id, so every process of
+ * one image costs one parse. Every cache is bounded (see the constants).
+ *
+ * Not thread-safe: one symbolizer per thread. */
+#ifndef FS_SYMBOLS_H
+#define FS_SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+#define SYMBOLIZER_MAX_FRAMES 256	   /* frames per callchain handled */
+#define SYMBOLIZER_MAX_PIDS 4096	   /* cached processes (then the cache restarts) */
+#define SYMBOLIZER_MAX_MAPS 16384	   /* executable mappings kept per process */
+#define SYMBOLIZER_MAX_FILES 4096	   /* ELF files cached */
+#define SYMBOLIZER_MAX_ELF_MEMORY (1ull << 30) /* bytes of ELF symbol tables cached */
+#define SYMBOLIZER_MAPS_MAX_BYTES (16u << 20) /* a /proc/<pid>/maps larger than this is cut */
+#define SYMBOLIZER_REFRESH_MS 1000	   /* re-read maps on a miss at most this often */
+#define SYMBOLIZER_NAME_MAX 1024
+
+struct symbolizer;
+
+enum symbolizer_kind {
+	SYMBOLIZER_KIND_KERNEL,
+	SYMBOLIZER_KIND_NATIVE,	 /* file-backed user code (and the vDSO) */
+	SYMBOLIZER_KIND_JIT,	 /* anonymous executable memory: Java and other JITs */
+	SYMBOLIZER_KIND_UNKNOWN, /* user address in no known mapping */
+	SYMBOLIZER_KIND_COUNT,
+};
+
+/* Options (flags). */
+#define SYMBOLIZER_JIT_SUFFIX 0x1 /* append "_[j]" to JIT frames (stackcollapse --jit) */
+#define SYMBOLIZER_NO_KERNEL_SUFFIX 0x2 /* no "_[k]" on kernel frames */
+
+struct symbolizer_opts {
+	const char *kallsyms_path; /* NULL = /proc/kallsyms */
+	const char *proc_root;	   /* NULL = /proc (tests) */
+	unsigned flags;
+};
+
+struct symbolizer_frame {
+	const char *name;	/* valid until the next call on the symbolizer */
+	uint64_t addr;		/* the address looked up */
+	enum symbolizer_kind kind;
+	int resolved;		/* 1 when name is a real symbol */
+};
+
+struct symbolizer_stats {
+	uint64_t frames[SYMBOLIZER_KIND_COUNT];
+	uint64_t resolved[SYMBOLIZER_KIND_COUNT];
+	uint64_t elf_loaded, elf_failed, elf_shared; /* parses, failures, build-id hits */
+	uint64_t maps_reads;
+	size_t pids, files, memory; /* cached now; memory in bytes (ELF tables) */
+};
+
+/* Look up a JIT address of pid: write the name into buf (NUL-terminated)
+ * and return 1, or return 0 when unknown. */
+typedef int (*symbolizer_jit_fn)(void *ctx, pid_t pid, uint64_t addr, char *buf, size_t len);
+
+/* A symbolizer_jit_fn over a parsed perf map (lib/perfmap.h): pass the
+ * struct perfmap * as ctx. Names are copied verbatim (truncated to len). */
+int symbolizer_jit_perfmap(void *ctx, pid_t pid, uint64_t addr, char *buf, size_t len);
+
+/* opts may be NULL. 0 or -errno. /proc/kallsyms is read on first use. */
+int symbolizer_open(const struct symbolizer_opts *opts, struct symbolizer **out,
+		    struct fs_error *err);
+void symbolizer_close(struct symbolizer *sym);
+
+/* Register (fn != NULL) or remove the JIT lookup for pid; pid 0 is the
+ * fallback for every process without its own. 0 or -ENOSPC (64 max). */
+int symbolizer_set_jit(struct symbolizer *sym, pid_t pid, symbolizer_jit_fn fn, void *ctx);
+
+/* Read and cache pid's maps now (while it runs). 0 or -errno (-ESRCH
+ * when it is gone). Optional: symbolizing does this on first use. */
+int symbolizer_load_pid(struct symbolizer *sym, pid_t pid, struct fs_error *err);
+
+/* Drop what is cached about pid (it exec'd, or the pid is new). */
+void symbolizer_forget_pid(struct symbolizer *sym, pid_t pid);
+
+/* Symbolize a perf callchain (leaf first, with context markers) of pid.
+ * Fills up to max frames (leaf first, markers dropped), *n the count.
+ * Return addresses (every frame after the first of each context) are
+ * looked up at addr - 1, as perf does. Always succeeds (unknown frames get
+ * labels); returns 0. */
+int symbolizer_symbolize(struct symbolizer *sym, pid_t pid, const uint64_t *ips, size_t nr,
+			 struct symbolizer_frame *frames, size_t max, size_t *n);
+
+/* Symbolize one address of known kind context (kernel != 0: kernel). */
+const char *symbolizer_addr(struct symbolizer *sym, pid_t pid, uint64_t addr, int kernel,
+			    enum symbolizer_kind *kind, int *resolved);
+
+/* The folded-stack line for one callchain, root first, frames joined by
+ * ';' (";" in a name becomes ':', control characters '?'), without the
+ * count: "[comm;]main;work;do_syscall_64_[k]". comm (NULL = none) is put
+ * first like stackcollapse-perf.pl does with the process name. Returns the
+ * length, or -ENOSPC when buf is too small (buf holds a truncated line). */
+int symbolizer_fold(struct symbolizer *sym, pid_t pid, const char *comm, const uint64_t *ips,
+		    size_t nr, char *buf, size_t len);
+
+/* The process name (/proc/<pid>/comm) as cached with its maps, or NULL. */
+const char *symbolizer_comm(struct symbolizer *sym, pid_t pid);
+
+void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *st);
+
+/* "kernel", "native", "jit", "unknown" */
+const char *symbolizer_kind_name(enum symbolizer_kind kind);
+
+#endif
