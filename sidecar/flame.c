@@ -1,0 +1,751 @@
+/* flame.c - the frame tree: interned names, a (parent, name) -> child hash
+ * table, and a folded-stack reader. See flame.h.
+ *
+ * Nodes live in one array and refer to each other by index, so growing it
+ * is a realloc. flame_add remembers the node path of the previous stack:
+ * folded input is usually sorted, so most of a stack's frames are the
+ * previous stack's and are found by one memcmp instead of two hash look-ups.
+ */
+#include "flame.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cleanup.h"
+
+struct flame_node {
+	uint32_t name;	  /* index into names[] */
+	uint32_t parent;
+	uint32_t child;	  /* first child, FLAME_NONE if a leaf */
+	uint32_t sibling; /* next sibling */
+	uint64_t total;	  /* column B, inclusive */
+	uint64_t self;	  /* column B, exclusive */
+};
+
+/* Column A, allocated in parallel to nodes[] once the tree is differential. */
+struct flame_acount {
+	uint64_t total;
+	uint64_t self;
+};
+
+struct flame_name {
+	size_t off; /* into pool */
+	uint32_t len;
+	uint32_t hash;
+};
+
+struct flame {
+	struct flame_node *nodes;
+	struct flame_acount *acounts;
+	uint32_t n, cap;
+
+	uint32_t *child_tab; /* open addressing; node index or FLAME_NONE */
+	size_t child_mask;
+
+	char *pool;
+	size_t pool_len, pool_cap;
+	struct flame_name *names;
+	uint32_t nnames, names_cap;
+	uint32_t *name_tab; /* open addressing; name index or FLAME_NONE */
+	size_t name_mask;
+
+	/* the previous stack and its node path (flame_add's prefix cache) */
+	char *prev;
+	size_t prev_len, prev_cap;
+	uint32_t prev_depth;
+	uint32_t prev_nodes[FLAME_DEPTH_MAX];
+	size_t prev_ends[FLAME_DEPTH_MAX]; /* end offset of each frame in prev */
+
+	struct flame_stats stats;
+	bool diff;
+};
+
+static uint64_t flame_mix(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
+static uint32_t flame_hash(const char *s, size_t len)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ len;
+	size_t i = 0;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+		memcpy(&w, s + i, 8);
+		h = (h ^ w) * 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	uint64_t w = 0;
+	memcpy(&w, s + i, len - i);
+	h = (h ^ w) * 0x100000001b3ULL;
+	return (uint32_t)flame_mix(h);
+}
+
+static size_t flame_child_slot(uint32_t parent, uint32_t name)
+{
+	return (size_t)flame_mix(((uint64_t)parent << 32) | name);
+}
+
+static uint64_t flame_sat_add(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+/* ---- names ---- */
+
+static int flame_name_tab_grow(struct flame *f)
+{
+	size_t size = f->name_tab ? (f->name_mask + 1) * 2 : 1024;
+	uint32_t *tab = malloc(size * sizeof(*tab));
+	if (!tab)
+		return -ENOMEM;
+	memset(tab, 0xff, size * sizeof(*tab));
+	for (uint32_t i = 0; i < f->nnames; i++) {
+		size_t s = f->names[i].hash & (size - 1);
+		while (tab[s] != FLAME_NONE)
+			s = (s + 1) & (size - 1);
+		tab[s] = i;
+	}
+	free(f->name_tab);
+	f->name_tab = tab;
+	f->name_mask = size - 1;
+	return 0;
+}
+
+static uint32_t flame_name_lookup(const struct flame *f, const char *s, size_t len, uint32_t hash,
+				  size_t *slot)
+{
+	size_t i = hash & f->name_mask;
+	for (;; i = (i + 1) & f->name_mask) {
+		uint32_t id = f->name_tab[i];
+		if (id == FLAME_NONE)
+			break;
+		const struct flame_name *nm = &f->names[id];
+		if (nm->hash == hash && nm->len == len && !memcmp(f->pool + nm->off, s, len))
+			return id;
+	}
+	if (slot)
+		*slot = i;
+	return FLAME_NONE;
+}
+
+/* Intern a name; its index in *id. 0 or -ENOMEM/-E2BIG. */
+static int flame_intern(struct flame *f, const char *s, size_t len, uint32_t *id)
+{
+	uint32_t hash = flame_hash(s, len);
+	size_t slot;
+	uint32_t found = flame_name_lookup(f, s, len, hash, &slot);
+	if (found != FLAME_NONE) {
+		*id = found;
+		return 0;
+	}
+	if (len > UINT32_MAX || f->nnames >= UINT32_MAX - 1)
+		return -E2BIG;
+	if (f->nnames == f->names_cap) {
+		uint32_t cap = f->names_cap ? f->names_cap * 2 : 1024;
+		struct flame_name *nn = realloc(f->names, cap * sizeof(*nn));
+		if (!nn)
+			return -ENOMEM;
+		f->names = nn;
+		f->names_cap = cap;
+	}
+	if (f->pool_len + len > f->pool_cap) {
+		size_t cap = f->pool_cap ? f->pool_cap : 65536;
+		while (cap < f->pool_len + len)
+			cap *= 2;
+		char *np = realloc(f->pool, cap);
+		if (!np)
+			return -ENOMEM;
+		f->pool = np;
+		f->pool_cap = cap;
+	}
+	memcpy(f->pool + f->pool_len, s, len);
+	f->names[f->nnames] = (struct flame_name){ .off = f->pool_len, .len = (uint32_t)len, .hash = hash };
+	f->pool_len += len;
+	f->name_tab[slot] = f->nnames;
+	*id = f->nnames++;
+	if ((size_t)f->nnames * 2 > f->name_mask + 1)
+		return flame_name_tab_grow(f);
+	return 0;
+}
+
+/* ---- nodes ---- */
+
+static int flame_child_tab_grow(struct flame *f)
+{
+	size_t size = f->child_tab ? (f->child_mask + 1) * 2 : 4096;
+	uint32_t *tab = malloc(size * sizeof(*tab));
+	if (!tab)
+		return -ENOMEM;
+	memset(tab, 0xff, size * sizeof(*tab));
+	for (uint32_t i = 1; i < f->n; i++) {
+		size_t s = flame_child_slot(f->nodes[i].parent, f->nodes[i].name) & (size - 1);
+		while (tab[s] != FLAME_NONE)
+			s = (s + 1) & (size - 1);
+		tab[s] = i;
+	}
+	free(f->child_tab);
+	f->child_tab = tab;
+	f->child_mask = size - 1;
+	return 0;
+}
+
+static int flame_nodes_grow(struct flame *f)
+{
+	if (f->cap >= UINT32_MAX / 2)
+		return -E2BIG;
+	uint32_t cap = f->cap ? f->cap * 2 : 4096;
+	struct flame_node *nn = realloc(f->nodes, (size_t)cap * sizeof(*nn));
+	if (!nn)
+		return -ENOMEM;
+	f->nodes = nn;
+	if (f->acounts) {
+		struct flame_acount *na = realloc(f->acounts, (size_t)cap * sizeof(*na));
+		if (!na)
+			return -ENOMEM;
+		memset(na + f->cap, 0, (size_t)(cap - f->cap) * sizeof(*na));
+		f->acounts = na;
+	}
+	f->cap = cap;
+	return 0;
+}
+
+static uint32_t flame_child_lookup(const struct flame *f, uint32_t parent, uint32_t name,
+				   size_t *slot)
+{
+	size_t i = flame_child_slot(parent, name) & f->child_mask;
+	for (;; i = (i + 1) & f->child_mask) {
+		uint32_t id = f->child_tab[i];
+		if (id == FLAME_NONE)
+			break;
+		if (f->nodes[id].parent == parent && f->nodes[id].name == name)
+			return id;
+	}
+	if (slot)
+		*slot = i;
+	return FLAME_NONE;
+}
+
+/* The child of parent called s, created if needed, in *out. */
+static int flame_get_child(struct flame *f, uint32_t parent, const char *s, size_t len,
+			   uint32_t *out)
+{
+	uint32_t name;
+	int r = flame_intern(f, s, len, &name);
+	if (r < 0)
+		return r;
+	size_t slot;
+	uint32_t id = flame_child_lookup(f, parent, name, &slot);
+	if (id != FLAME_NONE) {
+		*out = id;
+		return 0;
+	}
+	if (f->n == f->cap && (r = flame_nodes_grow(f)) < 0)
+		return r;
+	id = f->n++;
+	f->nodes[id] = (struct flame_node){
+		.name = name, .parent = parent, .child = FLAME_NONE, .sibling = f->nodes[parent].child,
+	};
+	f->nodes[parent].child = id;
+	f->child_tab[slot] = id;
+	*out = id;
+	if ((size_t)f->n * 2 > f->child_mask + 1)
+		return flame_child_tab_grow(f);
+	return 0;
+}
+
+struct flame *flame_new(void)
+{
+	cleanup_free struct flame *f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	uint32_t all;
+	if (flame_name_tab_grow(f) < 0 || flame_child_tab_grow(f) < 0 ||
+	    flame_nodes_grow(f) < 0 || flame_intern(f, "all", 3, &all) < 0) {
+		free(f->name_tab);
+		free(f->child_tab);
+		free(f->nodes);
+		free(f->names);
+		free(f->pool);
+		return NULL;
+	}
+	f->nodes[0] = (struct flame_node){ .name = all, .parent = FLAME_NONE,
+					   .child = FLAME_NONE, .sibling = FLAME_NONE };
+	f->n = 1;
+	return steal_pointer(&f);
+}
+
+void flame_free(struct flame *f)
+{
+	if (!f)
+		return;
+	free(f->nodes);
+	free(f->acounts);
+	free(f->child_tab);
+	free(f->pool);
+	free(f->names);
+	free(f->name_tab);
+	free(f->prev);
+	free(f);
+}
+
+static int flame_make_diff(struct flame *f)
+{
+	if (f->acounts)
+		return 0;
+	f->acounts = calloc(f->cap, sizeof(*f->acounts));
+	if (!f->acounts)
+		return -ENOMEM;
+	f->diff = true;
+	return 0;
+}
+
+static int flame_add_counts(struct flame *f, const char *stack, size_t len, uint64_t a, uint64_t b)
+{
+	/* Frames shared with the previous stack: whole frames inside the
+	 * common byte prefix that end at a frame boundary in both. */
+	size_t l = 0, max = len < f->prev_len ? len : f->prev_len;
+	while (l < max && stack[l] == f->prev[l])
+		l++;
+	uint32_t k = 0;
+	while (k < f->prev_depth && f->prev_ends[k] <= l) {
+		size_t e = f->prev_ends[k];
+		if (e == l && e != len && stack[e] != ';')
+			break;
+		k++;
+	}
+
+	uint32_t depth = k;
+	uint32_t parent = k ? f->prev_nodes[k - 1] : FLAME_ROOT;
+	size_t pos = k ? f->prev_ends[k - 1] + 1 : 0;
+	int r;
+	if (len > 0 && pos <= len) {
+		while (pos <= len) {
+			const char *s = stack + pos;
+			const char *semi = memchr(s, ';', len - pos);
+			size_t flen = semi ? (size_t)(semi - s) : len - pos;
+			if (depth == FLAME_DEPTH_MAX) {
+				f->stats.truncated++;
+				break;
+			}
+			if ((r = flame_get_child(f, parent, s, flen, &parent)) < 0) {
+				f->prev_depth = 0; /* the cache may be half updated */
+				f->prev_len = 0;
+				return r;
+			}
+			f->prev_nodes[depth] = parent;
+			f->prev_ends[depth] = pos + flen;
+			depth++;
+			pos += flen + 1;
+		}
+	}
+	f->prev_depth = depth;
+
+	/* remember this stack for the next call */
+	if (len > f->prev_cap) {
+		size_t cap = f->prev_cap ? f->prev_cap : 256;
+		while (cap < len)
+			cap *= 2;
+		char *np = realloc(f->prev, cap);
+		if (!np) {
+			f->prev_depth = 0;
+			f->prev_len = 0;
+		} else {
+			f->prev = np;
+			f->prev_cap = cap;
+		}
+	}
+	if (len <= f->prev_cap) {
+		if (len)
+			memcpy(f->prev, stack, len);
+		f->prev_len = len;
+	}
+
+	struct flame_node *nodes = f->nodes;
+	nodes[FLAME_ROOT].total = flame_sat_add(nodes[FLAME_ROOT].total, b);
+	for (uint32_t i = 0; i < depth; i++)
+		nodes[f->prev_nodes[i]].total = flame_sat_add(nodes[f->prev_nodes[i]].total, b);
+	uint32_t leaf = depth ? f->prev_nodes[depth - 1] : FLAME_ROOT;
+	nodes[leaf].self = flame_sat_add(nodes[leaf].self, b);
+	if (f->acounts) {
+		struct flame_acount *ac = f->acounts;
+		ac[FLAME_ROOT].total = flame_sat_add(ac[FLAME_ROOT].total, a);
+		for (uint32_t i = 0; i < depth; i++)
+			ac[f->prev_nodes[i]].total = flame_sat_add(ac[f->prev_nodes[i]].total, a);
+		ac[leaf].self = flame_sat_add(ac[leaf].self, a);
+	}
+	return 0;
+}
+
+int flame_add(struct flame *f, const char *stack, size_t len, uint64_t count)
+{
+	return flame_add_counts(f, stack, len, 0, count);
+}
+
+int flame_add2(struct flame *f, const char *stack, size_t len, uint64_t count_a, uint64_t count_b)
+{
+	int r = flame_make_diff(f);
+	if (r < 0)
+		return r;
+	return flame_add_counts(f, stack, len, count_a, count_b);
+}
+
+/* ---- folded text ---- */
+
+static bool flame_is_space(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* Parse the trailing count of line[0..*len): digits with an optional
+ * fraction (rounded). On success *len is cut to before the whitespace that
+ * preceded the count. */
+static bool flame_take_count(const char *line, size_t *len, uint64_t *out)
+{
+	size_t end = *len, i = end;
+	while (i > 0 && !flame_is_space(line[i - 1]))
+		i--;
+	if (i == 0 || i == end)
+		return false;
+	uint64_t v = 0;
+	size_t p = i;
+	for (; p < end && line[p] >= '0' && line[p] <= '9'; p++) {
+		if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, (uint64_t)(line[p] - '0'), &v))
+			return false;
+	}
+	if (p == i)
+		return false;
+	if (p < end && line[p] == '.') {
+		bool up = p + 1 < end && line[p + 1] >= '5' && line[p + 1] <= '9';
+		for (p++; p < end && line[p] >= '0' && line[p] <= '9'; p++)
+			;
+		if (up && v < UINT64_MAX)
+			v++;
+	}
+	if (p != end)
+		return false;
+	while (i > 0 && flame_is_space(line[i - 1]))
+		i--;
+	*len = i;
+	*out = v;
+	return true;
+}
+
+static int flame_parse_line(struct flame *f, const char *line, size_t len, enum flame_column col)
+{
+	while (len > 0 && (line[len - 1] == '\r' || flame_is_space(line[len - 1])))
+		len--;
+	size_t start = 0;
+	while (start < len && flame_is_space(line[start]))
+		start++;
+	if (start == len)
+		return 0;
+	f->stats.lines++;
+	line += start;
+	len -= start;
+	uint64_t b, a;
+	if (!flame_take_count(line, &len, &b)) {
+		f->stats.malformed++;
+		return 0;
+	}
+	size_t len2 = len;
+	if (flame_take_count(line, &len2, &a))
+		return flame_add2(f, line, len2, a, b);
+	if (col == FLAME_COLUMN_A)
+		return flame_add2(f, line, len, b, 0);
+	if (f->diff)
+		return flame_add2(f, line, len, 0, b);
+	return flame_add(f, line, len, b);
+}
+
+int flame_parse_folded_as(struct flame *f, FILE *in, enum flame_column col, struct fs_error *err)
+{
+	size_t cap = 1 << 16, start = 0, end = 0;
+	cleanup_free char *buf = malloc(cap);
+	bool skipping = false, eof = false;
+	int r;
+	if (!buf)
+		return fs_error_set(err, ENOMEM, "reading folded stacks");
+	while (!eof || start < end) {
+		char *nl = memchr(buf + start, '\n', end - start);
+		if (nl) {
+			size_t n = (size_t)(nl - (buf + start));
+			if (skipping)
+				skipping = false;
+			else if ((r = flame_parse_line(f, buf + start, n, col)) < 0)
+				return fs_error_set(err, -r, "adding a stack to the flame graph");
+			start += n + 1;
+			continue;
+		}
+		if (eof) { /* last line without a newline */
+			if (!skipping && (r = flame_parse_line(f, buf + start, end - start, col)) < 0)
+				return fs_error_set(err, -r, "adding a stack to the flame graph");
+			break;
+		}
+		if (end - start > FLAME_LINE_MAX) {
+			if (!skipping) {
+				f->stats.lines++;
+				f->stats.malformed++;
+			}
+			skipping = true;
+			start = end = 0;
+		}
+		if (skipping) {
+			start = end = 0;
+		} else if (start > 0) {
+			memmove(buf, buf + start, end - start);
+			end -= start;
+			start = 0;
+		}
+		if (end == cap) {
+			char *nb = realloc(buf, cap * 2);
+			if (!nb)
+				return fs_error_set(err, ENOMEM, "reading folded stacks");
+			buf = nb;
+			cap *= 2;
+		}
+		size_t got = fread(buf + end, 1, cap - end, in);
+		end += got;
+		if (got == 0) {
+			if (ferror(in))
+				return fs_error_set(err, errno ? errno : EIO, "reading folded stacks");
+			eof = true;
+		}
+	}
+	return 0;
+}
+
+int flame_parse_folded(struct flame *f, FILE *in, struct fs_error *err)
+{
+	return flame_parse_folded_as(f, in, FLAME_COLUMN_B, err);
+}
+
+/* ---- walking ---- */
+
+struct flame_walk {
+	const struct flame *f;
+	int (*fn)(void *, const char *, size_t, uint64_t, uint64_t);
+	void *ctx;
+	char *path;
+	size_t path_cap;
+};
+
+static int flame_cmp_nodes(const void *pa, const void *pb, void *arg)
+{
+	const struct flame *f = arg;
+	const struct flame_name *a = &f->names[f->nodes[*(const uint32_t *)pa].name];
+	const struct flame_name *b = &f->names[f->nodes[*(const uint32_t *)pb].name];
+	size_t n = a->len < b->len ? a->len : b->len;
+	int c = memcmp(f->pool + a->off, f->pool + b->off, n);
+	if (c)
+		return c;
+	return a->len < b->len ? -1 : a->len > b->len;
+}
+
+int flame_children(const struct flame *f, uint32_t node, uint32_t **out, size_t *n)
+{
+	size_t count = 0;
+	for (uint32_t c = f->nodes[node].child; c != FLAME_NONE; c = f->nodes[c].sibling)
+		count++;
+	*out = NULL;
+	*n = count;
+	if (!count)
+		return 0;
+	uint32_t *v = malloc(count * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	size_t i = 0;
+	for (uint32_t c = f->nodes[node].child; c != FLAME_NONE; c = f->nodes[c].sibling)
+		v[i++] = c;
+	qsort_r(v, count, sizeof(*v), flame_cmp_nodes, (void *)f);
+	*out = v;
+	return 0;
+}
+
+static int flame_walk_node(struct flame_walk *w, uint32_t node, size_t plen)
+{
+	const struct flame *f = w->f;
+	if (node != FLAME_ROOT) {
+		const struct flame_name *nm = &f->names[f->nodes[node].name];
+		size_t need = plen + 1 + nm->len;
+		if (need > w->path_cap) {
+			size_t cap = w->path_cap ? w->path_cap : 256;
+			while (cap < need)
+				cap *= 2;
+			char *np = realloc(w->path, cap);
+			if (!np)
+				return -ENOMEM;
+			w->path = np;
+			w->path_cap = cap;
+		}
+		if (plen)
+			w->path[plen++] = ';';
+		memcpy(w->path + plen, f->pool + nm->off, nm->len);
+		plen += nm->len;
+	}
+	uint64_t a = f->acounts ? f->acounts[node].self : 0;
+	uint64_t b = f->nodes[node].self;
+	int r;
+	if ((a || b) && (r = w->fn(w->ctx, w->path ? w->path : "", plen, a, b)))
+		return r;
+	cleanup_free uint32_t *kids = NULL;
+	size_t n;
+	if ((r = flame_children(f, node, &kids, &n)) < 0)
+		return r;
+	for (size_t i = 0; i < n; i++)
+		if ((r = flame_walk_node(w, kids[i], plen)))
+			return r;
+	return 0;
+}
+
+int flame_foreach_stack(const struct flame *f,
+			int (*fn)(void *ctx, const char *stack, size_t len, uint64_t a, uint64_t b),
+			void *ctx)
+{
+	struct flame_walk w = { .f = f, .fn = fn, .ctx = ctx };
+	int r = flame_walk_node(&w, FLAME_ROOT, 0);
+	free(w.path);
+	return r;
+}
+
+struct flame_rev {
+	struct flame *out;
+	char *buf;
+	size_t cap;
+};
+
+static int flame_reverse_one(void *ctx, const char *stack, size_t len, uint64_t a, uint64_t b)
+{
+	struct flame_rev *rv = ctx;
+	if (len > rv->cap) {
+		char *nb = realloc(rv->buf, len);
+		if (!nb)
+			return -ENOMEM;
+		rv->buf = nb;
+		rv->cap = len;
+	}
+	/* copy frames in reverse order */
+	size_t o = 0, end = len;
+	while (len) {
+		size_t s = end;
+		while (s > 0 && stack[s - 1] != ';')
+			s--;
+		memcpy(rv->buf + o, stack + s, end - s);
+		o += end - s;
+		if (s == 0)
+			break;
+		rv->buf[o++] = ';';
+		end = s - 1;
+	}
+	if (rv->out->acounts)
+		return flame_add2(rv->out, rv->buf, o, a, b);
+	return flame_add(rv->out, rv->buf, o, b);
+}
+
+struct flame *flame_reverse(const struct flame *f, struct fs_error *err)
+{
+	struct flame_rev rv = { .out = flame_new() };
+	if (!rv.out) {
+		fs_error_set(err, ENOMEM, "reversing stacks");
+		return NULL;
+	}
+	int r = f->diff ? flame_make_diff(rv.out) : 0;
+	if (r == 0)
+		r = flame_foreach_stack(f, flame_reverse_one, &rv);
+	free(rv.buf);
+	if (r < 0) {
+		flame_free(rv.out);
+		fs_error_set(err, -r, "reversing stacks");
+		return NULL;
+	}
+	rv.out->stats = f->stats;
+	return rv.out;
+}
+
+/* ---- accessors ---- */
+
+const struct flame_stats *flame_stats(const struct flame *f)
+{
+	return &f->stats;
+}
+
+int flame_is_diff(const struct flame *f)
+{
+	return f->diff;
+}
+
+uint32_t flame_node_count(const struct flame *f)
+{
+	return f->n;
+}
+
+const char *flame_node_name(const struct flame *f, uint32_t node, size_t *len)
+{
+	const struct flame_name *nm = &f->names[f->nodes[node].name];
+	*len = nm->len;
+	return f->pool + nm->off;
+}
+
+uint32_t flame_node_parent(const struct flame *f, uint32_t node)
+{
+	return f->nodes[node].parent;
+}
+
+uint32_t flame_node_child(const struct flame *f, uint32_t node)
+{
+	return f->nodes[node].child;
+}
+
+uint32_t flame_node_sibling(const struct flame *f, uint32_t node)
+{
+	return f->nodes[node].sibling;
+}
+
+uint64_t flame_node_total(const struct flame *f, uint32_t node)
+{
+	return f->nodes[node].total;
+}
+
+uint64_t flame_node_self(const struct flame *f, uint32_t node)
+{
+	return f->nodes[node].self;
+}
+
+uint64_t flame_node_total_a(const struct flame *f, uint32_t node)
+{
+	return f->acounts ? f->acounts[node].total : 0;
+}
+
+uint64_t flame_node_self_a(const struct flame *f, uint32_t node)
+{
+	return f->acounts ? f->acounts[node].self : 0;
+}
+
+uint32_t flame_find_child(const struct flame *f, uint32_t parent, const char *name, size_t len)
+{
+	uint32_t id = flame_name_lookup(f, name, len, flame_hash(name, len), NULL);
+	if (id == FLAME_NONE)
+		return FLAME_NONE;
+	return flame_child_lookup(f, parent, id, NULL);
+}
+
+uint32_t flame_find(const struct flame *f, const char *stack, size_t len)
+{
+	uint32_t node = FLAME_ROOT;
+	size_t pos = 0;
+	while (len && pos <= len && node != FLAME_NONE) {
+		const char *semi = memchr(stack + pos, ';', len - pos);
+		size_t flen = semi ? (size_t)(semi - (stack + pos)) : len - pos;
+		node = flame_find_child(f, node, stack + pos, flen);
+		pos += flen + 1;
+	}
+	return node;
+}
