@@ -1,0 +1,115 @@
+/* sampler.h - CPU stack sampling with perf_event_open.
+ *
+ * One event per online CPU (cycles if the machine has a PMU, else the
+ * cpu-clock software event), frequency mode, callchains through frame
+ * pointers (kernel + user), read from one ring buffer per CPU. The scope
+ * is one of:
+ *
+ *   cgroup   per-CPU events with PERF_FLAG_PID_CGROUP on a cgroup v2 (or
+ *            perf_event v1) directory: the kernel counts only tasks in it,
+ *            including ones that start during the recording.
+ *   pid_ns   system-wide per-CPU events; samples are kept when their
+ *            process is in the given pid namespace (resolved lazily from
+ *            /proc/<pid>/ns/pid, inherited through PERF_RECORD_FORK).
+ *   pid      system-wide per-CPU events; samples of one process (every
+ *            thread, also threads created later).
+ *   all      everything (tests, debugging).
+ *
+ * Memory is bounded whatever the duration: fixed rings, a bounded pid
+ * cache; the caller aggregates samples as they arrive. */
+#ifndef FS_SAMPLER_H
+#define FS_SAMPLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+#define SAMPLER_DEFAULT_FREQUENCY 99
+#define SAMPLER_MAX_FREQUENCY 10000
+#define SAMPLER_DEFAULT_MAX_STACK 127
+#define SAMPLER_DEFAULT_RING_PAGES 64 /* data pages per CPU (power of two) */
+#define SAMPLER_MAX_CPUS 4096
+#define SAMPLER_PID_CACHE 8192	      /* pids whose scope is remembered */
+
+struct sampler;
+
+struct sampler_opts {
+	unsigned frequency;	 /* Hz per CPU; 0 = SAMPLER_DEFAULT_FREQUENCY */
+	unsigned max_stack;	 /* frames; 0 = SAMPLER_DEFAULT_MAX_STACK */
+	unsigned ring_pages;	 /* 0 = SAMPLER_DEFAULT_RING_PAGES */
+	int user_only;		 /* no kernel frames */
+	int software_only;	 /* do not try the hardware cycles event */
+	/* scope: the first one set wins, in this order */
+	const char *cgroup_path; /* cgroup directory (PERF_FLAG_PID_CGROUP) */
+	uint64_t pid_ns;	 /* pid namespace inode */
+	pid_t pid;		 /* one process */
+	/* (none of them: every process on the host) */
+	const char *proc_root;	 /* NULL = /proc (tests) */
+};
+
+struct sample {
+	pid_t pid, tid;		 /* host view: tgid and thread id */
+	uint32_t cpu;
+	uint64_t time;		 /* perf clock, ns */
+	uint64_t period;	 /* ns of cpu-clock (or cycles) this sample stands for */
+	uint64_t ip;
+	const uint64_t *ips;	 /* callchain, leaf first, with PERF_CONTEXT_* markers */
+	size_t nr;
+};
+
+enum sampler_task_kind {
+	SAMPLER_TASK_FORK, /* new process (pid == tid) or thread */
+	SAMPLER_TASK_EXIT,
+	SAMPLER_TASK_EXEC, /* PERF_RECORD_COMM with the exec flag */
+};
+
+struct sampler_task {
+	enum sampler_task_kind kind;
+	pid_t pid, tid, ppid;
+	const char *comm; /* EXEC only */
+	int in_scope;	  /* known to belong to the scope */
+};
+
+struct sampler_stats {
+	uint64_t samples;   /* delivered to the callback */
+	uint64_t filtered;  /* out of scope (other processes, idle) */
+	uint64_t lost;	    /* PERF_RECORD_LOST: records dropped by the kernel */
+	uint64_t throttled; /* PERF_RECORD_THROTTLE events */
+	uint64_t truncated; /* callchains at max_stack (maybe cut) */
+	uint64_t malformed; /* records that did not parse */
+	uint64_t tasks;	    /* fork/exit/comm records seen */
+	unsigned cpus;	    /* CPUs with an event */
+	int hardware;	    /* 1: cycles, 0: cpu-clock */
+	const char *scope;  /* "cgroup", "pid_ns", "pid", "all" */
+};
+
+/* Open and enable the events. 0 or -errno: -EACCES/-EPERM with a message
+ * about root/CAP_PERFMON and perf_event_paranoid; -ENOENT for a missing
+ * cgroup. */
+int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct fs_error *err);
+
+/* Optional: be told about fork/exit/exec (to drop symbol caches). */
+void sampler_set_task_cb(struct sampler *s, void (*on_task)(const struct sampler_task *, void *),
+			 void *ctx);
+
+typedef int (*sampler_sample_fn)(const struct sample *smp, void *ctx);
+
+/* Wait up to timeout_ms (0: don't wait, -1: forever) for data, then drain
+ * every ring, calling on_sample for each in-scope sample (the struct and
+ * its ips are valid during the call only). A callback returning non-zero
+ * stops the drain and is returned. Otherwise returns the number of samples
+ * delivered, or -errno (-EINTR when a signal interrupted the wait). */
+int sampler_poll(struct sampler *s, int timeout_ms, sampler_sample_fn on_sample, void *ctx);
+
+void sampler_stats(const struct sampler *s, struct sampler_stats *st);
+
+/* Disable, unmap, close. */
+void sampler_close(struct sampler *s);
+
+/* Online CPUs from a /sys/devices/system/cpu/online style list ("0-3,6").
+ * Fills cpus (up to max), returns the count or -EINVAL. */
+int sampler_parse_cpulist(const char *list, int *cpus, int max);
+
+#endif
