@@ -478,9 +478,12 @@ int flame_parse_folded_as(struct flame *f, FILE *in, enum flame_column col, stru
 		char *nl = memchr(buf + start, '\n', end - start);
 		if (nl) {
 			size_t n = (size_t)(nl - (buf + start));
-			if (skipping)
+			if (skipping) {
 				skipping = false;
-			else if ((r = flame_parse_line(f, buf + start, n, col)) < 0)
+			} else if (n > FLAME_LINE_MAX) {
+				f->stats.lines++;
+				f->stats.malformed++;
+			} else if ((r = flame_parse_line(f, buf + start, n, col)) < 0)
 				return fs_error_set(err, -r, "adding a stack to the flame graph");
 			start += n + 1;
 			continue;
