@@ -1,0 +1,76 @@
+/* sandbox.h - run a function inside a container's mount namespace, in a
+ * forked single-threaded child that has become the target's uid/gid with no
+ * capabilities, no_new_privs and a seccomp allowlist.
+ *
+ * Parent                                    Child
+ *   pidfd_open + start time check
+ *   open /proc/<pid>/ns/mnt, inode check
+ *   fork ------------------------------------> close other fds, setns(mnt),
+ *                                              chdir("/"), drop bounding/ambient
+ *                                              caps, setgroups, setresgid,
+ *                                              setresuid, clear caps,
+ *                                              NO_NEW_PRIVS, seccomp
+ *   read records (size cap, deadline) <------ fn(): sandbox_child_write(),
+ *   on_request() -> reply ------------------>      sandbox_child_request()
+ *   reap; kill on timeout                     error -> message record, _exit
+ *
+ * The channel is a socketpair carrying records {u32 type, u32 len, data}.
+ * Test hook: when FS_TEST_SANDBOX_STATUS=<dir> is set, the child sends its
+ * /proc/self/status (read after every drop, just before fn runs) and the
+ * parent writes it to <dir>/status.<target pid>.
+ */
+#ifndef FS_SANDBOX_H
+#define FS_SANDBOX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+struct sandbox_target {
+	pid_t pid;		/* host pid whose mount namespace is joined */
+	uint64_t start_time;	/* proc_start_time of pid; 0 = not checked */
+	uint64_t mnt_ns;	/* expected mount namespace inode; 0 = not checked */
+	uint64_t pid_ns;	/* expected pid namespace inode; 0 = not checked */
+	uid_t uid;		/* the child runs as uid:gid, no supplementary groups */
+	gid_t gid;
+};
+
+struct sandbox_child; /* the child's end of the channel */
+
+struct sandbox_job {
+	/* Runs in the child, after every drop. 0, or -errno with err filled. */
+	int (*fn)(struct sandbox_child *c, void *arg, struct fs_error *err);
+	void *arg;
+	/* Runs in the parent for each sandbox_child_request(req). target_pidfd
+	 * refers to the checked target. 0, or -errno with err filled (the
+	 * message goes back to the child). NULL refuses every request. */
+	int (*on_request)(const char *req, int target_pidfd, void *arg, struct fs_error *err);
+	void *request_arg;
+	size_t max_out;	     /* bytes of data accepted from the child */
+	unsigned timeout_ms; /* for the whole run, fork to reap */
+};
+
+/* Run job against t. On success *out (malloc'd, NUL-terminated) and
+ * *out_len hold what the child wrote. Errors: the child's own error (code
+ * and message), -ETIMEDOUT (child killed), -E2BIG (over max_out, child
+ * killed), -ESRCH (target gone or pid reused), -ESTALE (namespace inode
+ * differs from the registry). */
+int sandbox_run(const struct sandbox_target *t, const struct sandbox_job *job, char **out,
+		size_t *out_len, struct fs_error *err);
+
+/* Child side. Append data to the output. 0 or -errno. */
+int sandbox_child_write(struct sandbox_child *c, const void *buf, size_t len,
+			struct fs_error *err);
+/* Ask the parent to do something (e.g. "sigquit") and wait for its answer
+ * until the child's deadline. 0, or the parent's error. */
+int sandbox_child_request(struct sandbox_child *c, const char *req, struct fs_error *err);
+/* CLOCK_MONOTONIC milliseconds by which fn should give up; a little before
+ * the parent's own deadline so that fn can still clean up and report. */
+uint64_t sandbox_child_deadline(const struct sandbox_child *c);
+
+/* CLOCK_MONOTONIC in milliseconds. */
+uint64_t sandbox_now_ms(void);
+
+#endif

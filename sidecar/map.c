@@ -1,0 +1,455 @@
+/* map.c - `flamesidecar map` and map_jvm(): see map.h */
+#include "map.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attach.h"
+#include "cleanup.h"
+#include "cli.h"
+#include "common.h"
+#include "proc.h"
+#include "sandbox.h"
+
+const char *map_mode_name(enum map_mode m)
+{
+	switch (m) {
+	case MAP_MODE_AGENT:
+		return "agent";
+	case MAP_MODE_JCMD:
+		return "jcmd";
+	default:
+		return "auto";
+	}
+}
+
+/* ---- the sandboxed child ------------------------------------------------- */
+
+struct map_child_arg {
+	struct attach_target t;
+	enum map_mode mode;
+	int continuous;
+	char agent[PATH_MAX]; /* absolute, inside the container; "" = none */
+};
+
+static int map_trigger(void *arg, struct fs_error *err)
+{
+	return sandbox_child_request(arg, "sigquit", err);
+}
+
+/* Is the agent a regular file at a symlink-free path in the container? */
+static int map_agent_present(int root, const char *path)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS,
+	};
+	struct stat st;
+	if (!path[0])
+		return 0;
+	cleanup_close int fd = (int)syscall(SYS_openat2, root, path + 1, &how, sizeof(how));
+	return fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int map_child(struct sandbox_child *c, void *argp, struct fs_error *err)
+{
+	struct map_child_arg *a = argp;
+	uint64_t deadline = sandbox_child_deadline(c);
+	cleanup_close int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return fs_error_set(err, errno, "opening / in the container");
+
+	enum map_mode mode = a->mode;
+	if (mode != MAP_MODE_JCMD) {
+		int present = map_agent_present(root, a->agent);
+		if (!present && mode == MAP_MODE_AGENT)
+			return fs_error_set(err, ENOENT,
+					    "the agent %s is not in the container (is the bundle "
+					    "mounted? try --mode jcmd)",
+					    a->agent[0] ? a->agent : MAP_AGENT_NAME);
+		mode = present ? MAP_MODE_AGENT : MAP_MODE_JCMD;
+	}
+
+	int signalled = 0;
+	cleanup_close int fd = attach_connect(&a->t, map_trigger, c, deadline, &signalled, err);
+	if (fd < 0)
+		return fd;
+	struct attach_reply reply;
+	int r, rc;
+	if (mode == MAP_MODE_AGENT) {
+		const char *args[3] = { a->agent, "true",
+					a->continuous ? "mode=continuous" : "mode=oneshot" };
+		r = attach_execute(fd, "load", args, deadline, &reply, err);
+		if (r == 0) {
+			r = attach_load_result(&reply, a->agent, &rc, err);
+			attach_reply_free(&reply);
+		}
+	} else {
+		const char *args[3] = { "Compiler.perfmap", NULL, NULL };
+		r = attach_execute(fd, "jcmd", args, deadline, &reply, err);
+		if (r == 0) {
+			r = attach_jcmd_result(&reply, "Compiler.perfmap", err);
+			attach_reply_free(&reply);
+		}
+	}
+	if (r < 0)
+		return r;
+
+	char path[64], head[32];
+	size_t size;
+	snprintf(path, sizeof(path), "tmp/perf-%d.map", (int)a->t.ns_pid);
+	cleanup_close int mfd = perfmap_open_checked(root, path, a->t.uid,
+						     PERFMAP_MAX_CONTAINER_FILE, &size, err);
+	if (mfd < 0)
+		return mfd;
+	int hl = snprintf(head, sizeof(head), "%d %d\n", (int)mode, signalled);
+	if ((r = sandbox_child_write(c, head, (size_t)hl, err)) < 0)
+		return r;
+	cleanup_free char *buf = malloc(256 * 1024);
+	if (!buf)
+		return fs_error_set(err, ENOMEM, "reading the perf map");
+	while (size) {
+		ssize_t n = read(mfd, buf, size < 256 * 1024 ? size : 256 * 1024);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return fs_error_set(err, errno, "reading /%s", path);
+		if (n == 0)
+			break; /* truncated meanwhile */
+		if ((r = sandbox_child_write(c, buf, (size_t)n, err)) < 0)
+			return r;
+		size -= (size_t)n;
+	}
+	return 0;
+}
+
+/* ---- the parent ---------------------------------------------------------- */
+
+struct map_parent_arg {
+	pid_t pid;
+	uint64_t start_time;
+};
+
+static int map_on_request(const char *req, int target_pidfd, void *argp, struct fs_error *err)
+{
+	struct map_parent_arg *a = argp;
+	if (strcmp(req, "sigquit"))
+		return fs_error_set(err, EPERM, "unknown request '%.32s'", req);
+	int r = attach_check_signal(a->pid, err);
+	if (r < 0)
+		return r;
+	return attach_send_sigquit(target_pidfd, a->pid, a->start_time, err);
+}
+
+int map_find_jvms(const struct registry_entry *e, pid_t **pids, size_t *n, struct fs_error *err)
+{
+	cleanup_free pid_t *v = NULL;
+	size_t cnt = 0, cap = 0;
+	DIR *d = opendir("/proc");
+	if (!d)
+		return fs_error_set(err, errno, "opening /proc");
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 0)
+			continue;
+		char path[64];
+		struct stat st;
+		snprintf(path, sizeof(path), "/proc/%ld/ns/pid", pid);
+		if (stat(path, &st) < 0 || (uint64_t)st.st_ino != e->pid_ns)
+			continue;
+		struct fs_error ignored;
+		int r = attach_check_hotspot((pid_t)pid, &ignored);
+		if (r != 0 && r != -EOPNOTSUPP)
+			continue;
+		if (cnt == cap) {
+			cap = cap ? cap * 2 : 8;
+			pid_t *nv = reallocarray(v, cap, sizeof(*v));
+			if (!nv) {
+				closedir(d);
+				return fs_error_set(err, ENOMEM, "listing JVMs");
+			}
+			v = nv;
+		}
+		v[cnt++] = (pid_t)pid;
+	}
+	closedir(d);
+	for (size_t i = 1; i < cnt; i++) /* few entries: insertion sort */
+		for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			pid_t t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	*pids = steal_pointer(&v);
+	*n = cnt;
+	return 0;
+}
+
+int map_jvm(const struct registry_entry *e, pid_t host_pid, const struct map_opts *o,
+	    struct perfmap **out, struct map_result *res, struct fs_error *err)
+{
+	struct map_result local;
+	struct proc_status st;
+	uint64_t start_time, ino;
+	struct timespec ts0;
+	clock_gettime(CLOCK_MONOTONIC, &ts0);
+	if (!res)
+		res = &local;
+	memset(res, 0, sizeof(*res));
+	if (out)
+		*out = NULL;
+	res->host_pid = host_pid;
+
+	int r = proc_start_time(host_pid, &start_time, err);
+	if (r == 0)
+		r = proc_status_read(host_pid, &st, err);
+	if (r < 0)
+		return fs_error_wrap(err, "pid %d", (int)host_pid);
+	if ((r = proc_ns_inode(host_pid, "pid", &ino, err)) < 0)
+		return r;
+	if (ino != e->pid_ns)
+		return fs_error_set(err, ESRCH, "pid %d is not in container %s", (int)host_pid,
+				    e->id);
+	if ((r = attach_check_hotspot(host_pid, err)) < 0)
+		return r;
+	res->ns_pid = proc_status_ns_pid(&st);
+	res->uid = st.uid[1];
+
+	cleanup_free struct map_child_arg *ca = calloc(1, sizeof(*ca));
+	if (!ca)
+		return fs_error_set(err, ENOMEM, "map");
+	ca->t.host_pid = host_pid;
+	ca->t.ns_pid = res->ns_pid;
+	ca->t.uid = st.uid[1];
+	ca->mode = o->mode;
+	ca->continuous = o->continuous;
+	if (e->mount_point[0] == '/')
+		snprintf(ca->agent, sizeof(ca->agent), "%s/%s", e->mount_point, MAP_AGENT_NAME);
+	else if (o->mode == MAP_MODE_AUTO)
+		ca->mode = MAP_MODE_JCMD; /* no bundle in this container */
+
+	struct map_parent_arg pa = { host_pid, start_time };
+	struct sandbox_target t = { .pid = host_pid, .start_time = start_time,
+				    .mnt_ns = e->mnt_ns, .pid_ns = e->pid_ns,
+				    .uid = st.uid[1], .gid = st.gid[1] };
+	struct sandbox_job job = { .fn = map_child, .arg = ca, .on_request = map_on_request,
+				   .request_arg = &pa,
+				   .max_out = PERFMAP_MAX_CONTAINER_FILE + 64,
+				   .timeout_ms = o->timeout_ms ? o->timeout_ms : MAP_DEFAULT_TIMEOUT_MS };
+	cleanup_free char *data = NULL;
+	size_t len = 0;
+	r = sandbox_run(&t, &job, &data, &len, err);
+	if (r < 0) {
+		if (r == -ETIMEDOUT)
+			attach_explain_failure(host_pid, start_time, err);
+		return fs_error_wrap(err, "pid %d (ns pid %d)", (int)host_pid, (int)res->ns_pid);
+	}
+
+	int mode = 0, sig = 0, hl = 0;
+	if (sscanf(data, "%d %d\n%n", &mode, &sig, &hl) != 2 || hl <= 0)
+		return fs_error_set(err, EPROTO, "pid %d: malformed answer from the sandbox",
+				    (int)host_pid);
+	res->mode = mode == MAP_MODE_AGENT ? MAP_MODE_AGENT : MAP_MODE_JCMD;
+	res->signalled = sig;
+	res->bytes = len - (size_t)hl;
+	struct perfmap *m = NULL;
+	r = perfmap_parse(data + hl, len - (size_t)hl, 1, &m, err);
+	if (r < 0)
+		return fs_error_wrap(err, "pid %d", (int)host_pid);
+	res->entries = m->count;
+	if (o->write_host && (r = perfmap_write_host(o->host_tmp, host_pid, m, err)) < 0) {
+		perfmap_free(m);
+		return r;
+	}
+	struct timespec ts1;
+	clock_gettime(CLOCK_MONOTONIC, &ts1);
+	res->elapsed_us = (uint64_t)(ts1.tv_sec - ts0.tv_sec) * 1000000 +
+			  (uint64_t)((ts1.tv_nsec - ts0.tv_nsec) / 1000);
+	if (out)
+		*out = m;
+	else
+		perfmap_free(m);
+	return 0;
+}
+
+/* ---- the verb ------------------------------------------------------------ */
+
+static void map_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: flamesidecar map <container-id> [--pid N] [--mode agent|jcmd]\n"
+		"                        [--continuous] [--timeout MS]\n\n"
+		"Make every JVM of a registered container write its JIT symbol map, read it\n"
+		"safely (as the JVM's own user, inside the container's mount namespace), and\n"
+		"write /tmp/perf-<host pid>.map on the host so that perf can name Java frames.\n\n"
+		"Options:\n"
+		"  -p, --pid N        only this JVM (host pid; must be in the container)\n"
+		"  -m, --mode MODE    agent: load <mount point>/%s (the default when\n"
+		"                     the bundle is mounted); jcmd: Compiler.perfmap (JDK 17+;\n"
+		"                     the default when it is not)\n"
+		"  -c, --continuous   agent keeps the map up to date as code is compiled\n"
+		"  -t, --timeout MS   per JVM, attach included (default %d)\n"
+		"  -h, --help         this text\n\n"
+		"Output: one line per JVM: host pid, ns pid, uid, mode, entries, time.\n\n"
+		"Examples:\n"
+		"  flamesidecar map 3f2a9c\n"
+		"  flamesidecar map 3f2a9c --pid 41236 --mode jcmd\n"
+		"  flamesidecar map 3f2a9c && perf record -g -p 41236 -- sleep 10 && perf report\n\n"
+		"Exit codes: 0 every JVM mapped, 1 one failed, 2 usage, 3 container or JVM not\n"
+		"found, 4 not permitted (run as root).\n",
+		MAP_AGENT_NAME, MAP_DEFAULT_TIMEOUT_MS);
+}
+
+static int map_exit_code(int r)
+{
+	if (r == -EPERM || r == -EACCES)
+		return FS_EXIT_PERM;
+	if (r == -ESRCH || r == -ENOENT)
+		return FS_EXIT_NOTFOUND;
+	return FS_EXIT_FAIL;
+}
+
+int cmd_map(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "continuous", no_argument, NULL, 'c' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct map_opts o = { .mode = MAP_MODE_AUTO, .timeout_ms = MAP_DEFAULT_TIMEOUT_MS,
+			      .write_host = 1 };
+	pid_t only = 0;
+	int c;
+	char *end;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "p:m:ct:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': {
+			long v = strtol(optarg, &end, 10);
+			if (*end || v <= 0 || v > INT32_MAX) {
+				fprintf(stderr, "flamesidecar map: --pid '%s' is not a pid\n", optarg);
+				return FS_EXIT_USAGE;
+			}
+			only = (pid_t)v;
+			break;
+		}
+		case 'm':
+			if (!strcmp(optarg, "agent"))
+				o.mode = MAP_MODE_AGENT;
+			else if (!strcmp(optarg, "jcmd"))
+				o.mode = MAP_MODE_JCMD;
+			else {
+				fprintf(stderr, "flamesidecar map: --mode must be agent or jcmd, "
+						"not '%s'\n",
+					optarg);
+				return FS_EXIT_USAGE;
+			}
+			break;
+		case 'c':
+			o.continuous = 1;
+			break;
+		case 't': {
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (*end || !v || v > 600000 || optarg[0] == '-') {
+				fprintf(stderr, "flamesidecar map: --timeout takes milliseconds "
+						"(1..600000), not '%s'\n",
+					optarg);
+				return FS_EXIT_USAGE;
+			}
+			o.timeout_ms = (unsigned)v;
+			break;
+		}
+		case 'h':
+			map_usage(stdout);
+			return FS_EXIT_OK;
+		default:
+			map_usage(stderr);
+			return FS_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "flamesidecar map: expected one container id (see --help)\n");
+		return FS_EXIT_USAGE;
+	}
+	if (o.continuous && o.mode == MAP_MODE_JCMD) {
+		fprintf(stderr, "flamesidecar map: --continuous needs the agent, not --mode jcmd\n");
+		return FS_EXIT_USAGE;
+	}
+	if (geteuid() != 0) {
+		fprintf(stderr, "flamesidecar map: must run as root (it joins the container's "
+				"mount namespace)\n");
+		return FS_EXIT_PERM;
+	}
+
+	struct fs_config cfg;
+	struct registry_entry e;
+	char regdir[PATH_MAX];
+	int rc = common_load_config("map", &cfg, regdir, sizeof(regdir));
+	if (rc)
+		return rc;
+	if ((rc = common_find_container("map", regdir, argv[optind], &e)))
+		return rc;
+	if (!registry_entry_alive(&e)) {
+		fprintf(stderr, "flamesidecar map: container %s is not running (pid %d is gone); "
+				"`flamesidecar gc` removes stale entries\n",
+			e.id, (int)e.pid);
+		return FS_EXIT_NOTFOUND;
+	}
+
+	struct fs_error err = { 0 };
+	cleanup_free pid_t *pids = NULL;
+	size_t n = 0;
+	if (only) {
+		pids = malloc(sizeof(*pids));
+		if (!pids)
+			return FS_EXIT_FAIL;
+		pids[0] = only;
+		n = 1;
+	} else if (map_find_jvms(&e, &pids, &n, &err) < 0) {
+		fprintf(stderr, "flamesidecar map: %s\n", err.msg);
+		return FS_EXIT_FAIL;
+	}
+	if (n == 0) {
+		fprintf(stderr, "flamesidecar map: no JVM found in container %s (no process in its "
+				"pid namespace maps libjvm.so)\n",
+			e.id);
+		return FS_EXIT_NOTFOUND;
+	}
+
+	int exit_code = FS_EXIT_OK;
+	printf("%-8s %-7s %-6s %-5s %8s %9s  %s\n", "HOST_PID", "NS_PID", "UID", "MODE",
+	       "ENTRIES", "TIME_MS", "MAP");
+	fflush(stdout);
+	for (size_t i = 0; i < n; i++) {
+		struct map_result res;
+		fs_error_clear(&err);
+		int r = map_jvm(&e, pids[i], &o, NULL, &res, &err);
+		if (r < 0) {
+			fprintf(stderr, "flamesidecar map: %s\n", err.msg);
+			if (exit_code == FS_EXIT_OK)
+				exit_code = map_exit_code(r);
+			continue;
+		}
+		printf("%-8d %-7d %-6u %-5s %8zu %9.1f  %s/perf-%d.map\n", (int)res.host_pid,
+		       (int)res.ns_pid, (unsigned)res.uid, map_mode_name(res.mode), res.entries,
+		       (double)res.elapsed_us / 1000.0, o.host_tmp ? o.host_tmp : "/tmp",
+		       (int)res.host_pid);
+		fflush(stdout);
+	}
+	return exit_code;
+}

@@ -1,0 +1,57 @@
+/* map.h - get the JIT symbol map of a JVM in a registered container: attach
+ * from a sandboxed child (sandbox.h, attach.h), make the JVM write
+ * /tmp/perf-<ns pid>.map (our agent, or jcmd Compiler.perfmap), read it
+ * safely and parse it (perfmap.h); optionally write /tmp/perf-<host pid>.map
+ * on the host for perf. Used by the `map` verb and by `run` at the end of a
+ * sampling window. */
+#ifndef FS_MAP_H
+#define FS_MAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "perfmap.h"
+#include "registry.h"
+
+#define MAP_AGENT_NAME "libflameagent.so"
+#define MAP_DEFAULT_TIMEOUT_MS 5000
+
+enum map_mode {
+	MAP_MODE_AUTO = 0, /* the agent when the bundle is mounted and has it, else jcmd */
+	MAP_MODE_AGENT,	   /* load <mount_point>/libflameagent.so */
+	MAP_MODE_JCMD,	   /* jcmd Compiler.perfmap (JDK 17+) */
+};
+
+struct map_opts {
+	enum map_mode mode;
+	int continuous;	     /* agent option mode=continuous instead of oneshot */
+	unsigned timeout_ms; /* per JVM; 0 = MAP_DEFAULT_TIMEOUT_MS */
+	int write_host;	     /* also write /tmp/perf-<host pid>.map */
+	const char *host_tmp; /* where that goes; NULL = "/tmp" */
+};
+
+struct map_result {
+	pid_t host_pid, ns_pid;
+	uid_t uid;
+	enum map_mode mode;   /* the one used (AGENT or JCMD) */
+	int signalled;	      /* we started the attach listener with SIGQUIT */
+	size_t entries;	      /* in the parsed map */
+	size_t bytes;	      /* of map text read */
+	uint64_t elapsed_us;
+};
+
+/* Map one JVM (host pid) of container e. *out (may be NULL if unwanted) is
+ * freed with perfmap_free; res (may be NULL) says what was done. 0 or
+ * -errno with a message. */
+int map_jvm(const struct registry_entry *e, pid_t host_pid, const struct map_opts *o,
+	    struct perfmap **out, struct map_result *res, struct fs_error *err);
+
+/* Host pids of the JVMs (processes that map libjvm.so) in e's pid
+ * namespace, ascending. *pids is malloc'd. 0 or -errno. */
+int map_find_jvms(const struct registry_entry *e, pid_t **pids, size_t *n, struct fs_error *err);
+
+const char *map_mode_name(enum map_mode m);
+
+#endif
