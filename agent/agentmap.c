@@ -237,8 +237,8 @@ size_t agentmap_join_frames(const char *const *frames, size_t n, char *out, size
 	sbuf_init(&s, out, outlen);
 	if (outlen == 0 || n == 0)
 		return 0;
-	/* Find the first frame such that frames[first..n) fit (with the cut
-	 * marker when first > 0). The innermost frame is always kept. */
+	/* Keep frames[first..n): as many of the inner frames as fit beside
+	 * the cut marker. The innermost frame is always kept. */
 	size_t first = n - 1;
 	size_t need = strlen(frames[n - 1]);
 	while (first > 0) {
@@ -249,7 +249,7 @@ size_t agentmap_join_frames(const char *const *frames, size_t n, char *out, size
 		need += add;
 		first--;
 	}
-	if (first > 0)
+	if (first > 0 && need + sizeof(cut) - 1 < outlen)
 		sbuf_puts(&s, cut);
 	for (size_t i = first; i < n; i++) {
 		if (i > first)
