@@ -363,28 +363,35 @@ static const char *attach_first_line(const char *text, size_t *len)
 	return text;
 }
 
+/* The library was not loaded: say why, from the JVM's text. */
+static int attach_load_failed(const struct attach_reply *r, const char *agent,
+			      struct fs_error *err)
+{
+	char shown[256];
+	int code = EIO;
+	attach_sanitize(r->text, r->len < 400 ? r->len : 400, shown, sizeof(shown));
+	if (strstr(r->text, "Agent_OnAttach"))
+		code = ENOEXEC; /* "Agent_OnAttach is not available in <lib>" */
+	else if (strstr(r->text, "No such file") || strstr(r->text, "Could not find"))
+		code = ENOENT;
+	else if (strstr(r->text, "was not loaded") || strstr(r->text, "cannot open"))
+		code = ENOEXEC;
+	return fs_error_set(err, code, "the JVM did not load %s (code %d%s%s)", agent, r->code,
+			    shown[0] ? ": " : "", shown);
+}
+
 int attach_load_result(const struct attach_reply *r, const char *agent, int *agent_rc,
 		       struct fs_error *err)
 {
-	char shown[256];
 	size_t ll;
 	const char *line = attach_first_line(r->text, &ll);
-	attach_sanitize(r->text, r->len < 400 ? r->len : 400, shown, sizeof(shown));
 	*agent_rc = 0;
-	if (r->code != 0) {
-		/* JDK 9..25: "<agent> was not loaded.", dlerror text, or
-		 * "Agent_OnAttach is not available in <agent>". JDK 8: a code only. */
-		int code = EIO;
-		if (strstr(r->text, "Agent_OnAttach"))
-			code = ENOEXEC;
-		else if (strstr(r->text, "No such file") || strstr(r->text, "not found") ||
-			 strstr(r->text, "Could not find"))
-			code = ENOENT;
-		else if (strstr(r->text, "was not loaded") || strstr(r->text, "cannot open"))
-			code = ENOEXEC;
-		return fs_error_set(err, code, "the JVM did not load %s (code %d%s%s)", agent, r->code,
-				    shown[0] ? ": " : "", shown);
-	}
+	/* JDK 8..20 report a load failure with a non-zero code; JDK 21+ with
+	 * code 0 and only the message. */
+	if (r->code != 0)
+		return attach_load_failed(r, agent, err);
+	if (ll == 0)
+		return 0; /* loaded; nothing reported */
 	const char *p = line;
 	static const char prefix[] = "return code: ";
 	if (ll >= sizeof(prefix) - 1 && !strncmp(line, prefix, sizeof(prefix) - 1))
@@ -392,12 +399,8 @@ int attach_load_result(const struct attach_reply *r, const char *agent, int *age
 	char *end;
 	errno = 0;
 	long v = strtol(p, &end, 10);
-	if (p == line + ll || end != line + ll || errno) {
-		if (ll == 0)
-			return 0; /* loaded; nothing reported */
-		return fs_error_set(err, EPROTO, "unexpected answer to loading %s: '%s'", agent,
-				    shown);
-	}
+	if (p == line + ll || end != line + ll || errno || v < INT32_MIN || v > INT32_MAX)
+		return attach_load_failed(r, agent, err);
 	*agent_rc = (int)v;
 	if (v != 0)
 		return fs_error_set(err, EIO, "%s was loaded but its Agent_OnAttach returned %ld",
