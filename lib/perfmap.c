@@ -302,28 +302,15 @@ static const char *perfmap_type_name(mode_t mode)
 	}
 }
 
-int perfmap_open_checked(int root_fd, const char *path, uid_t owner, size_t max_size,
-			 size_t *size, struct fs_error *err)
+/* The checks both functions below apply to what fd refers to. */
+static int perfmap_check_stat(int fd, const char *path, uid_t owner, size_t max_size,
+			      size_t *size, struct fs_error *err)
 {
-	struct open_how how = {
-		.flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS,
-	};
 	struct stat st;
-	cleanup_close int fd = (int)syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
-	if (fd < 0) {
-		int e = errno;
-		if (e == ELOOP)
-			return fs_error_set(err, e,
-					    "refusing /%s: it or a directory on its path is a "
-					    "symbolic link",
-					    path);
-		if (e == ENOENT)
-			return fs_error_set(err, e, "/%s does not exist", path);
-		return fs_error_set(err, e, "opening /%s", path);
-	}
 	if (fstat(fd, &st) < 0)
 		return fs_error_set(err, errno, "stat /%s", path);
+	if (S_ISLNK(st.st_mode))
+		return fs_error_set(err, ELOOP, "refusing /%s: it is a symbolic link", path);
 	if (!S_ISREG(st.st_mode))
 		return fs_error_set(err, EPERM, "refusing /%s: it is a %s, not a regular file",
 				    path, perfmap_type_name(st.st_mode));
@@ -336,6 +323,48 @@ int perfmap_open_checked(int root_fd, const char *path, uid_t owner, size_t max_
 	if (st.st_size < 0 || (uint64_t)st.st_size > max_size)
 		return fs_error_set(err, EFBIG, "refusing /%s: %lld bytes is over the %zu-byte limit",
 				    path, (long long)st.st_size, max_size);
-	*size = (size_t)st.st_size;
-	return steal_fd(&fd);
+	if (size)
+		*size = (size_t)st.st_size;
+	return 0;
+}
+
+static int perfmap_openat2(int root_fd, const char *path, uint64_t flags, struct fs_error *err)
+{
+	struct open_how how = {
+		.flags = flags | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS,
+	};
+	int fd = (int)syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
+	if (fd >= 0)
+		return fd;
+	int e = errno;
+	if (e == ELOOP)
+		return fs_error_set(err, e,
+				    "refusing /%s: it or a directory on its path is a symbolic link",
+				    path);
+	if (e == ENOENT)
+		return fs_error_set(err, e, "/%s does not exist", path);
+	return fs_error_set(err, e, "opening /%s", path);
+}
+
+int perfmap_open_checked(int root_fd, const char *path, uid_t owner, size_t max_size,
+			 size_t *size, struct fs_error *err)
+{
+	cleanup_close int fd = perfmap_openat2(root_fd, path, O_RDONLY | O_NONBLOCK, err);
+	if (fd < 0)
+		return fd;
+	int r = perfmap_check_stat(fd, path, owner, max_size, size, err);
+	return r < 0 ? r : steal_fd(&fd);
+}
+
+int perfmap_precheck(int root_fd, const char *path, uid_t owner, size_t max_size,
+		     struct fs_error *err)
+{
+	/* O_PATH opens nothing: a FIFO or device is not touched. */
+	cleanup_close int fd = perfmap_openat2(root_fd, path, O_PATH, err);
+	if (fd == -ENOENT)
+		return 0;
+	if (fd < 0)
+		return fd;
+	return perfmap_check_stat(fd, path, owner, max_size, NULL, err);
 }

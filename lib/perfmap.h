@@ -67,4 +67,11 @@ int perfmap_write_host(const char *tmp_dir, pid_t pid, const struct perfmap *m,
 int perfmap_open_checked(int root_fd, const char *path, uid_t owner, size_t max_size,
 			 size_t *size, struct fs_error *err);
 
+/* Before asking a JVM to write path: 0 if it does not exist or would pass
+ * perfmap_open_checked (a symlink, FIFO, hard link, foreign or huge file
+ * fails here, so the JVM is never made to write through it or block on it).
+ * Nothing is opened for reading or writing. */
+int perfmap_precheck(int root_fd, const char *path, uid_t owner, size_t max_size,
+		     struct fs_error *err);
+
 #endif

@@ -81,12 +81,18 @@ static int map_child(struct sandbox_child *c, void *argp, struct fs_error *err)
 		mode = present ? MAP_MODE_AGENT : MAP_MODE_JCMD;
 	}
 
+	/* Never make the JVM write into (or block on) a planted file. */
+	char path[64], head[32];
+	int r, rc;
+	snprintf(path, sizeof(path), "tmp/perf-%d.map", (int)a->t.ns_pid);
+	if ((r = perfmap_precheck(root, path, a->t.uid, PERFMAP_MAX_CONTAINER_FILE, err)) < 0)
+		return r;
+
 	int signalled = 0;
 	cleanup_close int fd = attach_connect(&a->t, map_trigger, c, deadline, &signalled, err);
 	if (fd < 0)
 		return fd;
 	struct attach_reply reply;
-	int r, rc;
 	if (mode == MAP_MODE_AGENT) {
 		const char *args[3] = { a->agent, "true",
 					a->continuous ? "mode=continuous" : "mode=oneshot" };
@@ -106,9 +112,7 @@ static int map_child(struct sandbox_child *c, void *argp, struct fs_error *err)
 	if (r < 0)
 		return r;
 
-	char path[64], head[32];
 	size_t size;
-	snprintf(path, sizeof(path), "tmp/perf-%d.map", (int)a->t.ns_pid);
 	cleanup_close int mfd = perfmap_open_checked(root, path, a->t.uid,
 						     PERFMAP_MAX_CONTAINER_FILE, &size, err);
 	if (mfd < 0)

@@ -232,6 +232,21 @@ static void test_open_checked(const char *dir)
 
 	ok(perfmap_open_checked(root, "missing.map", me, 1 << 20, &size, &err) == -ENOENT,
 	   "a missing file: %s", err.msg);
+
+	ok(perfmap_precheck(root, "missing.map", me, 1 << 20, &err) == 0,
+	   "precheck: a missing map may be written");
+	ok(perfmap_precheck(root, "good.map", me, 1 << 20, &err) == -EPERM,
+	   "precheck: the hard-linked good.map is refused: %s", err.msg);
+	snprintf(path, sizeof(path), "%s/hard.map", dir);
+	unlink(path);
+	ok(perfmap_precheck(root, "good.map", me, 1 << 20, &err) == 0,
+	   "precheck: a regular file of ours may be rewritten: %s", err.msg);
+	ok(perfmap_precheck(root, "fifo.map", me, 1 << 20, &err) == -EPERM,
+	   "precheck: a FIFO is refused without opening it: %s", err.msg);
+	ok(perfmap_precheck(root, "link.map", me, 1 << 20, &err) == -ELOOP,
+	   "precheck: a symlink is refused: %s", err.msg);
+	ok(perfmap_precheck(root, "good.map", me + 1, 1 << 20, &err) == -EPERM,
+	   "precheck: another owner is refused");
 }
 
 int main(void)
