@@ -166,8 +166,10 @@ static void test_self(struct symbolizer *sym)
 	name = symbolizer_addr(sym, me, a, 0, &kind, &resolved);
 	is_str(name, "gnu_get_libc_version", "libc function (.dynsym of a stripped library)");
 
+	/* Under ASan &qsort is its interceptor, "__interceptor_qsort". */
 	a = (uint64_t)(uintptr_t)&qsort + 1;
-	is_str(symbolizer_addr(sym, me, a, 0, NULL, NULL), "qsort", "libc qsort");
+	name = symbolizer_addr(sym, me, a, 0, NULL, NULL);
+	ok(strlen(name) >= 5 && !strcmp(name + strlen(name) - 5, "qsort"), "libc qsort (%s)", name);
 
 	name = symbolizer_addr(sym, me, 0x10, 0, &kind, &resolved);
 	is_str(name, "[unknown]", "address in no mapping");
