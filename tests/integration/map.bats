@@ -1,0 +1,294 @@
+#!/usr/bin/env bats
+# flamesidecar map: real runc containers running a JVM (openjdk-17) as uid
+# 1000, registered by flamehook, attached to from the host.
+
+load ../lib/containers
+
+JAVA17=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java
+
+# jvm_bundle DIR [--tmp-symlink] [--wrap 'sh -c ...'] [--jvm-opt OPT]... -- WORKLOAD_ARGS...
+# A bundle whose process is the Workload JVM, build/java mounted at /opt/fsjava.
+jvm_bundle() {
+	local dir=$1 tmplink=0 wrap="" opts=()
+	shift
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--tmp-symlink) tmplink=1; shift ;;
+		--jvm-opt) opts+=("$2"); shift 2 ;;
+		--wrap) wrap=$2; shift 2 ;;
+		--) shift; break ;;
+		*) break ;;
+		esac
+	done
+	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- true
+	local args
+	# Not jq --args: jq 1.6 takes "--warmup" there for one of its own options.
+	args=$(printf '%s\n' "$JAVA17" "${opts[@]}" -XX:+PreserveFramePointer -cp /opt/fsjava flametest.Workload "$@" |
+		jq -R . | jq -cs .)
+	if [ -n "$wrap" ]; then
+		args=$(jq -c --arg w "$wrap" '["/bin/sh", "-c", $w + " \"$@\"", "sh"] + .' <<<"$args")
+	fi
+	jq --arg s "$FS_BUILD/java" --argjson a "$args" --argjson tl "$tmplink" '
+		.process.args = $a |
+		.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}] |
+		if $tl == 1 then .mounts |= map(select(.destination != "/tmp")) else . end
+	' "$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
+	if [ "$tmplink" = 1 ]; then
+		rmdir "$dir/rootfs/tmp"
+		mkdir -p "$dir/rootfs/var/tmp"
+		chmod 1777 "$dir/rootfs/var/tmp"
+		ln -s /var/tmp "$dir/rootfs/tmp"
+	fi
+}
+
+# start_jvm NAME [jvm_bundle options] -- [Workload args]: run it, wait for
+# READY and for its registry entry, set PID.
+start_jvm() {
+	local name=$1
+	shift
+	jvm_bundle "$FS_TMP/$name" "$@"
+	fs_runc_run "$name" "$FS_TMP/$name"
+	PID=$(fs_container_pid "$name")
+	echo "$PID" >>"$FS_TMP/jvm-pids"
+	fs_wait_for 30 grep -q READY "$FS_TMP/$name/out.log" || {
+		cat "$FS_TMP/$name/out.log" >&2
+		return 1
+	}
+	fs_wait_for 10 test -f "$FS_RUN/containers/$name.json"
+}
+
+setup_file() {
+	[ "$(id -u)" = 0 ] || return 0
+	command -v runc >/dev/null && [ -x "$JAVA17" ] && [ -d "$FS_BUILD/java/flametest" ] || return 0
+	fs_setup
+	export FS_TMP FS_RUN FS_CONFIG
+	# C1: the warm JVM most tests share.
+	start_jvm c1 -- --warmup 1
+	export C1_PID=$PID
+	echo SECRET-$RANDOM-$RANDOM >"$FS_TMP/secret"
+	chmod 0600 "$FS_TMP/secret"
+	export SECRET_FILE="$FS_TMP/secret" SECRET=$(cat "$FS_TMP/secret")
+}
+
+teardown_file() {
+	[ -n "${FS_TMP:-}" ] || return 0
+	if [ -f "$FS_TMP/jvm-pids" ]; then
+		while read -r p; do rm -f "/tmp/perf-$p.map"; done <"$FS_TMP/jvm-pids"
+	fi
+	fs_cleanup
+}
+
+setup() {
+	fs_require_root
+	fs_require_cmd runc jq
+	[ -x "$JAVA17" ] || skip "openjdk-17 is not installed"
+	[ -d "$FS_BUILD/java/flametest" ] || skip "the Java workloads are not built (make agent)"
+	[ -n "${C1_PID:-}" ] || skip "the test JVM did not start"
+	CTMP=/proc/$C1_PID/root/tmp
+}
+
+# Every refusal: no secret anywhere, no .attach_pid or temp files left.
+assert_clean() {
+	if grep -qs -- "$SECRET" "/tmp/perf-$1.map"; then echo "secret in the host map"; return 1; fi
+	if grep -qs -- "$SECRET" <<<"$output"; then echo "secret in the output"; return 1; fi
+	if ls -a "/proc/$1/root/tmp/" | grep -q '^\.attach_pid'; then
+		echo ".attach_pid left behind"
+		return 1
+	fi
+	if ls -a /tmp | grep -q "^\.perf-$1\.map\."; then echo "temp map left behind"; return 1; fi
+}
+
+@test "map --help shows usage and examples; bad options are usage errors" {
+	run "$FS_SIDECAR" map --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *Examples:* ]]
+	[[ "$output" == *--mode* ]]
+	run "$FS_SIDECAR" map c1 --mode bogus
+	[ "$status" -eq 2 ]
+	run "$FS_SIDECAR" map
+	[ "$status" -eq 2 ]
+	run "$FS_SIDECAR" map c1 --timeout -5
+	[ "$status" -eq 2 ]
+}
+
+@test "map of an unknown container exits 3" {
+	run "$FS_SIDECAR" map no-such-container
+	[ "$status" -eq 3 ]
+	[[ "$output" == *no-such-container* ]]
+}
+
+@test "map loads the agent and writes /tmp/perf-<host pid>.map with the hot method" {
+	[ -f "$FS_BUILD/libflameagent.so" ] || skip "libflameagent.so is not built"
+	run "$FS_SIDECAR" map c1
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"$C1_PID "*" 1 "*" 1000 "*agent* ]]
+	[ -f "/tmp/perf-$C1_PID.map" ] && [ ! -L "/tmp/perf-$C1_PID.map" ]
+	[ "$(stat -c %u "/tmp/perf-$C1_PID.map")" = 0 ]
+	grep -q 'flametest\.Workload\.hotMethod' "/tmp/perf-$C1_PID.map"
+	assert_clean "$C1_PID"
+}
+
+@test "map --mode jcmd uses Compiler.perfmap" {
+	run "$FS_SIDECAR" map c1 --mode jcmd --pid "$C1_PID"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *jcmd* ]]
+	grep -q 'flametest\.Workload\.hot' "/tmp/perf-$C1_PID.map"
+}
+
+@test "the sandboxed child runs as the JVM's uid with no capabilities, NNP and seccomp" {
+	mkdir -p "$FS_TMP/status"
+	FS_TEST_SANDBOX_STATUS="$FS_TMP/status" run "$FS_SIDECAR" map c1 --mode jcmd
+	[ "$status" -eq 0 ]
+	s="$FS_TMP/status/status.$C1_PID"
+	cat "$s"
+	grep -qP '^Uid:\t1000\t1000\t1000\t1000$' "$s"
+	grep -qP '^Gid:\t1000\t1000\t1000\t1000$' "$s"
+	grep -qP '^CapEff:\t0000000000000000$' "$s"
+	grep -qP '^CapPrm:\t0000000000000000$' "$s"
+	grep -qP '^CapBnd:\t0000000000000000$' "$s"
+	grep -qP '^NoNewPrivs:\t1$' "$s"
+	grep -qP '^Seccomp:\t2$' "$s"
+}
+
+@test "perf record + perf report name the JIT-compiled hot method from our map" {
+	fs_require_cmd perf
+	run "$FS_SIDECAR" map c1
+	[ "$status" -eq 0 ]
+	# Only the host copy: perf must not find the container's own map.
+	rm -f "$CTMP/perf-1.map"
+	perf record -q -F 499 -g -p "$C1_PID" -o "$FS_TMP/perf.data" -- sleep 2 >/dev/null 2>&1
+	run sh -c "perf report -i '$FS_TMP/perf.data' --stdio --no-children 2>/dev/null"
+	echo "$output" | head -30
+	[[ "$output" == *flametest.Workload.hot* ]]
+}
+
+@test "hostile perf map files in the container are refused, the secret never read" {
+	local m="$CTMP/perf-1.map" kind
+	for kind in symlink fifo sparse other-owner hardlink; do
+		rm -f "$m" "$CTMP/link-target" "/tmp/perf-$C1_PID.map"
+		case $kind in
+		symlink) ln -s "$SECRET_FILE" "$m" ;;
+		fifo) mkfifo -m 0666 "$m" && chown 1000:1000 "$m" ;;
+		sparse) truncate -s 10G "$m" && chown 1000:1000 "$m" ;;
+		other-owner) cp "$SECRET_FILE" "$m" && chown 1001:1001 "$m" && chmod 0644 "$m" ;;
+		hardlink) echo "1000 10 x" >"$CTMP/link-target" && chown 1000:1000 "$CTMP/link-target" &&
+			ln "$CTMP/link-target" "$m" ;;
+		esac
+		start=$(date +%s%N)
+		run "$FS_SIDECAR" map c1 --timeout 3000
+		took=$((($(date +%s%N) - start) / 1000000))
+		echo "$kind ($took ms): $output"
+		[ "$status" -ne 0 ]
+		[[ "$output" == *refusing*perf-1.map* ]]
+		[ "$took" -lt 10000 ]
+		[ ! -e "/tmp/perf-$C1_PID.map" ]
+		assert_clean "$C1_PID"
+	done
+	rm -f "$m" "$CTMP/link-target"
+	run "$FS_SIDECAR" map c1
+	[ "$status" -eq 0 ]
+}
+
+@test "a fake .java_pid socket that is not the JVM's is refused within the deadline" {
+	fs_require_cmd perl
+	start_jvm c2 -- --warmup 0.2
+	local sock=/proc/$PID/root/tmp/.java_pid1
+	[ ! -e "$sock" ]
+	# Owned by another uid.
+	perl -MIO::Socket::UNIX -e 'my $s = IO::Socket::UNIX->new(Type => SOCK_STREAM(), Local => $ARGV[0], Listen => 1) or die; chown 1001, 1001, $ARGV[0]; sleep 60' "$sock" &
+	fake=$!
+	fs_wait_for 10 test -S "$sock"
+	run "$FS_SIDECAR" map c2 --timeout 3000
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"owned by uid 1001"* ]]
+	kill "$fake"; wait "$fake" || true
+	rm -f "$sock"
+	# Owned by the JVM's uid but served by another process, answering garbage.
+	perl -MIO::Socket::UNIX -e 'my $s = IO::Socket::UNIX->new(Type => SOCK_STREAM(), Local => $ARGV[0], Listen => 1) or die; chown 1000, 1000, $ARGV[0]; while (my $c = $s->accept) { print $c "garbage\n"; close $c }' "$sock" &
+	fake=$!
+	fs_wait_for 10 test -S "$sock"
+	run "$FS_SIDECAR" map c2 --timeout 3000
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"not by the JVM"* ]]
+	kill "$fake"; wait "$fake" || true
+	rm -f "$sock"
+	assert_clean "$PID"
+	# With the fakes gone the real JVM is attached to (first attach: SIGQUIT).
+	run "$FS_SIDECAR" map c2
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ -S "$sock" ]
+	assert_clean "$PID"
+}
+
+@test "a planted .attach_pid symlink is refused and left alone" {
+	start_jvm c3 -- --warmup 0.2
+	local trig=/proc/$PID/root/tmp/.attach_pid1
+	ln -s "$SECRET_FILE" "$trig"
+	run "$FS_SIDECAR" map c3 --timeout 3000
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *".attach_pid1 already exists"* ]]
+	[ -L "$trig" ]
+	[ "$(cat "$SECRET_FILE")" = "$SECRET" ]
+	[[ "$output" != *"$SECRET"* ]]
+	rm -f "$trig"
+}
+
+@test "a container whose /tmp is a symlink is refused" {
+	start_jvm c4 --tmp-symlink -- --warmup 0.2
+	run "$FS_SIDECAR" map c4 --timeout 3000
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"symbolic link"* ]]
+	[ ! -e "/tmp/perf-$PID.map" ]
+}
+
+@test "a JVM that ignores SIGQUIT is explained, not signalled" {
+	# HotSpot installs its SIGQUIT handler even when started with SIGQUIT
+	# ignored, unless -Xrs: then the inherited SIG_IGN stays. -Xrs starts
+	# the attach listener at startup; its socket is removed (as a /tmp
+	# cleaner would) so that attaching needs the signal again.
+	start_jvm c5 --wrap 'trap "" QUIT; exec' --jvm-opt -Xrs -- --warmup 0.2
+	grep -q '^SigIgn:.*[4-7cdef]$' "/proc/$PID/status"
+	fs_wait_for 10 test -S "/proc/$PID/root/tmp/.java_pid1"
+	rm "/proc/$PID/root/tmp/.java_pid1"
+	run "$FS_SIDECAR" map c5 --timeout 3000
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"ignores SIGQUIT"* ]]
+	[[ "$output" == *"start it with SIGQUIT at default"* ]]
+	assert_clean "$PID"
+}
+
+@test "a JVM that would be killed by SIGQUIT (-Xrs) is not signalled" {
+	start_jvm c7 --jvm-opt -Xrs -- --warmup 0.2
+	fs_wait_for 10 test -S "/proc/$PID/root/tmp/.java_pid1"
+	rm "/proc/$PID/root/tmp/.java_pid1"
+	run "$FS_SIDECAR" map c7 --timeout 3000
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"-Xrs"*"would kill it"* ]]
+	assert_clean "$PID"
+	kill -0 "$PID"
+}
+
+@test "a JVM started with -XX:+DisableAttachMechanism is explained" {
+	start_jvm c6 --jvm-opt -XX:+DisableAttachMechanism -- --warmup 0.2
+	run "$FS_SIDECAR" map c6 --timeout 3000
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"-XX:+DisableAttachMechanism"* ]]
+	assert_clean "$PID"
+}
+
+@test "map --pid of a process outside the container is refused" {
+	run "$FS_SIDECAR" map c1 --pid $$
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"not in container c1"* ]]
+}
