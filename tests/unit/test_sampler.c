@@ -10,6 +10,7 @@
  *   lost          a one-page ring that is not drained loses records */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -27,6 +28,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "perfmap.h"
 #include "tap.h"
 #include "../../sidecar/sampler.h"
 #include "../../sidecar/symbols.h"
@@ -443,8 +445,188 @@ static void test_bad_options(void)
 	   "missing cgroup: %s", err.msg);
 }
 
-int main(void)
+/* ---- profile mode: a driver for tests/integration/sampler.bats --------- */
+
+#define PROFILE_MAX_WORDS (4u << 20)
+
+struct profile {
+	uint64_t *words; /* [pid, nr, ips...]* */
+	size_t len;
+	size_t dropped;
+};
+
+static int profile_sample(const struct sample *smp, void *ctx)
 {
+	struct profile *p = ctx;
+	if (p->len + 2 + smp->nr > PROFILE_MAX_WORDS) {
+		p->dropped++;
+		return 0;
+	}
+	p->words[p->len++] = (uint64_t)smp->pid;
+	p->words[p->len++] = smp->nr;
+	memcpy(p->words + p->len, smp->ips, smp->nr * sizeof(uint64_t));
+	p->len += smp->nr;
+	return 0;
+}
+
+static int profile_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int profile_perfmap(struct symbolizer *sym, const char *path, struct perfmap **pm)
+{
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		fprintf(stderr, "test_sampler: cannot open perf map %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	static char buf[64 << 20];
+	size_t n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	struct fs_error err = { 0 };
+	if (perfmap_parse(buf, n, 1, pm, &err) < 0) {
+		fprintf(stderr, "test_sampler: %s: %s\n", path, err.msg);
+		return -1;
+	}
+	return symbolizer_set_jit(sym, 0, symbolizer_jit_perfmap, *pm);
+}
+
+/* test_sampler.t --profile (--pid PID | --pid-ns-of PID | --cgroup DIR)
+ *                [--seconds S] [--frequency HZ] [--perfmap FILE] [--with-pid]
+ * Samples for S seconds, then prints folded stacks ("frames count") on
+ * stdout and the sampler/symbolizer statistics on stderr. */
+static int profile_main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "profile", no_argument, NULL, 'P' },	 { "pid", required_argument, NULL, 'p' },
+		{ "pid-ns-of", required_argument, NULL, 'n' },
+		{ "cgroup", required_argument, NULL, 'c' },
+		{ "seconds", required_argument, NULL, 's' },
+		{ "frequency", required_argument, NULL, 'F' },
+		{ "perfmap", required_argument, NULL, 'm' },
+		{ "with-pid", no_argument, NULL, 'W' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct sampler_opts o = { 0 };
+	double seconds = 2;
+	const char *perfmap_path = NULL;
+	int with_pid = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'P':
+			break;
+		case 'p':
+			o.pid = atoi(optarg);
+			break;
+		case 'n':
+			o.pid_ns = ns_of(atoi(optarg));
+			if (!o.pid_ns) {
+				fprintf(stderr, "test_sampler: no pid namespace for %s\n", optarg);
+				return 2;
+			}
+			break;
+		case 'c':
+			o.cgroup_path = optarg;
+			break;
+		case 's':
+			seconds = atof(optarg);
+			break;
+		case 'F':
+			o.frequency = (unsigned)atoi(optarg);
+			break;
+		case 'm':
+			perfmap_path = optarg;
+			break;
+		case 'W':
+			with_pid = 1;
+			break;
+		default:
+			fprintf(stderr, "usage: test_sampler.t --profile (--pid PID | --pid-ns-of PID | "
+					"--cgroup DIR) [--seconds S] [--frequency HZ] [--perfmap FILE] "
+					"[--with-pid]\n");
+			return 2;
+		}
+	}
+	struct profile p = { .words = malloc(PROFILE_MAX_WORDS * sizeof(uint64_t)) };
+	struct sampler *s = NULL;
+	struct fs_error err = { 0 };
+	if (!p.words || sampler_open(&o, &s, &err) < 0) {
+		fprintf(stderr, "test_sampler: %s\n", err.msg);
+		return err.code == EACCES || err.code == EPERM ? 4 : 1;
+	}
+	fprintf(stderr, "sampling\n"); /* the events are enabled */
+	uint64_t end = now_ms() + (uint64_t)(seconds * 1000);
+	while (now_ms() < end) {
+		int r = sampler_poll(s, 100, profile_sample, &p);
+		if (r < 0 && r != -EINTR)
+			break;
+	}
+	sampler_poll(s, 0, profile_sample, &p);
+	struct sampler_stats st;
+	sampler_stats(s, &st);
+	sampler_close(s);
+
+	struct symbolizer *sym = NULL;
+	struct perfmap *pm = NULL;
+	if (symbolizer_open(NULL, &sym, &err) < 0) {
+		fprintf(stderr, "test_sampler: %s\n", err.msg);
+		return 1;
+	}
+	if (perfmap_path && profile_perfmap(sym, perfmap_path, &pm) < 0)
+		return 1;
+	size_t nlines = 0, cap = 1024;
+	char **lines = malloc(cap * sizeof(*lines));
+	for (size_t i = 0; lines && i < p.len;) {
+		pid_t pid = (pid_t)p.words[i];
+		size_t nr = p.words[i + 1];
+		char buf[65536];
+		const char *comm = symbolizer_comm(sym, pid);
+		char root[64];
+		snprintf(root, sizeof(root), "%s", comm ? comm : "[unknown]");
+		if (with_pid) /* stackcollapse-perf.pl --pid style */
+			snprintf(root, sizeof(root), "%s-%d", comm ? comm : "[unknown]", (int)pid);
+		symbolizer_fold(sym, pid, root, p.words + i + 2, nr, buf, sizeof(buf));
+		i += 2 + nr;
+		if (nlines == cap) {
+			cap *= 2;
+			char **nl = realloc(lines, cap * sizeof(*lines));
+			if (!nl)
+				break;
+			lines = nl;
+		}
+		lines[nlines++] = strdup(buf);
+	}
+	qsort(lines, nlines, sizeof(*lines), profile_cmp);
+	for (size_t i = 0; i < nlines;) {
+		size_t j = i;
+		while (j < nlines && !strcmp(lines[i], lines[j]))
+			j++;
+		printf("%s %zu\n", lines[i], j - i);
+		for (size_t k = i; k < j; k++)
+			free(lines[k]);
+		i = j;
+	}
+	free(lines);
+	struct symbolizer_stats ss;
+	symbolizer_stats(sym, &ss);
+	fprintf(stderr, "scope %s cpus %u samples %llu filtered %llu lost %llu dropped %zu\n",
+		st.scope, st.cpus, (unsigned long long)st.samples, (unsigned long long)st.filtered,
+		(unsigned long long)st.lost, p.dropped);
+	for (int k = 0; k < SYMBOLIZER_KIND_COUNT; k++)
+		fprintf(stderr, "%s frames %llu resolved %llu\n", symbolizer_kind_name(k),
+			(unsigned long long)ss.frames[k], (unsigned long long)ss.resolved[k]);
+	symbolizer_close(sym);
+	perfmap_free(pm);
+	free(p.words);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "--profile"))
+		return profile_main(argc, argv);
 	test_cpulist();
 	test_bad_options();
 	struct sampler_opts probe = { .frequency = 10, .ring_pages = 1 };

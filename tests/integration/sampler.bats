@@ -1,0 +1,170 @@
+#!/usr/bin/env bats
+# sampler.bats - the perf_event sampler and the symbolizer on real
+# processes, driven by build/tests/test_sampler.t --profile (the API,
+# no verb): a JVM (JIT frames from the agent's perf map, HotSpot C++ frames
+# from libjvm.so's .symtab, kernel frames) and a runc container (every
+# process of it, including ones started during the recording, by pid
+# namespace and by cgroup).
+
+: "${FS_TOP:=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}"
+: "${FS_BUILD:=$FS_TOP/build}"
+PROFILE="$FS_BUILD/tests/test_sampler.t"
+AGENT="$FS_BUILD/libflameagent.so"
+JDK17=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}
+
+setup() {
+	[ -x "$PROFILE" ] || skip "$PROFILE is not built"
+	[ "$(id -u)" = 0 ] || skip "system-wide perf events need root"
+	PIDS=()
+	CTR=""
+}
+
+teardown() {
+	local p
+	for p in "${PIDS[@]}"; do
+		kill -9 "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+		rm -f "/tmp/perf-$p.map"
+	done
+	if [ -n "$CTR" ]; then
+		runc kill "$CTR" KILL 2>/dev/null || true
+		wait_for 10 ctr_stopped || true
+		runc delete -f "$CTR" 2>/dev/null || true
+	fi
+}
+
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ "$SECONDS" -lt "$end" ] || { echo "timed out waiting for: $*" >&2; return 1; }
+		sleep 0.1
+	done
+}
+
+has_line() { [ -f "$1" ] && grep -q "$2" "$1"; }
+ctr_stopped() { ! runc state "$CTR" 2>/dev/null | grep -q '"status": "running"'; }
+
+# frames FOLDED PATTERN: number of samples whose stack matches PATTERN
+samples_matching() {
+	awk -v pat="$2" '$0 ~ pat { n += $NF } END { print n + 0 }' "$1"
+}
+
+@test "a JVM: JIT frames from the perf map, HotSpot C++ frames demangled, kernel frames" {
+	[ -x "$JDK17/bin/java" ] || skip "no JDK 17 at $JDK17"
+	[ -f "$FS_BUILD/java/flametest/Workload.class" ] || skip "Java workloads not built (make agent)"
+	local agent_opt=() map=""
+	if [ -f "$AGENT" ]; then agent_opt=("-agentpath:$AGENT=mode=continuous"); fi
+	env --default-signal=QUIT "$JDK17/bin/java" -XX:+PreserveFramePointer "${agent_opt[@]}" \
+		-cp "$FS_BUILD/java" flametest.Workload --exit-after 60 --syscalls \
+		>"$BATS_TEST_TMPDIR/out" 2>&1 3>&- &
+	local pid=$!
+	PIDS+=("$pid")
+	wait_for 30 has_line "$BATS_TEST_TMPDIR/out" READY
+	if [ -f "$AGENT" ]; then
+		map=/tmp/perf-$pid.map
+		wait_for 20 has_line "$map" 'flametest\.Workload\.hotMethod'
+	fi
+	run "$PROFILE" --profile --pid "$pid" --seconds 3 --frequency 499 ${map:+--perfmap "$map"}
+	[ "$status" -eq 0 ]
+	printf '%s\n' "${lines[@]}" | grep -v '^scope \|frames \|^sampling$' >"$BATS_TEST_TMPDIR/folded" || true
+	printf '%s\n' "${lines[@]}" | grep '^scope \|frames ' >&3 || true
+	# every stack starts with the process name
+	[ "$(samples_matching "$BATS_TEST_TMPDIR/folded" '^java;')" -gt 0 ]
+	# C++ frames of libjvm.so, demangled without argument lists
+	[ "$(samples_matching "$BATS_TEST_TMPDIR/folded" ';JavaCalls::call_helper;')" -gt 0 ]
+	! grep -q 'JavaCalls::call_helper(' "$BATS_TEST_TMPDIR/folded"
+	# kernel frames under the syscall thread
+	[ "$(samples_matching "$BATS_TEST_TMPDIR/folded" 'syscallMethod.*_\[k\]')" -gt 0 ] ||
+		[ "$(samples_matching "$BATS_TEST_TMPDIR/folded" '_\[k\]')" -gt 0 ]
+	if [ -n "$map" ]; then
+		[ "$(samples_matching "$BATS_TEST_TMPDIR/folded" 'flametest\.Workload\.hotMethod')" -gt 0 ]
+	fi
+}
+
+# A minimal runc bundle: host /usr (and /etc) read-only, a busy shell.
+make_bundle() {
+	local b=$1 cmd=$2
+	mkdir -p "$b/rootfs/proc" "$b/rootfs/dev" "$b/rootfs/tmp" "$b/rootfs/usr" "$b/rootfs/etc"
+	chmod 1777 "$b/rootfs/tmp"
+	for d in bin lib lib64 sbin; do ln -sfn "usr/$d" "$b/rootfs/$d"; done
+	(cd "$b" && runc spec)
+	jq --arg cmd "$cmd" '
+		.process.terminal = false |
+		.process.args = ["/bin/sh", "-c", $cmd] |
+		.root.readonly = false |
+		.mounts += [
+			{destination: "/usr", type: "bind", source: "/usr", options: ["rbind", "ro"]},
+			{destination: "/etc", type: "bind", source: "/etc", options: ["rbind", "ro"]}
+		]' "$b/config.json" >"$b/config.new" && mv "$b/config.new" "$b/config.json"
+}
+
+ctr_pid() { runc state "$CTR" 2>/dev/null | jq -er '.pid | select(. > 0)'; }
+
+# profile_bg OUT ARGS...: run the profiler in the background; returns
+# once its events are enabled (it says "sampling" on stderr).
+profile_bg() {
+	local out=$1
+	shift
+	"$PROFILE" --profile "$@" >"$out" 2>"$out.err" 3>&- &
+	PROF=$!
+	wait_for 10 has_line "$out.err" '^sampling$'
+}
+
+pids_in_ctr() { runc ps "$CTR" 2>/dev/null | awk 'NR > 1 { print $2 }'; }
+three_pids() { [ "$(pids_in_ctr | wc -l)" -ge 3 ]; }
+
+@test "a runc container: every process, also one started during the recording, nothing else" {
+	command -v runc >/dev/null || skip "runc not installed"
+	command -v jq >/dev/null || skip "jq not installed"
+	local b="$BATS_TEST_TMPDIR/bundle"
+	# pid 1 starts a busy shell, waits for /tmp/go (created from the host
+	# once sampling runs), then starts a second busy shell.
+	make_bundle "$b" 'sh -c "while :; do :; done" & until [ -e /tmp/go ]; do sleep 0.05; done; sh -c "while :; do :; done" & wait'
+	CTR="fs-sampler-test-$$"
+	(cd "$b" && runc run -d "$CTR" </dev/null >"$BATS_TEST_TMPDIR/runc.out" 2>&1 3>&-) ||
+		{ cat "$BATS_TEST_TMPDIR/runc.out"; skip "runc cannot start a container here"; }
+	local pid
+	wait_for 10 ctr_pid
+	pid=$(ctr_pid)
+	pids_in_ctr | sort >"$BATS_TEST_TMPDIR/before"
+
+	# Outside the container, a busy process that must never appear.
+	sh -c 'while :; do :; done' 3>&- &
+	local outside=$!
+	PIDS+=("$outside")
+
+	local f="$BATS_TEST_TMPDIR/ns.folded"
+	profile_bg "$f" --pid-ns-of "$pid" --seconds 3 --frequency 499 --with-pid
+	touch "$b/rootfs/tmp/go"
+	wait_for 10 three_pids
+	local late
+	late=$(pids_in_ctr | sort | comm -13 "$BATS_TEST_TMPDIR/before" - | head -1)
+	[ -n "$late" ]
+	wait "$PROF"
+	cat "$f.err" >&3
+	echo "# late process $late, outside $outside" >&3
+	[ "$(samples_matching "$f" "^sh-$late;")" -gt 0 ]
+	[ "$(samples_matching "$f" "^sh-$outside;")" -eq 0 ]
+	# only container processes
+	local p
+	for p in $(awk '{ split($1, a, ";"); n = split(a[1], b, "-"); print b[n] }' "$f" | sort -u); do
+		grep -qx "$p" <(pids_in_ctr)
+	done
+
+	# The same by cgroup (the container's v2 directory), when there is one.
+	local cg root=/sys/fs/cgroup/unified
+	cg=$(awk -F: '$1 == "0" { print $3 }' "/proc/$pid/cgroup")
+	[ -d "$root" ] || root=/sys/fs/cgroup
+	if [ -n "$cg" ] && [ "$cg" != / ] && [ -d "$root$cg" ]; then
+		f="$BATS_TEST_TMPDIR/cg.folded"
+		run "$PROFILE" --profile --cgroup "$root$cg" --seconds 2 --frequency 499 --with-pid
+		[ "$status" -eq 0 ]
+		printf '%s\n' "${lines[@]}" | grep '^scope ' >&3 || true
+		printf '%s\n' "${lines[@]}" | grep -v '^scope \|frames \|^sampling$' >"$f" || true
+		[ "$(samples_matching "$f" "^sh-$late;")" -gt 0 ]
+		[ "$(samples_matching "$f" "^sh-$outside;")" -eq 0 ]
+	else
+		echo "# the container has no cgroup v2 directory ('$cg'): cgroup scope not tested" >&3
+	fi
+}
