@@ -45,6 +45,8 @@ static int options_apply(const char *opt, size_t len, struct agentmap_options *o
 		o->sourcepos = true;
 	else if (IS("stop"))
 		o->stop = true;
+	else if (IS("verbose"))
+		o->verbose = true;
 	/* jcmd's JVMTI.agent_load hands the agent only the part before an
 	 * '=' of each word, so the modes have '='-less spellings too. */
 	else if (IS("mode=oneshot") || IS("mode:oneshot") || IS("oneshot"))
@@ -64,7 +66,7 @@ static int options_apply(const char *opt, size_t len, struct agentmap_options *o
 		return fs_error_set(err, EINVAL,
 				    "unknown option '%.*s' (known: mode=oneshot|continuous, "
 				    "stop, unfoldall, unfoldsimple, unfold, nounfold, dottedclass, "
-				    "nodottedclass, msig, sourcepos)",
+				    "nodottedclass, msig, sourcepos, verbose)",
 				    (int)(len > 64 ? 64 : len), opt);
 #undef IS
 	return 0;

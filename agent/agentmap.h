@@ -46,6 +46,7 @@ struct agentmap_options {
 	bool msig;	/* append the method signature */
 	bool sourcepos;	/* append (File.java:line) */
 	bool stop;	/* stop a continuous session */
+	bool verbose;	/* report lines, bytes and time on the JVM's stderr */
 };
 
 /* Parse a comma separated option string (NULL or "" = defaults). Unknown

@@ -21,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jvmti.h>
@@ -44,6 +46,8 @@ struct session {
 	struct agentmap_options opt;
 	struct agentmap_buf buf;
 	int write_errno;		/* first write error, reported at the end */
+	unsigned long long bytes;	/* written (or batched) in this session */
+	unsigned long events;		/* code events written */
 };
 
 static struct session oneshot_session = {
@@ -266,6 +270,8 @@ static void session_emit(struct session *s, struct agentmap_buf *lines)
 	}
 	if (r < 0 && !s->write_errno)
 		s->write_errno = -r;
+	s->bytes += lines->len;
+	s->events++;
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -469,6 +475,8 @@ static int session_start(JavaVM *vm, struct session *s, const struct agentmap_op
 	s->fd = fd;
 	s->buf.len = 0;
 	s->write_errno = 0;
+	s->bytes = 0;
+	s->events = 0;
 	s->active = true;
 	pthread_mutex_unlock(&s->lock);
 
@@ -489,14 +497,33 @@ static int session_start(JavaVM *vm, struct session *s, const struct agentmap_op
 	return 0;
 }
 
+/* Monotonic ms; by system call (clock_gettime is GLIBC_2.17 in libc). */
+static double now_ms(void)
+{
+	struct timespec ts = { 0 };
+	syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void session_report(struct session *s, double started)
+{
+	if (s->opt.verbose)
+		agent_log("%s: %lu code events, %llu bytes to /tmp/perf-%d.map in %.1f ms",
+			  s->what, s->events, s->bytes, (int)getpid(), now_ms() - started);
+}
+
+static double live_started;
+
 static int agent_oneshot(JavaVM *vm, const struct agentmap_options *o, struct fs_error *err)
 {
+	double t0 = now_ms();
 	int r = session_start(vm, &oneshot_session, o, true, err);
 	if (r < 0)
 		return r;
 	r = session_close(&oneshot_session);
 	if (r)
 		return fs_error_set(err, r, "writing /tmp/perf-%d.map", (int)getpid());
+	session_report(&oneshot_session, t0);
 	return 0;
 }
 
@@ -505,6 +532,7 @@ static int agent_stop(struct fs_error *err)
 	if (!live_session.active)
 		return 0;	/* nothing running: stopping is idempotent */
 	int r = session_close(&live_session);
+	session_report(&live_session, live_started);
 	if (r)
 		return fs_error_set(err, r, "the continuous session had failed writes to "
 				    "/tmp/perf-%d.map", (int)getpid());
@@ -536,7 +564,10 @@ static jint agent_run(JavaVM *vm, char *options, bool attached)
 			r = fs_error_set(&err, EALREADY, "a continuous session is already "
 					 "running; load the agent with option 'stop' first");
 		} else {
+			live_started = now_ms();
 			r = session_start(vm, &live_session, &o, attached, &err);
+			if (r == 0 && attached)
+				session_report(&live_session, live_started);
 		}
 	}
 	pthread_mutex_unlock(&control_lock);

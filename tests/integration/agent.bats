@@ -162,6 +162,12 @@ attach() {
 	attach "$JDK17" "$PID" oneshot,unfold
 	grep -qE ' [^ ]+ in [^ ]+$' "$map"
 	map_valid "$map"
+
+	# verbose reports on the JVM's stderr; quiet otherwise
+	! grep -q 'code events' "$BATS_TEST_TMPDIR/out"
+	attach "$JDK17" "$PID" oneshot,verbose
+	grep -qE "oneshot: [1-9][0-9]* code events, [0-9]+ bytes to /tmp/perf-$PID.map in [0-9.]+ ms" \
+		"$BATS_TEST_TMPDIR/out"
 }
 
 @test "agent: attach continuous, then stop closes the map" {
