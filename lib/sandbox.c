@@ -255,6 +255,7 @@ static const char *const sb_allowed[] = {
 	"exit", "exit_group", "rt_sigreturn", "rt_sigprocmask", "restart_syscall",
 	"getpid", "gettid", "tgkill", "getuid", "geteuid", "getgid", "getegid",
 	"futex", "getrandom", "sched_yield",
+	"sigaltstack", /* AddressSanitizer checks it on _exit and exec */
 };
 
 static int sb_seccomp_load(void)
