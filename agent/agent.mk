@@ -22,16 +22,23 @@ $(BUILD)/libflameagent.so: $(AGENT_SRC) $(AGENT_HDR) agent/agent.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(AGENT_CFLAGS) $(AGENT_LDFLAGS) -o $@ $(AGENT_SRC)
 
+ifneq ($(wildcard $(JAVA_HOME)/include/jni.h),)
 agent:: $(BUILD)/libflameagent.so
+else
+$(warning agent: no $(JAVA_HOME)/include/jni.h, libflameagent.so is not built (install openjdk-17-jdk-headless or set JAVA_HOME))
+endif
 
 # Link check against musl: the same sources must build and link there.
 AGENT_MUSL_CC := $(shell command -v musl-gcc 2>/dev/null)
+AGENT_JNI_H := $(wildcard $(JAVA_HOME)/include/jni.h)
 ifneq ($(AGENT_MUSL_CC),)
+ifneq ($(AGENT_JNI_H),)
 $(BUILD)/musl/libflameagent.so: $(AGENT_SRC) $(AGENT_HDR) agent/agent.mk
 	@mkdir -p $(dir $@)
 	$(AGENT_MUSL_CC) $(filter-out -fno-plt,$(AGENT_CFLAGS)) $(AGENT_LDFLAGS) -o $@ $(AGENT_SRC)
 
 agent:: $(BUILD)/musl/libflameagent.so
+endif
 endif
 
 # ---- Java test workloads ----------------------------------------------------
@@ -44,5 +51,9 @@ $(BUILD)/java/.stamp: $(JAVA_SRC) agent/agent.mk
 	@touch $@
 
 ifneq ($(JAVA_SRC),)
+ifneq ($(wildcard $(JAVAC)),)
 agent:: $(BUILD)/java/.stamp
+else
+$(warning agent: no $(JAVAC), the Java test workloads are not built)
+endif
 endif
