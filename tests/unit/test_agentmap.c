@@ -113,6 +113,15 @@ static void test_lines(void)
 	ok(b.len == sizeof(want) - 1 && memcmp(b.data, want, b.len) == 0,
 	   "lines: lowercase hex without 0x, size 0 skipped, controls replaced");
 	agentmap_buf_free(&b);
+
+	char *longname = malloc(AGENTMAP_NAME_MAX * 2);
+	memset(longname, 'x', AGENTMAP_NAME_MAX * 2 - 1);
+	longname[AGENTMAP_NAME_MAX * 2 - 1] = '\0';
+	agentmap_append_line(&b, 1, 1, longname);
+	is_int(b.len, 4 + AGENTMAP_NAME_MAX + 1, "a long name is cut at AGENTMAP_NAME_MAX");
+	ok(b.len && b.data[b.len - 1] == '\n', "and the line still ends");
+	agentmap_buf_free(&b);
+	free(longname);
 }
 
 static void test_ranges(void)
