@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "cleanup.h"
 
@@ -20,6 +21,7 @@ struct flame_node {
 	uint32_t parent;
 	uint32_t child;	  /* first child, FLAME_NONE if a leaf */
 	uint32_t sibling; /* next sibling */
+	uint32_t nkids;	  /* number of children */
 	uint64_t total;	  /* column B, inclusive */
 	uint64_t self;	  /* column B, exclusive */
 };
@@ -28,6 +30,15 @@ struct flame_node {
 struct flame_acount {
 	uint64_t total;
 	uint64_t self;
+};
+
+/* Children of a node with up to this many are found by scanning its list
+ * (recently added, so usually cached); wider nodes use the hash table. */
+#define FLAME_WIDE 8
+
+struct flame_slot {
+	uint32_t id; /* node, FLAME_NONE when empty */
+	uint32_t hash;
 };
 
 struct flame_name {
@@ -41,14 +52,16 @@ struct flame {
 	struct flame_acount *acounts;
 	uint32_t n, cap;
 
-	uint32_t *child_tab; /* open addressing; node index or FLAME_NONE */
-	size_t child_mask;
+	/* (parent, name) -> node for the children of wide nodes (more than
+	 * FLAME_WIDE children); narrower nodes' child lists are scanned. */
+	struct flame_slot *child_tab;
+	size_t child_mask, child_used;
 
 	char *pool;
 	size_t pool_len, pool_cap;
 	struct flame_name *names;
 	uint32_t nnames, names_cap;
-	uint32_t *name_tab; /* open addressing; name index or FLAME_NONE */
+	struct flame_slot *name_tab; /* open addressing; name index or FLAME_NONE */
 	size_t name_mask;
 
 	/* the previous stack and its node path (flame_add's prefix cache) */
@@ -74,23 +87,29 @@ static uint64_t flame_mix(uint64_t h)
 
 static uint32_t flame_hash(const char *s, size_t len)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ULL ^ len;
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ len, w = 0;
 	size_t i = 0;
 	for (; i + 8 <= len; i += 8) {
-		uint64_t w;
 		memcpy(&w, s + i, 8);
 		h = (h ^ w) * 0x100000001b3ULL;
 		h ^= h >> 29;
 	}
-	uint64_t w = 0;
-	memcpy(&w, s + i, len - i);
-	h = (h ^ w) * 0x100000001b3ULL;
+	if (i < len) {
+		if (len >= 8) { /* the last 8 bytes, overlapping what was hashed */
+			memcpy(&w, s + len - 8, 8);
+		} else {
+			w = 0;
+			for (size_t k = 0; k < len; k++)
+				w = (w << 8) | (unsigned char)s[k];
+		}
+		h = (h ^ w) * 0x100000001b3ULL;
+	}
 	return (uint32_t)flame_mix(h);
 }
 
-static size_t flame_child_slot(uint32_t parent, uint32_t name)
+static uint32_t flame_child_hash(uint32_t parent, uint32_t name)
 {
-	return (size_t)flame_mix(((uint64_t)parent << 32) | name);
+	return (uint32_t)flame_mix(((uint64_t)parent << 32) | name);
 }
 
 static uint64_t flame_sat_add(uint64_t a, uint64_t b)
@@ -104,15 +123,15 @@ static uint64_t flame_sat_add(uint64_t a, uint64_t b)
 static int flame_name_tab_grow(struct flame *f)
 {
 	size_t size = f->name_tab ? (f->name_mask + 1) * 2 : 1024;
-	uint32_t *tab = malloc(size * sizeof(*tab));
+	struct flame_slot *tab = malloc(size * sizeof(*tab));
 	if (!tab)
 		return -ENOMEM;
 	memset(tab, 0xff, size * sizeof(*tab));
 	for (uint32_t i = 0; i < f->nnames; i++) {
 		size_t s = f->names[i].hash & (size - 1);
-		while (tab[s] != FLAME_NONE)
+		while (tab[s].id != FLAME_NONE)
 			s = (s + 1) & (size - 1);
-		tab[s] = i;
+		tab[s] = (struct flame_slot){ .id = i, .hash = f->names[i].hash };
 	}
 	free(f->name_tab);
 	f->name_tab = tab;
@@ -120,16 +139,34 @@ static int flame_name_tab_grow(struct flame *f)
 	return 0;
 }
 
+static bool flame_eq(const char *a, const char *b, size_t len)
+{
+	size_t i = 0;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t x, y;
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			return false;
+	}
+	for (; i < len; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
 static uint32_t flame_name_lookup(const struct flame *f, const char *s, size_t len, uint32_t hash,
 				  size_t *slot)
 {
 	size_t i = hash & f->name_mask;
 	for (;; i = (i + 1) & f->name_mask) {
-		uint32_t id = f->name_tab[i];
+		uint32_t id = f->name_tab[i].id;
 		if (id == FLAME_NONE)
 			break;
+		if (f->name_tab[i].hash != hash)
+			continue;
 		const struct flame_name *nm = &f->names[id];
-		if (nm->hash == hash && nm->len == len && !memcmp(f->pool + nm->off, s, len))
+		if (nm->len == len && flame_eq(f->pool + nm->off, s, len))
 			return id;
 	}
 	if (slot)
@@ -170,7 +207,7 @@ static int flame_intern(struct flame *f, const char *s, size_t len, uint32_t *id
 	memcpy(f->pool + f->pool_len, s, len);
 	f->names[f->nnames] = (struct flame_name){ .off = f->pool_len, .len = (uint32_t)len, .hash = hash };
 	f->pool_len += len;
-	f->name_tab[slot] = f->nnames;
+	f->name_tab[slot] = (struct flame_slot){ .id = f->nnames, .hash = hash };
 	*id = f->nnames++;
 	if ((size_t)f->nnames * 2 > f->name_mask + 1)
 		return flame_name_tab_grow(f);
@@ -181,20 +218,35 @@ static int flame_intern(struct flame *f, const char *s, size_t len, uint32_t *id
 
 static int flame_child_tab_grow(struct flame *f)
 {
-	size_t size = f->child_tab ? (f->child_mask + 1) * 2 : 4096;
-	uint32_t *tab = malloc(size * sizeof(*tab));
+	size_t size = f->child_tab ? (f->child_mask + 1) * 2 : 1024;
+	struct flame_slot *tab = malloc(size * sizeof(*tab));
 	if (!tab)
 		return -ENOMEM;
 	memset(tab, 0xff, size * sizeof(*tab));
-	for (uint32_t i = 1; i < f->n; i++) {
-		size_t s = flame_child_slot(f->nodes[i].parent, f->nodes[i].name) & (size - 1);
-		while (tab[s] != FLAME_NONE)
-			s = (s + 1) & (size - 1);
-		tab[s] = i;
+	for (size_t i = 0; f->child_tab && i <= f->child_mask; i++) {
+		if (f->child_tab[i].id == FLAME_NONE)
+			continue;
+		size_t j = f->child_tab[i].hash & (size - 1);
+		while (tab[j].id != FLAME_NONE)
+			j = (j + 1) & (size - 1);
+		tab[j] = f->child_tab[i];
 	}
 	free(f->child_tab);
 	f->child_tab = tab;
 	f->child_mask = size - 1;
+	return 0;
+}
+
+/* Index node id (a child of a wide node) in the hash table. */
+static int flame_child_tab_add(struct flame *f, uint32_t id)
+{
+	uint32_t h = flame_child_hash(f->nodes[id].parent, f->nodes[id].name);
+	size_t i = h & f->child_mask;
+	while (f->child_tab[i].id != FLAME_NONE)
+		i = (i + 1) & f->child_mask;
+	f->child_tab[i] = (struct flame_slot){ .id = id, .hash = h };
+	if (++f->child_used * 2 > f->child_mask + 1)
+		return flame_child_tab_grow(f);
 	return 0;
 }
 
@@ -203,9 +255,16 @@ static int flame_nodes_grow(struct flame *f)
 	if (f->cap >= UINT32_MAX / 2)
 		return -E2BIG;
 	uint32_t cap = f->cap ? f->cap * 2 : 4096;
-	struct flame_node *nn = realloc(f->nodes, (size_t)cap * sizeof(*nn));
-	if (!nn)
+	/* mmap'd so that it can ask for transparent huge pages: a profile
+	 * of millions of nodes otherwise spends much of its time in page faults */
+	size_t old = (size_t)f->cap * sizeof(struct flame_node);
+	size_t bytes = (size_t)cap * sizeof(struct flame_node);
+	void *nn = f->nodes ? mremap(f->nodes, old, bytes, MREMAP_MAYMOVE)
+			    : mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (nn == MAP_FAILED)
 		return -ENOMEM;
+	if (bytes >= (4u << 20))
+		madvise(nn, bytes, MADV_HUGEPAGE); /* a hint; failure is harmless */
 	f->nodes = nn;
 	if (f->acounts) {
 		struct flame_acount *na = realloc(f->acounts, (size_t)cap * sizeof(*na));
@@ -218,20 +277,23 @@ static int flame_nodes_grow(struct flame *f)
 	return 0;
 }
 
-static uint32_t flame_child_lookup(const struct flame *f, uint32_t parent, uint32_t name,
-				   size_t *slot)
+static uint32_t flame_child_lookup(const struct flame *f, uint32_t parent, uint32_t name)
 {
-	size_t i = flame_child_slot(parent, name) & f->child_mask;
-	for (;; i = (i + 1) & f->child_mask) {
-		uint32_t id = f->child_tab[i];
-		if (id == FLAME_NONE)
-			break;
-		if (f->nodes[id].parent == parent && f->nodes[id].name == name)
-			return id;
+	const struct flame_node *p = &f->nodes[parent];
+	if (p->nkids <= FLAME_WIDE) {
+		for (uint32_t c = p->child; c != FLAME_NONE; c = f->nodes[c].sibling)
+			if (f->nodes[c].name == name)
+				return c;
+		return FLAME_NONE;
 	}
-	if (slot)
-		*slot = i;
-	return FLAME_NONE;
+	uint32_t h = flame_child_hash(parent, name);
+	for (size_t i = h & f->child_mask;; i = (i + 1) & f->child_mask) {
+		const struct flame_slot *sl = &f->child_tab[i];
+		if (sl->id == FLAME_NONE)
+			return FLAME_NONE;
+		if (sl->hash == h && f->nodes[sl->id].parent == parent && f->nodes[sl->id].name == name)
+			return sl->id;
+	}
 }
 
 /* The child of parent called s, created if needed, in *out. */
@@ -242,8 +304,7 @@ static int flame_get_child(struct flame *f, uint32_t parent, const char *s, size
 	int r = flame_intern(f, s, len, &name);
 	if (r < 0)
 		return r;
-	size_t slot;
-	uint32_t id = flame_child_lookup(f, parent, name, &slot);
+	uint32_t id = flame_child_lookup(f, parent, name);
 	if (id != FLAME_NONE) {
 		*out = id;
 		return 0;
@@ -251,14 +312,20 @@ static int flame_get_child(struct flame *f, uint32_t parent, const char *s, size
 	if (f->n == f->cap && (r = flame_nodes_grow(f)) < 0)
 		return r;
 	id = f->n++;
+	struct flame_node *p = &f->nodes[parent];
 	f->nodes[id] = (struct flame_node){
-		.name = name, .parent = parent, .child = FLAME_NONE, .sibling = f->nodes[parent].child,
+		.name = name, .parent = parent, .child = FLAME_NONE, .sibling = p->child,
 	};
-	f->nodes[parent].child = id;
-	f->child_tab[slot] = id;
+	p->child = id;
 	*out = id;
-	if ((size_t)f->n * 2 > f->child_mask + 1)
-		return flame_child_tab_grow(f);
+	if (++p->nkids == FLAME_WIDE + 1) {
+		/* parent just became wide: index all its children */
+		for (uint32_t c = p->child; c != FLAME_NONE; c = f->nodes[c].sibling)
+			if ((r = flame_child_tab_add(f, c)) < 0)
+				return r;
+	} else if (p->nkids > FLAME_WIDE) {
+		return flame_child_tab_add(f, id);
+	}
 	return 0;
 }
 
@@ -272,7 +339,8 @@ struct flame *flame_new(void)
 	    flame_nodes_grow(f) < 0 || flame_intern(f, "all", 3, &all) < 0) {
 		free(f->name_tab);
 		free(f->child_tab);
-		free(f->nodes);
+		if (f->nodes)
+			munmap(f->nodes, (size_t)f->cap * sizeof(struct flame_node));
 		free(f->names);
 		free(f->pool);
 		return NULL;
@@ -287,7 +355,7 @@ void flame_free(struct flame *f)
 {
 	if (!f)
 		return;
-	free(f->nodes);
+	munmap(f->nodes, (size_t)f->cap * sizeof(struct flame_node));
 	free(f->acounts);
 	free(f->child_tab);
 	free(f->pool);
@@ -313,6 +381,13 @@ static int flame_add_counts(struct flame *f, const char *stack, size_t len, uint
 	/* Frames shared with the previous stack: whole frames inside the
 	 * common byte prefix that end at a frame boundary in both. */
 	size_t l = 0, max = len < f->prev_len ? len : f->prev_len;
+	for (; l + 8 <= max; l += 8) {
+		uint64_t x, y;
+		memcpy(&x, stack + l, 8);
+		memcpy(&y, f->prev + l, 8);
+		if (x != y)
+			break;
+	}
 	while (l < max && stack[l] == f->prev[l])
 		l++;
 	uint32_t k = 0;
@@ -411,9 +486,9 @@ static bool flame_is_space(char c)
 static bool flame_take_count(const char *line, size_t *len, uint64_t *out)
 {
 	size_t end = *len, i = end;
-	while (i > 0 && !flame_is_space(line[i - 1]))
+	while (i > 0 && ((line[i - 1] >= '0' && line[i - 1] <= '9') || line[i - 1] == '.'))
 		i--;
-	if (i == 0 || i == end)
+	if (i == 0 || i == end || !flame_is_space(line[i - 1]))
 		return false;
 	uint64_t v = 0;
 	size_t p = i;
@@ -737,7 +812,7 @@ uint32_t flame_find_child(const struct flame *f, uint32_t parent, const char *na
 	uint32_t id = flame_name_lookup(f, name, len, flame_hash(name, len), NULL);
 	if (id == FLAME_NONE)
 		return FLAME_NONE;
-	return flame_child_lookup(f, parent, id, NULL);
+	return flame_child_lookup(f, parent, id);
 }
 
 uint32_t flame_find(const struct flame *f, const char *stack, size_t len)
