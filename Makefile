@@ -119,8 +119,9 @@ install: all
 		$(DESTDIR)$(SYSCONFDIR)/flamesidecar $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
 	install -m 0755 $(BUILD)/flamehook $(BUILD)/flamesidecar $(DESTDIR)$(BINDIR)/
 	if [ -f $(BUILD)/libflameagent.so ]; then install -m 0644 $(BUILD)/libflameagent.so $(DESTDIR)$(BUNDLEDIR)/; fi
-	sed 's|@BINDIR@|$(BINDIR)|g' config/hooks.d/flamesidecar.json.in > $(DESTDIR)$(HOOKSDIR)/flamesidecar.json
-	chmod 0644 $(DESTDIR)$(HOOKSDIR)/flamesidecar.json
+	for h in config/hooks.d/*.json.in; do \
+		sed 's|@BINDIR@|$(BINDIR)|g' "$$h" > $(DESTDIR)$(HOOKSDIR)/$$(basename "$$h" .in); \
+		chmod 0644 $(DESTDIR)$(HOOKSDIR)/$$(basename "$$h" .in); done
 	[ -e $(DESTDIR)$(SYSCONFDIR)/flamesidecar/config.json ] || \
 		install -m 0644 config/config.json $(DESTDIR)$(SYSCONFDIR)/flamesidecar/config.json
 	for m in docs/man/*.1; do [ -f "$$m" ] && install -m 0644 "$$m" $(DESTDIR)$(MANDIR)/man1/; done; true
@@ -128,7 +129,7 @@ install: all
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/flamehook $(DESTDIR)$(BINDIR)/flamesidecar \
-		$(DESTDIR)$(BUNDLEDIR)/libflameagent.so $(DESTDIR)$(HOOKSDIR)/flamesidecar.json
+		$(DESTDIR)$(BUNDLEDIR)/libflameagent.so $(DESTDIR)$(HOOKSDIR)/flamesidecar*.json
 
 demo: deps
 	$(MAKE) all

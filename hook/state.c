@@ -48,8 +48,11 @@ int hook_state_parse(const char *buf, size_t len, struct hook_state *st, struct 
 	const char *id = json_get_string(root, "id");
 	if (!id)
 		return fs_error_set(err, EINVAL, "state: no \"id\"");
-	if (registry_validate_id(id, err) < 0)
-		return fs_error_wrap(err, "state");
+	if (registry_validate_id(id, err) < 0) {
+		char esc[96];
+		hook_log_escape(id, esc, sizeof(esc));
+		return fs_error_wrap(err, "state: id \"%s\"", esc);
+	}
 	memcpy(st->id, id, strlen(id) + 1);
 
 	const char *status = json_get_string(root, "status");
