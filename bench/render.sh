@@ -1,0 +1,97 @@
+#!/bin/bash
+# bench/render.sh - time `flamesidecar render` on a large folded profile.
+#
+#   bench/render.sh [STACKS] [SEED]     (defaults: 350000 unique stacks, seed 42)
+#
+# Generates a seeded, sorted folded file of Java-like stacks (a random walk
+# over a fixed call graph of 4,000 methods, depth 6-30), then times, in the
+# same invocation and on the same file:
+#   baseline  `LC_ALL=C sort` of the file (what every flamegraph.pl pipeline does
+#             first) and `cat > /dev/null` (reading it)
+#   render    flamesidecar render (sorted input, and the same lines shuffled)
+# and prints seconds (wall clock, and CPU = user + system, which a busy
+# machine does not inflate), the render/baseline ratios and the SVG size.
+# Best of 3 runs each. Needs perl and bc. BUILD selects the build directory.
+set -eu
+cd "$(dirname "$0")/.."
+STACKS=${1:-350000}
+SEED=${2:-42}
+BUILD=${BUILD:-build}
+FS="$BUILD/flamesidecar"
+[ -x "$FS" ] || { echo "bench/render.sh: build first (make): $FS missing" >&2; exit 1; }
+command -v perl >/dev/null || { echo "bench/render.sh: needs perl" >&2; exit 1; }
+
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+in="$dir/in.folded"
+
+perl -e '
+	my ($n, $seed) = @ARGV;
+	srand($seed);
+	my @pkg = map { "com/example/" . (qw(api core data io net svc util web))[$_ % 8] . "$_" } 0 .. 39;
+	my @names;
+	for my $i (0 .. 3999) {
+		my $p = $pkg[int(rand(@pkg))];
+		my $kind = rand();
+		push @names, $kind < 0.75 ? sprintf("%s/Class%d.method%d", $p, int(rand(300)), int(rand(40)))
+			: $kind < 0.85 ? sprintf("%s/Class%d.inl%d_[i]", $p, int(rand(300)), int(rand(40)))
+			: $kind < 0.95 ? sprintf("Native%d::call%d", int(rand(200)), int(rand(20)))
+			: sprintf("sys_func%d_[k]", int(rand(100)));
+	}
+	# each method calls 2-6 others
+	my @callees = map { [ map { int(rand(4000)) } 1 .. 2 + int(rand(5)) ] } 0 .. 3999;
+	my @roots = map { int(rand(4000)) } 1 .. 12;
+	my %seen;
+	while (keys %seen < $n) {
+		my $f = $roots[int(rand(@roots))];
+		my @s = ("java/lang/Thread.run", $names[$f]);
+		my $depth = 6 + int(rand(25));
+		for (3 .. $depth) {
+			my $c = $callees[$f];
+			$f = $c->[int(rand(@$c))];
+			push @s, $names[$f];
+		}
+		my $k = join(";", @s);
+		$seen{$k} = 1 + int(1000 / (1 + rand(999)));
+	}
+	print "$_ $seen{$_}\n" for sort keys %seen;
+' "$STACKS" "$SEED" >"$in"
+perl -e 'srand($ARGV[0]); my @l = <STDIN>; for (my $i = @l; --$i;) { my $j = int rand($i + 1); @l[$i, $j] = @l[$j, $i]; } print @l;' \
+	"$SEED" <"$in" >"$dir/shuf.folded"
+
+# best (lowest) wall and CPU time of 3 runs of a shell command: "WALL CPU"
+best() {
+	local bw="" bc="" t w c
+	for _ in 1 2 3; do
+		t=$( { TIMEFORMAT='%R %U %S'; time sh -c "$1" >/dev/null; } 2>&1 | tail -1)
+		w=$(echo "$t" | cut -d' ' -f1)
+		c=$(echo "$t" | awk '{ print $2 + $3 }')
+		if [ -z "$bw" ] || [ "$(echo "$w < $bw" | bc -l)" = 1 ]; then bw=$w; fi
+		if [ -z "$bc" ] || [ "$(echo "$c < $bc" | bc -l)" = 1 ]; then bc=$c; fi
+	done
+	printf '%.3f %.3f' "$bw" "$bc"
+}
+ratio() {
+	echo "$1 / $2" | bc -l | xargs printf '%.2f'
+}
+
+lines=$(wc -l <"$in")
+bytes=$(wc -c <"$in")
+cat "$in" "$dir/shuf.folded" >/dev/null # warm the page cache
+read -r w_cat c_cat <<<"$(best "cat '$in'")"
+read -r w_sort c_sort <<<"$(best "LC_ALL=C sort '$in'")"
+read -r w_render c_render <<<"$(best "'$FS' render '$in' >'$dir/out.svg'")"
+read -r w_shuf c_shuf <<<"$(best "'$FS' render '$dir/shuf.folded' >'$dir/shuf.svg'")"
+svg=$(wc -c <"$dir/out.svg")
+frames=$(grep -c '^<g><title>' "$dir/out.svg")
+
+echo "input:    $lines unique stacks, $bytes bytes (seed $SEED)"
+echo "            wall s   cpu s"
+printf 'cat       %7s %7s   (baseline: reading the file)\n' "$w_cat" "$c_cat"
+printf 'sort      %7s %7s   (baseline: LC_ALL=C sort)\n' "$w_sort" "$c_sort"
+printf 'render    %7s %7s   sorted input\n' "$w_render" "$c_render"
+printf 'render    %7s %7s   shuffled input\n' "$w_shuf" "$c_shuf"
+echo "ratio:    render/sort wall $(ratio "$w_render" "$w_sort") cpu $(ratio "$c_render" "$c_sort")," \
+	"shuffled render/sort wall $(ratio "$w_shuf" "$w_sort") cpu $(ratio "$c_shuf" "$c_sort")"
+echo "svg:      $svg bytes, $frames frames drawn (minwidth 0.1 px)"
+echo "load:     $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min; figures above are noisy when > $(nproc))"
