@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/pidfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -177,10 +178,17 @@ int attach_connect(const struct attach_target *t, int (*trigger)(void *arg, stru
 	r = attach_create_trigger(tmpfd, trig, t->uid, err);
 	if (r < 0)
 		return r;
+	/* Watch /tmp so that the socket is seen as soon as it is renamed into
+	 * place; the bounded poll below is the fallback if the watch fails. */
+	cleanup_close int ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (ino >= 0 && inotify_add_watch(ino, "/tmp", IN_CREATE | IN_MOVED_TO | IN_ATTRIB) < 0) {
+		close(ino);
+		ino = -1;
+	}
 	r = trigger(arg, err);
 	if (r == 0) {
 		*signalled = 1;
-		unsigned wait_us = 1000;
+		int wait_ms = 1;
 		for (;;) {
 			r = attach_try(tmpfd, t, sock, err);
 			if (r != 0)
@@ -193,11 +201,19 @@ int attach_connect(const struct attach_target *t, int (*trigger)(void *arg, stru
 						 sock);
 				break;
 			}
-			unsigned us = wait_us < (unsigned)left * 1000 ? wait_us : (unsigned)left * 1000;
-			struct timespec ts = { 0, (long)us * 1000 };
-			nanosleep(&ts, NULL);
-			if (wait_us < 20000)
-				wait_us = wait_us * 2 > 20000 ? 20000 : wait_us * 2;
+			int ms = wait_ms < left ? wait_ms : left;
+			if (ino >= 0) {
+				struct pollfd p = { .fd = ino, .events = POLLIN };
+				char ev[4096];
+				if (poll(&p, 1, ms) > 0)
+					while (read(ino, ev, sizeof(ev)) > 0)
+						;
+			} else {
+				struct timespec ts = { 0, (long)ms * 1000000 };
+				nanosleep(&ts, NULL);
+			}
+			if (wait_ms < 20)
+				wait_ms = wait_ms * 2 > 20 ? 20 : wait_ms * 2;
 		}
 	}
 	unlinkat(tmpfd, trig, 0);

@@ -256,6 +256,7 @@ static const char *const sb_allowed[] = {
 	"getpid", "gettid", "tgkill", "getuid", "geteuid", "getgid", "getegid",
 	"futex", "getrandom", "sched_yield",
 	"sigaltstack", /* AddressSanitizer checks it on _exit and exec */
+	"inotify_init1", "inotify_add_watch", /* waiting for the attach socket */
 };
 
 static int sb_seccomp_load(void)
@@ -291,9 +292,11 @@ static __attribute__((noreturn)) void sb_child(const struct sandbox_target *t,
 		_exit(1);
 	sigemptyset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
-	for (int s = 1; s < NSIG; s++)
-		if (s != SIGKILL && s != SIGSTOP)
-			signal(s, SIG_DFL);
+	/* Handlers the sidecar may have installed; nothing else is caught. */
+	static const int caught[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE,
+				      SIGCHLD, SIGALRM, SIGUSR1, SIGUSR2, SIGWINCH };
+	for (size_t i = 0; i < FS_ARRAY_SIZE(caught); i++)
+		signal(caught[i], SIG_DFL);
 
 	int statusfd = -1;
 	if (getenv(SB_STATUS_ENV))
