@@ -158,7 +158,7 @@ static void sampler_attr(struct perf_event_attr *a, const struct sampler_opts *o
 	a->wakeup_watermark = (uint32_t)(ring_bytes / 4);
 }
 
-static int sampler_open_ring(struct sampler *s, struct sampler_ring *ring, size_t pages)
+static int sampler_open_ring(struct sampler_ring *ring, size_t pages)
 {
 	long psz = sysconf(_SC_PAGESIZE);
 	ring->mmap_len = (pages + 1) * (size_t)psz;
@@ -171,7 +171,6 @@ static int sampler_open_ring(struct sampler *s, struct sampler_ring *ring, size_
 	uint64_t off = pg->data_offset ? pg->data_offset : (uint64_t)psz;
 	ring->data_size = pg->data_size ? pg->data_size : pages * (uint64_t)psz;
 	ring->data = (char *)ring->base + off;
-	(void)s;
 	return 0;
 }
 
@@ -254,13 +253,12 @@ int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct f
 			sampler_close(s);
 			if (e == EACCES || e == EPERM)
 				return sampler_perm_error(err, e, cpus[i]);
-			if (e == EBADF || (e == EINVAL && target >= 0) || e == ENOENT)
-				if (target >= 0)
-					return fs_error_set(err, e,
-							    "perf_event_open for cgroup %s on CPU %d "
-							    "(is it a cgroup v2 directory, or is the v1 "
-							    "perf_event controller mounted there?)",
-							    o.cgroup_path, cpus[i]);
+			if (target >= 0 && (e == EBADF || e == EINVAL || e == ENOENT))
+				return fs_error_set(err, e,
+						    "perf_event_open for cgroup %s on CPU %d (is it a "
+						    "cgroup v2 directory, or is the v1 perf_event "
+						    "controller mounted there?)",
+						    o.cgroup_path, cpus[i]);
 			return fs_error_set(err, e, "perf_event_open (%s, %u Hz) on CPU %d",
 					    hw ? "cycles" : "cpu-clock", freq, cpus[i]);
 		}
@@ -268,7 +266,7 @@ int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct f
 		ring->fd = (int)fd;
 		ring->cpu = cpus[i];
 		s->nrings++;
-		int r = sampler_open_ring(s, ring, pages);
+		int r = sampler_open_ring(ring, pages);
 		if (r < 0) {
 			sampler_close(s);
 			return fs_error_set(err, -r,
