@@ -34,7 +34,7 @@ struct flame_acount {
 
 /* Children of a node with up to this many are found by scanning its list
  * (recently added, so usually cached); wider nodes use the hash table. */
-#define FLAME_WIDE 8
+#define FLAME_WIDE 4
 
 struct flame_slot {
 	uint32_t id; /* node, FLAME_NONE when empty */
