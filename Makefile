@@ -25,7 +25,7 @@ WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wstrict-prototyp
 	-Wno-unused-parameter -Wno-format-truncation -Werror
 HARDEN := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
 override CFLAGS := -std=gnu11 -O2 -g $(CFLAGS)
-override CFLAGS += $(WARN) -D_GNU_SOURCE -DFS_VERSION='"$(VERSION)"' -Ilib -Itests/lib -MMD -MP
+override CFLAGS += $(WARN) -D_GNU_SOURCE -DFS_VERSION='"$(VERSION)"' -Ilib -Ihook -Isidecar -Itests/lib -MMD -MP
 override LDFLAGS += -Wl,-z,relro,-z,now -pie
 ifeq ($(SANITIZE),1)
   override CFLAGS += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -99,14 +99,15 @@ check: deps
 	$(MAKE) all
 	BUILD=$(BUILD) tests/run-tests.sh
 
+# FS_ASAN_SCOPE=unit runs only the C unit tests (CI uses it after `check`).
 check-asan: deps
 	$(MAKE) BUILD=build-asan SANITIZE=1 all
-	BUILD=build-asan FS_SANITIZE=1 tests/run-tests.sh
+	BUILD=build-asan FS_SANITIZE=1 FS_ASAN_SCOPE=$(FS_ASAN_SCOPE) tests/run-tests.sh
 
 # libFuzzer targets: tests/fuzz/fuzz_*.c, each linked with the library code.
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(FUZZ_SRC))
-FUZZ_CFLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -DFS_VERSION='"$(VERSION)"' -Ilib \
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -DFS_VERSION='"$(VERSION)"' -Ilib -Ihook -Isidecar \
 	-fsanitize=fuzzer,address,undefined
 fuzz: $(FUZZ_BIN)
 build-fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(HOOK_SRC) $(SIDECAR_SRC)
@@ -142,3 +143,4 @@ clean:
 	rm -rf build build-asan build-fuzz
 
 .PHONY: all agent deps check check-asan fuzz install uninstall demo format-check clean
+.SECONDARY:

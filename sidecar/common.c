@@ -8,6 +8,8 @@
 
 #include "cli.h"
 
+const char *cli_config_path;
+
 int common_load_config(const char *verb, struct fs_config *cfg, char *regdir, size_t len)
 {
 	struct fs_error err;

@@ -16,7 +16,7 @@
 #pragma weak cmd_render
 #pragma weak cmd_diff
 
-const char *cli_config_path;
+
 
 struct verb {
 	const char *name;

@@ -6,7 +6,9 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 export FS_TOP="$PWD" FS_BUILD="$PWD/$BUILD"
 files=""
-for t in "$BUILD"/tests/*.t tests/integration/*.bats; do
+suites="$BUILD/tests/*.t tests/integration/*.bats"
+[ "${FS_ASAN_SCOPE:-}" = unit ] && suites="$BUILD/tests/*.t"
+for t in $suites; do
 	[ -e "$t" ] && files="$files $t"
 done
 if [ -n "${FS_TESTS:-}" ]; then files="$FS_TESTS"; fi

@@ -1,6 +1,10 @@
 #!/bin/sh
 # prove --exec helper: bats files run under bats --tap, C tests directly.
 case "$1" in
-*.bats) exec bats --tap "$1" ;;
-*) exec "$1" ;;
+/*) t=$1 ;;
+*) t=./$1 ;;
+esac
+case "$t" in
+*.bats) exec bats --tap "$t" ;;
+*) exec "$t" ;;
 esac

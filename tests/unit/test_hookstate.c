@@ -1,0 +1,101 @@
+/* test_hookstate.c - OCI state parsing, bundle config, and the mount
+ * point walk (no symlink ever followed, missing directories created). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hook.h"
+#include "tap.h"
+
+static int state(const char *json, struct hook_state *st)
+{
+	struct fs_error err;
+	return hook_state_parse(json, strlen(json), st, &err);
+}
+
+int main(void)
+{
+	struct hook_state st;
+	enum hook_stage sg;
+	is_int(hook_stage_parse("createRuntime", &sg), 0, "createRuntime");
+	is_int(sg, HOOK_STAGE_CREATE, "is create");
+	is_int(hook_stage_parse("prestart", &sg), 0, "prestart");
+	is_int(sg, HOOK_STAGE_CREATE, "prestart does the same work");
+	is_int(hook_stage_parse("poststop", &sg), 0, "poststop");
+	is_int(hook_stage_parse("startContainer", &sg), -EINVAL, "startContainer is not ours");
+
+	is_int(state("{\"ociVersion\":\"1.0.2\",\"id\":\"abc\",\"status\":\"created\",\"pid\":1234,"
+		     "\"bundle\":\"/b\",\"annotations\":{\"flamesidecar.io/enable\":\"true\","
+		     "\"flamesidecar.io/profile\":\"30s\"}}", &st), 0, "full state");
+	is_str(st.id, "abc", "id");
+	is_int(st.pid, 1234, "pid");
+	ok(st.enable, "enabled by annotation");
+	is_str(st.profile, "30s", "profile annotation kept");
+	is_int(state("{\"id\":\"abc\",\"annotations\":{\"flamesidecar.io/enable\":\"TRUE\"}}", &st), 0, "poststop-like state");
+	ok(!st.enable, "only the exact value true enables");
+	is_int(state("{\"id\":\"abc\",\"pid\":-1}", &st), -EINVAL, "negative pid");
+	is_int(state("{\"id\":\"abc\",\"pid\":4294967296}", &st), -EINVAL, "2^32 pid");
+	is_int(state("{\"id\":\"abc\",\"pid\":1.5}", &st), -EINVAL, "fractional pid");
+	is_int(state("{\"id\":\"a/b\",\"pid\":5}", &st), -EINVAL, "id with /");
+	is_int(state("{\"pid\":5}", &st), -EINVAL, "no id");
+	is_int(state("{\"id\":\"a\",\"bundle\":\"rel\"}", &st), -EINVAL, "relative bundle");
+	char big[400];
+	snprintf(big, sizeof(big), "{\"id\":\"a\",\"annotations\":{\"flamesidecar.io/profile\":\"%0200d\"}}", 0);
+	is_int(state(big, &st), -EINVAL, "oversize annotation refused");
+
+	char dir[] = "/tmp/fshook.XXXXXX";
+	ok(mkdtemp(dir) != NULL, "temp dir");
+	char p[512];
+	snprintf(p, sizeof(p), "%s/config.json", dir);
+	FILE *f = fopen(p, "w");
+	fputs("{\"root\":{\"path\":\"rootfs\"},\"process\":{\"user\":{\"uid\":1000,\"gid\":1001}},"
+	      "\"linux\":{\"uidMappings\":[{\"containerID\":0,\"hostID\":100000,\"size\":65536}],"
+	      "\"gidMappings\":[{\"containerID\":0,\"hostID\":200000,\"size\":65536}]}}", f);
+	fclose(f);
+	struct hook_bundle b;
+	struct fs_error err;
+	is_int(hook_bundle_read(dir, &b, &err), 0, "bundle config");
+	is_int(b.uid, 101000, "uid mapped to the host view");
+	is_int(b.gid, 201001, "gid mapped to the host view");
+	char want[512];
+	snprintf(want, sizeof(want), "%s/rootfs", dir);
+	is_str(b.rootfs, want, "relative root.path resolved against the bundle");
+
+	/* Mount point walk in a scratch rootfs. */
+	snprintf(p, sizeof(p), "%s/rootfs", dir);
+	mkdir(p, 0755);
+	int root = open(p, O_PATH | O_DIRECTORY);
+	ok(root >= 0, "rootfs fd");
+	int fd = hook_open_mount_point(root, "/opt/flamesidecar", &err);
+	ok(fd >= 0, "missing directories are created");
+	close(fd);
+	snprintf(p, sizeof(p), "%s/rootfs/opt/flamesidecar", dir);
+	struct stat sb;
+	ok(stat(p, &sb) == 0 && S_ISDIR(sb.st_mode), "created as a directory");
+	snprintf(p, sizeof(p), "%s/rootfs/lnk", dir);
+	ok(symlink("/etc", p) == 0, "plant /lnk -> /etc");
+	ok(hook_open_mount_point(root, "/lnk/x", &err) < 0, "a symlinked parent is refused");
+	ok(strstr(err.msg, "symlink") != NULL, "and the message says so");
+	snprintf(p, sizeof(p), "%s/rootfs/dangle", dir);
+	ok(symlink("nowhere", p) == 0, "plant a dangling symlink");
+	ok(hook_open_mount_point(root, "/dangle", &err) < 0, "a dangling symlink is refused, not created through");
+	snprintf(p, sizeof(p), "%s/nowhere", dir);
+	ok(access(p, F_OK) != 0, "nothing created outside the rootfs");
+	snprintf(p, sizeof(p), "%s/rootfs/fifo", dir);
+	ok(mkfifo(p, 0644) == 0, "plant a FIFO");
+	ok(hook_open_mount_point(root, "/fifo", &err) < 0 && strstr(err.msg, "FIFO"), "a FIFO is refused");
+	ok(hook_open_mount_point(root, "/opt/../etc", &err) == -EINVAL, "'..' refused");
+	close(root);
+
+	char esc[64];
+	hook_log_escape("a\nb\\c\x01\xff", esc, sizeof(esc));
+	is_str(esc, "a\\x0ab\\x5cc\\x01\\xff", "log escaping");
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ok(system(cmd) == 0, "cleanup");
+	return tap_done();
+}
