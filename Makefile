@@ -57,7 +57,7 @@ SIDECAR_OBJ := $(call obj,$(SIDECAR_SRC))
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%.t,$(UNIT_SRC))
 
 PROGRAMS := $(BUILD)/flamehook $(BUILD)/flamesidecar
-all: $(PROGRAMS) $(UNIT_BIN) agent
+all: $(PROGRAMS) $(UNIT_BIN) agent wrapper
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -88,6 +88,10 @@ $(BUILD)/tests/%.t: $(BUILD)/obj/tests/unit/%.o $(BUILD)/obj/tests/lib/tap.o $(B
 # The JVMTI agent and anything else with its own rules.
 -include agent/agent.mk
 agent::
+# The runtime wrapper and packaging have their own rule files.
+-include wrapper/wrapper.mk
+-include packaging/packaging.mk
+wrapper::
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
@@ -142,5 +146,5 @@ format-check:
 clean:
 	rm -rf build build-asan build-fuzz
 
-.PHONY: all agent deps check check-asan fuzz install uninstall demo format-check clean
+.PHONY: all agent wrapper deps check check-asan fuzz install uninstall demo format-check clean
 .SECONDARY:

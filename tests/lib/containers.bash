@@ -62,7 +62,8 @@ fs_make_bundle() {
 	chmod 1777 "$dir/rootfs/tmp"
 	for l in bin lib lib64 sbin; do ln -sfn "usr/$l" "$dir/rootfs/$l"; done
 	local args
-	args=$(jq -cn '$ARGS.positional' --args "$@")
+	# (jq --args would take "-XX:..." as its own option)
+	args=$(printf '%s\0' "$@" | jq -Rsc 'split("\u0000") | .[:-1]')
 	(cd "$dir" && rm -f config.json && runc spec)
 	local hookjson='{}'
 	if [ "$hooks" = 1 ]; then
@@ -110,6 +111,8 @@ fs_container_pid() {
 
 fs_cleanup() {
 	[ -n "${FS_TMP:-}" ] || return 0
+	# Best effort all the way: a container already gone must not stop the rest.
+	set +e
 	if [ -f "$FS_TMP/containers" ]; then
 		while read -r rt name; do
 			[ -n "$name" ] || continue
@@ -126,4 +129,6 @@ fs_cleanup() {
 	awk -v t="$FS_TMP" '$5 ~ "^"t {print $5}' /proc/self/mountinfo | sort -r |
 		while read -r m; do umount -l "$m" 2>/dev/null || true; done
 	rm -rf "$FS_TMP"
+	set -e
+	return 0
 }
