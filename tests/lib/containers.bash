@@ -61,9 +61,9 @@ fs_make_bundle() {
 	mkdir -p "$dir/rootfs"/{usr,etc,tmp,proc,dev,sys}
 	chmod 1777 "$dir/rootfs/tmp"
 	for l in bin lib lib64 sbin; do ln -sfn "usr/$l" "$dir/rootfs/$l"; done
-	local args
-	# (jq --args would take "-XX:..." as its own option)
-	args=$(printf '%s\0' "$@" | jq -Rsc 'split("\u0000") | .[:-1]')
+	local args='[]' a
+	# One --arg per element: jq --args would take "-XX:..." as its own option.
+	for a in "$@"; do args=$(jq -c --arg a "$a" '. + [$a]' <<<"$args"); done
 	(cd "$dir" && rm -f config.json && runc spec)
 	local hookjson='{}'
 	if [ "$hooks" = 1 ]; then
