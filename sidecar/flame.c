@@ -16,15 +16,21 @@
 
 #include "cleanup.h"
 
+/* A node is 32 bytes: the name index shares a word with a small child
+ * count (saturating at 7; only "more than FLAME_WIDE" matters). */
+#define FLAME_NAME_BITS 29
+#define FLAME_NAME_MASK ((1u << FLAME_NAME_BITS) - 1)
+#define FLAME_KIDS_MAX 7u
+
 struct flame_node {
-	uint32_t name;	  /* index into names[] */
+	uint32_t name_kids; /* name index (low 29 bits) | children (top 3) */
 	uint32_t parent;
-	uint32_t child;	  /* first child, FLAME_NONE if a leaf */
-	uint32_t sibling; /* next sibling */
-	uint32_t nkids;	  /* number of children */
+	uint32_t child;	    /* first child, FLAME_NONE if a leaf */
+	uint32_t sibling;   /* next sibling */
 	uint64_t total;	  /* column B, inclusive */
 	uint64_t self;	  /* column B, exclusive */
 };
+_Static_assert(sizeof(struct flame_node) == 32, "flame_node grew");
 
 /* Column A, allocated in parallel to nodes[] once the tree is differential. */
 struct flame_acount {
@@ -74,6 +80,16 @@ struct flame {
 	struct flame_stats stats;
 	bool diff;
 };
+
+static inline uint32_t flame_nname(const struct flame_node *n)
+{
+	return n->name_kids & FLAME_NAME_MASK;
+}
+
+static inline uint32_t flame_nkids(const struct flame_node *n)
+{
+	return n->name_kids >> FLAME_NAME_BITS;
+}
 
 static uint64_t flame_mix(uint64_t h)
 {
@@ -184,7 +200,7 @@ static int flame_intern(struct flame *f, const char *s, size_t len, uint32_t *id
 		*id = found;
 		return 0;
 	}
-	if (len > UINT32_MAX || f->nnames >= UINT32_MAX - 1)
+	if (len > UINT32_MAX || f->nnames >= FLAME_NAME_MASK)
 		return -E2BIG;
 	if (f->nnames == f->names_cap) {
 		uint32_t cap = f->names_cap ? f->names_cap * 2 : 1024;
@@ -240,7 +256,7 @@ static int flame_child_tab_grow(struct flame *f)
 /* Index node id (a child of a wide node) in the hash table. */
 static int flame_child_tab_add(struct flame *f, uint32_t id)
 {
-	uint32_t h = flame_child_hash(f->nodes[id].parent, f->nodes[id].name);
+	uint32_t h = flame_child_hash(f->nodes[id].parent, flame_nname(&f->nodes[id]));
 	size_t i = h & f->child_mask;
 	while (f->child_tab[i].id != FLAME_NONE)
 		i = (i + 1) & f->child_mask;
@@ -280,9 +296,9 @@ static int flame_nodes_grow(struct flame *f)
 static uint32_t flame_child_lookup(const struct flame *f, uint32_t parent, uint32_t name)
 {
 	const struct flame_node *p = &f->nodes[parent];
-	if (p->nkids <= FLAME_WIDE) {
+	if (flame_nkids(p) <= FLAME_WIDE) {
 		for (uint32_t c = p->child; c != FLAME_NONE; c = f->nodes[c].sibling)
-			if (f->nodes[c].name == name)
+			if (flame_nname(&f->nodes[c]) == name)
 				return c;
 		return FLAME_NONE;
 	}
@@ -291,7 +307,8 @@ static uint32_t flame_child_lookup(const struct flame *f, uint32_t parent, uint3
 		const struct flame_slot *sl = &f->child_tab[i];
 		if (sl->id == FLAME_NONE)
 			return FLAME_NONE;
-		if (sl->hash == h && f->nodes[sl->id].parent == parent && f->nodes[sl->id].name == name)
+		if (sl->hash == h && f->nodes[sl->id].parent == parent &&
+		    flame_nname(&f->nodes[sl->id]) == name)
 			return sl->id;
 	}
 }
@@ -314,16 +331,19 @@ static int flame_get_child(struct flame *f, uint32_t parent, const char *s, size
 	id = f->n++;
 	struct flame_node *p = &f->nodes[parent];
 	f->nodes[id] = (struct flame_node){
-		.name = name, .parent = parent, .child = FLAME_NONE, .sibling = p->child,
+		.name_kids = name, .parent = parent, .child = FLAME_NONE, .sibling = p->child,
 	};
 	p->child = id;
 	*out = id;
-	if (++p->nkids == FLAME_WIDE + 1) {
+	uint32_t kids = flame_nkids(p);
+	if (kids < FLAME_KIDS_MAX)
+		p->name_kids += 1u << FLAME_NAME_BITS;
+	if (kids + 1 == FLAME_WIDE + 1) {
 		/* parent just became wide: index all its children */
 		for (uint32_t c = p->child; c != FLAME_NONE; c = f->nodes[c].sibling)
 			if ((r = flame_child_tab_add(f, c)) < 0)
 				return r;
-	} else if (p->nkids > FLAME_WIDE) {
+	} else if (kids + 1 > FLAME_WIDE) {
 		return flame_child_tab_add(f, id);
 	}
 	return 0;
@@ -345,7 +365,7 @@ struct flame *flame_new(void)
 		free(f->pool);
 		return NULL;
 	}
-	f->nodes[0] = (struct flame_node){ .name = all, .parent = FLAME_NONE,
+	f->nodes[0] = (struct flame_node){ .name_kids = all, .parent = FLAME_NONE,
 					   .child = FLAME_NONE, .sibling = FLAME_NONE };
 	f->n = 1;
 	return steal_pointer(&f);
@@ -619,8 +639,8 @@ struct flame_walk {
 static int flame_cmp_nodes(const void *pa, const void *pb, void *arg)
 {
 	const struct flame *f = arg;
-	const struct flame_name *a = &f->names[f->nodes[*(const uint32_t *)pa].name];
-	const struct flame_name *b = &f->names[f->nodes[*(const uint32_t *)pb].name];
+	const struct flame_name *a = &f->names[flame_nname(&f->nodes[*(const uint32_t *)pa])];
+	const struct flame_name *b = &f->names[flame_nname(&f->nodes[*(const uint32_t *)pb])];
 	size_t n = a->len < b->len ? a->len : b->len;
 	int c = memcmp(f->pool + a->off, f->pool + b->off, n);
 	if (c)
@@ -652,7 +672,7 @@ static int flame_walk_node(struct flame_walk *w, uint32_t node, size_t plen)
 {
 	const struct flame *f = w->f;
 	if (node != FLAME_ROOT) {
-		const struct flame_name *nm = &f->names[f->nodes[node].name];
+		const struct flame_name *nm = &f->names[flame_nname(&f->nodes[node])];
 		size_t need = plen + 1 + nm->len;
 		if (need > w->path_cap) {
 			size_t cap = w->path_cap ? w->path_cap : 256;
@@ -767,7 +787,7 @@ uint32_t flame_node_count(const struct flame *f)
 
 const char *flame_node_name(const struct flame *f, uint32_t node, size_t *len)
 {
-	const struct flame_name *nm = &f->names[f->nodes[node].name];
+	const struct flame_name *nm = &f->names[flame_nname(&f->nodes[node])];
 	*len = nm->len;
 	return f->pool + nm->off;
 }
