@@ -41,21 +41,21 @@ static void diff_usage(FILE *out)
 		render_opts_help);
 }
 
-static int diff_load(struct flame *tree, const char *path, enum flame_column col, struct fs_error *err)
+/* Read one profile into tree; *bad and *lines get its malformed and
+ * total line counts. */
+static int diff_load(struct flame *tree, const char *path, enum flame_column col, uint64_t *bad,
+		     uint64_t *lines, struct fs_error *err)
 {
 	cleanup_fclose FILE *in = strcmp(path, "-") ? fopen(path, "re") : NULL;
 	if (strcmp(path, "-") && !in)
 		return fs_error_set(err, errno, "cannot open '%s'", path);
 	const struct flame_stats *st = flame_stats(tree);
-	uint64_t bad = st->malformed, lines = st->lines;
+	uint64_t bad0 = st->malformed, lines0 = st->lines;
 	int r = flame_parse_folded_as(tree, in ? in : stdin, col, err);
 	if (r < 0)
 		return fs_error_wrap(err, "%s", path);
-	if (st->malformed > bad)
-		fprintf(stderr, "flamesidecar diff: %s: skipped %llu of %llu lines that are not "
-				"\"frame;frame count\"\n", path,
-			(unsigned long long)(st->malformed - bad),
-			(unsigned long long)(st->lines - lines));
+	*bad = st->malformed - bad0;
+	*lines = st->lines - lines0;
 	return 0;
 }
 
@@ -139,12 +139,19 @@ int cmd_diff(int argc, char **argv)
 	}
 	/* Load A first: its single-count lines feed column A, and the tree is
 	 * differential from then on, so B's lines feed column B. */
-	if (flame_add2(tree, "", 0, 0, 0) < 0 || diff_load(tree, path_a, FLAME_COLUMN_A, &err) < 0 ||
-	    diff_load(tree, path_b, FLAME_COLUMN_B, &err) < 0) {
+	uint64_t bad[2], lines[2];
+	if (flame_add2(tree, "", 0, 0, 0) < 0 ||
+	    diff_load(tree, path_a, FLAME_COLUMN_A, &bad[0], &lines[0], &err) < 0 ||
+	    diff_load(tree, path_b, FLAME_COLUMN_B, &bad[1], &lines[1], &err) < 0) {
 		fprintf(stderr, "flamesidecar diff: %s\n", err.msg);
 		flame_free(tree);
 		return FS_EXIT_FAIL;
 	}
+	for (int i = 0; i < 2; i++)
+		if (bad[i])
+			fprintf(stderr, "flamesidecar diff: %s: skipped %llu of %llu lines that are not "
+					"\"frame;frame count\"\n", i ? path_b : path_a,
+				(unsigned long long)bad[i], (unsigned long long)lines[i]);
 	uint64_t total_a = flame_node_total_a(tree, FLAME_ROOT);
 	uint64_t total_b = flame_node_total(tree, FLAME_ROOT);
 	if (normalize && total_a && total_b)
