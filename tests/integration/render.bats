@@ -145,6 +145,22 @@ frame_attr() {
 	"$FS" render "$f" | cmp - "$d/base.svg"
 }
 
+@test "render: input order does not matter; --reverse merges by leaf" {
+	d="$BATS_TEST_TMPDIR"
+	"$FS" render "$FIX/java.folded" >"$d/sorted.svg"
+	# reversed line order, and the same stacks split over repeated lines
+	tac "$FIX/java.folded" >"$d/rev.folded"
+	awk '{ n = $NF; $NF = ""; sub(/ $/, ""); print $0, n - 1; print $0, 1 }' "$FIX/java.folded" |
+		tac >>"$d/split.folded"
+	"$FS" render "$d/rev.folded" | cmp - "$d/sorted.svg"
+	"$FS" render "$d/split.folded" | cmp - "$d/sorted.svg"
+
+	printf 'a;x 1\nb;x 2\nc;y 4\n' | "$FS" render --reverse >"$d/r.svg"
+	xmllint --noout "$d/r.svg"
+	[ "$(frames "$d/r.svg" | cut -f1 | tr '\n' '|')" = \
+		"all (7 samples, 100.00%)|x (3 samples, 42.86%)|a (1 samples, 14.29%)|b (2 samples, 28.57%)|y (4 samples, 57.14%)|c (4 samples, 57.14%)|" ]
+}
+
 @test "render: reads stdin, writes -o atomically, reports errors" {
 	"$FS" render -o "$BATS_TEST_TMPDIR/out.svg" <"$FIX/java.folded"
 	xmllint --noout "$BATS_TEST_TMPDIR/out.svg"
