@@ -1,10 +1,12 @@
-/* flame.c - the frame tree: interned names, a (parent, name) -> child hash
- * table, and a folded-stack reader. See flame.h.
+/* flame.c - the frame tree: interned names, child look-up, and a
+ * folded-stack reader. See flame.h.
  *
- * Nodes live in one array and refer to each other by index, so growing it
- * is a realloc. flame_add remembers the node path of the previous stack:
- * folded input is usually sorted, so most of a stack's frames are the
- * previous stack's and are found by one memcmp instead of two hash look-ups.
+ * Nodes live in one mmap'd array and refer to each other by index, so
+ * growing it is an mremap. A node's children form a linked list; a node
+ * with more than FLAME_WIDE children also has them in a (parent, name) hash
+ * table. flame_add remembers the node path of the previous stack: folded
+ * input is usually sorted, so most of a stack's frames are the previous
+ * stack's and are found by one memcmp instead of look-ups.
  */
 #include "flame.h"
 
