@@ -273,6 +273,13 @@ static int flame_nodes_grow(struct flame *f)
 	if (f->cap >= UINT32_MAX / 2)
 		return -E2BIG;
 	uint32_t cap = f->cap ? f->cap * 2 : 4096;
+	if (f->acounts) { /* first: a failure here leaves nodes[] consistent */
+		struct flame_acount *na = realloc(f->acounts, (size_t)cap * sizeof(*na));
+		if (!na)
+			return -ENOMEM;
+		memset(na + f->cap, 0, (size_t)(cap - f->cap) * sizeof(*na));
+		f->acounts = na;
+	}
 	/* mmap'd so that it can ask for transparent huge pages: a profile
 	 * of millions of nodes otherwise spends much of its time in page faults */
 	size_t old = (size_t)f->cap * sizeof(struct flame_node);
@@ -284,13 +291,6 @@ static int flame_nodes_grow(struct flame *f)
 	if (bytes >= (4u << 20))
 		madvise(nn, bytes, MADV_HUGEPAGE); /* a hint; failure is harmless */
 	f->nodes = nn;
-	if (f->acounts) {
-		struct flame_acount *na = realloc(f->acounts, (size_t)cap * sizeof(*na));
-		if (!na)
-			return -ENOMEM;
-		memset(na + f->cap, 0, (size_t)(cap - f->cap) * sizeof(*na));
-		f->acounts = na;
-	}
 	f->cap = cap;
 	return 0;
 }
