@@ -147,7 +147,8 @@ static int hook_create(const struct fs_config *cfg, const struct hook_state *st,
 	return 0;
 }
 
-static int hook_poststart(const struct fs_config *cfg, const struct hook_state *st, const char *stage)
+static int hook_poststart(const struct fs_config *cfg, const char *config_path,
+			  const struct hook_state *st, const char *stage)
 {
 	struct fs_error err;
 	char regdir[PATH_MAX];
@@ -157,9 +158,13 @@ static int hook_poststart(const struct fs_config *cfg, const struct hook_state *
 		hook_warn(stage, st->id, "no registry entry: %s", err.msg);
 		return 0;
 	}
-	if (!registry_entry_alive(&e) || (st->pid && st->pid != e.pid))
+	if (!registry_entry_alive(&e) || (st->pid && st->pid != e.pid)) {
 		hook_warn(stage, st->id, "registry entry does not match the running container (pid %d)",
 			  (int)st->pid);
+		return 0;
+	}
+	if (e.profile[0])
+		return hook_trigger(cfg, config_path, &e, stage);
 	return 0;
 }
 
@@ -240,7 +245,7 @@ int hook_main(int argc, char **argv, int stdin_fd)
 	hook_log_open(&cfg);
 	switch (st_kind) {
 	case HOOK_STAGE_CREATE: return hook_create(&cfg, &st, stage);
-	case HOOK_STAGE_POSTSTART: return hook_poststart(&cfg, &st, stage);
+	case HOOK_STAGE_POSTSTART: return hook_poststart(&cfg, config_path, &st, stage);
 	case HOOK_STAGE_POSTSTOP: return hook_poststop(&cfg, &st, stage);
 	}
 	return 0;

@@ -76,6 +76,19 @@ void hook_warn(const char *stage, const char *id, const char *fmt, ...)
 /* Escape s into dst (non-printable and non-ASCII bytes as \xNN). */
 void hook_log_escape(const char *s, char *dst, size_t len);
 
+/* trigger.c: annotation-triggered profiling. */
+struct trigger_plan {
+	unsigned duration_s, delay_s, frequency;
+};
+int trigger_parse_duration(const char *s, unsigned long long *ms);
+/* Validate and cap the entry's profile annotations against the config;
+ * note says what was capped. -EINVAL/-EPERM with a reason when refused. */
+int trigger_plan(const struct fs_config *cfg, const struct registry_entry *e, struct trigger_plan *p,
+		 char *note, size_t note_len, struct fs_error *err);
+/* Start the detached profiler if e asks for it; returns at once. */
+int hook_trigger(const struct fs_config *cfg, const char *config_path, const struct registry_entry *e,
+		 const char *stage);
+
 /* hook.c: the whole hook; always returns the exit status. */
 int hook_main(int argc, char **argv, int stdin_fd);
 

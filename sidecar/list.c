@@ -10,36 +10,79 @@
 #include "cli.h"
 #include "common.h"
 #include "json.h"
+#include "profiles.h"
 #include "registry.h"
+
+static void list_profiles_table(const struct profile_info *p, size_t n, time_t now)
+{
+	printf("%-16s %-9s %8s %s\n", "PROFILE OF", "STATE", "AGE", "FILE");
+	for (size_t i = 0; i < n; i++) {
+		char age[32], id[17];
+		common_format_age((long long)(now - p[i].time), age, sizeof(age));
+		snprintf(id, sizeof(id), "%s", p[i].id);
+		printf("%-16s %-9s %8s %s\n", id, p[i].running ? "profiling" : "done", age, p[i].path);
+	}
+}
+
+static int list_profiles(const struct fs_config *cfg, int json)
+{
+	cleanup_free struct profile_info *p = NULL;
+	size_t n = 0;
+	time_t now = time(NULL);
+	profiles_list(cfg, &p, &n);
+	if (!json) {
+		if (n == 0)
+			printf("No triggered profiles (annotate a container flamesidecar.io/profile=30s).\n");
+		else
+			list_profiles_table(p, n, now);
+		return FS_EXIT_OK;
+	}
+	printf("[");
+	for (size_t i = 0; i < n; i++) {
+		printf("%s\n  {\"id\":", i ? "," : "");
+		json_write_string(stdout, p[i].id);
+		printf(",\"state\":\"%s\",\"time\":%lld,\"svg\":", p[i].running ? "profiling" : "done",
+		       p[i].time);
+		json_write_string(stdout, p[i].path);
+		printf("}");
+	}
+	printf("%s]\n", n ? "\n" : "");
+	return FS_EXIT_OK;
+}
 
 static void list_usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: flamesidecar list [--json]\n\n"
+		"Usage: flamesidecar list [--json] [--profiles]\n\n"
 		"List the containers the hook registered: id, host pid, pid inside the\n"
 		"container, uid, age, and whether the process is still alive (\"stale\"\n"
 		"entries are left by runtimes killed before poststop; `flamesidecar gc`\n"
-		"removes them).\n\n"
+		"removes them); then the annotation-triggered profiles, in progress and\n"
+		"finished, with their files.\n\n"
 		"Options:\n"
-		"  --json      one JSON object per container, in an array (for scripts)\n"
+		"  --json      one JSON object per container (or profile), in an array\n"
+		"  --profiles  only the triggered profiles\n"
 		"  -h, --help  this text\n\n"
 		"Examples:\n"
 		"  flamesidecar list\n"
-		"  flamesidecar list --json | jq -r '.[] | select(.state == \"alive\") | .id'\n");
+		"  flamesidecar list --json | jq -r '.[] | select(.state == \"alive\") | .id'\n"
+		"  flamesidecar list --profiles --json | jq -r '.[] | select(.state == \"done\") | .svg'\n");
 }
 
 int cmd_list(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "profiles", no_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int json = 0, c;
+	int json = 0, only_profiles = 0, c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = 1; break;
+		case 'p': only_profiles = 1; break;
 		case 'h': list_usage(stdout); return FS_EXIT_OK;
 		default: list_usage(stderr); return FS_EXIT_USAGE;
 		}
@@ -53,6 +96,8 @@ int cmd_list(int argc, char **argv)
 	int rc = common_load_config("list", &cfg, regdir, sizeof(regdir));
 	if (rc)
 		return rc;
+	if (only_profiles)
+		return list_profiles(&cfg, json);
 	struct fs_error err;
 	cleanup_free struct registry_entry *all = NULL;
 	size_t n;
@@ -94,6 +139,13 @@ int cmd_list(int argc, char **argv)
 		snprintf(id, sizeof(id), "%s", e->id);
 		printf("%-16s %8d %7d %6u %8s %s\n", id, (int)e->pid, (int)e->ns_pid,
 		       (unsigned)e->uid, age, registry_entry_alive(e) ? "alive" : "stale");
+	}
+	cleanup_free struct profile_info *profs = NULL;
+	size_t np = 0;
+	profiles_list(&cfg, &profs, &np);
+	if (np) {
+		printf("\n");
+		list_profiles_table(profs, np, now);
 	}
 	return FS_EXIT_OK;
 }

@@ -1,0 +1,313 @@
+/* trigger.c - annotation-triggered profiling (poststart).
+ *
+ * flamesidecar.io/profile=30s [flamesidecar.io/delay=5s]
+ * [flamesidecar.io/frequency=99] on an enabled container makes the hook
+ * start a detached monitor (double fork, setsid, no inherited descriptors,
+ * a minimal environment) and return at once. The monitor waits the delay,
+ * runs `flamesidecar run <id>` writing to the host profile directory set
+ * by the config (never a path from an annotation), waits for it, and
+ * removes its in-progress marker <run_dir>/profiling/<id>.json.
+ * Durations and frequency are capped by config; values that are not plain
+ * numbers with a unit are refused; so is a trigger beyond
+ * max_concurrent_profiles. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "hook.h"
+#include "json.h"
+#include "proc.h"
+
+/* "30", "30s", "1500ms", "2m", "1h" -> milliseconds. Digits and a unit,
+ * nothing else (so no path or option can pass). */
+int trigger_parse_duration(const char *s, unsigned long long *ms)
+{
+	unsigned long long v = 0;
+	size_t i = 0;
+	if (!s[0])
+		return -EINVAL;
+	for (; s[i] >= '0' && s[i] <= '9'; i++) {
+		if (i >= 9)
+			return -ERANGE;
+		v = v * 10 + (unsigned)(s[i] - '0');
+	}
+	if (i == 0)
+		return -EINVAL;
+	const char *u = s + i;
+	if (!*u || !strcmp(u, "s"))
+		*ms = v * 1000;
+	else if (!strcmp(u, "ms"))
+		*ms = v;
+	else if (!strcmp(u, "m"))
+		*ms = v * 60000;
+	else if (!strcmp(u, "h"))
+		*ms = v * 3600000;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+int trigger_plan(const struct fs_config *cfg, const struct registry_entry *e, struct trigger_plan *p,
+		 char *note, size_t note_len, struct fs_error *err)
+{
+	unsigned long long ms;
+	note[0] = '\0';
+	memset(p, 0, sizeof(*p));
+	if (cfg->max_concurrent_profiles == 0)
+		return fs_error_set(err, EPERM, "triggered profiling is disabled (max_concurrent_profiles is 0)");
+	if (trigger_parse_duration(e->profile, &ms) < 0 || ms < 1000)
+		return fs_error_set(err, EINVAL,
+				    "flamesidecar.io/profile must be a duration like 30s, 2m or 1h of at least 1s");
+	p->duration_s = (unsigned)((ms + 999) / 1000);
+	if (p->duration_s > cfg->max_profile_seconds) {
+		snprintf(note, note_len, "duration capped from %us to %us (max_profile_seconds)",
+			 p->duration_s, cfg->max_profile_seconds);
+		p->duration_s = cfg->max_profile_seconds;
+	}
+	p->delay_s = cfg->default_delay_seconds;
+	if (e->delay[0]) {
+		if (trigger_parse_duration(e->delay, &ms) < 0)
+			return fs_error_set(err, EINVAL, "flamesidecar.io/delay must be a duration like 10s");
+		p->delay_s = (unsigned)((ms + 999) / 1000);
+	}
+	if (p->delay_s > cfg->max_profile_seconds) {
+		size_t l = strlen(note);
+		snprintf(note + l, note_len - l, "%sdelay capped from %us to %us", l ? "; " : "",
+			 p->delay_s, cfg->max_profile_seconds);
+		p->delay_s = cfg->max_profile_seconds;
+	}
+	p->frequency = 99;
+	if (e->frequency[0]) {
+		char *end;
+		errno = 0;
+		unsigned long f = strtoul(e->frequency, &end, 10);
+		if (errno || end == e->frequency || (strcmp(end, "") && strcmp(end, "Hz")) ||
+		    e->frequency[0] < '1' || e->frequency[0] > '9')
+			return fs_error_set(err, EINVAL, "flamesidecar.io/frequency must be a number of Hz like 99");
+		if (f > cfg->max_frequency) {
+			size_t l = strlen(note);
+			snprintf(note + l, note_len - l, "%sfrequency capped from %lu to %u Hz", l ? "; " : "",
+				 f, cfg->max_frequency);
+			f = cfg->max_frequency;
+		}
+		p->frequency = (unsigned)f;
+	}
+	return 0;
+}
+
+/* Number of in-progress triggered profiles (markers whose monitor lives). */
+static unsigned trigger_running(const char *dir)
+{
+	unsigned n = 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		char path[PATH_MAX];
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		cleanup_close int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		cleanup_free char *buf = NULL;
+		size_t len;
+		yajl_val v = NULL;
+		long long pid, st;
+		if (fd >= 0 && json_read_fd(fd, 4096, &buf, &len, NULL) == 0 &&
+		    json_parse(buf, len, 4, &v, NULL) == 0 && json_get_int(v, "pid", &pid) == 0 &&
+		    json_get_int(v, "start_time", &st) == 0 && proc_alive((pid_t)pid, (uint64_t)st))
+			n++;
+		if (v)
+			yajl_tree_free(v);
+	}
+	closedir(d);
+	return n;
+}
+
+static int trigger_mkdirs(const char *dir, mode_t mode)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s", dir);
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	if (mkdir(p, mode) < 0 && errno != EEXIST)
+		return -errno;
+	struct stat sb;
+	if (lstat(p, &sb) < 0 || !S_ISDIR(sb.st_mode))
+		return -ENOTDIR;
+	return 0;
+}
+
+/* <run_dir>/profiling/<id>.json: who is profiling what, for `list` and
+ * for the concurrency cap. Written by the monitor about itself. */
+static void trigger_write_marker(const char *marker, const struct registry_entry *e,
+				 const struct trigger_plan *p, const char *svg)
+{
+	uint64_t st = 0;
+	proc_start_time(getpid(), &st, NULL);
+	int fd = open(marker, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	FILE *f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		return;
+	}
+	fprintf(f, "{\"id\":\"%s\",\"pid\":%d,\"start_time\":%" PRIu64 ",\"started\":%lld,"
+		   "\"delay\":%u,\"duration\":%u,\"frequency\":%u,\"output\":",
+		e->id, (int)getpid(), st, (long long)time(NULL), p->delay_s, p->duration_s, p->frequency);
+	json_write_string(f, svg);
+	fputs("}\n", f);
+	fclose(f);
+}
+
+/* The monitor: runs in the grandchild, detached. Never returns. */
+static void trigger_monitor(const struct fs_config *cfg, const char *config_path,
+			    const struct registry_entry *e, const struct trigger_plan *p,
+			    const char *marker, const char *base)
+{
+	char svg[PATH_MAX + 8], folded[PATH_MAX + 8], logp[PATH_MAX + 8], dur[32], freq[32];
+	snprintf(svg, sizeof(svg), "%s.svg", base);
+	snprintf(folded, sizeof(folded), "%s.folded", base);
+	snprintf(logp, sizeof(logp), "%s.log", base);
+	snprintf(dur, sizeof(dur), "%us", p->duration_s);
+	snprintf(freq, sizeof(freq), "%u", p->frequency);
+	trigger_write_marker(marker, e, p, svg);
+	if (p->delay_s) {
+		struct timespec ts = { .tv_sec = p->delay_s };
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		int lfd = open(logp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (lfd >= 0) {
+			dup2(lfd, STDOUT_FILENO);
+			dup2(lfd, STDERR_FILENO);
+		}
+		const char *argv[20];
+		int a = 0;
+		argv[a++] = "flamesidecar";
+		if (config_path) {
+			argv[a++] = "--config";
+			argv[a++] = config_path;
+		}
+		argv[a++] = "run";
+		argv[a++] = e->id;
+		argv[a++] = "-d";
+		argv[a++] = dur;
+		argv[a++] = "-F";
+		argv[a++] = freq;
+		argv[a++] = "-o";
+		argv[a++] = svg;
+		argv[a++] = "--folded";
+		argv[a++] = folded;
+		argv[a++] = "--quiet";
+		argv[a] = NULL;
+		char *const envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL };
+		execve(cfg->sidecar_path, (char *const *)argv, envp);
+		dprintf(STDERR_FILENO, "flamehook: cannot run %s: %s\n", cfg->sidecar_path, strerror(errno));
+		_exit(127);
+	}
+	int status = 0;
+	if (pid > 0)
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	unlink(marker);
+	if (pid < 0)
+		hook_warn("profile", e->id, "cannot start the profiler: %s", strerror(errno));
+	else if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		hook_log("profile", e->id, "profile written: %s", svg);
+	else
+		hook_warn("profile", e->id, "profiler failed (status %d); see %s", status, logp);
+	_exit(0);
+}
+
+int hook_trigger(const struct fs_config *cfg, const char *config_path, const struct registry_entry *e,
+		 const char *stage)
+{
+	struct fs_error err;
+	struct trigger_plan plan;
+	char note[256];
+	if (trigger_plan(cfg, e, &plan, note, sizeof(note), &err) < 0) {
+		hook_warn(stage, e->id, "profile trigger refused: %s", err.msg);
+		return 0;
+	}
+	if (note[0])
+		hook_warn(stage, e->id, "profile trigger: %s", note);
+	char markdir[PATH_MAX], marker[PATH_MAX + 140], outdir[PATH_MAX + 140], base[PATH_MAX + 180];
+	snprintf(markdir, sizeof(markdir), "%s/profiling", cfg->run_dir);
+	if (trigger_mkdirs(markdir, 0700) < 0) {
+		hook_warn(stage, e->id, "profile trigger refused: cannot create %s", markdir);
+		return 0;
+	}
+	unsigned running = trigger_running(markdir);
+	if (running >= cfg->max_concurrent_profiles) {
+		hook_warn(stage, e->id,
+			  "profile trigger refused: %u profiles already running (max_concurrent_profiles %u)",
+			  running, cfg->max_concurrent_profiles);
+		return 0;
+	}
+	snprintf(outdir, sizeof(outdir), "%s/%s", cfg->profile_dir, e->id);
+	if (trigger_mkdirs(outdir, 0700) < 0) {
+		hook_warn(stage, e->id, "profile trigger refused: cannot create %s", outdir);
+		return 0;
+	}
+	char ts[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(ts, sizeof(ts), "%Y%m%dT%H%M%SZ", &tm);
+	snprintf(base, sizeof(base), "%s/%s", outdir, ts);
+	snprintf(marker, sizeof(marker), "%s/%s.json", markdir, e->id);
+
+	pid_t child = fork();
+	if (child < 0) {
+		hook_warn(stage, e->id, "profile trigger failed: fork: %s", strerror(errno));
+		return 0;
+	}
+	if (child == 0) {
+		/* First child: a new session, then the monitor as its child, so
+		 * the monitor is reparented and never a runtime's child. */
+		setsid();
+		signal(SIGHUP, SIG_IGN);
+		if (fork() != 0)
+			_exit(0);
+		int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (nul >= 0) {
+			dup2(nul, STDIN_FILENO);
+			dup2(nul, STDOUT_FILENO);
+			dup2(nul, STDERR_FILENO);
+		}
+		/* No descriptor of the runtime's reaches the profiler. */
+		closefrom(3);
+		hook_log_open(cfg);
+		signal(SIGALRM, SIG_DFL);
+		alarm(0);
+		if (chdir("/") < 0)
+			_exit(1);
+		trigger_monitor(cfg, config_path, e, &plan, marker, base);
+	}
+	int st;
+	while (waitpid(child, &st, 0) < 0 && errno == EINTR)
+		;
+	hook_log(stage, e->id, "profiling: %us at %u Hz after %us -> %s.svg", plan.duration_s,
+		 plan.frequency, plan.delay_s, base);
+	return 0;
+}

@@ -1,0 +1,138 @@
+/* profiles.c - triggered profiles: in progress (markers the hook's monitor
+ * keeps in <run_dir>/profiling/<id>.json) and finished (<profile_dir>/<id>/
+ * <UTC timestamp>.svg). Used by `list`. */
+#include "profiles.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cleanup.h"
+#include "json.h"
+#include "proc.h"
+#include "registry.h"
+
+static int profiles_push(struct profile_info **arr, size_t *n, size_t *cap, const struct profile_info *p)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 16;
+		struct profile_info *na = realloc(*arr, nc * sizeof(**arr));
+		if (!na)
+			return -ENOMEM;
+		*arr = na;
+		*cap = nc;
+	}
+	(*arr)[(*n)++] = *p;
+	return 0;
+}
+
+static void profiles_running(const char *dir, struct profile_info **arr, size_t *n, size_t *cap)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		cleanup_close int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		cleanup_free char *buf = NULL;
+		size_t len;
+		yajl_val v = NULL;
+		if (fd < 0 || json_read_fd(fd, 8192, &buf, &len, NULL) < 0 ||
+		    json_parse(buf, len, 4, &v, NULL) < 0)
+			continue;
+		struct profile_info p;
+		memset(&p, 0, sizeof(p));
+		long long pid = 0, st = 0, started = 0, dur = 0, delay = 0;
+		const char *id = json_get_string(v, "id"), *out = json_get_string(v, "output");
+		json_get_int(v, "pid", &pid);
+		json_get_int(v, "start_time", &st);
+		json_get_int(v, "started", &started);
+		json_get_int(v, "duration", &dur);
+		json_get_int(v, "delay", &delay);
+		if (id && registry_validate_id(id, NULL) == 0 && proc_alive((pid_t)pid, (uint64_t)st)) {
+			snprintf(p.id, sizeof(p.id), "%s", id);
+			snprintf(p.path, sizeof(p.path), "%s", out ? out : "");
+			p.running = 1;
+			p.time = started;
+			p.seconds = (unsigned)(dur + delay);
+			profiles_push(arr, n, cap, &p);
+		}
+		yajl_tree_free(v);
+	}
+	closedir(d);
+}
+
+static void profiles_done(const char *dir, struct profile_info **arr, size_t *n, size_t *cap)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || registry_validate_id(de->d_name, NULL) < 0)
+			continue;
+		char sub[PATH_MAX];
+		snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name);
+		DIR *s = opendir(sub);
+		if (!s)
+			continue;
+		struct dirent *fe;
+		while ((fe = readdir(s))) {
+			size_t l = strlen(fe->d_name);
+			struct stat sb;
+			if (l < 5 || strcmp(fe->d_name + l - 4, ".svg") ||
+			    fstatat(dirfd(s), fe->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(sb.st_mode))
+				continue;
+			struct profile_info p;
+			memset(&p, 0, sizeof(p));
+			snprintf(p.id, sizeof(p.id), "%s", de->d_name);
+			snprintf(p.path, sizeof(p.path), "%s/%s", sub, fe->d_name);
+			p.time = sb.st_mtime;
+			p.bytes = (unsigned long long)sb.st_size;
+			profiles_push(arr, n, cap, &p);
+		}
+		closedir(s);
+	}
+	closedir(d);
+}
+
+static int profiles_cmp(const void *a, const void *b)
+{
+	const struct profile_info *x = a, *y = b;
+	int c = strcmp(x->id, y->id);
+	if (c)
+		return c;
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+int profiles_list(const struct fs_config *cfg, struct profile_info **out, size_t *n)
+{
+	char dir[PATH_MAX];
+	size_t cap = 0;
+	*out = NULL;
+	*n = 0;
+	snprintf(dir, sizeof(dir), "%s/profiling", cfg->run_dir);
+	profiles_running(dir, out, n, &cap);
+	size_t running = *n;
+	profiles_done(cfg->profile_dir, out, n, &cap);
+	/* A running profile's SVG is not finished yet: drop it from "done". */
+	for (size_t i = running; i < *n;) {
+		int dup = 0;
+		for (size_t j = 0; j < running; j++)
+			if (!strcmp((*out)[j].path, (*out)[i].path))
+				dup = 1;
+		if (dup)
+			(*out)[i] = (*out)[--*n];
+		else
+			i++;
+	}
+	if (*n)
+		qsort(*out, *n, sizeof(**out), profiles_cmp);
+	return 0;
+}

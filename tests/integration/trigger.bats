@@ -1,0 +1,156 @@
+#!/usr/bin/env bats
+# Annotation-triggered profiling: flamesidecar.io/profile (+ delay,
+# frequency) at poststart starts a detached profiler and returns at once.
+# Most cases use a stand-in profiler that records how it was started and
+# blocks until the test releases it; the last one runs the real thing.
+
+load ../lib/containers
+
+setup() {
+	fs_require_root
+	fs_require_cmd runc jq
+	fs_setup
+	NAME=fst$$-$BATS_TEST_NUMBER
+	FAKE="$FS_TMP/fake-sidecar"
+	cat >"$FAKE" <<SH
+#!/bin/sh
+# Stand-in for flamesidecar: record argv, environment and open fds, then wait.
+printf '%s\n' "\$@" >"$FS_TMP/args.\$\$"
+env >"$FS_TMP/env.\$\$"
+ls /proc/self/fd >"$FS_TMP/fds.\$\$"
+i=0
+while [ ! -e "$FS_TMP/release" ] && [ \$i -lt 600 ]; do sleep 0.05; i=\$((i+1)); done
+SH
+	chmod +x "$FAKE"
+	set_config '.sidecar_path = $f | .max_profile_seconds = 20 | .max_frequency = 499' --arg f "$FAKE"
+}
+
+teardown() {
+	touch "$FS_TMP/release" 2>/dev/null || true
+	fs_cleanup
+}
+
+set_config() {
+	local filter=$1
+	shift
+	jq "$@" "$filter" "$FS_CONFIG" >"$FS_CONFIG.new" && mv "$FS_CONFIG.new" "$FS_CONFIG"
+}
+
+start() {
+	local name=$1
+	shift
+	fs_make_bundle "$FS_TMP/$name" --annotate flamesidecar.io/enable=true "$@" -- sleep 1000
+	fs_runc_run "$name" "$FS_TMP/$name"
+}
+
+args_file() { ls "$FS_TMP"/args.* 2>/dev/null | head -1; }
+has_args() { [ -n "$(args_file)" ]; }
+
+@test "profile=5s delay=1s: the runtime returns while the profiler runs; output under profile_dir/<id>" {
+	start "$NAME" --annotate flamesidecar.io/profile=5s --annotate flamesidecar.io/delay=1s
+	# runc run -d has returned and the profiler has not been released yet.
+	[ "$(runc state "$NAME" | jq -r .status)" = running ]
+	[ -e "$FS_RUN/profiling/$NAME.json" ]
+	fs_wait_for 10 has_args
+	a=$(args_file)
+	mapfile -t argv <"$a"
+	echo "${argv[*]}"
+	[ "${argv[0]}" = --config ] && [ "${argv[1]}" = "$FS_CONFIG" ]
+	[ "${argv[2]}" = run ] && [ "${argv[3]}" = "$NAME" ]
+	[[ " ${argv[*]} " == *" -d 5s -F 99 "* ]]
+	[[ "${argv[*]}" == *"-o $FS_TMP/profiles/$NAME/"*Z.svg* ]]
+	[[ "${argv[*]}" == *"--folded $FS_TMP/profiles/$NAME/"*Z.folded* ]]
+	[ "$(stat -c %a "$FS_TMP/profiles/$NAME")" = 700 ]
+	# Minimal environment, no inherited descriptors.
+	pid=${a##*.}
+	[ "$(grep -cv -e '^PATH=' -e '^LC_ALL=' -e '^PWD=' -e '^SHLVL=' -e '^_=' "$FS_TMP/env.$pid")" = 0 ]
+	[ "$(grep -cvx -e 0 -e 1 -e 2 -e 3 "$FS_TMP/fds.$pid")" = 0 ] # 3 is ls's own dir fd
+	# list shows it in progress; when it ends the marker goes.
+	run "$FS_SIDECAR" list
+	[[ "$output" == *profiling* ]]
+	touch "$FS_TMP/release"
+	fs_wait_for 20 test ! -e "$FS_RUN/profiling/$NAME.json"
+	grep -q "profile written" "$FS_RUN/hook.log"
+}
+
+@test "a 10-hour profile and a 1 MHz frequency are capped as configured and logged" {
+	start "$NAME" --annotate flamesidecar.io/profile=10h --annotate flamesidecar.io/frequency=1000000
+	fs_wait_for 10 has_args
+	run cat "$(args_file)"
+	[[ "$output" == *$'\n-d\n20s\n-F\n499\n'* ]]
+	grep -q "duration capped from 36000s to 20s" "$FS_RUN/hook.log"
+	grep -q "frequency capped from 1000000 to 499 Hz" "$FS_RUN/hook.log"
+	[ "$(runc state "$NAME" | jq -r .status)" = running ]
+}
+
+@test "a path or an option in an annotation is refused and logged; the container is unaffected" {
+	for bad in "/etc/passwd" "5s;rm" "--help" "-5s" "5 s" "0s" "1e9"; do
+		NAME2="$NAME-$RANDOM"
+		start "$NAME2" --annotate "flamesidecar.io/profile=$bad"
+		[ "$(runc state "$NAME2" | jq -r .status)" = running ]
+	done
+	start "$NAME-d" --annotate flamesidecar.io/profile=5s --annotate flamesidecar.io/delay=../x
+	start "$NAME-f" --annotate flamesidecar.io/profile=5s --annotate flamesidecar.io/frequency=/tmp
+	[ -z "$(args_file)" ]
+	[ "$(grep -c "profile trigger refused" "$FS_RUN/hook.log")" = 9 ]
+	[ ! -e /etc/passwd.svg ]
+	[ -z "$(ls -A "$FS_RUN/profiling" 2>/dev/null)" ]
+}
+
+@test "beyond max_concurrent_profiles a trigger is refused" {
+	set_config '.max_concurrent_profiles = 1'
+	start "$NAME-a" --annotate flamesidecar.io/profile=5s
+	fs_wait_for 10 has_args
+	start "$NAME-b" --annotate flamesidecar.io/profile=5s
+	grep -q "$NAME-b: profile trigger refused: 1 profiles already running" "$FS_RUN/hook.log"
+	[ ! -e "$FS_RUN/profiling/$NAME-b.json" ]
+}
+
+@test "podman with the installed hooks.d files: profile=5s delay=2s leaves an SVG and folded profile with the hot method" {
+	fs_require_cmd podman java
+	"$FS_SIDECAR" run --help >/dev/null 2>&1 || skip "flamesidecar run is not in this build"
+	[ -f "$FS_BUILD/java/flametest/Workload.class" ] || skip "the Java workload is not built"
+	# make install into a staging root, then use its hooks.d files.
+	make -C "$FS_TOP" -s install DESTDIR="$FS_TMP/stage" PREFIX=/usr BUILD="$FS_BUILD" >/dev/null
+	hooks="$FS_TMP/stage/usr/share/containers/oci/hooks.d"
+	[ -f "$hooks/flamesidecar.json" ] && [ -f "$hooks/flamesidecar-poststart.json" ]
+	mkdir -p "$FS_TMP/hooks.d"
+	for f in "$hooks"/*.json; do
+		[ "$(jq -r .hook.path "$f")" = /usr/bin/flamehook ]
+		jq --arg h "$FS_HOOK" --arg c "$FS_CONFIG" \
+			'.hook.path = $h | .hook.args = ["flamehook", "--config", $c, .hook.args[-1]]' \
+			"$f" >"$FS_TMP/hooks.d/$(basename "$f")"
+	done
+	set_config '.sidecar_path = $s' --arg s "$FS_SIDECAR"
+	mkdir -p "$FS_TMP/prootfs"/{tmp,usr,etc}
+	chmod 1777 "$FS_TMP/prootfs/tmp"
+	for l in bin lib lib64 sbin; do ln -s "usr/$l" "$FS_TMP/prootfs/$l"; done
+	echo "podman $NAME" >>"$FS_TMP/containers"
+	podman --runtime runc --cgroup-manager=cgroupfs --hooks-dir "$FS_TMP/hooks.d" run -d --name "$NAME" \
+		--ulimit nofile=4096:4096 --ulimit nproc=4096:4096 --user 1000:1000 \
+		--annotation flamesidecar.io/enable=true --annotation flamesidecar.io/profile=5s \
+		--annotation flamesidecar.io/delay=2s -v /usr:/usr:ro -v /etc:/etc:ro \
+		-v "$FS_BUILD/java:/app:ro" --rootfs "$FS_TMP/prootfs" \
+		java -XX:+PreserveFramePointer -cp /app flametest.Workload --threads 1
+	# podman run -d returned at once; the profile appears later.
+	cid=$(podman inspect -f '{{.Id}}' "$NAME")
+	[ -e "$FS_RUN/profiling/$cid.json" ]
+	fs_wait_for 60 test ! -e "$FS_RUN/profiling/$cid.json"
+	svg=$(ls "$FS_TMP/profiles/$cid"/*.svg)
+	folded=$(ls "$FS_TMP/profiles/$cid"/*.folded)
+	grep -q "flametest.Workload.hotMethod" "$folded"
+	grep -q "hotMethod" "$svg"
+}
+
+@test "a container that exits after 1 s of a 10 s trigger still leaves a profile" {
+	"$FS_SIDECAR" run --help >/dev/null 2>&1 || skip "flamesidecar run is not in this build"
+	set_config '.sidecar_path = $s' --arg s "$FS_SIDECAR"
+	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true --annotate flamesidecar.io/profile=10s \
+		-- sh -c 'i=0; while [ $i -lt 1000000 ]; do i=$((i+1)); done; sleep 0.5'
+	fs_runc_run "$NAME" "$FS_TMP/b"
+	fs_wait_for 30 test ! -e "$FS_RUN/profiling/$NAME.json"
+	cat "$FS_TMP/profiles/$NAME"/*.log || true
+	folded=$(ls "$FS_TMP/profiles/$NAME"/*.folded)
+	[ -s "$folded" ]
+	ls "$FS_TMP/profiles/$NAME"/*.svg
+}
