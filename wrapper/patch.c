@@ -1,0 +1,338 @@
+/* patch.c - add flamehook to a bundle's config.json.
+ *
+ * The document is parsed with the bounded parser (lib/json.c) and written
+ * back from the tree: key order, duplicate keys and the exact spelling of
+ * every number are kept, strings keep their value (their escaping may
+ * change), whitespace is dropped. Our entries go after any existing entry
+ * of the same stage, so the engine's own hooks run first, as before. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "json.h"
+#include "wrapper.h"
+
+static const char *const patch_stages[] = { "createRuntime", "poststart", "poststop" };
+
+static bool patch_stage_ours(const char *key)
+{
+	for (size_t i = 0; i < FS_ARRAY_SIZE(patch_stages); i++)
+		if (!strcmp(key, patch_stages[i]))
+			return true;
+	return false;
+}
+
+static yajl_val patch_get(yajl_val obj, const char *key, int *count)
+{
+	yajl_val found = NULL;
+	*count = 0;
+	for (size_t i = 0; i < obj->u.object.len; i++) {
+		if (!strcmp(obj->u.object.keys[i], key)) {
+			found = obj->u.object.values[i];
+			(*count)++;
+		}
+	}
+	return found;
+}
+
+static void patch_write_value(FILE *f, yajl_val v)
+{
+	switch (v->type) {
+	case yajl_t_string: json_write_string(f, YAJL_GET_STRING(v)); break;
+	case yajl_t_number: fputs(YAJL_GET_NUMBER(v), f); break;
+	case yajl_t_true: fputs("true", f); break;
+	case yajl_t_false: fputs("false", f); break;
+	case yajl_t_null: fputs("null", f); break;
+	case yajl_t_object:
+		fputc('{', f);
+		for (size_t i = 0; i < v->u.object.len; i++) {
+			if (i)
+				fputc(',', f);
+			json_write_string(f, v->u.object.keys[i]);
+			fputc(':', f);
+			patch_write_value(f, v->u.object.values[i]);
+		}
+		fputc('}', f);
+		break;
+	case yajl_t_array:
+		fputc('[', f);
+		for (size_t i = 0; i < v->u.array.len; i++) {
+			if (i)
+				fputc(',', f);
+			patch_write_value(f, v->u.array.values[i]);
+		}
+		fputc(']', f);
+		break;
+	default: fputs("null", f); break; /* yajl_t_any: never in a parsed tree */
+	}
+}
+
+static void patch_write_entry(FILE *f, const struct patch_opts *o, const char *stage)
+{
+	fputs("{\"path\":", f);
+	json_write_string(f, o->hook_path);
+	fputs(",\"args\":[\"flamehook\",", f);
+	if (o->config_path) {
+		fputs("\"--config\",", f);
+		json_write_string(f, o->config_path);
+		fputc(',', f);
+	}
+	json_write_string(f, stage);
+	fprintf(f, "],\"env\":[\"%s\"],\"timeout\":%d}", WRAPPER_HOOK_ENV, WRAPPER_HOOK_TIMEOUT);
+}
+
+/* The hooks object with our entries merged in. */
+static void patch_write_hooks(FILE *f, yajl_val hooks, const struct patch_opts *o)
+{
+	bool first = true;
+	fputc('{', f);
+	for (size_t i = 0; hooks && i < hooks->u.object.len; i++) {
+		const char *key = hooks->u.object.keys[i];
+		yajl_val val = hooks->u.object.values[i];
+		if (!first)
+			fputc(',', f);
+		first = false;
+		json_write_string(f, key);
+		fputc(':', f);
+		if (!patch_stage_ours(key)) {
+			patch_write_value(f, val);
+			continue;
+		}
+		fputc('[', f);
+		size_t n = YAJL_IS_ARRAY(val) ? val->u.array.len : 0;
+		for (size_t j = 0; j < n; j++) {
+			patch_write_value(f, val->u.array.values[j]);
+			fputc(',', f);
+		}
+		patch_write_entry(f, o, key);
+		fputc(']', f);
+	}
+	for (size_t s = 0; s < FS_ARRAY_SIZE(patch_stages); s++) {
+		int count = 0;
+		if (hooks)
+			patch_get(hooks, patch_stages[s], &count);
+		if (count)
+			continue;
+		if (!first)
+			fputc(',', f);
+		first = false;
+		json_write_string(f, patch_stages[s]);
+		fputs(":[", f);
+		patch_write_entry(f, o, patch_stages[s]);
+		fputc(']', f);
+	}
+	fputc('}', f);
+}
+
+static bool patch_is_flamehook(const char *path, const struct patch_opts *o)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	return !strcmp(path, o->hook_path) || !strcmp(base, "flamehook");
+}
+
+/* Check the hooks object: 1 when flamehook is already in it, 0 when it is
+ * not, -EINVAL when it is not something we can merge into safely. */
+static int patch_check_hooks(yajl_val hooks, const struct patch_opts *o, struct fs_error *err)
+{
+	if (!YAJL_IS_OBJECT(hooks))
+		return fs_error_set(err, EINVAL, "\"hooks\" is not an object");
+	int found = 0;
+	for (size_t i = 0; i < hooks->u.object.len; i++) {
+		const char *key = hooks->u.object.keys[i];
+		yajl_val val = hooks->u.object.values[i];
+		int count;
+		patch_get(hooks, key, &count);
+		if (count > 1)
+			return fs_error_set(err, EINVAL, "\"hooks\" has \"%s\" more than once", key);
+		if (YAJL_IS_NULL(val))
+			continue;
+		if (!YAJL_IS_ARRAY(val)) {
+			if (patch_stage_ours(key))
+				return fs_error_set(err, EINVAL, "hooks.%s is not an array", key);
+			continue;
+		}
+		for (size_t j = 0; j < val->u.array.len; j++) {
+			const char *path = json_get_string(val->u.array.values[j], "path");
+			if (path && patch_is_flamehook(path, o))
+				found = 1;
+		}
+	}
+	return found;
+}
+
+static bool patch_opted_in(yajl_val root, const struct patch_opts *o)
+{
+	switch (o->enable) {
+	case CONFIG_ENABLE_ALWAYS: return true;
+	case CONFIG_ENABLE_NEVER: return false;
+	default: break;
+	}
+	const char *v = json_get_string(json_get_object(root, "annotations"), "flamesidecar.io/enable");
+	return v && !strcmp(v, "true");
+}
+
+/* yajl decodes "\u0000" into a NUL that would cut the string short. */
+static bool patch_has_escaped_nul(const char *in, size_t len)
+{
+	for (size_t i = 0; i + 6 <= len; i++)
+		if (in[i] == '\\' && in[i + 1] == 'u' && !memcmp(in + i + 2, "0000", 4))
+			return true;
+	return false;
+}
+
+int patch_json(const char *in, size_t len, const struct patch_opts *o, char **out,
+	       size_t *out_len, struct fs_error *err)
+{
+	*out = NULL;
+	*out_len = 0;
+	cleanup_json yajl_val root = NULL;
+	int r = json_parse(in, len, WRAPPER_JSON_DEPTH, &root, err);
+	if (r < 0)
+		return r;
+	if (!YAJL_IS_OBJECT(root))
+		return fs_error_set(err, EINVAL, "the top level is not an object");
+	if (!patch_opted_in(root, o))
+		return PATCH_NOT_OPTED_IN;
+	if (patch_has_escaped_nul(in, len))
+		return fs_error_set(err, EINVAL, "a string holds \\u0000, which would not survive a rewrite");
+
+	int count;
+	yajl_val hooks = patch_get(root, "hooks", &count);
+	if (count > 1)
+		return fs_error_set(err, EINVAL, "\"hooks\" appears more than once");
+	if (YAJL_IS_NULL(hooks))
+		hooks = NULL;
+	if (hooks) {
+		r = patch_check_hooks(hooks, o, err);
+		if (r < 0)
+			return r;
+		if (r)
+			return PATCH_ALREADY;
+	}
+
+	cleanup_free char *buf = NULL;
+	size_t blen = 0;
+	FILE *f = open_memstream(&buf, &blen);
+	if (!f)
+		return fs_error_set(err, errno, "allocating the new config.json");
+	fputc('{', f);
+	bool wrote_hooks = false;
+	for (size_t i = 0; i < root->u.object.len; i++) {
+		if (i)
+			fputc(',', f);
+		json_write_string(f, root->u.object.keys[i]);
+		fputc(':', f);
+		if (!strcmp(root->u.object.keys[i], "hooks")) {
+			patch_write_hooks(f, hooks, o);
+			wrote_hooks = true;
+		} else {
+			patch_write_value(f, root->u.object.values[i]);
+		}
+	}
+	if (!wrote_hooks) {
+		if (root->u.object.len)
+			fputc(',', f);
+		fputs("\"hooks\":", f);
+		patch_write_hooks(f, NULL, o);
+	}
+	fputs("}\n", f);
+	if (ferror(f)) {
+		fclose(f);
+		return fs_error_set(err, ENOMEM, "writing the new config.json");
+	}
+	if (fclose(f))
+		return fs_error_set(err, errno, "writing the new config.json");
+	*out_len = blen;
+	*out = steal_pointer(&buf);
+	return PATCH_ADDED;
+}
+
+static int patch_write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t w = write(fd, buf, len);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		buf += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Write buf to a new file in dfd with st's owner and mode, then rename it
+ * over config.json. The temporary file never outlives a failure. */
+static int patch_replace(int dfd, const struct stat *st, const char *buf, size_t len,
+			 struct fs_error *err)
+{
+	char tmp[64];
+	cleanup_close int fd = -1;
+	for (unsigned n = 0; fd < 0 && n < 16; n++) {
+		snprintf(tmp, sizeof(tmp), ".config.json.flamesidecar.%d.%u", (int)getpid(), n);
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST)
+			return fs_error_set(err, errno, "creating %s", tmp);
+	}
+	if (fd < 0)
+		return fs_error_set(err, EEXIST, "creating a temporary config.json");
+	int r = 0;
+	if (fchown(fd, st->st_uid, st->st_gid) < 0)
+		r = fs_error_set(err, errno, "giving %s the owner %u:%u", tmp, (unsigned)st->st_uid,
+				 (unsigned)st->st_gid);
+	else if (fchmod(fd, st->st_mode & 07777) < 0)
+		r = fs_error_set(err, errno, "giving %s the mode %o", tmp, st->st_mode & 07777);
+	else if ((r = patch_write_all(fd, buf, len)) < 0)
+		fs_error_set(err, -r, "writing %s", tmp);
+	else if (fsync(fd) < 0)
+		r = fs_error_set(err, errno, "syncing %s", tmp);
+	else if (renameat(dfd, tmp, dfd, "config.json") < 0)
+		r = fs_error_set(err, errno, "renaming %s to config.json", tmp);
+	if (r < 0)
+		unlinkat(dfd, tmp, 0);
+	return r;
+}
+
+int patch_bundle(const char *bundle, const struct patch_opts *o, struct fs_error *err)
+{
+	const char *dir = bundle && *bundle ? bundle : ".";
+	cleanup_close int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return fs_error_set(err, errno, "opening the bundle %s", dir);
+	cleanup_close int fd = openat(dfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return fs_error_set(err, errno, "opening %s/config.json%s", dir,
+				    errno == ELOOP ? " (a symlink; not rewritten)" : "");
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return fs_error_set(err, errno, "%s/config.json", dir);
+	if (!S_ISREG(st.st_mode))
+		return fs_error_set(err, EINVAL, "%s/config.json is not a regular file", dir);
+	if (st.st_size > WRAPPER_BUNDLE_CONFIG_MAX)
+		return fs_error_set(err, E2BIG, "%s/config.json is larger than %d bytes", dir,
+				    WRAPPER_BUNDLE_CONFIG_MAX);
+	cleanup_free char *in = NULL;
+	size_t len;
+	int r = json_read_fd(fd, WRAPPER_BUNDLE_CONFIG_MAX, &in, &len, err);
+	if (r < 0)
+		return fs_error_wrap(err, "%s/config.json", dir);
+	cleanup_free char *out = NULL;
+	size_t out_len;
+	r = patch_json(in, len, o, &out, &out_len, err);
+	if (r < 0)
+		return fs_error_wrap(err, "%s/config.json", dir);
+	if (r != PATCH_ADDED)
+		return r;
+	r = patch_replace(dfd, &st, out, out_len, err);
+	if (r < 0)
+		return fs_error_wrap(err, "bundle %s", dir);
+	return PATCH_ADDED;
+}

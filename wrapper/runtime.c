@@ -1,0 +1,230 @@
+/* runtime.c - the wrapper's configuration, the real runtime, our hook, and
+ * the log.
+ *
+ * The configuration is the host's /etc/flamesidecar/config.json (or the
+ * file named by $FLAMESIDECAR_CONFIG: engines pass fixed arguments, so the
+ * environment is the only way to point a wrapper at another file). The
+ * wrapper reads one key of its own from it, "runtime_path"; lib/config.c
+ * ignores keys it does not know. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "json.h"
+#include "wrapper.h"
+
+#define RUNTIME_CONFIG_MAX (256 * 1024)
+#define RUNTIME_LOG_ROTATE_BYTES (1024 * 1024)
+
+/* "runtime_path", read from the same file as config_load() reads. */
+static int runtime_config_own_keys(const char *path, struct wrapper_config *cfg, struct fs_error *err)
+{
+	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return errno == ENOENT && !cfg->config_path[0] ? 0 : fs_error_set(err, errno, "opening config %s", path);
+	cleanup_free char *buf = NULL;
+	size_t len;
+	cleanup_json yajl_val root = NULL;
+	if (json_read_fd(fd, RUNTIME_CONFIG_MAX, &buf, &len, err) < 0 ||
+	    json_parse(buf, len, 16, &root, err) < 0)
+		return fs_error_wrap(err, "config %s", path);
+	yajl_val v = yajl_tree_get(root, (const char *[]){ "runtime_path", NULL }, yajl_t_any);
+	if (!v)
+		return 0;
+	const char *s = YAJL_IS_STRING(v) ? YAJL_GET_STRING(v) : NULL;
+	if (!s || s[0] != '/' || strlen(s) >= sizeof(cfg->runtime_path))
+		return fs_error_set(err, EINVAL,
+				    "config %s: \"runtime_path\" must be an absolute path to the runtime (e.g. /usr/sbin/runc)",
+				    path);
+	snprintf(cfg->runtime_path, sizeof(cfg->runtime_path), "%s", s);
+	return 0;
+}
+
+int runtime_config_load(struct wrapper_config *cfg, struct fs_error *err)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	config_defaults(&cfg->fs);
+	const char *env = getenv(WRAPPER_CONFIG_ENV);
+	if (env && *env) {
+		/* The hook runs with the bundle as its cwd: give it an absolute path. */
+		char abs[PATH_MAX];
+		if (!realpath(env, abs))
+			return fs_error_set(err, errno, "config %s (from $%s)", env, WRAPPER_CONFIG_ENV);
+		if (strcmp(abs, CONFIG_DEFAULT_PATH))
+			snprintf(cfg->config_path, sizeof(cfg->config_path), "%s", abs);
+	}
+	const char *path = cfg->config_path[0] ? cfg->config_path : NULL;
+	int r = config_load(path, &cfg->fs, err);
+	if (r < 0) {
+		config_defaults(&cfg->fs);
+		return r;
+	}
+	r = runtime_config_own_keys(path ? path : CONFIG_DEFAULT_PATH, cfg, err);
+	if (r < 0)
+		return r;
+	cfg->loaded = 1;
+	return 0;
+}
+
+static int runtime_is_self(const char *path)
+{
+	struct stat a, b;
+	return stat("/proc/self/exe", &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
+static int runtime_executable(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+int runtime_find(const struct wrapper_config *cfg, char *out, size_t len, struct fs_error *err)
+{
+	if (cfg->runtime_path[0]) {
+		if (!runtime_executable(cfg->runtime_path))
+			return fs_error_set(err, ENOENT, "runtime_path %s is not an executable file",
+					    cfg->runtime_path);
+		if (runtime_is_self(cfg->runtime_path))
+			return fs_error_set(err, ELOOP,
+					    "runtime_path %s is flamesidecar-runtime itself; point it at runc",
+					    cfg->runtime_path);
+		snprintf(out, len, "%s", cfg->runtime_path);
+		return 0;
+	}
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = WRAPPER_DEFAULT_PATH;
+	const char *s = path;
+	while (*s) {
+		const char *e = strchrnul(s, ':');
+		int n = (int)(e - s);
+		if (n > 0 && s[0] == '/') {
+			char cand[PATH_MAX];
+			if (snprintf(cand, sizeof(cand), "%.*s/runc", n, s) < (int)sizeof(cand) &&
+			    runtime_executable(cand) && !runtime_is_self(cand)) {
+				snprintf(out, len, "%s", cand);
+				return 0;
+			}
+		}
+		s = *e ? e + 1 : e;
+	}
+	return fs_error_set(err, ENOENT,
+			    "no runc in PATH (%s); install runc or set \"runtime_path\" in the config", path);
+}
+
+int runtime_hook_path(char *out, size_t len, struct fs_error *err)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n < 0)
+		return fs_error_set(err, errno, "reading /proc/self/exe");
+	self[n] = '\0';
+	char *slash = strrchr(self, '/');
+	if (!slash)
+		return fs_error_set(err, EINVAL, "/proc/self/exe is %s", self);
+	*slash = '\0';
+	if (snprintf(out, len, "%s/flamehook", self) >= (int)len)
+		return fs_error_set(err, ENAMETOOLONG, "%s/flamehook", self);
+	if (!runtime_executable(out))
+		return fs_error_set(err, ENOENT,
+				    "%s is missing or not executable (flamehook must sit next to flamesidecar-runtime)",
+				    out);
+	return 0;
+}
+
+/* Printable ASCII only, everything else as \xNN (or \u00NN inside JSON):
+ * a line stays one line. */
+static void runtime_escape(const char *s, char *dst, size_t len, int json)
+{
+	size_t o = 0;
+	for (const unsigned char *p = (const unsigned char *)s; *p && o + 7 < len; p++) {
+		if (*p >= 0x20 && *p < 0x7f && *p != '\\' && *p != '"') {
+			dst[o++] = (char)*p;
+		} else {
+			o += (size_t)snprintf(dst + o, len - o, json ? "\\u%04x" : "\\x%02x", *p);
+		}
+	}
+	dst[o] = '\0';
+}
+
+static void runtime_append(const char *path, mode_t mode, const char *line, size_t n)
+{
+	cleanup_close int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, mode);
+	if (fd >= 0 && write(fd, line, n) < 0) {
+		/* the log is best effort */
+	}
+}
+
+static void runtime_log_file(const char *file)
+{
+	/* Same file and rotation as the hook (hook/log.c). */
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", file);
+	char *slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		mkdir(dir, 0700);
+	}
+	struct stat sb;
+	if (stat(file, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > RUNTIME_LOG_ROTATE_BYTES) {
+		char old[PATH_MAX + 3];
+		snprintf(old, sizeof(old), "%s.1", file);
+		rename(file, old);
+	}
+}
+
+void runtime_log(const struct wrapper_config *cfg, const struct wrapper_args *a, const char *level,
+		 const char *fmt, ...)
+{
+	char msg[1024], esc[4096], eid[1024], line[6144], ts[32];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	runtime_escape(msg, esc, sizeof(esc), 0);
+	runtime_escape(a->id ? a->id : "-", eid, sizeof(eid), 0);
+	struct timespec now;
+	struct tm tm;
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+
+	int n = snprintf(line, sizeof(line), "%s.%03ldZ flamesidecar-runtime[%d] %s %s: %s\n", ts,
+			 now.tv_nsec / 1000000, (int)getpid(),
+			 a->verb == WRAPPER_VERB_RUN ? "run" : a->verb == WRAPPER_VERB_CREATE ? "create" : "exec",
+			 eid, esc);
+	if (n > 0 && cfg->fs.log_file[0]) {
+		runtime_log_file(cfg->fs.log_file);
+		runtime_append(cfg->fs.log_file, 0600, line, (size_t)(n < (int)sizeof(line) ? n : (int)sizeof(line) - 1));
+	}
+	if (strcmp(level, "info")) {
+		openlog("flamesidecar-runtime", LOG_PID, LOG_DAEMON);
+		syslog(LOG_WARNING, "%s: %s", eid, esc);
+		closelog();
+	}
+	/* The runtime's own log, in its format: engines show it on failure. */
+	if (a->log && a->log[0] == '/') {
+		if (a->log_json) {
+			runtime_escape(msg, esc, sizeof(esc), 1);
+			runtime_escape(a->id ? a->id : "-", eid, sizeof(eid), 1);
+			n = snprintf(line, sizeof(line),
+				     "{\"level\":\"%s\",\"msg\":\"flamesidecar-runtime: %s: %s\",\"time\":\"%sZ\"}\n",
+				     level, eid, esc, ts);
+		} else {
+			n = snprintf(line, sizeof(line),
+				     "time=\"%sZ\" level=%s msg=\"flamesidecar-runtime: %s: %s\"\n", ts,
+				     level, eid, esc);
+		}
+		if (n > 0)
+			runtime_append(a->log, 0644, line, (size_t)(n < (int)sizeof(line) ? n : (int)sizeof(line) - 1));
+	}
+}

@@ -1,0 +1,294 @@
+/* test_wrapper.c - unit tests of flamesidecar-runtime: command lines as
+ * containerd, Docker and people write them, and config.json patching. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "json.h"
+#include "tap.h"
+#include "../wrapper.h"
+
+#define ARGV(...) ((char *[]){ "rt", __VA_ARGS__, NULL })
+
+static void parse_args(char **v, struct wrapper_args *a)
+{
+	int n = 0;
+	while (v[n])
+		n++;
+	args_parse(n, v, a);
+}
+
+static void test_args(void)
+{
+	struct wrapper_args a;
+	char **v = ARGV("--root", "/run/containerd/runc/k8s.io", "--log", "/b/log.json", "--log-format",
+			"json", "--systemd-cgroup", "create", "--bundle", "/b", "--pid-file", "/b/init.pid",
+			"--console-socket", "/tmp/s", "c1");
+	parse_args(v, &a);
+	is_int(a.verb, WRAPPER_VERB_CREATE, "containerd create: verb");
+	is_str(a.bundle, "/b", "containerd create: bundle");
+	is_str(a.id, "c1", "containerd create: id");
+	is_str(a.log, "/b/log.json", "containerd create: --log");
+	ok(a.log_json, "containerd create: --log-format json");
+	ok(!a.unknown_option, "containerd create: every option known");
+	is_int(a.verb_index, 8, "containerd create: verb index");
+
+	char **w = ARGV("-root=/r", "-debug", "run", "-d", "-b=/x", "--no-pivot", "--preserve-fds", "3", "c2");
+	parse_args(w, &a);
+	is_int(a.verb, WRAPPER_VERB_RUN, "single dashes and =: verb run");
+	is_str(a.bundle, "/x", "single dashes and =: bundle");
+	is_str(a.id, "c2", "single dashes and =: id after a valued option");
+	ok(!a.log, "no --log");
+
+	char **s = ARGV("--root", "/r", "start", "c1");
+	parse_args(s, &a);
+	is_int(a.verb, WRAPPER_VERB_OTHER, "start is passed through");
+	is_int(a.verb_index, 3, "start: verb index");
+
+	char **d = ARGV("create", "c3");
+	parse_args(d, &a);
+	ok(a.verb == WRAPPER_VERB_CREATE && !a.bundle, "create without --bundle: bundle is the cwd");
+	is_str(a.id, "c3", "create without options: id");
+
+	char **u = ARGV("--frobnicate", "create", "--bundle", "/b", "c4");
+	parse_args(u, &a);
+	ok(a.unknown_option, "an unknown global option is noticed");
+	char **u2 = ARGV("create", "--config", "/other.json", "c5");
+	parse_args(u2, &a);
+	ok(a.unknown_option, "crun's create --config is not ours to guess: noticed");
+
+	char **n = ARGV("--version");
+	parse_args(n, &a);
+	is_int(a.verb_index, 0, "--version alone: no verb");
+	char **dd = ARGV("--", "create", "--", "c6");
+	parse_args(dd, &a);
+	ok(a.verb == WRAPPER_VERB_CREATE, "-- before the verb");
+	is_str(a.id, "c6", "-- before the id");
+	char **t = ARGV("create", "--bundle");
+	parse_args(t, &a);
+	ok(!a.bundle && !a.id, "a missing option value is not read past argv");
+}
+
+static const struct patch_opts opts = {
+	.hook_path = "/usr/bin/flamehook",
+	.config_path = NULL,
+	.enable = CONFIG_ENABLE_ANNOTATION,
+};
+
+static int patch(const char *in, const struct patch_opts *o, char **out)
+{
+	size_t len;
+	struct fs_error err = { 0 };
+	int r = patch_json(in, strlen(in), o, out, &len, &err);
+	if (r < 0)
+		tap_diag("patch_json: %s", err.msg);
+	else if (*out && strlen(*out) != len)
+		tap_diag("length %zu, strlen %zu", len, strlen(*out));
+	return r;
+}
+
+static yajl_val parse(const char *s)
+{
+	yajl_val v = NULL;
+	struct fs_error err;
+	if (json_parse(s, strlen(s), 64, &v, &err) < 0)
+		tap_diag("output does not parse: %s: %s", err.msg, s);
+	return v;
+}
+
+/* Element i of an array as a string, "" when it is not one. */
+static const char *str_at(yajl_val arr, size_t i)
+{
+	if (!arr || i >= arr->u.array.len || !YAJL_IS_STRING(arr->u.array.values[i]))
+		return "";
+	return arr->u.array.values[i]->u.string;
+}
+
+static const char *path_str(yajl_val root, const char **path)
+{
+	yajl_val v = yajl_tree_get(root, path, yajl_t_string);
+	return v ? YAJL_GET_STRING(v) : NULL;
+}
+
+#define ANNOTATED "\"annotations\":{\"flamesidecar.io/enable\":\"true\"}"
+
+static void test_patch_decisions(void)
+{
+	char *out = NULL;
+	is_int(patch("{\"ociVersion\":\"1.0.2\"}", &opts, &out), PATCH_NOT_OPTED_IN, "no annotation: left alone");
+	ok(!out, "no annotation: no output");
+	is_int(patch("{\"annotations\":{\"flamesidecar.io/enable\":\"false\"}}", &opts, &out),
+	       PATCH_NOT_OPTED_IN, "enable=false: left alone");
+	is_int(patch("{\"annotations\":{\"flamesidecar.io/enable\":true}}", &opts, &out),
+	       PATCH_NOT_OPTED_IN, "enable as a JSON boolean is not \"true\": left alone");
+
+	struct patch_opts always = opts, never = opts;
+	always.enable = CONFIG_ENABLE_ALWAYS;
+	never.enable = CONFIG_ENABLE_NEVER;
+	is_int(patch("{}", &always, &out), PATCH_ADDED, "enable always: added without annotation");
+	free(out);
+	out = NULL;
+	is_int(patch("{" ANNOTATED "}", &never, &out), PATCH_NOT_OPTED_IN, "enable never: never added");
+
+	is_int(patch("{" ANNOTATED ",\"hooks\":{\"prestart\":[{\"path\":\"/usr/bin/flamehook\",\"args\":[\"flamehook\",\"prestart\"]}]}}",
+		     &opts, &out), PATCH_ALREADY, "flamehook already there (hooks.d): left alone");
+	is_int(patch("{" ANNOTATED ",\"hooks\":{\"createRuntime\":[{\"path\":\"/opt/x/flamehook\"}]}}", &opts, &out),
+	       PATCH_ALREADY, "a flamehook at another path counts too");
+
+	is_int(patch("[1]", &opts, &out), -EINVAL, "top level array: error");
+	is_int(patch("{" ANNOTATED ",\"hooks\":[]}", &opts, &out), -EINVAL, "hooks an array: error");
+	is_int(patch("{" ANNOTATED ",\"hooks\":{\"poststart\":\"x\"}}", &opts, &out), -EINVAL,
+	       "hooks.poststart a string: error");
+	is_int(patch("{" ANNOTATED ",\"hooks\":{},\"hooks\":{}}", &opts, &out), -EINVAL, "two hooks keys: error");
+	is_int(patch("{" ANNOTATED ",\"hooks\":{\"poststop\":[],\"poststop\":[]}}", &opts, &out), -EINVAL,
+	       "a stage twice: error");
+	is_int(patch("{" ANNOTATED ",\"x\":\"a\\u0000b\"}", &opts, &out), -EINVAL, "\\u0000 in a string: error");
+	is_int(patch("{" ANNOTATED ",\"x\":", &opts, &out), -EINVAL, "truncated: error");
+	char deep[300] = "{" ANNOTATED ",\"x\":";
+	size_t l = strlen(deep);
+	for (int i = 0; i < 70; i++)
+		deep[l++] = '[';
+	deep[l] = '\0';
+	is_int(patch(deep, &opts, &out), -EINVAL, "nested 70 deep: error");
+	ok(!out, "errors leave no output");
+}
+
+static void test_patch_content(void)
+{
+	char *out = NULL;
+	const char *in = "{\"ociVersion\":\"1.0.2-dev\",\"n\":1.50e+3,\"big\":123456789012345678901234567890,"
+			 "\"neg\":-0,\"t\":true,\"f\":false,\"z\":null,\"dup\":1,\"dup\":2,"
+			 "\"s\":\"caf\\u00e9 \\ud83d\\ude00 tab\\t quote\\\" nl\\n\",\"e\":{},\"a\":[],"
+			 ANNOTATED ",\"hooks\":{\"prestart\":[{\"path\":\"/usr/bin/nvidia\"}],"
+			 "\"poststart\":[{\"path\":\"/bin/a\"},{\"path\":\"/bin/b\"}],\"poststop\":null}}";
+	is_int(patch(in, &opts, &out), PATCH_ADDED, "annotated: added");
+	if (!out)
+		return;
+	ok(strstr(out, "\"n\":1.50e+3,\"big\":123456789012345678901234567890,\"neg\":-0,") != NULL,
+	   "numbers keep their spelling");
+	ok(strstr(out, "\"dup\":1,\"dup\":2") != NULL, "duplicate keys kept, in order");
+	ok(strstr(out, "{\"ociVersion\":\"1.0.2-dev\",\"n\":") == out, "key order kept");
+	ok(strstr(out, "\"t\":true,\"f\":false,\"z\":null,") != NULL, "literals kept");
+	ok(strstr(out, "\"e\":{},\"a\":[],") != NULL, "empty containers kept");
+	yajl_val root = parse(out);
+	ok(root != NULL, "output parses");
+	if (!root) {
+		free(out);
+		return;
+	}
+	is_str(path_str(root, (const char *[]){ "s", NULL }), "caf\xc3\xa9 \xf0\x9f\x98\x80 tab\t quote\" nl\n",
+	       "string value kept (escapes, non-ASCII, surrogate pair)");
+	yajl_val hooks = json_get_object(root, "hooks");
+	const char *stages[] = { "prestart", "poststart", "poststop", "createRuntime" };
+	size_t want_len[] = { 1, 3, 1, 1 };
+	for (size_t i = 0; i < FS_ARRAY_SIZE(stages); i++) {
+		yajl_val arr = yajl_tree_get(hooks, (const char *[]){ stages[i], NULL }, yajl_t_array);
+		ok(arr && arr->u.array.len == want_len[i], "hooks.%s has %zu entries", stages[i], want_len[i]);
+	}
+	ok(hooks && hooks->u.object.len == 4 && !strcmp(hooks->u.object.keys[3], "createRuntime"),
+	   "existing stages keep their place; createRuntime is added last");
+	yajl_val ps = yajl_tree_get(hooks, (const char *[]){ "poststart", NULL }, yajl_t_array);
+	if (ps && ps->u.array.len == 3) {
+		is_str(json_get_string(ps->u.array.values[0], "path"), "/bin/a", "poststart: existing first");
+		is_str(json_get_string(ps->u.array.values[1], "path"), "/bin/b", "poststart: existing second");
+		yajl_val e = ps->u.array.values[2];
+		is_str(json_get_string(e, "path"), "/usr/bin/flamehook", "poststart: ours last");
+		yajl_val args = yajl_tree_get(e, (const char *[]){ "args", NULL }, yajl_t_array);
+		ok(args && args->u.array.len == 2 && !strcmp(str_at(args, 0), "flamehook") &&
+			   !strcmp(str_at(args, 1), "poststart"),
+		   "args are [flamehook, poststart]");
+		yajl_val env = yajl_tree_get(e, (const char *[]){ "env", NULL }, yajl_t_array);
+		ok(env && env->u.array.len == 1 && !strcmp(str_at(env, 0), WRAPPER_HOOK_ENV),
+		   "explicit minimal env");
+		long long to = 0;
+		ok(json_get_int(e, "timeout", &to) == 0 && to == WRAPPER_HOOK_TIMEOUT, "timeout 5");
+	}
+	yajl_tree_free(root);
+	free(out);
+	out = NULL;
+
+	/* No hooks key: appended at the end, with --config when given. */
+	struct patch_opts o = opts;
+	o.config_path = "/etc/other dir/c.json";
+	is_int(patch("{" ANNOTATED ",\"process\":{\"args\":[\"sh\"]}}", &o, &out), PATCH_ADDED, "no hooks key: added");
+	if (!out)
+		return;
+	root = parse(out);
+	ok(root && root->u.object.len == 3 && !strcmp(root->u.object.keys[2], "hooks"), "hooks key appended last");
+	yajl_val cr = yajl_tree_get(root, (const char *[]){ "hooks", "createRuntime", NULL }, yajl_t_array);
+	yajl_val args = cr && cr->u.array.len == 1 ?
+				yajl_tree_get(cr->u.array.values[0], (const char *[]){ "args", NULL }, yajl_t_array) :
+				NULL;
+	ok(args && args->u.array.len == 4 && !strcmp(str_at(args, 1), "--config") &&
+		   !strcmp(str_at(args, 2), "/etc/other dir/c.json") &&
+		   !strcmp(str_at(args, 3), "createRuntime"),
+	   "args are [flamehook, --config, FILE, createRuntime]");
+	/* Patching the output again finds our hook. */
+	char *again = NULL;
+	is_int(patch(out, &o, &again), PATCH_ALREADY, "patching twice is a no-op");
+	if (root)
+		yajl_tree_free(root);
+	free(out);
+}
+
+static void test_patch_bundle(void)
+{
+	char dir[] = "/tmp/fswrap.XXXXXX";
+	if (!mkdtemp(dir)) {
+		ok(0, "mkdtemp");
+		return;
+	}
+	char cfgp[64], link[64];
+	snprintf(cfgp, sizeof(cfgp), "%s/config.json", dir);
+	snprintf(link, sizeof(link), "%s/b2", dir);
+	FILE *f = fopen(cfgp, "w");
+	fputs("{" ANNOTATED ", \"x\": 1}\n", f);
+	fclose(f);
+	chmod(cfgp, 0640);
+	struct stat before, after;
+	stat(cfgp, &before);
+	struct fs_error err;
+	is_int(patch_bundle(dir, &opts, &err), PATCH_ADDED, "bundle patched");
+	stat(cfgp, &after);
+	is_int(after.st_mode & 07777, 0640, "mode kept");
+	ok(after.st_ino != before.st_ino, "replaced by rename (new inode)");
+	is_int(patch_bundle(dir, &opts, &err), PATCH_ALREADY, "second time: already there");
+	struct stat again;
+	stat(cfgp, &again);
+	ok(again.st_ino == after.st_ino, "second time: file untouched");
+
+	/* A symlinked config.json is refused, not followed or replaced. */
+	mkdir(link, 0755);
+	char lcfg[80];
+	snprintf(lcfg, sizeof(lcfg), "%s/config.json", link);
+	if (symlink(cfgp, lcfg) == 0) {
+		int r = patch_bundle(link, &opts, &err);
+		ok(r == -ELOOP && strstr(err.msg, "symlink"), "symlinked config.json refused: %s", err.msg);
+		struct stat ls;
+		ok(lstat(lcfg, &ls) == 0 && S_ISLNK(ls.st_mode), "the symlink stays");
+		unlink(lcfg);
+	}
+	is_int(patch_bundle(link, &opts, &err), -ENOENT, "missing config.json: -ENOENT");
+	ok(strstr(err.msg, link) != NULL, "the error names the bundle: %s", err.msg);
+	rmdir(link);
+	/* Nothing but config.json is left in the bundle (no temporary files). */
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "test \"$(ls -A %s)\" = config.json", dir);
+	ok(system(cmd) == 0, "no temporary file left");
+	unlink(cfgp);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	test_args();
+	test_patch_decisions();
+	test_patch_content();
+	test_patch_bundle();
+	return tap_done();
+}

@@ -1,0 +1,105 @@
+/* wrapper.h - flamesidecar-runtime, an OCI runtime wrapper.
+ *
+ * Engines that have no hooks.d (containerd, Docker) call it in place of
+ * runc. On `create` and `run` it adds flamehook to the bundle's config.json
+ * when the container opted in, then execs the real runtime with the same
+ * arguments. Every other verb is exec'd straight through. Whatever goes
+ * wrong while patching is logged and the real runtime runs anyway.
+ */
+#ifndef FS_WRAPPER_H
+#define FS_WRAPPER_H
+
+#include <limits.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "error.h"
+
+#define WRAPPER_BUNDLE_CONFIG_MAX (4 * 1024 * 1024) /* bytes of config.json we read */
+#define WRAPPER_JSON_DEPTH 64
+#define WRAPPER_HOOK_TIMEOUT 5 /* seconds, per hook entry */
+#define WRAPPER_HOOK_ENV "PATH=/usr/sbin:/usr/bin:/sbin:/bin"
+#define WRAPPER_DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define WRAPPER_CONFIG_ENV "FLAMESIDECAR_CONFIG"
+
+enum wrapper_verb {
+	WRAPPER_VERB_OTHER = 0, /* passed straight through */
+	WRAPPER_VERB_CREATE,
+	WRAPPER_VERB_RUN,
+};
+
+/* What the wrapper needs from a runtime command line. Pointers point into
+ * argv. */
+struct wrapper_args {
+	enum wrapper_verb verb;
+	int verb_index;		/* argv index of the verb, 0 when none */
+	const char *bundle;	/* --bundle/-b value, NULL = the cwd */
+	const char *id;		/* container id, NULL when absent */
+	const char *log;	/* global --log FILE, NULL when absent */
+	int log_json;		/* global --log-format json */
+	int unknown_option;	/* an option we could not classify was seen */
+};
+
+/* args.c: classify a runc/crun command line (argv[0] is the program).
+ * Accepts -opt and --opt, "--opt value" and "--opt=value", as Go's flag
+ * package does. Never fails: an unknown option sets unknown_option (the
+ * bundle may then be wrong, so the caller does not patch). */
+void args_parse(int argc, char **argv, struct wrapper_args *a);
+
+/* What to add, and when. */
+struct patch_opts {
+	const char *hook_path;	 /* absolute path of flamehook */
+	const char *config_path; /* passed as --config FILE; NULL = the hook's default */
+	enum config_enable enable;
+};
+
+enum patch_result {
+	PATCH_NOT_OPTED_IN = 0, /* left alone */
+	PATCH_ALREADY,		/* flamehook is already in the hooks: left alone */
+	PATCH_ADDED,		/* out holds the new document */
+};
+
+/* patch.c: given config.json text, decide, and when the container opted
+ * in produce the document with our hooks added (createRuntime, poststart,
+ * poststop, each appended after any existing entry). Everything else keeps
+ * its value, key order, duplicates and number spelling. Returns a
+ * patch_result >= 0 (out is malloc'd only for PATCH_ADDED) or -errno. */
+int patch_json(const char *in, size_t len, const struct patch_opts *o, char **out,
+	       size_t *out_len, struct fs_error *err);
+
+/* Read <bundle>/config.json (bounded, a regular file, not a symlink), patch
+ * it and replace it atomically (temporary file in the bundle, same mode and
+ * owner, fsync, rename). Not opted in or already present: the file is not
+ * touched. Returns a patch_result or -errno. */
+int patch_bundle(const char *bundle, const struct patch_opts *o, struct fs_error *err);
+
+/* runtime.c */
+struct wrapper_config {
+	struct fs_config fs;
+	char runtime_path[PATH_MAX]; /* "runtime_path" key; "" = search PATH for runc */
+	char config_path[PATH_MAX];  /* absolute path of a non-default config, "" = default */
+	int loaded;		     /* 1 when the config could be read */
+};
+
+/* Load the config named by $FLAMESIDECAR_CONFIG or the default file.
+ * On error cfg holds the defaults (and runtime_path = "") and err says why. */
+int runtime_config_load(struct wrapper_config *cfg, struct fs_error *err);
+
+/* Resolve the real runtime to exec: cfg->runtime_path, else "runc" in
+ * $PATH (or WRAPPER_DEFAULT_PATH). Never this wrapper itself. */
+int runtime_find(const struct wrapper_config *cfg, char *out, size_t len, struct fs_error *err);
+
+/* The flamehook next to this executable (/proc/self/exe's directory),
+ * checked to be an executable regular file. */
+int runtime_hook_path(char *out, size_t len, struct fs_error *err);
+
+/* Log one line to the config's log file, to syslog, and (when the runtime
+ * was given --log) to the runtime's log in its format. Never to stderr:
+ * on `create` that is the container's own stderr. */
+void runtime_log(const struct wrapper_config *cfg, const struct wrapper_args *a, const char *level,
+		 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* main.c */
+int wrapper_main(int argc, char **argv);
+
+#endif

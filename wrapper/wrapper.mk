@@ -1,0 +1,30 @@
+# wrapper/wrapper.mk - included by the top Makefile.
+#
+# flamesidecar-runtime, the OCI runtime wrapper for engines without hooks.d
+# (containerd, Docker). Linked statically like the hook, for the same
+# reason: an engine's environment (LD_PRELOAD, LD_LIBRARY_PATH) must not be
+# able to run code in a program that runs as root on every container start.
+# It uses lib/ for JSON and the config only, so yajl is its one library.
+# Also its unit test, $(BUILD)/tests/test_wrapper.t (run by tests/run-tests.sh
+# with the other *.t).
+
+WRAPPER_SRC := $(filter-out wrapper/main.c,$(wildcard wrapper/*.c))
+WRAPPER_OBJ := $(call obj,$(WRAPPER_SRC))
+
+ifeq ($(SANITIZE),1)
+  WRAPPER_LDFLAGS := $(LDFLAGS)
+  WRAPPER_LIBS := -lyajl
+else
+  WRAPPER_LDFLAGS := -static-pie -Wl,-z,relro,-z,now
+  WRAPPER_LIBS := -l:libyajl_s.a
+endif
+
+$(BUILD)/flamesidecar-runtime: $(BUILD)/obj/wrapper/main.o $(WRAPPER_OBJ) $(BUILD)/libfs.a
+	$(CC) $(WRAPPER_LDFLAGS) -o $@ $^ $(WRAPPER_LIBS)
+
+$(BUILD)/tests/test_wrapper.t: $(BUILD)/obj/wrapper/tests/test_wrapper.o $(WRAPPER_OBJ) \
+		$(BUILD)/obj/tests/lib/tap.o $(BUILD)/libfs.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lyajl
+
+wrapper:: $(BUILD)/flamesidecar-runtime $(BUILD)/tests/test_wrapper.t
