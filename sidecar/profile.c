@@ -1,0 +1,829 @@
+/* profile.c - the record -> symbolize -> aggregate loop: see profile.h */
+#include "profile.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attach.h"
+#include "cleanup.h"
+#include "proc.h"
+#include "sampler.h"
+
+#define PROFILE_PID_SLOTS (2 * PROFILE_MAX_PIDS) /* open addressing, power of two */
+#define PROFILE_LINE_MAX (SYMBOLIZER_MAX_FRAMES * (SYMBOLIZER_NAME_MAX + 8) + 128)
+#define PROFILE_ENV_MAX (1u << 20)
+#define PROFILE_WARM_US 10000 /* per poll: symbolize new chains early (see profile_warm) */
+
+/* One distinct (pid, callchain): its words are words[off .. off + nr),
+ * preceded in the arena by pid and nr (so the arena can be walked). */
+struct profile_chain {
+	uint64_t hash;
+	uint64_t count; /* 0: free slot */
+	size_t off;
+	pid_t pid;
+	uint32_t nr;
+};
+
+struct profile_pid {
+	pid_t pid;	/* 0: free slot */
+	uint64_t start_time;
+	int jvm;	/* maps HotSpot's libjvm.so */
+	int warned_map;
+};
+
+struct profile_jit {
+	pid_t pid;
+	struct perfmap *map;
+};
+
+struct profile {
+	struct profile_opts o;
+	struct registry_entry entry;
+	struct sampler *s;
+	struct symbolizer *sym;
+	/* raw table */
+	struct profile_chain *chains;
+	size_t cap, count;
+	uint64_t *words;
+	size_t nwords, wcap;
+	size_t warm_off; /* arena offset of the first chain not warmed yet */
+	/* processes seen */
+	struct profile_pid *pids;
+	size_t npids;
+	/* JVMs mapped */
+	struct profile_jit jit[PROFILE_MAX_JVMS];
+	size_t njit;
+	struct fold *table;
+	char *line;
+	struct profile_stats st;
+	struct sampler_stats sst; /* kept after profile_stop */
+};
+
+static uint64_t profile_now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static void profile_warn(struct profile *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void profile_warn(struct profile *p, const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+	if (!p->o.warn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	p->o.warn(p->o.warn_ctx, msg);
+}
+
+/* ---- frame pointers ------------------------------------------------------ */
+
+/* Apply one option word to *state (1 on, 0 off, -1 unknown). */
+static void profile_fp_word(const char *w, size_t len, int *state)
+{
+	static const char on[] = "-XX:+PreserveFramePointer", off[] = "-XX:-PreserveFramePointer";
+	if (len == sizeof(on) - 1 && !memcmp(w, on, len))
+		*state = 1;
+	else if (len == sizeof(off) - 1 && !memcmp(w, off, len))
+		*state = 0;
+}
+
+static void profile_fp_words(const char *s, int *state)
+{
+	while (s && *s) {
+		while (*s == ' ' || *s == '\t' || *s == '\n')
+			s++;
+		const char *w = s;
+		while (*s && *s != ' ' && *s != '\t' && *s != '\n')
+			s++;
+		if (s > w)
+			profile_fp_word(w, (size_t)(s - w), state);
+	}
+}
+
+/* Launcher options whose value is the next argument. */
+static int profile_takes_value(const char *a)
+{
+	static const char *const opts[] = {
+		"-cp", "-classpath", "--class-path", "--module-path", "-p", "--upgrade-module-path",
+		"--add-modules", "--limit-modules", "--add-exports", "--add-opens", "--add-reads",
+		"--patch-module", "--enable-native-access",
+	};
+	for (size_t i = 0; i < FS_ARRAY_SIZE(opts); i++)
+		if (!strcmp(a, opts[i]))
+			return 1;
+	return 0;
+}
+
+int profile_fp_decide(const char *tool_opts, const char *jdk_opts, const char *cmdline,
+		      size_t cmdline_len, const char *underscore_opts)
+{
+	int state = -1;
+	profile_fp_words(tool_opts, &state);
+	profile_fp_words(jdk_opts, &state);
+	/* argv[0] is the launcher; options end at the main class or -jar FILE */
+	int skip = 1; /* argv[0], or the value of the previous option */
+	for (size_t i = 0; i < cmdline_len;) {
+		const char *a = cmdline + i;
+		size_t len = strnlen(a, cmdline_len - i);
+		i += len + 1;
+		if (skip) {
+			skip = 0;
+			continue;
+		}
+		if (a[0] != '-' || !strcmp(a, "-jar") || !strcmp(a, "-m") || !strcmp(a, "--module"))
+			break;
+		if (profile_takes_value(a))
+			skip = 1;
+		else
+			profile_fp_word(a, len, &state);
+	}
+	profile_fp_words(underscore_opts, &state);
+	return state == 0 || state == -1 ? 1 : 0;
+}
+
+/* The value of NAME= in a NUL-separated environment block, or NULL. */
+static const char *profile_env_get(const char *env, size_t len, const char *name)
+{
+	size_t nl = strlen(name);
+	for (size_t i = 0; i < len;) {
+		const char *v = env + i;
+		size_t l = strnlen(v, len - i);
+		if (l > nl && !memcmp(v, name, nl) && v[nl] == '=')
+			return v + nl + 1;
+		i += l + 1;
+	}
+	return NULL;
+}
+
+int profile_fp_missing(pid_t pid, struct fs_error *err)
+{
+	char path[64];
+	cleanup_free char *cmd = NULL, *env = NULL;
+	size_t clen = 0, elen = 0;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	int r = proc_read_file(path, PROFILE_ENV_MAX, &cmd, &clen, err);
+	if (r < 0)
+		return r;
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	if (proc_read_file(path, PROFILE_ENV_MAX, &env, &elen, NULL) < 0)
+		elen = 0; /* unreadable or huge: decide on the command line alone */
+	return profile_fp_decide(env ? profile_env_get(env, elen, "JAVA_TOOL_OPTIONS") : NULL,
+				 env ? profile_env_get(env, elen, "JDK_JAVA_OPTIONS") : NULL, cmd,
+				 clen, env ? profile_env_get(env, elen, "_JAVA_OPTIONS") : NULL);
+}
+
+/* ---- cgroup -------------------------------------------------------------- */
+
+static int profile_is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int profile_cgroup_dir(pid_t pid, const char *root, char *buf, size_t len)
+{
+	char path[64];
+	cleanup_free char *text = NULL;
+	size_t n = 0;
+	char v2[PATH_MAX] = "", v1[PATH_MAX] = "";
+	if (!root)
+		root = "/sys/fs/cgroup";
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	if (proc_read_file(path, 1u << 16, &text, &n, NULL) < 0)
+		return -ENOENT;
+	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char *c1 = strchr(l, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2)
+			continue;
+		*c1 = *c2 = '\0';
+		const char *ctl = c1 + 1, *cg = c2 + 1;
+		if (!strcmp(l, "0") && !*ctl)
+			snprintf(v2, sizeof(v2), "%s", cg);
+		else if (strstr(ctl, "perf_event"))
+			snprintf(v1, sizeof(v1), "%s", cg);
+	}
+	/* With a v1 perf_event hierarchy the kernel filters by that one. */
+	if (v1[0]) {
+		if (strcmp(v1, "/") && snprintf(buf, len, "%s/perf_event%s", root, v1) < (int)len &&
+		    profile_is_dir(buf))
+			return 0;
+		return -ENOENT;
+	}
+	if (!v2[0] || !strcmp(v2, "/"))
+		return -ENOENT; /* the root cgroup is the whole host */
+	if (snprintf(buf, len, "%s/unified%s", root, v2) < (int)len && profile_is_dir(buf))
+		return 0;
+	char probe[PATH_MAX];
+	snprintf(probe, sizeof(probe), "%s/cgroup.controllers", root);
+	if (access(probe, F_OK) == 0 && snprintf(buf, len, "%s%s", root, v2) < (int)len &&
+	    profile_is_dir(buf))
+		return 0;
+	return -ENOENT;
+}
+
+/* ---- processes ----------------------------------------------------------- */
+
+static struct profile_pid *profile_pid_slot(struct profile *p, pid_t pid)
+{
+	size_t mask = PROFILE_PID_SLOTS - 1;
+	for (size_t i = ((size_t)pid * 0x9E3779B1u) & mask;; i = (i + 1) & mask)
+		if (p->pids[i].pid == pid || p->pids[i].pid == 0)
+			return &p->pids[i];
+}
+
+/* First sight of pid: cache its maps for the symbolizer (so it can be
+ * symbolized after it exits), note whether it is a JVM, warn about frame
+ * pointers once. */
+static struct profile_pid *profile_pid_note(struct profile *p, pid_t pid)
+{
+	struct profile_pid *pp = profile_pid_slot(p, pid);
+	if (pp->pid == pid)
+		return pp;
+	if (p->npids >= PROFILE_MAX_PIDS)
+		return NULL; /* still symbolized, lazily; just not remembered */
+	pp->pid = pid;
+	p->npids++;
+	proc_start_time(pid, &pp->start_time, NULL);
+	symbolizer_load_pid(p->sym, pid, NULL);
+	if (attach_check_hotspot(pid, NULL) == 0) {
+		pp->jvm = 1;
+		p->st.jvms++;
+		if (profile_fp_missing(pid, NULL) == 1) {
+			const char *comm = symbolizer_comm(p->sym, pid);
+			profile_warn(p,
+				     "JVM pid %d (%s) runs without -XX:+PreserveFramePointer: its "
+				     "Java stacks will be shallow (cut after the first compiled "
+				     "frame); restart it with -XX:+PreserveFramePointer (e.g. in "
+				     "JAVA_TOOL_OPTIONS)",
+				     (int)pid, comm ? comm : "?");
+		}
+	}
+	return pp;
+}
+
+static void profile_on_task(const struct sampler_task *t, void *ctx)
+{
+	struct profile *p = ctx;
+	if (t->kind != SAMPLER_TASK_EXEC || t->pid != t->tid)
+		return;
+	/* a new image: what we knew about the pid is wrong now */
+	symbolizer_forget_pid(p->sym, t->pid);
+	struct profile_pid *pp = profile_pid_slot(p, t->pid);
+	if (pp->pid == t->pid) {
+		if (pp->jvm)
+			p->st.jvms--;
+		pp->jvm = 0;
+		pp->warned_map = 0;
+		symbolizer_load_pid(p->sym, t->pid, NULL);
+		if (attach_check_hotspot(t->pid, NULL) == 0) {
+			pp->jvm = 1;
+			p->st.jvms++;
+		}
+	}
+}
+
+/* ---- raw table ----------------------------------------------------------- */
+
+static uint64_t profile_hash(pid_t pid, const uint64_t *ips, size_t nr)
+{
+	uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t)(uint32_t)pid;
+	for (size_t i = 0; i < nr; i++) {
+		h = (h ^ ips[i]) * 0xff51afd7ed558ccdull;
+		h ^= h >> 29;
+	}
+	return h ? h : 1;
+}
+
+static int profile_grow(struct profile *p)
+{
+	size_t ncap = p->cap ? p->cap * 2 : 4096;
+	struct profile_chain *n = calloc(ncap, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->cap; i++) {
+		struct profile_chain *c = &p->chains[i];
+		if (!c->count)
+			continue;
+		size_t j = c->hash & (ncap - 1);
+		while (n[j].count)
+			j = (j + 1) & (ncap - 1);
+		n[j] = *c;
+	}
+	free(p->chains);
+	p->chains = n;
+	p->cap = ncap;
+	return 0;
+}
+
+static int profile_add(struct profile *p, pid_t pid, const uint64_t *ips, size_t nr)
+{
+	if (nr > SYMBOLIZER_MAX_FRAMES)
+		nr = SYMBOLIZER_MAX_FRAMES;
+	if ((p->count + 1) * 2 > p->cap && profile_grow(p) < 0)
+		return -ENOMEM;
+	uint64_t h = profile_hash(pid, ips, nr);
+	size_t mask = p->cap - 1, i = h & mask;
+	for (;; i = (i + 1) & mask) {
+		struct profile_chain *c = &p->chains[i];
+		if (!c->count)
+			break;
+		if (c->hash == h && c->pid == pid && c->nr == nr &&
+		    !memcmp(p->words + c->off, ips, nr * sizeof(*ips))) {
+			c->count++;
+			return 0;
+		}
+	}
+	if (p->nwords + nr + 2 > p->wcap) {
+		size_t ncap = p->wcap ? p->wcap : 1u << 16;
+		while (ncap < p->nwords + nr + 2)
+			ncap *= 2;
+		uint64_t *nw = realloc(p->words, ncap * sizeof(*nw));
+		if (!nw)
+			return -ENOMEM;
+		p->words = nw;
+		p->wcap = ncap;
+	}
+	p->words[p->nwords++] = (uint64_t)(uint32_t)pid;
+	p->words[p->nwords++] = nr;
+	memcpy(p->words + p->nwords, ips, nr * sizeof(*ips));
+	p->chains[i] = (struct profile_chain){ .hash = h, .count = 1, .off = p->nwords,
+					       .pid = pid, .nr = (uint32_t)nr };
+	p->nwords += nr;
+	p->count++;
+	return 0;
+}
+
+static int profile_on_sample(const struct sample *smp, void *ctx)
+{
+	struct profile *p = ctx;
+	profile_pid_note(p, smp->pid);
+	if (profile_add(p, smp->pid, smp->ips, smp->nr) < 0)
+		p->st.dropped++;
+	return 0;
+}
+
+/* ---- open / poll / stop ---------------------------------------------------- */
+
+int profile_open(const struct profile_opts *o, struct profile **out, struct fs_error *err)
+{
+	const struct registry_entry *e = o->entry;
+	if (!e)
+		return fs_error_set(err, EINVAL, "profile_open: no container");
+	if (!registry_entry_alive(e))
+		return fs_error_set(err, ESRCH,
+				    "container %s is not running (pid %d is gone); `flamesidecar "
+				    "gc` removes stale entries",
+				    e->id, (int)e->pid);
+	cleanup_free struct profile *p = calloc(1, sizeof(*p));
+	if (!p)
+		return fs_error_set(err, ENOMEM, "allocating the profile");
+	p->o = *o;
+	p->entry = *e;
+	p->o.entry = &p->entry;
+
+	struct sampler_opts so = { .frequency = o->frequency, .max_stack = o->max_stack,
+				   .user_only = o->user_only };
+	char cg[PATH_MAX];
+	int r;
+	if (o->pid) {
+		uint64_t ino = 0;
+		if (proc_ns_inode(o->pid, "pid", &ino, NULL) < 0 || ino != e->pid_ns)
+			return fs_error_set(err, ESRCH,
+					    "pid %d is not a process of container %s (see `runc ps` "
+					    "or `flamesidecar map %s`)",
+					    (int)o->pid, e->id, e->id);
+		so.pid = o->pid;
+		r = sampler_open(&so, &p->s, err);
+	} else if (profile_cgroup_dir(e->pid, o->cgroup_root, cg, sizeof(cg)) == 0) {
+		so.cgroup_path = cg;
+		r = sampler_open(&so, &p->s, err);
+		if (r < 0 && r != -EACCES && r != -EPERM) {
+			profile_warn(p, "cannot sample by cgroup (%s); sampling by pid namespace",
+				     err ? err->msg : "?");
+			so.cgroup_path = NULL;
+			so.pid_ns = e->pid_ns;
+			r = sampler_open(&so, &p->s, err);
+		}
+	} else {
+		so.pid_ns = e->pid_ns;
+		r = sampler_open(&so, &p->s, err);
+	}
+	if (r < 0)
+		return r;
+	sampler_set_task_cb(p->s, profile_on_task, p);
+
+	struct symbolizer_opts yo = { 0 };
+	p->pids = calloc(PROFILE_PID_SLOTS, sizeof(*p->pids));
+	p->table = fold_new();
+	p->line = malloc(PROFILE_LINE_MAX);
+	if (!p->pids || !p->table || !p->line) {
+		profile_close(steal_pointer(&p));
+		return fs_error_set(err, ENOMEM, "allocating the profile");
+	}
+	if ((r = symbolizer_open(&yo, &p->sym, err)) < 0) {
+		profile_close(steal_pointer(&p));
+		return r;
+	}
+	/* The JVMs running now: warn about frame pointers before the window. */
+	cleanup_free pid_t *jvms = NULL;
+	size_t n = 0;
+	if (o->pid)
+		profile_pid_note(p, o->pid);
+	else if (map_find_jvms(e, &jvms, &n, NULL) == 0)
+		for (size_t i = 0; i < n; i++)
+			profile_pid_note(p, jvms[i]);
+	*out = steal_pointer(&p);
+	return 0;
+}
+
+/* Symbolize new chains once while recording (names discarded), for at
+ * most budget_us: the ELF symbol tables and kallsyms they need are loaded
+ * now, in the window, instead of after it when the user waits. */
+static void profile_warm(struct profile *p, uint64_t budget_us)
+{
+	struct symbolizer_frame frames[SYMBOLIZER_MAX_FRAMES];
+	uint64_t start = profile_now_us();
+	while (p->warm_off + 2 <= p->nwords && profile_now_us() - start < budget_us) {
+		pid_t pid = (pid_t)p->words[p->warm_off];
+		size_t nr = p->words[p->warm_off + 1], n;
+		symbolizer_symbolize(p->sym, pid, p->words + p->warm_off + 2, nr, frames,
+				     SYMBOLIZER_MAX_FRAMES, &n);
+		p->warm_off += 2 + nr;
+	}
+}
+
+int profile_poll(struct profile *p, int timeout_ms, struct fs_error *err)
+{
+	if (!p->s)
+		return 0;
+	int r = sampler_poll(p->s, timeout_ms, profile_on_sample, p);
+	profile_warm(p, PROFILE_WARM_US);
+	if (r < 0 && r != -EINTR)
+		return fs_error_set(err, -r, "reading samples");
+	if (p->nwords >= PROFILE_RAW_MAX_WORDS) {
+		/* Full: fold what we have with the JIT names of now, go on. */
+		p->st.early_folds++;
+		int f = profile_fold(p, 1, err);
+		if (f < 0)
+			return f;
+	}
+	return r;
+}
+
+void profile_stop(struct profile *p)
+{
+	if (!p->s)
+		return;
+	sampler_poll(p->s, 0, profile_on_sample, p);
+	sampler_stats(p->s, &p->sst);
+	sampler_close(p->s);
+	p->s = NULL;
+}
+
+/* ---- mapping and folding --------------------------------------------------- */
+
+static void profile_set_map(struct profile *p, pid_t pid, struct perfmap *m)
+{
+	size_t i;
+	for (i = 0; i < p->njit && p->jit[i].pid != pid; i++)
+		;
+	if (i == p->njit) {
+		if (p->njit == PROFILE_MAX_JVMS) {
+			perfmap_free(m);
+			return;
+		}
+		p->njit++;
+		p->jit[i] = (struct profile_jit){ .pid = pid };
+	}
+	if (symbolizer_set_jit(p->sym, pid, symbolizer_jit_perfmap, m) < 0) {
+		perfmap_free(m);
+		return;
+	}
+	perfmap_free(p->jit[i].map);
+	p->jit[i].map = m;
+}
+
+static int profile_has(const pid_t *v, size_t n, pid_t pid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == pid)
+			return 1;
+	return 0;
+}
+
+int profile_map_jvms(struct profile *p)
+{
+	pid_t todo[PROFILE_MAX_JVMS];
+	size_t n = 0;
+	p->st.njvm = 0;
+	if (p->o.no_map)
+		return 0;
+	cleanup_free pid_t *found = NULL;
+	size_t nfound = 0;
+	if (!p->o.pid && map_find_jvms(&p->entry, &found, &nfound, NULL) < 0)
+		nfound = 0;
+	for (size_t i = 0; i < nfound && n < PROFILE_MAX_JVMS; i++)
+		todo[n++] = found[i];
+	for (size_t i = 0; i < PROFILE_PID_SLOTS && n < PROFILE_MAX_JVMS; i++) {
+		const struct profile_pid *pp = &p->pids[i];
+		if (pp->pid && pp->jvm && !profile_has(todo, n, pp->pid))
+			todo[n++] = pp->pid;
+	}
+	int mapped = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct profile_jvm_result *jr = &p->st.jvm[p->st.njvm++];
+		struct profile_pid *pp = profile_pid_slot(p, todo[i]);
+		struct fs_error err = { 0 };
+		struct perfmap *m = NULL;
+		memset(jr, 0, sizeof(*jr));
+		jr->pid = todo[i];
+		if (pp->pid == todo[i] && pp->start_time && !proc_alive(todo[i], pp->start_time)) {
+			snprintf(jr->msg, sizeof(jr->msg),
+				 "JVM pid %d exited during the recording: its Java frames stay "
+				 "[unknown]", (int)todo[i]);
+		} else if (map_jvm(&p->entry, todo[i], &p->o.map, &m, &jr->res, &err) < 0) {
+			snprintf(jr->msg, sizeof(jr->msg),
+				 "no JIT names for JVM pid %d (its Java frames stay [unknown]): %s",
+				 (int)todo[i], err.msg);
+		} else {
+			jr->ok = 1;
+			mapped++;
+			profile_set_map(p, todo[i], m);
+			continue;
+		}
+		if (pp->pid != todo[i] || !pp->warned_map)
+			profile_warn(p, "%s", jr->msg);
+		if (pp->pid == todo[i])
+			pp->warned_map = 1;
+	}
+	return mapped;
+}
+
+/* Frame names into p->line: "comm;root;...;leaf". */
+static size_t profile_line(struct profile *p, const struct profile_chain *c)
+{
+	struct symbolizer_frame frames[SYMBOLIZER_MAX_FRAMES];
+	size_t n = 0, pos;
+	symbolizer_symbolize(p->sym, c->pid, p->words + c->off, c->nr, frames,
+			     SYMBOLIZER_MAX_FRAMES, &n);
+	const char *comm = symbolizer_comm(p->sym, c->pid);
+	if (p->o.with_pid)
+		pos = (size_t)snprintf(p->line, 64, "%.32s-%d", comm ? comm : "[unknown]", (int)c->pid);
+	else
+		pos = (size_t)snprintf(p->line, 64, "%.32s", comm ? comm : "[unknown]");
+	for (size_t i = 0; i < pos; i++)
+		if (p->line[i] == ';' || (unsigned char)p->line[i] < 0x20)
+			p->line[i] = '_';
+	for (size_t k = n; k-- > 0;) {
+		const struct symbolizer_frame *f = &frames[k];
+		p->st.frames[f->kind] += c->count;
+		if (f->resolved)
+			p->st.resolved[f->kind] += c->count;
+		if (pos + 2 >= PROFILE_LINE_MAX)
+			continue;
+		p->line[pos++] = ';';
+		for (const char *s = f->name; *s && pos + 1 < PROFILE_LINE_MAX; s++) {
+			char ch = *s;
+			if (ch == ';')
+				ch = ':';
+			else if ((unsigned char)ch < 0x20 || ch == 0x7f)
+				ch = '?';
+			p->line[pos++] = ch;
+		}
+	}
+	return pos;
+}
+
+int profile_fold(struct profile *p, int map_first, struct fs_error *err)
+{
+	uint64_t t0 = profile_now_us();
+	if (map_first)
+		profile_map_jvms(p);
+	uint64_t t1 = profile_now_us();
+	int r = 0;
+	for (size_t i = 0; i < p->cap; i++) {
+		struct profile_chain *c = &p->chains[i];
+		if (!c->count)
+			continue;
+		size_t len = profile_line(p, c);
+		if (!r && fold_add(p->table, p->line, len, c->count) < 0)
+			r = fs_error_set(err, ENOMEM, "adding a folded stack");
+		if (!r)
+			p->st.folded += c->count;
+		c->count = 0;
+	}
+	p->count = 0;
+	p->nwords = 0;
+	p->warm_off = 0;
+	p->st.map_us = t1 - t0;
+	p->st.symbolize_us = profile_now_us() - t1;
+	return r;
+}
+
+struct fold *profile_table(struct profile *p)
+{
+	return p->table;
+}
+
+int profile_reset_table(struct profile *p)
+{
+	struct fold *n = fold_new();
+	if (!n)
+		return -ENOMEM;
+	fold_free(p->table);
+	p->table = n;
+	memset(p->st.frames, 0, sizeof(p->st.frames));
+	memset(p->st.resolved, 0, sizeof(p->st.resolved));
+	p->st.folded = 0;
+	return 0;
+}
+
+void profile_stats(const struct profile *p, struct profile_stats *st)
+{
+	*st = p->st;
+	struct sampler_stats ss = p->sst;
+	if (p->s)
+		sampler_stats(p->s, &ss);
+	st->scope = ss.scope ? ss.scope : "?";
+	st->cpus = ss.cpus;
+	st->hardware = ss.hardware;
+	st->samples = ss.samples;
+	st->lost = ss.lost;
+	st->throttled = ss.throttled;
+	st->truncated = ss.truncated;
+	st->chains = p->count;
+	st->words = p->nwords;
+	st->pids = p->npids;
+}
+
+void profile_close(struct profile *p)
+{
+	if (!p)
+		return;
+	if (p->s)
+		sampler_close(p->s);
+	if (p->sym)
+		symbolizer_close(p->sym);
+	for (size_t i = 0; i < p->njit; i++)
+		perfmap_free(p->jit[i].map);
+	fold_free(p->table);
+	free(p->chains);
+	free(p->words);
+	free(p->pids);
+	free(p->line);
+	free(p);
+}
+
+/* ---- hottest frames -------------------------------------------------------- */
+
+struct profile_hot {
+	struct profile_frame *v; /* open addressing by name */
+	uint64_t *stamp;	 /* last stack that counted this frame's total */
+	size_t cap, n;
+	uint64_t stack;
+};
+
+static uint64_t profile_name_hash(const char *s, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static int profile_hot_grow(struct profile_hot *h)
+{
+	size_t ncap = h->cap ? h->cap * 2 : 1024;
+	struct profile_frame *nv = calloc(ncap, sizeof(*nv));
+	uint64_t *ns = calloc(ncap, sizeof(*ns));
+	if (!nv || !ns) {
+		free(nv);
+		free(ns);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < h->cap; i++) {
+		if (!h->v[i].name)
+			continue;
+		size_t j = profile_name_hash(h->v[i].name, strlen(h->v[i].name)) & (ncap - 1);
+		while (nv[j].name)
+			j = (j + 1) & (ncap - 1);
+		nv[j] = h->v[i];
+		ns[j] = h->stamp[i];
+	}
+	free(h->v);
+	free(h->stamp);
+	h->v = nv;
+	h->stamp = ns;
+	h->cap = ncap;
+	return 0;
+}
+
+static int profile_hot_add(struct profile_hot *h, const char *name, size_t len, uint64_t count,
+			   int leaf)
+{
+	if ((h->n + 1) * 2 > h->cap && profile_hot_grow(h) < 0)
+		return -ENOMEM;
+	size_t mask = h->cap - 1, i = profile_name_hash(name, len) & mask;
+	for (; h->v[i].name; i = (i + 1) & mask)
+		if (!strncmp(h->v[i].name, name, len) && h->v[i].name[len] == '\0')
+			break;
+	struct profile_frame *f = &h->v[i];
+	if (!f->name) {
+		char *s = strndup(name, len);
+		if (!s)
+			return -ENOMEM;
+		f->name = s;
+		h->n++;
+	}
+	if (h->stamp[i] != h->stack) { /* recursion counts once per stack */
+		h->stamp[i] = h->stack;
+		f->total += count;
+	}
+	if (leaf)
+		f->self += count;
+	return 0;
+}
+
+static int profile_hot_stack(const char *stack, size_t len, uint64_t count, void *arg)
+{
+	struct profile_hot *h = arg;
+	h->stack++;
+	const char *end = stack + len, *s = memchr(stack, ';', len);
+	if (!s)
+		return 0; /* only the process name */
+	for (s++; s <= end;) {
+		const char *e = memchr(s, ';', (size_t)(end - s));
+		if (!e)
+			e = end;
+		if (e > s && profile_hot_add(h, s, (size_t)(e - s), count, e == end) < 0)
+			return -ENOMEM;
+		s = e + 1;
+	}
+	return 0;
+}
+
+static int profile_by_self(const void *a, const void *b)
+{
+	const struct profile_frame *x = a, *y = b;
+	if (x->self != y->self)
+		return x->self < y->self ? 1 : -1;
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+static int profile_by_total(const void *a, const void *b)
+{
+	const struct profile_frame *x = a, *y = b;
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	if (x->self != y->self)
+		return x->self < y->self ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+int profile_hot_frames(const struct fold *f, int by_total, size_t max, struct profile_frame **out,
+		       size_t *n)
+{
+	struct profile_hot h = { 0 };
+	*out = NULL;
+	*n = 0;
+	int r = fold_foreach(f, profile_hot_stack, &h);
+	size_t k = 0;
+	for (size_t i = 0; i < h.cap; i++)
+		if (h.v[i].name)
+			h.v[k++] = h.v[i];
+	free(h.stamp);
+	if (r < 0) {
+		profile_frames_free(h.v, k);
+		return -ENOMEM;
+	}
+	qsort(h.v, k, sizeof(*h.v), by_total ? profile_by_total : profile_by_self);
+	if (max && k > max) {
+		for (size_t i = max; i < k; i++)
+			free((char *)h.v[i].name);
+		k = max;
+	}
+	*out = h.v;
+	*n = k;
+	return 0;
+}
+
+void profile_frames_free(struct profile_frame *fr, size_t n)
+{
+	if (!fr)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free((char *)fr[i].name);
+	free(fr);
+}

@@ -1,0 +1,161 @@
+/* profile.h - the record -> symbolize -> aggregate loop behind `run` and
+ * `top` (and the hook's annotation-triggered profiles, through `run`).
+ *
+ *   sampler  every thread of every process of a container (its cgroup v2
+ *            directory when there is one, else its pid namespace) or one
+ *            process of it
+ *   raw      while recording, samples are aggregated by (pid, callchain):
+ *            equal chains only bump a count, so memory grows with distinct
+ *            chains, not with time; each new process is looked at once
+ *            (maps cached for the symbolizer, JVM or not, frame pointers)
+ *   fold     at the end (profile_fold) the JVMs are mapped (map_jvm: the
+ *            perf map taken AFTER the window, so code compiled during it is
+ *            named), every distinct chain is symbolized once and added to a
+ *            folded-stack table (fold.h) with its count
+ *
+ * The raw table is bounded (PROFILE_RAW_MAX_WORDS): when it fills, it is
+ * folded early (JVMs mapped at that moment) and emptied, and recording goes
+ * on. Frames are counted per kind weighted by samples for the summary.
+ *
+ * Usage:
+ *	profile_open(&opts, &p, &err);
+ *	while (!stop)
+ *		profile_poll(p, 100, &err);
+ *	profile_stop(p);            // close the events: the window ends
+ *	profile_fold(p, &err);      // map JVMs, symbolize into profile_table(p)
+ *	fold_write(profile_table(p), out);
+ *	profile_close(p);
+ */
+#ifndef FS_PROFILE_H
+#define FS_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "fold.h"
+#include "map.h"
+#include "registry.h"
+#include "symbols.h"
+
+#define PROFILE_RAW_MAX_WORDS (8u << 20) /* 64 MiB of raw callchain words */
+#define PROFILE_MAX_PIDS 4096		 /* processes remembered (JVM or not, warned) */
+#define PROFILE_MAX_JVMS 64		 /* JVMs mapped (symbolizer_set_jit's limit) */
+
+/* Called with one line of warning text (no trailing newline). */
+typedef void (*profile_warn_fn)(void *ctx, const char *msg);
+
+struct profile_opts {
+	const struct registry_entry *entry; /* the container (required) */
+	pid_t pid;		 /* one process of it (host pid); 0 = all of them */
+	unsigned frequency;	 /* Hz per CPU; 0 = 99 */
+	unsigned max_stack;	 /* 0 = the sampler's default */
+	int user_only;		 /* no kernel frames */
+	int no_map;		 /* do not attach to JVMs (JIT frames stay [unknown]) */
+	struct map_opts map;	 /* how JVMs are mapped */
+	int with_pid;		 /* root frame "comm-PID" instead of "comm" */
+	const char *cgroup_root; /* NULL = /sys/fs/cgroup (tests) */
+	profile_warn_fn warn;	 /* NULL = warnings are dropped */
+	void *warn_ctx;
+};
+
+struct profile_jvm_result {
+	pid_t pid;
+	int ok;			/* mapped */
+	struct map_result res;	/* when ok */
+	char msg[256];		/* why not, when !ok */
+};
+
+struct profile_stats {
+	/* sampler */
+	const char *scope;	/* "cgroup", "pid_ns", "pid" */
+	unsigned cpus;
+	int hardware;
+	uint64_t samples, lost, throttled, truncated;
+	uint64_t dropped;	/* samples not stored (out of memory) */
+	/* raw table */
+	size_t chains;		/* distinct (pid, callchain) pending now */
+	size_t words;		/* their words */
+	uint64_t early_folds;	/* times the raw table filled and was folded early */
+	/* symbolization, weighted by samples, over everything folded so far */
+	uint64_t frames[SYMBOLIZER_KIND_COUNT];
+	uint64_t resolved[SYMBOLIZER_KIND_COUNT];
+	uint64_t folded;	/* samples added to the fold table */
+	/* processes */
+	size_t pids, jvms;
+	/* the last mapping round */
+	struct profile_jvm_result jvm[PROFILE_MAX_JVMS];
+	size_t njvm;
+	uint64_t map_us, symbolize_us; /* time of the last profile_fold's two phases */
+};
+
+struct profile;
+
+/* Open the events (scope chosen as described above) and the symbolizer.
+ * 0 or -errno: -EACCES/-EPERM (not permitted), -ESRCH (the container or
+ * the pid is gone, or the pid is not in the container). */
+int profile_open(const struct profile_opts *o, struct profile **out, struct fs_error *err);
+
+/* Wait up to timeout_ms for samples and aggregate them. The number of
+ * samples taken, or -errno (-EINTR when a signal interrupted the wait). */
+int profile_poll(struct profile *p, int timeout_ms, struct fs_error *err);
+
+/* Drain what is left and close the events; later polls return 0. */
+void profile_stop(struct profile *p);
+
+/* Map the JVMs now (unless no_map): those found in the container and
+ * every JVM sampled so far. Failures are warnings (a JVM that exited keeps
+ * its frames unnamed) and are reported in the stats. Returns the number of
+ * JVMs mapped. */
+int profile_map_jvms(struct profile *p);
+
+/* Map the JVMs (profile_map_jvms) when map_first, then symbolize every
+ * pending chain into the fold table and empty the raw table. 0 or -errno
+ * (-ENOMEM). */
+int profile_fold(struct profile *p, int map_first, struct fs_error *err);
+
+/* The folded stacks so far ("comm;root;...;leaf" -> samples). */
+struct fold *profile_table(struct profile *p);
+
+/* Start a new, empty fold table (and zero the per-kind frame counts): the
+ * next interval of `top`. 0 or -ENOMEM. */
+int profile_reset_table(struct profile *p);
+
+void profile_stats(const struct profile *p, struct profile_stats *st);
+
+void profile_close(struct profile *p);
+
+/* ---- the hottest frames of a fold table ---- */
+
+struct profile_frame {
+	const char *name; /* NUL-terminated; owned by the array */
+	uint64_t self;	  /* samples with this frame as the leaf */
+	uint64_t total;	  /* samples with this frame anywhere in the stack */
+};
+
+/* Every frame of f except the first of each stack (the process name),
+ * sorted by self (by_total: total) samples, descending, ties by name.
+ * At most max entries (0 = all). *out is freed with profile_frames_free.
+ * 0 or -ENOMEM. */
+int profile_hot_frames(const struct fold *f, int by_total, size_t max, struct profile_frame **out,
+		       size_t *n);
+void profile_frames_free(struct profile_frame *fr, size_t n);
+
+/* Does pid run a JVM without -XX:+PreserveFramePointer? 1 yes (off), 0 no
+ * (on, or not decidable), -errno when /proc cannot be read. Looks at
+ * JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS, the command line (up to the main
+ * class) and _JAVA_OPTIONS, in that order; the last setting wins. */
+int profile_fp_missing(pid_t pid, struct fs_error *err);
+
+/* The same decision on given texts (exposed for tests): cmdline is
+ * NUL-separated (cmdline_len bytes); the others are space-separated or NULL. */
+int profile_fp_decide(const char *tool_opts, const char *jdk_opts, const char *cmdline,
+		      size_t cmdline_len, const char *underscore_opts);
+
+/* The container's cgroup directory usable for perf (its cgroup v2 path
+ * under <root>/unified or <root>, or the perf_event v1 one), into buf.
+ * 0 or -ENOENT (none: use the pid namespace). */
+int profile_cgroup_dir(pid_t pid, const char *root, char *buf, size_t len);
+
+#endif

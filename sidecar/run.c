@@ -1,0 +1,543 @@
+/* run.c - `flamesidecar run <id>`: sample a registered container for a
+ * while, then map its JVMs, symbolize, and write a folded profile and an
+ * SVG flame graph (profile.h does the work; this file is the verb). */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "cli.h"
+#include "common.h"
+#include "flame.h"
+#include "fold.h"
+#include "profile.h"
+#include "render.h"
+#include "sampler.h"
+
+#define RUN_DEFAULT_MS 30000ull
+#define RUN_MAX_MS (24ull * 3600 * 1000)
+#define RUN_HOT_FRAMES 5
+
+static volatile sig_atomic_t run_stop_signal;
+
+static void run_on_signal(int sig)
+{
+	run_stop_signal = sig;
+}
+
+/* SIGINT/SIGTERM end the window (interrupting the wait, no SA_RESTART);
+ * the graph is still written. */
+static void run_catch_signals(void)
+{
+	struct sigaction sa = { .sa_handler = run_on_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static uint64_t run_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void run_warn(void *ctx, const char *msg)
+{
+	fprintf(stderr, "flamesidecar %s: warning: %s\n", (const char *)ctx, msg);
+}
+
+static void run_usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: flamesidecar run CONTAINER [OPTIONS]\n\n"
+		"Sample the CPU stacks of every thread of every process of a registered\n"
+		"container (see `flamesidecar list`) for a while, then name Java frames with\n"
+		"the JVMs' JIT maps taken at the end of the window, and write a folded\n"
+		"profile and an interactive SVG flame graph. Ctrl-C ends the window early\n"
+		"and still writes the graph. Must run as root.\n\n"
+		"Options:\n"
+		"  -d, --duration TIME  length of the window: 30s (default), 500ms, 2m, 1h\n"
+		"  -F, --frequency HZ   samples per second per CPU (default 99, max 10000)\n"
+		"  -p, --pid PID        only this process of the container (host pid)\n"
+		"  -o, --output FILE    the SVG (default flamesidecar-<id>-<UTC time>.svg in\n"
+		"                       the current directory; - for standard output)\n"
+		"      --folded FILE    the folded stacks (default: the SVG's name with\n"
+		"                       .folded; none when the SVG goes to standard output)\n"
+		"      --no-folded      do not write the folded stacks\n"
+		"  -q, --quiet          no progress line and no summary (warnings and errors\n"
+		"                       still go to stderr)\n"
+		"      --no-map         do not attach to JVMs (Java frames stay [unknown])\n"
+		"      --map-mode MODE  agent (default when the bundle is mounted) or jcmd\n"
+		"      --map-timeout MS deadline per JVM for the map (default %d)\n"
+		"      --perf-map       also write /tmp/perf-<host pid>.map for perf\n"
+		"      --max-stack N    deepest callchain kept (default 127)\n"
+		"      --user-only      no kernel frames\n"
+		"      --with-pid       root frame \"comm-PID\" (one tower per process)\n"
+		"%s"
+		"  -h, --help           this text\n\n"
+		"The summary (stdout) gives the samples taken and lost, the share of frames\n"
+		"named per kind (java, native, kernel), the five hottest frames by self\n"
+		"samples, where the files are and how long the graph took after the window.\n\n"
+		"Examples:\n"
+		"  flamesidecar run 3f2a9c\n"
+		"  flamesidecar run 3f2a9c -d 10s -F 499 -o checkout.svg\n"
+		"  flamesidecar run 3f2a9c --pid 41236 --title 'checkout, peak' --minwidth 0.5%%\n"
+		"  flamesidecar run 3f2a9c -d 60s -o - --no-folded > cpu.svg\n\n"
+		"Exit codes: 0 graph written, 1 failed, 2 usage, 3 container or process not\n"
+		"found (or not running), 4 not permitted (run as root).\n",
+		MAP_DEFAULT_TIMEOUT_MS, render_opts_help);
+}
+
+enum {
+	RUN_OPT_FOLDED = 0x200,
+	RUN_OPT_NO_FOLDED,
+	RUN_OPT_NO_MAP,
+	RUN_OPT_MAP_MODE,
+	RUN_OPT_MAP_TIMEOUT,
+	RUN_OPT_PERF_MAP,
+	RUN_OPT_MAX_STACK,
+	RUN_OPT_USER_ONLY,
+	RUN_OPT_WITH_PID,
+};
+
+struct run_args {
+	unsigned long long duration_ms;
+	const char *output, *folded;
+	int no_folded, quiet;
+	struct render_opts render;
+	struct profile_opts prof;
+	const char *id;
+};
+
+static int run_parse_uint(const char *verb, const char *opt, const char *arg, unsigned long lo,
+			  unsigned long hi, unsigned *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-' || v < lo || v > hi) {
+		fprintf(stderr, "flamesidecar %s: %s takes a number from %lu to %lu, not '%s'\n",
+			verb, opt, lo, hi, arg);
+		return -EINVAL;
+	}
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int run_parse_pid(const char *verb, const char *arg, pid_t *out)
+{
+	unsigned v;
+	if (run_parse_uint(verb, "--pid", arg, 1, INT32_MAX, &v) < 0)
+		return -EINVAL;
+	*out = (pid_t)v;
+	return 0;
+}
+
+static int run_parse(int argc, char **argv, struct run_args *a)
+{
+	static const struct option longopts[] = {
+		{ "duration", required_argument, NULL, 'd' },
+		{ "frequency", required_argument, NULL, 'F' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "folded", required_argument, NULL, RUN_OPT_FOLDED },
+		{ "no-folded", no_argument, NULL, RUN_OPT_NO_FOLDED },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "no-map", no_argument, NULL, RUN_OPT_NO_MAP },
+		{ "map-mode", required_argument, NULL, RUN_OPT_MAP_MODE },
+		{ "map-timeout", required_argument, NULL, RUN_OPT_MAP_TIMEOUT },
+		{ "perf-map", no_argument, NULL, RUN_OPT_PERF_MAP },
+		{ "max-stack", required_argument, NULL, RUN_OPT_MAX_STACK },
+		{ "user-only", no_argument, NULL, RUN_OPT_USER_ONLY },
+		{ "with-pid", no_argument, NULL, RUN_OPT_WITH_PID },
+		{ "help", no_argument, NULL, 'h' },
+		RENDER_LONG_OPTIONS,
+		{ NULL, 0, NULL, 0 },
+	};
+	struct fs_error err = { 0 };
+	int c, r;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "d:F:p:o:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			if (common_parse_duration_ms(optarg, &a->duration_ms) < 0 ||
+			    a->duration_ms == 0 || a->duration_ms > RUN_MAX_MS) {
+				fprintf(stderr, "flamesidecar run: --duration takes a time from 1ms to "
+						"24h such as 30s, 500ms, 2m; not '%s'\n", optarg);
+				return FS_EXIT_USAGE;
+			}
+			break;
+		case 'F':
+			if (run_parse_uint("run", "--frequency", optarg, 1, SAMPLER_MAX_FREQUENCY,
+					   &a->prof.frequency) < 0)
+				return FS_EXIT_USAGE;
+			break;
+		case 'p':
+			if (run_parse_pid("run", optarg, &a->prof.pid) < 0)
+				return FS_EXIT_USAGE;
+			break;
+		case 'o':
+			a->output = optarg;
+			break;
+		case RUN_OPT_FOLDED:
+			a->folded = optarg;
+			break;
+		case RUN_OPT_NO_FOLDED:
+			a->no_folded = 1;
+			break;
+		case 'q':
+			a->quiet = 1;
+			break;
+		case RUN_OPT_NO_MAP:
+			a->prof.no_map = 1;
+			break;
+		case RUN_OPT_MAP_MODE:
+			if (!strcmp(optarg, "agent"))
+				a->prof.map.mode = MAP_MODE_AGENT;
+			else if (!strcmp(optarg, "jcmd"))
+				a->prof.map.mode = MAP_MODE_JCMD;
+			else {
+				fprintf(stderr, "flamesidecar run: --map-mode must be agent or jcmd, "
+						"not '%s'\n", optarg);
+				return FS_EXIT_USAGE;
+			}
+			break;
+		case RUN_OPT_MAP_TIMEOUT:
+			if (run_parse_uint("run", "--map-timeout", optarg, 1, 600000,
+					   &a->prof.map.timeout_ms) < 0)
+				return FS_EXIT_USAGE;
+			break;
+		case RUN_OPT_PERF_MAP:
+			a->prof.map.write_host = 1;
+			break;
+		case RUN_OPT_MAX_STACK:
+			if (run_parse_uint("run", "--max-stack", optarg, 1, SYMBOLIZER_MAX_FRAMES,
+					   &a->prof.max_stack) < 0)
+				return FS_EXIT_USAGE;
+			break;
+		case RUN_OPT_USER_ONLY:
+			a->prof.user_only = 1;
+			break;
+		case RUN_OPT_WITH_PID:
+			a->prof.with_pid = 1;
+			break;
+		case 'h':
+			run_usage(stdout);
+			return -1;
+		default:
+			r = render_opts_option(&a->render, c, optarg, &err);
+			if (r > 0)
+				break;
+			if (r < 0)
+				fprintf(stderr, "flamesidecar run: %s\n", err.msg);
+			fprintf(stderr, "Try 'flamesidecar run --help'.\n");
+			return FS_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "flamesidecar run: expected one container id or unique prefix "
+				"(see `flamesidecar list`)\nTry 'flamesidecar run --help'.\n");
+		return FS_EXIT_USAGE;
+	}
+	a->id = argv[optind];
+	return 0;
+}
+
+/* ---- the window ---------------------------------------------------------- */
+
+static void run_progress(const struct profile *p, uint64_t left_ms, bool tty)
+{
+	struct profile_stats st;
+	if (!tty)
+		return;
+	profile_stats(p, &st);
+	fprintf(stderr, "\r\033[Krecording: %llu.%llu s left, %llu samples (lost %llu)",
+		(unsigned long long)(left_ms / 1000), (unsigned long long)(left_ms % 1000 / 100),
+		(unsigned long long)st.samples, (unsigned long long)st.lost);
+	fflush(stderr);
+}
+
+/* Sample until the deadline or a signal. Returns the window's real length. */
+static int run_window(struct profile *p, uint64_t duration_ms, bool tty, uint64_t *elapsed_ms,
+		      struct fs_error *err)
+{
+	uint64_t start = run_now_ms(), end = start + duration_ms, last = 0;
+	int r = 0;
+	for (;;) {
+		uint64_t now = run_now_ms();
+		if (now >= end || run_stop_signal)
+			break;
+		if (now - last >= 200) {
+			run_progress(p, end - now, tty);
+			last = now;
+		}
+		uint64_t wait = end - now < 100 ? end - now : 100;
+		r = profile_poll(p, (int)wait, err);
+		if (r < 0 && r != -EINTR)
+			break;
+		r = 0;
+	}
+	*elapsed_ms = run_now_ms() - start;
+	if (tty)
+		fprintf(stderr, "\r\033[K");
+	return r;
+}
+
+/* ---- output --------------------------------------------------------------- */
+
+static int run_tree_add(const char *stack, size_t len, uint64_t count, void *arg)
+{
+	return flame_add(arg, stack, len, count);
+}
+
+static int run_write_folded(struct profile *p, const char *path, struct fs_error *err)
+{
+	struct render_dest d;
+	int r = render_dest_open(&d, path, err);
+	if (r < 0)
+		return r;
+	r = fold_write(profile_table(p), d.f);
+	if (r < 0) {
+		fs_error_set(err, -r, "writing %s", path);
+		render_dest_close(&d, false, NULL);
+		return r;
+	}
+	return render_dest_close(&d, true, err);
+}
+
+static int run_write_svg(struct profile *p, const char *path, const struct render_opts *ro,
+			 struct fs_error *err)
+{
+	struct flame *tree = flame_new();
+	if (!tree)
+		return fs_error_set(err, ENOMEM, "building the frame tree");
+	int r = fold_foreach(profile_table(p), run_tree_add, tree);
+	if (r < 0) {
+		flame_free(tree);
+		return fs_error_set(err, -r, "building the frame tree");
+	}
+	struct render_dest d;
+	if ((r = render_dest_open(&d, path, err)) < 0) {
+		flame_free(tree);
+		return r;
+	}
+	r = render_svg(tree, d.f, ro, err);
+	flame_free(tree);
+	if (r < 0) {
+		render_dest_close(&d, false, NULL);
+		return r;
+	}
+	return render_dest_close(&d, true, err);
+}
+
+static double run_pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void run_summary(struct profile *p, const struct run_args *a, uint64_t window_ms,
+			const char *svg, const char *folded, uint64_t after_ms)
+{
+	struct profile_stats st;
+	profile_stats(p, &st);
+	printf("container  %.12s  scope %s, %u CPUs, %u Hz, %llu.%01llu s%s\n", a->prof.entry->id,
+	       st.scope, st.cpus, a->prof.frequency ? a->prof.frequency : 99,
+	       (unsigned long long)(window_ms / 1000), (unsigned long long)(window_ms % 1000 / 100),
+	       run_stop_signal ? " (ended early by a signal)" : "");
+	printf("samples    %llu (lost %llu, truncated stacks %llu)\n", (unsigned long long)st.samples,
+	       (unsigned long long)st.lost, (unsigned long long)st.truncated);
+	static const struct {
+		enum symbolizer_kind k;
+		const char *name;
+	} kinds[] = { { SYMBOLIZER_KIND_JIT, "java" },
+		      { SYMBOLIZER_KIND_NATIVE, "native" },
+		      { SYMBOLIZER_KIND_KERNEL, "kernel" } };
+	uint64_t all = 0, named = 0;
+	for (int k = 0; k < SYMBOLIZER_KIND_COUNT; k++) {
+		all += st.frames[k];
+		named += st.resolved[k];
+	}
+	printf("resolved  ");
+	for (size_t i = 0; i < FS_ARRAY_SIZE(kinds); i++)
+		printf(" %s %.1f%% of %llu,", kinds[i].name,
+		       run_pct(st.resolved[kinds[i].k], st.frames[kinds[i].k]),
+		       (unsigned long long)st.frames[kinds[i].k]);
+	printf(" unknown address %llu; unresolved %.1f%% of %llu frames\n",
+	       (unsigned long long)st.frames[SYMBOLIZER_KIND_UNKNOWN], run_pct(all - named, all),
+	       (unsigned long long)all);
+	for (size_t i = 0; i < st.njvm; i++) {
+		const struct profile_jvm_result *j = &st.jvm[i];
+		if (j->ok)
+			printf("jvm        pid %d (pid %d in the container): %zu JIT symbols (%s, "
+			       "%.1f ms)\n", (int)j->pid, (int)j->res.ns_pid, j->res.entries,
+			       map_mode_name(j->res.mode), (double)j->res.elapsed_us / 1000.0);
+		else
+			printf("jvm        pid %d: not mapped (see the warning above)\n", (int)j->pid);
+	}
+	struct profile_frame *hot = NULL;
+	size_t n = 0;
+	uint64_t total = fold_total(profile_table(p));
+	if (profile_hot_frames(profile_table(p), 0, RUN_HOT_FRAMES, &hot, &n) == 0 && n) {
+		printf("hottest    (self samples)\n");
+		for (size_t i = 0; i < n; i++)
+			printf("  %5.1f%% %8llu  %s\n", run_pct(hot[i].self, total),
+			       (unsigned long long)hot[i].self, hot[i].name);
+	}
+	profile_frames_free(hot, n);
+	if (!total)
+		printf("note       no samples: was the container idle (or its processes gone)?\n");
+	printf("svg        %s\n", svg);
+	if (folded)
+		printf("folded     %s\n", folded);
+	printf("graph      written %llu ms after the window closed (JIT maps %.1f ms, "
+	       "symbols %.1f ms)\n", (unsigned long long)after_ms, (double)st.map_us / 1000.0,
+	       (double)st.symbolize_us / 1000.0);
+	fflush(stdout);
+}
+
+static int run_exit_code(int r)
+{
+	if (r == -EACCES || r == -EPERM)
+		return FS_EXIT_PERM;
+	if (r == -ESRCH || r == -ENOENT)
+		return FS_EXIT_NOTFOUND;
+	return FS_EXIT_FAIL;
+}
+
+/* flamesidecar-<id12>-<UTC time>.<ext> */
+static void run_default_name(char *buf, size_t len, const char *id, time_t t, const char *ext)
+{
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	snprintf(buf, len, "flamesidecar-%.12s-%04d%02d%02dT%02d%02d%02dZ.%s", id,
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 ext);
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_args a = { .duration_ms = RUN_DEFAULT_MS };
+	render_opts_init(&a.render);
+	a.prof.map.mode = MAP_MODE_AUTO;
+	a.prof.map.timeout_ms = MAP_DEFAULT_TIMEOUT_MS;
+	int rc = run_parse(argc, argv, &a);
+	if (rc)
+		return rc < 0 ? FS_EXIT_OK : rc;
+	if (geteuid() != 0) {
+		fprintf(stderr, "flamesidecar run: must run as root (system-wide perf events, "
+				"and attaching to JVMs in the container's namespaces)\n");
+		return FS_EXIT_PERM;
+	}
+
+	struct fs_config cfg;
+	struct registry_entry e;
+	char regdir[PATH_MAX];
+	if ((rc = common_load_config("run", &cfg, regdir, sizeof(regdir))))
+		return rc;
+	if ((rc = common_find_container("run", regdir, a.id, &e)))
+		return rc;
+
+	/* file names, decided before the window so a bad one fails early */
+	time_t started = time(NULL);
+	char svg_name[PATH_MAX], folded_name[PATH_MAX];
+	const char *svg = a.output, *folded = a.folded;
+	if (!svg) {
+		run_default_name(svg_name, sizeof(svg_name), e.id, started, "svg");
+		svg = svg_name;
+	}
+	bool svg_stdout = !strcmp(svg, "-");
+	if (!folded && !a.no_folded && !svg_stdout) {
+		size_t l = strlen(svg);
+		if (l > 4 && !strcmp(svg + l - 4, ".svg"))
+			l -= 4;
+		if (snprintf(folded_name, sizeof(folded_name), "%.*s.folded", (int)l, svg) >=
+		    (int)sizeof(folded_name)) {
+			fprintf(stderr, "flamesidecar run: the output name is too long\n");
+			return FS_EXIT_USAGE;
+		}
+		folded = folded_name;
+	}
+	if (a.no_folded)
+		folded = NULL;
+
+	struct fs_error err = { 0 };
+	struct profile *p = NULL;
+	a.prof.entry = &e;
+	a.prof.warn = run_warn;
+	a.prof.warn_ctx = "run";
+	run_stop_signal = 0;
+	run_catch_signals();
+	int r = profile_open(&a.prof, &p, &err);
+	if (r < 0) {
+		fprintf(stderr, "flamesidecar run: %s\n", err.msg);
+		return run_exit_code(r);
+	}
+	bool tty = !a.quiet && isatty(STDERR_FILENO);
+	if (!a.quiet && !tty)
+		fprintf(stderr, "flamesidecar run: recording %.12s for %llu ms\n", e.id,
+			a.duration_ms);
+
+	uint64_t window_ms = 0;
+	r = run_window(p, a.duration_ms, tty, &window_ms, &err);
+	uint64_t closed = run_now_ms();
+	profile_stop(p);
+	if (r < 0) {
+		fprintf(stderr, "flamesidecar run: %s\n", err.msg);
+		profile_close(p);
+		return FS_EXIT_FAIL;
+	}
+	if ((r = profile_fold(p, 1, &err)) < 0) {
+		fprintf(stderr, "flamesidecar run: %s\n", err.msg);
+		profile_close(p);
+		return FS_EXIT_FAIL;
+	}
+
+	/* the graph */
+	char title[256], subtitle[256];
+	struct tm tm;
+	gmtime_r(&started, &tm);
+	if (!a.render.title) {
+		snprintf(title, sizeof(title), "CPU of container %.12s", e.id);
+		a.render.title = title;
+	}
+	if (!a.render.subtitle) {
+		snprintf(subtitle, sizeof(subtitle),
+			 "%04d-%02d-%02d %02d:%02d:%02d UTC, %llu.%01llu s at %u Hz, %llu samples",
+			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+			 tm.tm_sec, (unsigned long long)(window_ms / 1000),
+			 (unsigned long long)(window_ms % 1000 / 100),
+			 a.prof.frequency ? a.prof.frequency : 99,
+			 (unsigned long long)fold_total(profile_table(p)));
+		if (a.prof.pid)
+			snprintf(subtitle + strlen(subtitle), sizeof(subtitle) - strlen(subtitle),
+				 ", pid %d", (int)a.prof.pid);
+		a.render.subtitle = subtitle;
+	}
+	int exit_code = FS_EXIT_OK;
+	if (folded && run_write_folded(p, folded, &err) < 0) {
+		fprintf(stderr, "flamesidecar run: %s\n", err.msg);
+		exit_code = FS_EXIT_FAIL;
+	}
+	if (run_write_svg(p, svg_stdout ? NULL : svg, &a.render, &err) < 0) {
+		fprintf(stderr, "flamesidecar run: %s\n", err.msg);
+		exit_code = FS_EXIT_FAIL;
+	}
+	uint64_t after = run_now_ms() - closed;
+	if (exit_code == FS_EXIT_OK && !a.quiet && !svg_stdout)
+		run_summary(p, &a, window_ms, svg, folded, after);
+	else if (exit_code == FS_EXIT_OK && !a.quiet)
+		fprintf(stderr, "flamesidecar run: %llu samples, graph written %llu ms after the "
+				"window closed\n",
+			(unsigned long long)fold_total(profile_table(p)),
+			(unsigned long long)after);
+	profile_close(p);
+	return exit_code;
+}
