@@ -49,6 +49,13 @@ static uint64_t run_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/* Container ids from engines are 64 hex digits: show 12 like they do. */
+static int run_id_width(const char *id)
+{
+	size_t l = strlen(id);
+	return l == 64 && strspn(id, "0123456789abcdef") == 64 ? 12 : (int)l;
+}
+
 static void run_warn(void *ctx, const char *msg)
 {
 	fprintf(stderr, "flamesidecar %s: warning: %s\n", (const char *)ctx, msg);
@@ -348,7 +355,8 @@ static void run_summary(struct profile *p, const struct run_args *a, uint64_t wi
 {
 	struct profile_stats st;
 	profile_stats(p, &st);
-	printf("container  %.12s  scope %s, %u CPUs, %u Hz, %llu.%01llu s%s\n", a->prof.entry->id,
+	printf("container  %.*s  scope %s, %u CPUs, %u Hz, %llu.%01llu s%s\n",
+	       run_id_width(a->prof.entry->id), a->prof.entry->id,
 	       st.scope, st.cpus, a->prof.frequency ? a->prof.frequency : 99,
 	       (unsigned long long)(window_ms / 1000), (unsigned long long)(window_ms % 1000 / 100),
 	       run_stop_signal ? " (ended early by a signal)" : "");
@@ -482,8 +490,8 @@ int cmd_run(int argc, char **argv)
 	}
 	bool tty = !a.quiet && isatty(STDERR_FILENO);
 	if (!a.quiet && !tty)
-		fprintf(stderr, "flamesidecar run: recording %.12s for %llu ms\n", e.id,
-			a.duration_ms);
+		fprintf(stderr, "flamesidecar run: recording %.*s for %llu ms\n", run_id_width(e.id),
+			e.id, a.duration_ms);
 
 	uint64_t window_ms = 0;
 	r = run_window(p, a.duration_ms, tty, &window_ms, &err);
@@ -505,7 +513,7 @@ int cmd_run(int argc, char **argv)
 	struct tm tm;
 	gmtime_r(&started, &tm);
 	if (!a.render.title) {
-		snprintf(title, sizeof(title), "CPU of container %.12s", e.id);
+		snprintf(title, sizeof(title), "CPU of container %.*s", run_id_width(e.id), e.id);
 		a.render.title = title;
 	}
 	if (!a.render.subtitle) {

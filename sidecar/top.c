@@ -1,0 +1,424 @@
+/* top.c - `flamesidecar top <id>`: the hottest frames of a container, live,
+ * like perf top: sampled and aggregated by profile.h, shown every interval.
+ * JVMs are mapped at the start and their maps refreshed every few seconds
+ * (a oneshot map_jvm costs ~10 ms), so code compiled since is named. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "cli.h"
+#include "common.h"
+#include "fold.h"
+#include "profile.h"
+#include "sampler.h"
+
+#define TOP_DEFAULT_INTERVAL_MS 1000ull
+#define TOP_DEFAULT_ONCE_MS 2000ull
+#define TOP_DEFAULT_MAP_EVERY_MS 5000ull
+#define TOP_DEFAULT_ROWS 20
+
+static volatile sig_atomic_t top_stop_signal;
+
+static void top_on_signal(int sig)
+{
+	top_stop_signal = sig;
+}
+
+static uint64_t top_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Container ids from engines are 64 hex digits: show 12 like they do. */
+static int top_id_width(const char *id)
+{
+	size_t l = strlen(id);
+	return l == 64 && strspn(id, "0123456789abcdef") == 64 ? 12 : (int)l;
+}
+
+static void top_warn(void *ctx, const char *msg)
+{
+	(void)ctx;
+	fprintf(stderr, "flamesidecar top: warning: %s\n", msg);
+}
+
+static void top_usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: flamesidecar top CONTAINER [OPTIONS]\n\n"
+		"Show the hottest frames of a registered container (every thread of every\n"
+		"process) live, by self and total share of the CPU samples: like perf top,\n"
+		"with Java frames named from the JVMs' JIT maps. Press q or Ctrl-C to quit.\n"
+		"Must run as root.\n\n"
+		"Options:\n"
+		"  -i, --interval TIME  refresh every TIME (default 1s): 500ms, 2s, 1m\n"
+		"      --once           sample once for -d TIME, print one table and exit\n"
+		"  -d, --duration TIME  the --once window (default 2s)\n"
+		"  -n, --rows N         frames shown (default %d; 0 = all)\n"
+		"  -c, --cumulative     shares since the start instead of over the last\n"
+		"                       interval\n"
+		"  -s, --sort KEY       self (default) or total\n"
+		"  -F, --frequency HZ   samples per second per CPU (default 99, max 10000)\n"
+		"  -p, --pid PID        only this process of the container (host pid)\n"
+		"      --no-map         do not attach to JVMs (Java frames stay [unknown])\n"
+		"      --map-mode MODE  agent (default when the bundle is mounted) or jcmd\n"
+		"      --map-every TIME refresh the JVMs' JIT maps this often (default 5s)\n"
+		"      --user-only      no kernel frames\n"
+		"  -h, --help           this text\n\n"
+		"Columns: SELF%% is the share of samples with the frame as the leaf (where the\n"
+		"CPU was), TOTAL%% the share with the frame anywhere on the stack (the frame\n"
+		"and what it called), SAMPLES the self samples.\n\n"
+		"Examples:\n"
+		"  flamesidecar top 3f2a9c\n"
+		"  flamesidecar top 3f2a9c --once -d 5s -n 10\n"
+		"  flamesidecar top 3f2a9c --sort total --cumulative -F 499\n\n"
+		"Exit codes: 0 ok, 1 failed, 2 usage, 3 container or process not found (or not\n"
+		"running), 4 not permitted (run as root).\n",
+		TOP_DEFAULT_ROWS);
+}
+
+enum {
+	TOP_OPT_ONCE = 0x200,
+	TOP_OPT_NO_MAP,
+	TOP_OPT_MAP_MODE,
+	TOP_OPT_MAP_EVERY,
+	TOP_OPT_USER_ONLY,
+};
+
+struct top_args {
+	unsigned long long interval_ms, duration_ms, map_every_ms;
+	int once, cumulative, by_total;
+	unsigned rows;
+	struct profile_opts prof;
+	const char *id;
+};
+
+static int top_parse_uint(const char *opt, const char *arg, unsigned long lo, unsigned long hi,
+			  unsigned *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-' || v < lo || v > hi) {
+		fprintf(stderr, "flamesidecar top: %s takes a number from %lu to %lu, not '%s'\n",
+			opt, lo, hi, arg);
+		return -EINVAL;
+	}
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int top_parse_time(const char *opt, const char *arg, unsigned long long *ms)
+{
+	if (common_parse_duration_ms(arg, ms) < 0 || *ms < 10 || *ms > 24ull * 3600 * 1000) {
+		fprintf(stderr, "flamesidecar top: %s takes a time from 10ms to 24h such as 1s, "
+				"500ms, 2m; not '%s'\n", opt, arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int top_parse(int argc, char **argv, struct top_args *a)
+{
+	static const struct option longopts[] = {
+		{ "interval", required_argument, NULL, 'i' },
+		{ "once", no_argument, NULL, TOP_OPT_ONCE },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "rows", required_argument, NULL, 'n' },
+		{ "cumulative", no_argument, NULL, 'c' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "frequency", required_argument, NULL, 'F' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "no-map", no_argument, NULL, TOP_OPT_NO_MAP },
+		{ "map-mode", required_argument, NULL, TOP_OPT_MAP_MODE },
+		{ "map-every", required_argument, NULL, TOP_OPT_MAP_EVERY },
+		{ "user-only", no_argument, NULL, TOP_OPT_USER_ONLY },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	unsigned v;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "i:d:n:cs:F:p:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			if (top_parse_time("--interval", optarg, &a->interval_ms) < 0)
+				return FS_EXIT_USAGE;
+			break;
+		case 'd':
+			if (top_parse_time("--duration", optarg, &a->duration_ms) < 0)
+				return FS_EXIT_USAGE;
+			break;
+		case TOP_OPT_MAP_EVERY:
+			if (top_parse_time("--map-every", optarg, &a->map_every_ms) < 0)
+				return FS_EXIT_USAGE;
+			break;
+		case TOP_OPT_ONCE:
+			a->once = 1;
+			break;
+		case 'n':
+			if (top_parse_uint("--rows", optarg, 0, 100000, &a->rows) < 0)
+				return FS_EXIT_USAGE;
+			break;
+		case 'c':
+			a->cumulative = 1;
+			break;
+		case 's':
+			if (!strcmp(optarg, "self") || !strcmp(optarg, "total")) {
+				a->by_total = !strcmp(optarg, "total");
+				break;
+			}
+			fprintf(stderr, "flamesidecar top: --sort takes self or total, not '%s'\n",
+				optarg);
+			return FS_EXIT_USAGE;
+		case 'F':
+			if (top_parse_uint("--frequency", optarg, 1, SAMPLER_MAX_FREQUENCY,
+					   &a->prof.frequency) < 0)
+				return FS_EXIT_USAGE;
+			break;
+		case 'p':
+			if (top_parse_uint("--pid", optarg, 1, INT32_MAX, &v) < 0)
+				return FS_EXIT_USAGE;
+			a->prof.pid = (pid_t)v;
+			break;
+		case TOP_OPT_NO_MAP:
+			a->prof.no_map = 1;
+			break;
+		case TOP_OPT_MAP_MODE:
+			if (!strcmp(optarg, "agent"))
+				a->prof.map.mode = MAP_MODE_AGENT;
+			else if (!strcmp(optarg, "jcmd"))
+				a->prof.map.mode = MAP_MODE_JCMD;
+			else {
+				fprintf(stderr, "flamesidecar top: --map-mode must be agent or jcmd, "
+						"not '%s'\n", optarg);
+				return FS_EXIT_USAGE;
+			}
+			break;
+		case TOP_OPT_USER_ONLY:
+			a->prof.user_only = 1;
+			break;
+		case 'h':
+			top_usage(stdout);
+			return -1;
+		default:
+			fprintf(stderr, "Try 'flamesidecar top --help'.\n");
+			return FS_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "flamesidecar top: expected one container id or unique prefix "
+				"(see `flamesidecar list`)\nTry 'flamesidecar top --help'.\n");
+		return FS_EXIT_USAGE;
+	}
+	a->id = argv[optind];
+	return 0;
+}
+
+/* ---- the terminal ---------------------------------------------------------- */
+
+struct top_term {
+	bool out_tty, in_tty, raw;
+	struct termios saved;
+	unsigned width;
+};
+
+static void top_term_open(struct top_term *t, bool interactive)
+{
+	struct winsize ws;
+	t->out_tty = isatty(STDOUT_FILENO);
+	t->in_tty = interactive && isatty(STDIN_FILENO);
+	t->width = 0;
+	if (t->out_tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40)
+		t->width = ws.ws_col;
+	if (t->in_tty && tcgetattr(STDIN_FILENO, &t->saved) == 0) {
+		struct termios raw = t->saved;
+		raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+		raw.c_cc[VMIN] = 0;
+		raw.c_cc[VTIME] = 0;
+		t->raw = tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0;
+	}
+}
+
+static void top_term_close(struct top_term *t)
+{
+	if (t->raw)
+		tcsetattr(STDIN_FILENO, TCSANOW, &t->saved);
+	t->raw = false;
+}
+
+/* 1 when q was pressed. */
+static int top_key_quit(const struct top_term *t)
+{
+	struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+	char c;
+	if (!t->raw)
+		return 0;
+	while (poll(&pfd, 1, 0) == 1 && read(STDIN_FILENO, &c, 1) == 1)
+		if (c == 'q' || c == 'Q')
+			return 1;
+	return 0;
+}
+
+/* ---- one table ------------------------------------------------------------ */
+
+static void top_show(struct profile *p, const struct top_args *a, const struct top_term *t,
+		     uint64_t span_ms)
+{
+	struct profile_stats st;
+	struct profile_frame *fr = NULL;
+	size_t n = 0;
+	profile_stats(p, &st);
+	uint64_t total = fold_total(profile_table(p));
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	if (t->out_tty && !a->once)
+		fputs("\033[H\033[2J", stdout);
+	uint64_t all = 0, named = 0;
+	for (int k = 0; k < SYMBOLIZER_KIND_COUNT; k++) {
+		all += st.frames[k];
+		named += st.resolved[k];
+	}
+	printf("flamesidecar top %.*s  %02d:%02d:%02d  scope %s  %u Hz  %s %llu.%llu s  "
+	       "samples %llu  lost %llu  named %.1f%%\n",
+	       top_id_width(a->prof.entry->id), a->prof.entry->id, tm.tm_hour, tm.tm_min, tm.tm_sec, st.scope,
+	       a->prof.frequency ? a->prof.frequency : 99,
+	       a->cumulative ? "since start" : "last", (unsigned long long)(span_ms / 1000),
+	       (unsigned long long)(span_ms % 1000 / 100), (unsigned long long)total,
+	       (unsigned long long)st.lost, all ? 100.0 * (double)named / (double)all : 0.0);
+	printf("%7s %7s %8s  %s\n", "SELF%", "TOTAL%", "SAMPLES", "FRAME");
+	if (profile_hot_frames(profile_table(p), a->by_total, a->rows, &fr, &n) < 0)
+		printf("(out of memory)\n");
+	for (size_t i = 0; i < n; i++) {
+		int room = t->width ? (int)t->width - 26 : INT_MAX;
+		printf("%6.1f%% %6.1f%% %8llu  %.*s\n",
+		       total ? 100.0 * (double)fr[i].self / (double)total : 0.0,
+		       total ? 100.0 * (double)fr[i].total / (double)total : 0.0,
+		       (unsigned long long)fr[i].self, room, fr[i].name);
+	}
+	if (!total)
+		printf("(no samples: the container is idle)\n");
+	if (!a->once && !t->out_tty)
+		printf("\n");
+	fflush(stdout);
+	profile_frames_free(fr, n);
+}
+
+/* Sample until the deadline, a signal or q. 1 when asked to quit. */
+static int top_sample(struct profile *p, uint64_t ms, const struct top_term *t, int *err_out,
+		      struct fs_error *err)
+{
+	uint64_t end = top_now_ms() + ms;
+	for (;;) {
+		uint64_t now = top_now_ms();
+		if (top_stop_signal || top_key_quit(t))
+			return 1;
+		if (now >= end)
+			return 0;
+		int r = profile_poll(p, (int)(end - now < 100 ? end - now : 100), err);
+		if (r < 0 && r != -EINTR) {
+			*err_out = r;
+			return 1;
+		}
+	}
+}
+
+int cmd_top(int argc, char **argv)
+{
+	struct top_args a = { .interval_ms = TOP_DEFAULT_INTERVAL_MS,
+			      .duration_ms = TOP_DEFAULT_ONCE_MS,
+			      .map_every_ms = TOP_DEFAULT_MAP_EVERY_MS,
+			      .rows = TOP_DEFAULT_ROWS };
+	a.prof.map.mode = MAP_MODE_AUTO;
+	a.prof.map.timeout_ms = MAP_DEFAULT_TIMEOUT_MS;
+	int rc = top_parse(argc, argv, &a);
+	if (rc)
+		return rc < 0 ? FS_EXIT_OK : rc;
+	if (geteuid() != 0) {
+		fprintf(stderr, "flamesidecar top: must run as root (system-wide perf events, "
+				"and attaching to JVMs in the container's namespaces)\n");
+		return FS_EXIT_PERM;
+	}
+	struct fs_config cfg;
+	struct registry_entry e;
+	char regdir[PATH_MAX];
+	if ((rc = common_load_config("top", &cfg, regdir, sizeof(regdir))))
+		return rc;
+	if ((rc = common_find_container("top", regdir, a.id, &e)))
+		return rc;
+
+	struct sigaction sa = { .sa_handler = top_on_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	top_stop_signal = 0;
+
+	struct fs_error err = { 0 };
+	struct profile *p = NULL;
+	a.prof.entry = &e;
+	a.prof.warn = top_warn;
+	int r = profile_open(&a.prof, &p, &err);
+	if (r < 0) {
+		fprintf(stderr, "flamesidecar top: %s\n", err.msg);
+		return r == -EACCES || r == -EPERM ? FS_EXIT_PERM
+		       : r == -ESRCH || r == -ENOENT ? FS_EXIT_NOTFOUND
+						     : FS_EXIT_FAIL;
+	}
+	struct top_term t;
+	top_term_open(&t, !a.once);
+	int perr = 0, code = FS_EXIT_OK;
+
+	if (a.once) {
+		/* one window; the JIT maps taken at its end, as `run` does */
+		uint64_t start = top_now_ms();
+		top_sample(p, a.duration_ms, &t, &perr, &err);
+		uint64_t span = top_now_ms() - start;
+		profile_stop(p);
+		if (!perr && (perr = profile_fold(p, 1, &err)) == 0)
+			top_show(p, &a, &t, span);
+	} else {
+		profile_map_jvms(p);
+		uint64_t mapped = top_now_ms(), start = mapped;
+		for (;;) {
+			uint64_t t0 = top_now_ms();
+			int quit = top_sample(p, a.interval_ms, &t, &perr, &err);
+			if (perr)
+				break;
+			uint64_t now = top_now_ms();
+			int remap = now - mapped >= a.map_every_ms;
+			if ((perr = profile_fold(p, remap, &err)) < 0)
+				break;
+			if (remap)
+				mapped = top_now_ms();
+			if (!quit || top_stop_signal)
+				top_show(p, &a, &t, a.cumulative ? now - start : now - t0);
+			if (quit)
+				break;
+			if (!a.cumulative && (perr = profile_reset_table(p)) < 0) {
+				fs_error_set(&err, -perr, "starting the next interval");
+				break;
+			}
+		}
+	}
+	top_term_close(&t);
+	if (perr) {
+		fprintf(stderr, "flamesidecar top: %s\n", err.msg);
+		code = FS_EXIT_FAIL;
+	}
+	profile_close(p);
+	return code;
+}
