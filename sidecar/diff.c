@@ -4,6 +4,7 @@
  * from A to B and blue where it shrank, more saturated the larger the
  * change. Stacks only in A have no width in B and so are not drawn. */
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,9 +70,10 @@ static int diff_print_stack(void *ctx, const char *stack, size_t len, uint64_t a
 	struct diff_folded *d = ctx;
 	if (!len)
 		return 0;
+	double sa = (double)a * d->scale_a + 0.5;
+	unsigned long long ua = sa >= 18446744073709551615.0 ? ULLONG_MAX : (unsigned long long)sa;
 	fwrite(stack, 1, len, d->out);
-	fprintf(d->out, " %llu %llu\n", (unsigned long long)((double)a * d->scale_a + 0.5),
-		(unsigned long long)b);
+	fprintf(d->out, " %llu %llu\n", ua, (unsigned long long)b);
 	return ferror(d->out) ? -EIO : 0;
 }
 

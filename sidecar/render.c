@@ -167,8 +167,10 @@ struct render_ctx {
 
 static uint64_t render_total(const struct render_ctx *c, uint32_t node)
 {
-	if (c->use_a)
-		return (uint64_t)((double)flame_node_total_a(c->f, node) * c->scale_a + 0.5);
+	if (c->use_a) {
+		double v = (double)flame_node_total_a(c->f, node) * c->scale_a + 0.5;
+		return v >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)v;
+	}
 	return flame_node_total(c->f, node);
 }
 
