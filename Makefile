@@ -112,7 +112,7 @@ check-asan: deps
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(FUZZ_SRC))
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -DFS_VERSION='"$(VERSION)"' -Ilib -Ihook -Isidecar \
-	-fsanitize=fuzzer,address,undefined
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 fuzz: $(FUZZ_BIN)
 build-fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(HOOK_SRC) $(SIDECAR_SRC)
 	@mkdir -p build-fuzz
