@@ -1,0 +1,242 @@
+#!/usr/bin/env bats
+# flamesidecar run: real runc containers running the Workload JVM
+# (openjdk-17, uid 1000), registered by flamehook, profiled from the host.
+
+load ../lib/containers
+
+JAVA17=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java
+
+# wl_bundle DIR [--jvm-opt OPT]... -- WORKLOAD_ARGS...: the Workload JVM as the
+# container's process, build/java mounted at /opt/fsjava.
+wl_bundle() {
+	local dir=$1 opts=()
+	shift
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--jvm-opt) opts+=("$2"); shift 2 ;;
+		--) shift; break ;;
+		*) break ;;
+		esac
+	done
+	[ ${#opts[@]} -gt 0 ] || opts=(-XX:+PreserveFramePointer)
+	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- \
+		"$JAVA17" "${opts[@]}" -cp /opt/fsjava flametest.Workload "$@"
+	jq --arg s "$FS_BUILD/java" '
+		.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}]
+	' "$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
+}
+
+# start_wl NAME [wl_bundle args]: run it, wait for READY and its registry entry.
+start_wl() {
+	local name=$1
+	shift
+	wl_bundle "$FS_TMP/$name" "$@"
+	fs_runc_run "$name" "$FS_TMP/$name"
+	fs_wait_for 60 grep -q READY "$FS_TMP/$name/out.log" || {
+		cat "$FS_TMP/$name/out.log" >&2
+		return 1
+	}
+	fs_wait_for 10 test -f "$FS_RUN/containers/$name.json"
+}
+
+# samples FOLDED PATTERN: samples whose stack matches the awk regex
+samples() {
+	awk -v pat="$2" '$0 ~ pat { n += $NF } END { print n + 0 }' "$1"
+}
+
+total() {
+	awk '{ n += $NF } END { print n + 0 }' "$1"
+}
+
+# The "unresolved X% of N frames" figure of the summary, as an integer * 10.
+unresolved_permille() {
+	sed -n 's/.*unresolved \([0-9]*\)\.\([0-9]\)% of.*/\1\2/p' "$1"
+}
+
+needs_jvm() {
+	fs_require_root
+	fs_require_cmd runc jq
+	[ -x "$JAVA17" ] || skip "no JDK 17 at $JAVA17"
+	[ -f "$FS_BUILD/java/flametest/Workload.class" ] || skip "Java workloads not built (make agent)"
+}
+
+setup_file() {
+	[ "$(id -u)" = 0 ] || return 0
+	command -v runc >/dev/null && [ -x "$JAVA17" ] && [ -d "$FS_BUILD/java/flametest" ] || return 0
+	fs_setup
+	export FS_TMP FS_RUN FS_CONFIG FLAMESIDECAR_CONFIG
+	MAIN="fsrun-$$-main"
+	export MAIN
+	start_wl "$MAIN" -- --threads 2 --syscalls
+}
+
+teardown_file() {
+	fs_cleanup
+}
+
+setup() {
+	OUT="$BATS_TEST_TMPDIR"
+	CTRS=()
+}
+
+teardown() {
+	local c
+	for c in "${CTRS[@]}"; do
+		runc kill "$c" KILL >/dev/null 2>&1 || true
+		fs_wait_for 10 sh -c "! runc state $c 2>/dev/null | grep -q '\"running\"'" || true
+		runc delete -f "$c" >/dev/null 2>&1 || true
+	done
+}
+
+@test "run --help: usage with examples" {
+	run "$FS_SIDECAR" run --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"EXAMPLES"* || "$output" == *"Examples:"* ]]
+	[[ "$output" == *"flamesidecar run 3f2a9c"* ]]
+	[[ "$output" == *"--minwidth"* ]]
+}
+
+@test "run: bad options are usage errors" {
+	run "$FS_SIDECAR" run
+	[ "$status" -eq 2 ]
+	run "$FS_SIDECAR" run x -d forever
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--duration"* ]]
+	run "$FS_SIDECAR" run x -F 0
+	[ "$status" -eq 2 ]
+	run "$FS_SIDECAR" run x --map-mode magic
+	[ "$status" -eq 2 ]
+}
+
+@test "run: an unknown container id exits 3 and points at flamesidecar list" {
+	fs_require_root
+	local cfg="$OUT/config.json"
+	echo "{\"run_dir\": \"$OUT/run\"}" >"$cfg"
+	run env FLAMESIDECAR_CONFIG="$cfg" "$FS_SIDECAR" run no-such-container -d 1s
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"flamesidecar list"* ]]
+	[ -z "$(ls "$OUT"/*.svg 2>/dev/null)" ]
+}
+
+@test "run -d 5s: Java, HotSpot C++ and kernel frames; hotMethod dominates; < 10% unresolved; valid SVG" {
+	needs_jvm
+	cd "$OUT"
+	run "$FS_SIDECAR" run "$MAIN" -d 5s -F 199 -o main.svg
+	echo "$output"
+	[ "$status" -eq 0 ]
+	local f=main.folded all hot
+	[ -s "$f" ] && [ -s main.svg ]
+	all=$(total "$f")
+	hot=$(samples "$f" 'flametest\.Workload\.hotMethod')
+	echo "# $hot of $all samples in hotMethod" >&3
+	[ "$all" -gt 50 ]
+	# two hot threads and one syscall thread: hotMethod holds most samples
+	[ $((hot * 2)) -gt "$all" ]
+	# every stack starts with the process name, Java names are class.method
+	[ "$(samples "$f" '^java;')" -eq "$all" ]
+	[ "$(samples "$f" 'flametest\.Workload\.syscallMethod')" -gt 0 ]
+	# HotSpot's C++ frames, demangled without argument lists
+	[ "$(samples "$f" ';JavaCalls::call_helper;')" -gt 0 ]
+	! grep -q 'JavaCalls::call_helper(' "$f"
+	# kernel frames under the syscall-heavy thread
+	[ "$(samples "$f" 'syscallMethod;.*_\[k\]')" -gt 0 ]
+	# the summary: < 10% of frames unresolved, the hot method first
+	local pm
+	pm=$(unresolved_permille <(echo "$output"))
+	echo "# unresolved: $pm permille" >&3
+	[ -n "$pm" ] && [ "$pm" -lt 100 ]
+	grep -A1 '^hottest' <<<"$output" | grep -q 'flametest\.Workload\.hotMethod'
+	[[ "$output" == *"svg        main.svg"* ]]
+	[[ "$output" == *"folded     main.folded"* ]]
+	[[ "$output" == *"graph      written "* ]]
+	# the SVG is well-formed XML and draws the hot method
+	xmllint --noout main.svg
+	grep -q 'flametest.Workload.hotMethod' main.svg
+}
+
+@test "run: default file names flamesidecar-<id>-<UTC time>.svg/.folded in the current directory" {
+	needs_jvm
+	cd "$OUT"
+	run "$FS_SIDECAR" run "$MAIN" -d 1s --quiet
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	local svg
+	svg=$(ls flamesidecar-"${MAIN:0:12}"-*Z.svg)
+	[ -f "${svg%.svg}.folded" ]
+	[[ "$svg" =~ ^flamesidecar-.{12}-[0-9]{8}T[0-9]{6}Z\.svg$ ]]
+}
+
+@test "run --pid: one process of the container; a pid outside it is refused with exit 3" {
+	needs_jvm
+	cd "$OUT"
+	local pid
+	pid=$(fs_container_pid "$MAIN")
+	run "$FS_SIDECAR" run "$MAIN" --pid "$pid" -d 2s -o pid.svg --with-pid
+	[ "$status" -eq 0 ]
+	[ "$(samples pid.folded "^java-$pid;")" -eq "$(total pid.folded)" ]
+	[[ "$output" == *"scope pid"* ]]
+	run "$FS_SIDECAR" run "$MAIN" --pid $$ -d 1s -o nope.svg
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"not a process of container"* ]]
+}
+
+@test "run: SIGINT ends the window early and the graph is still written" {
+	needs_jvm
+	cd "$OUT"
+	"$FS_SIDECAR" run "$MAIN" -d 120s -o int.svg >int.out 2>int.err 3>&- &
+	local pid=$! start=$SECONDS
+	fs_wait_for 30 grep -q recording int.err
+	kill -INT "$pid"
+	local rc=0
+	fs_wait_for 30 sh -c "! kill -0 $pid 2>/dev/null"
+	wait "$pid" || rc=$?
+	cat int.out int.err
+	[ "$rc" -eq 0 ]
+	[ $((SECONDS - start)) -lt 60 ]
+	grep -q 'ended early by a signal' int.out
+	[ -s int.folded ]
+	xmllint --noout int.svg
+}
+
+@test "run: threads started and methods compiled during the window are named" {
+	needs_jvm
+	local name="fsrun-$$-$BATS_TEST_NUMBER"
+	CTRS+=("$name")
+	# READY comes after ~1.5 s of warm-up; both start 1.5 s later, in the window
+	start_wl "$name" -- --late-thread 3 --late-compile 3
+	cd "$OUT"
+	run "$FS_SIDECAR" run "$name" -d 6s -F 199 -o late.svg
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q LATE-THREAD "$FS_TMP/$name/out.log"
+	[ "$(samples late.folded 'flametest\.Workload\.lateMethod')" -gt 0 ]
+	[ "$(samples late.folded 'flametest\.Workload\.lateCompiledMethod')" -gt 0 ]
+}
+
+@test "run: a container that exits during the window still yields a graph" {
+	needs_jvm
+	local name="fsrun-$$-$BATS_TEST_NUMBER"
+	CTRS+=("$name")
+	start_wl "$name" -- --exit-after 4
+	cd "$OUT"
+	run "$FS_SIDECAR" run "$name" -d 6s -F 199 -o gone.svg
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(total gone.folded)" -gt 0 ]
+	[ "$(samples gone.folded 'flametest\.Workload\.hotMethod|\[unknown\]|Interpreter')" -gt 0 ]
+	[[ "$output" == *"exited during the recording"* || "$output" == *"no JIT names"* ]]
+	xmllint --noout gone.svg
+}
+
+@test "run: a JVM without -XX:+PreserveFramePointer is warned about" {
+	needs_jvm
+	local name="fsrun-$$-$BATS_TEST_NUMBER"
+	CTRS+=("$name")
+	start_wl "$name" --jvm-opt -XX:-PreserveFramePointer -- --warmup 0.5
+	cd "$OUT"
+	run "$FS_SIDECAR" run "$name" -d 1s -o nofp.svg
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"without -XX:+PreserveFramePointer"* ]]
+	[[ "$output" == *"shallow"* ]]
+}

@@ -1,0 +1,87 @@
+#!/usr/bin/env bats
+# flamesidecar top: the live view on a real runc container running the
+# Workload JVM (openjdk-17, uid 1000), registered by flamehook.
+
+load ../lib/containers
+
+JAVA17=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java
+
+setup_file() {
+	[ "$(id -u)" = 0 ] || return 0
+	command -v runc >/dev/null && [ -x "$JAVA17" ] && [ -d "$FS_BUILD/java/flametest" ] || return 0
+	fs_setup
+	export FS_TMP FS_RUN FS_CONFIG FLAMESIDECAR_CONFIG
+	TOPCTR="fstop-$$-main"
+	export TOPCTR
+	local b="$FS_TMP/$TOPCTR"
+	fs_make_bundle "$b" --annotate flamesidecar.io/enable=true -- \
+		"$JAVA17" -XX:+PreserveFramePointer -cp /opt/fsjava flametest.Workload --syscalls
+	jq --arg s "$FS_BUILD/java" '
+		.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}]
+	' "$b/config.json" >"$b/config.json.new" && mv "$b/config.json.new" "$b/config.json"
+	fs_runc_run "$TOPCTR" "$b"
+	fs_wait_for 60 grep -q READY "$b/out.log" || { cat "$b/out.log" >&2; return 1; }
+	fs_wait_for 10 test -f "$FS_RUN/containers/$TOPCTR.json"
+}
+
+teardown_file() {
+	fs_cleanup
+}
+
+needs_ctr() {
+	fs_require_root
+	[ -n "${TOPCTR:-}" ] || skip "no container (runc, JDK 17 or the Java workloads missing)"
+}
+
+@test "top --help: usage with examples" {
+	run "$FS_SIDECAR" top --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"Examples:"* ]]
+	[[ "$output" == *"--once"* ]]
+}
+
+@test "top: an unknown container id exits 3 and points at flamesidecar list" {
+	fs_require_root
+	echo "{\"run_dir\": \"$BATS_TEST_TMPDIR/run\"}" >"$BATS_TEST_TMPDIR/config.json"
+	run env FLAMESIDECAR_CONFIG="$BATS_TEST_TMPDIR/config.json" "$FS_SIDECAR" top nope --once
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"flamesidecar list"* ]]
+}
+
+@test "top --once: the hot method is the first row, named from the JIT map" {
+	needs_ctr
+	run "$FS_SIDECAR" top "$TOPCTR" --once -d 2s -n 10
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "flamesidecar top $TOPCTR"* ]]
+	[[ "${lines[1]}" == *"SELF%"*"TOTAL%"*"FRAME" ]]
+	[[ "${lines[2]}" == *"flametest.Workload.hotMethod" ]]
+	# no terminal control sequences when stdout is not a tty
+	! grep -q $'\033' <<<"$output"
+}
+
+@test "top --once --sort total: shares are percentages, totals >= selves" {
+	needs_ctr
+	run "$FS_SIDECAR" top "$TOPCTR" --once -d 1s -n 0 --sort total
+	[ "$status" -eq 0 ]
+	# rows: SELF% TOTAL% SAMPLES FRAME; total >= self, sorted by total
+	printf '%s\n' "${lines[@]:2}" | awk '
+		{ s = $1 + 0; t = $2 + 0
+		  if (t + 0.05 < s || t > 100.05) bad = 1
+		  if (NR > 1 && t > prev + 0.05) bad = 1
+		  prev = t }
+		END { exit bad }'
+}
+
+@test "top: refreshes every interval until SIGINT" {
+	needs_ctr
+	"$FS_SIDECAR" top "$TOPCTR" -i 300ms -n 3 >"$BATS_TEST_TMPDIR/top.out" 2>&1 3>&- </dev/null &
+	local pid=$!
+	two_tables() { [ "$(grep -c '^flamesidecar top ' "$BATS_TEST_TMPDIR/top.out")" -ge 2 ]; }
+	fs_wait_for 30 two_tables
+	kill -INT "$pid"
+	local rc=0
+	wait "$pid" || rc=$?
+	[ "$rc" -eq 0 ]
+	grep -q 'flametest.Workload.hotMethod' "$BATS_TEST_TMPDIR/top.out"
+}
