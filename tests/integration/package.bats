@@ -1,0 +1,173 @@
+#!/usr/bin/env bats
+# `make deb`: the package's contents and metadata, lintian (reported, not
+# failed on warnings), then a real dpkg -i on this machine, the installed
+# programs working together (wrapper + hook + agent bundle on a runc
+# container), and dpkg -r / -P leaving nothing behind.
+#
+# Installing writes to /usr/bin, /usr/lib, /usr/share and /etc of this
+# machine: the tests skip when a flamesidecar is already installed there
+# (package or `make install`), and teardown purges what they installed.
+
+load ../lib/containers
+
+PKG=flamesidecar
+
+setup_file() {
+	[ "$(id -u)" = 0 ] || return 0
+	command -v dpkg-deb >/dev/null 2>&1 || return 0
+	# Build once for every test of this file.
+	rm -f "$FS_BUILD"/flamesidecar_*.deb
+	make -C "$FS_TOP" BUILD="$FS_BUILD" deb >"$BATS_FILE_TMPDIR/make-deb.log" 2>&1 ||
+		{ cat "$BATS_FILE_TMPDIR/make-deb.log" >&3; return 1; }
+}
+
+setup() {
+	fs_require_root
+	fs_require_cmd dpkg-deb dpkg jq
+	DEB=$(ls "$FS_BUILD"/flamesidecar_*.deb 2>/dev/null | head -n 1)
+	[ -n "$DEB" ] || fail_build
+	fs_setup
+	NAME=fsp$$-$BATS_TEST_NUMBER
+	X="$FS_TMP/x"
+	dpkg-deb -x "$DEB" "$X"
+}
+
+fail_build() {
+	echo "make deb did not produce a package" >&2
+	return 1
+}
+
+teardown() {
+	if [ "${INSTALLED:-0}" = 1 ]; then
+		for c in $(runc list -q 2>/dev/null | grep "^fsp$$-" || true); do
+			runc delete -f "$c" >/dev/null 2>&1 || true
+		done
+		dpkg -P "$PKG" >/dev/null 2>&1 || true
+	fi
+	fs_cleanup
+}
+
+# Refuse to touch a machine where flamesidecar is installed already.
+require_clean_system() {
+	if dpkg-query -W -f '${Status}' "$PKG" 2>/dev/null | grep -q "installed"; then
+		skip "the $PKG package is already installed on this machine"
+	fi
+	for f in /usr/bin/flamehook /usr/bin/flamesidecar /usr/bin/flamesidecar-runtime \
+		/usr/lib/flamesidecar /etc/flamesidecar /usr/share/containers/oci/hooks.d/flamesidecar.json; do
+		[ ! -e "$f" ] || skip "$f exists (installed by hand?); not overwriting it"
+	done
+}
+
+@test "deb: files, modes, hooks.d pointing at /usr/bin/flamehook, gzipped man pages, docs" {
+	for f in usr/bin/flamehook usr/bin/flamesidecar usr/bin/flamesidecar-runtime; do
+		[ "$(stat -c %a "$X/$f")" = 755 ]
+	done
+	[ -f "$X/usr/lib/flamesidecar/bundle/libflameagent.so" ] || skip "the agent was not built (no JDK headers)"
+	[ "$(stat -c %a "$X/usr/lib/flamesidecar/bundle/libflameagent.so")" = 644 ]
+	for h in "$X"/usr/share/containers/oci/hooks.d/*.json; do
+		[ "$(jq -r .hook.path "$h")" = /usr/bin/flamehook ]
+		[ "$(jq -r '.hook.env | join(" ")' "$h")" = "PATH=/usr/sbin:/usr/bin:/sbin:/bin" ]
+	done
+	[ -f "$X/usr/share/containers/oci/hooks.d/flamesidecar.json" ]
+	jq -e .enable "$X/etc/flamesidecar/config.json" >/dev/null
+	for m in man1/flamesidecar.1 man1/flamehook.1 man1/flamesidecar-runtime.1 man5/flamesidecar.json.5; do
+		[ -f "$X/usr/share/man/$m.gz" ]
+		gzip -t "$X/usr/share/man/$m.gz"
+	done
+	[ -f "$X/usr/share/doc/flamesidecar/copyright" ]
+	gzip -t "$X/usr/share/doc/flamesidecar/changelog.Debian.gz"
+	# Stripped, and the static ones static.
+	run file "$X/usr/bin/flamehook" "$X/usr/bin/flamesidecar-runtime" "$X/usr/bin/flamesidecar"
+	[[ "$output" != *"not stripped"* ]]
+	[ "$(grep -c static-pie <<<"$output")" = 2 ]
+	# Nothing in /run, /var or /usr/local.
+	[ ! -e "$X/run" ] && [ ! -e "$X/var" ] && [ ! -e "$X/usr/local" ]
+}
+
+@test "deb: control fields, Depends covers every shared library of the dynamic binaries, conffile, md5sums" {
+	[ "$(dpkg-deb -f "$DEB" Package)" = flamesidecar ]
+	[ "$(dpkg-deb -f "$DEB" Architecture)" = "$(dpkg --print-architecture)" ]
+	[[ "$(dpkg-deb -f "$DEB" Version)" == "$(sed -n 's/^VERSION := //p' "$FS_TOP/Makefile")-"* ]]
+	deps=$(dpkg-deb -f "$DEB" Depends)
+	# Every NEEDED library belongs to a package named in Depends.
+	for obj in "$X/usr/bin/flamesidecar" "$X"/usr/lib/flamesidecar/bundle/*.so; do
+		[ -f "$obj" ] || continue
+		for lib in $(objdump -p "$obj" | awk '/NEEDED/ {print $2}'); do
+			path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64|64bit/ {print $NF; exit}')
+			[ -n "$path" ] || path=$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF; exit}')
+			# dpkg knows a library by one of its names (/lib or /usr/lib).
+			owner=$(dpkg -S "$path" "$(readlink -f "$path")" 2>/dev/null | head -n 1 | cut -d: -f1)
+			echo "$lib -> $owner"
+			[[ ", $deps" == *", $owner "* || ", $deps," == *", $owner,"* ]]
+		done
+	done
+	dpkg-deb --ctrl-tarfile "$DEB" | tar -xO ./conffiles | grep -qx /etc/flamesidecar/config.json
+	(cd "$X" && dpkg-deb --ctrl-tarfile "$DEB" | tar -xO ./md5sums | md5sum -c --quiet)
+	size=$(dpkg-deb -f "$DEB" Installed-Size)
+	[ "$size" -gt 100 ]
+}
+
+@test "deb: lintian (warnings are reported, errors fail)" {
+	command -v lintian >/dev/null 2>&1 || skip "lintian is not installed (apt-get install lintian)"
+	run lintian --pedantic --display-info "$DEB"
+	while IFS= read -r line; do echo "# lintian: $line" >&3; done <<<"$output"
+	! grep -q '^E: ' <<<"$output"
+}
+
+@test "dpkg -i: programs work, hooks.d points at the installed hook, the wrapper runs a profiled container" {
+	require_clean_system
+	fs_require_cmd runc
+	INSTALLED=1
+	run dpkg -i "$DEB"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(dpkg-query -W -f '${Status}' $PKG)" = "install ok installed" ]
+	run /usr/bin/flamesidecar --version
+	[ "$status" -eq 0 ]
+	[[ "$output" == "flamesidecar "* ]]
+	run /usr/bin/flamehook --version
+	[[ "$output" == "flamehook "* ]]
+	run /usr/bin/flamesidecar-runtime --help
+	[[ "$output" == *"flamesidecar-runtime"*"Examples:"* ]]
+	[ "$(jq -r .hook.path /usr/share/containers/oci/hooks.d/flamesidecar.json)" = /usr/bin/flamehook ]
+	man -w flamesidecar-runtime | grep -q '^/usr/share/man/man1/flamesidecar-runtime.1.gz$'
+	man -w 5 flamesidecar.json | grep -q '^/usr/share/man/man5/flamesidecar.json.5.gz$'
+
+	# The installed wrapper finds the installed hook next to it and the
+	# installed bundle gets mounted (private run dir, so the host registry
+	# is not touched).
+	jq '.bundle_dir = "/usr/lib/flamesidecar/bundle" | .sidecar_path = "/usr/bin/flamesidecar"' \
+		"$FS_CONFIG" >"$FS_CONFIG.new" && mv "$FS_CONFIG.new" "$FS_CONFIG"
+	fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true -- sleep 1000
+	echo "runc $NAME" >>"$FS_TMP/containers"
+	/usr/bin/flamesidecar-runtime run -d --bundle "$FS_TMP/b" "$NAME" >"$FS_TMP/b/out.log" 2>&1 </dev/null
+	[ "$(jq -r '.hooks.createRuntime[0].path' "$FS_TMP/b/config.json")" = /usr/bin/flamehook ]
+	[ "$(jq -r .id "$FS_RUN/containers/$NAME.json")" = "$NAME" ]
+	if [ -f /usr/lib/flamesidecar/bundle/libflameagent.so ]; then
+		runc exec --user 1000:1000 "$NAME" test -f /opt/flamesidecar/libflameagent.so
+	fi
+	run /usr/bin/flamesidecar list
+	[[ "$output" == *"$NAME"*alive* ]]
+}
+
+@test "dpkg -r keeps the conffile; dpkg -P leaves no file of the package behind" {
+	require_clean_system
+	INSTALLED=1
+	dpkg -i "$DEB" >/dev/null
+	dpkg -L "$PKG" | while read -r f; do [ -f "$f" ] && echo "$f"; done >"$FS_TMP/files"
+	[ "$(wc -l <"$FS_TMP/files")" -gt 10 ]
+	# A local change to the conffile survives remove.
+	echo '{"enable": "never"}' >/etc/flamesidecar/config.json
+	dpkg -r "$PKG" >/dev/null
+	[ "$(jq -r .enable /etc/flamesidecar/config.json)" = never ]
+	[ ! -e /usr/bin/flamehook ] && [ ! -e /usr/bin/flamesidecar-runtime ]
+	dpkg -P "$PKG" >/dev/null
+	INSTALLED=0
+	left=""
+	while read -r f; do [ -e "$f" ] && left="$left $f"; done <"$FS_TMP/files"
+	[ -z "$left" ] || { echo "left behind:$left"; false; }
+	[ ! -e /etc/flamesidecar ]
+	[ ! -e /usr/lib/flamesidecar ]
+	[ ! -e /usr/share/doc/flamesidecar ]
+	! dpkg-query -W "$PKG" >/dev/null 2>&1 || [ -z "$(dpkg-query -W -f '${Status}' "$PKG" | grep installed)" ]
+}
