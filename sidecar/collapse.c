@@ -94,19 +94,39 @@ static int cbuf_set_str(struct cbuf *b, const char *s, size_t n)
 	return 0;
 }
 
+/* Character classes, one table lookup per byte on the hot path. */
+enum {
+	C_WS = 1,      /* perl \s */
+	C_DIGIT = 2,   /* \d */
+	C_WORD = 4,    /* \w */
+	C_HEXLOW = 8,  /* [\da-f] */
+	C_TIDY = 16,   /* bytes tidy_generic changes: ; " ' ( */
+};
+
+#define CRANGE(lo, hi, v) [lo ... hi] = (v)
+static const unsigned char cclass[256] = {
+	[' '] = C_WS, ['\t'] = C_WS, ['\n'] = C_WS, ['\v'] = C_WS, ['\f'] = C_WS, ['\r'] = C_WS,
+	CRANGE('0', '9', C_DIGIT | C_WORD | C_HEXLOW),
+	CRANGE('a', 'f', C_WORD | C_HEXLOW),
+	CRANGE('g', 'z', C_WORD),
+	CRANGE('A', 'Z', C_WORD),
+	['_'] = C_WORD,
+	[';'] = C_TIDY, ['"'] = C_TIDY, ['\''] = C_TIDY, ['('] = C_TIDY,
+};
+
 static inline bool is_ws(unsigned char ch)
 {
-	return ch == ' ' || (ch >= '\t' && ch <= '\r');
+	return cclass[ch] & C_WS;
 }
 
 static inline bool is_digit(unsigned char ch)
 {
-	return ch >= '0' && ch <= '9';
+	return cclass[ch] & C_DIGIT;
 }
 
 static inline bool is_word(unsigned char ch)
 {
-	return is_digit(ch) || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_';
+	return cclass[ch] & C_WORD;
 }
 
 static inline bool bytes_eq(const char *a, size_t alen, const char *b, size_t blen)
@@ -347,6 +367,22 @@ static int collapse_event(struct collapse *c, const char *s, size_t n, const str
 
 /* ---- stack lines ------------------------------------------------------- */
 
+/* The first perl-\s byte in s[i, n), or n. Eight bytes at a time: no byte
+ * below 0x21 means no blank ((x - 0x21*ONES) & ~x & HIGHS finds one). */
+static inline size_t run_end(const char *s, size_t i, size_t n)
+{
+	const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+	for (; n - i >= 8; i += 8) {
+		uint64_t w;
+		memcpy(&w, s + i, 8);
+		if ((w - ones * 0x21) & ~w & highs)
+			break;
+	}
+	while (i < n && !is_ws((unsigned char)s[i]))
+		i++;
+	return i;
+}
+
 struct frame_match {
 	const char *pc, *func, *mod;
 	size_t pc_len, func_len, mod_len;
@@ -375,13 +411,10 @@ static bool match_frame(const char *s, size_t n, struct frame_match *m)
 			break;
 		size_t op = (size_t)(o - s);
 		if (s[op - 1] == ' ') {
-			size_t r = op + 1;
-			paren = 0;
-			while (r < n && !is_ws((unsigned char)s[r])) {
-				if (s[r] == ')')
-					paren = r;
-				r++;
-			}
+			size_t r = run_end(s, op + 1, n);
+			const char *cp = r > 0 && s[r - 1] == ')' ? s + r - 1
+								   : memrchr(s + op + 1, ')', r - (op + 1));
+			paren = cp ? (size_t)(cp - s) : 0;
 			if (paren > op) {
 				e = op - 1;
 				found = true;
@@ -459,24 +492,72 @@ static size_t tidy_cut(const char *s, size_t n)
 
 enum { ANNOT_NONE, ANNOT_INLINE, ANNOT_KERNEL, ANNOT_JIT };
 
+/* The index of the first of ; " ' ( in s[i, end), or end. Eight bytes at a
+ * time: a byte equal to c makes (w ^ c*ONES) have a zero byte, which
+ * (x - ONES) & ~x & HIGHS detects. */
+static inline size_t next_tidy(const char *s, size_t i, size_t end)
+{
+	const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+	for (; end - i >= 8; i += 8) {
+		uint64_t w, a, b, c, d;
+		memcpy(&w, s + i, 8);
+		a = w ^ (ones * ';');
+		b = w ^ (ones * '"');
+		c = w ^ (ones * '\'');
+		d = w ^ (ones * '(');
+		if ((((a - ones) & ~a) | ((b - ones) & ~b) | ((c - ones) & ~c) | ((d - ones) & ~d)) &
+		    highs)
+			break;
+	}
+	while (i < end && !(cclass[(unsigned char)s[i]] & C_TIDY))
+		i++;
+	return i;
+}
+
+/* The first "->" in [p, end), or NULL (perl's split /\->/). */
+static inline const char *find_arrow(const char *p, const char *end)
+{
+	const char *q = p + 1;
+	while (q < end && (q = memchr(q, '>', (size_t)(end - q)))) {
+		if (q[-1] == '-')
+			return q - 1;
+		q++;
+	}
+	return NULL;
+}
+
 /* Append one tidied frame (one "->" piece) to c->frames. */
 static int collapse_frame(struct collapse *c, const char *s, size_t n, int annot)
 {
-	size_t cut = n;
-	if (memchr(s, '(', n) && !looks_like_go(s, n))
-		cut = tidy_cut(s, n);
-
 	struct cbuf *b = &c->frames;
-	if (cbuf_reserve(b, cut + 4) < 0)
+	if (cbuf_reserve(b, n + 4) < 0)
 		return -ENOMEM;
 	char *start = b->p + b->len, *o = start;
-	/* s/;/:/g; tr/"\'//d */
-	for (size_t i = 0; i < cut; i++) {
-		char ch = s[i];
-		if (ch == ';')
+	// s/;/:/g, s/\((?!anonymous namespace\)).*// unless Go, tr/"\'//d
+	size_t end = n, i = 0;
+	bool decided = false;
+	while (i < end) {
+		size_t j = next_tidy(s, i, end);
+		memcpy(o, s + i, j - i);
+		o += j - i;
+		if (j >= end)
+			break;
+		char ch = s[j];
+		i = j + 1;
+		if (ch == ';') {
 			*o++ = ':';
-		else if (ch != '"' && ch != '\'')
+		} else if (ch == '(') {
+			if (!decided) {
+				decided = true;
+				if (!looks_like_go(s, n)) {
+					end = j + tidy_cut(s + j, n - j);
+					if (end == j)
+						break;
+				}
+			}
 			*o++ = ch;
+		}
+		/* quotes are dropped */
 	}
 	size_t len = (size_t)(o - start);
 	/* $tidy_java: s/^L// if m:/: for the process named exactly "java" */
@@ -528,6 +609,31 @@ static int collapse_unknown(struct collapse *c, const struct frame_match *m, int
 	return collapse_frame(c, t->p, t->len, annot);
 }
 
+static int collapse_grow_segs(struct collapse *c)
+{
+	size_t cap = c->segs_cap ? c->segs_cap * 2 : 64;
+	struct collapse_seg *segs = realloc(c->segs, cap * sizeof(*segs));
+	if (!segs)
+		return -ENOMEM;
+	c->segs = segs;
+	c->segs_cap = cap;
+	return 0;
+}
+
+/* frames[off, len) is one more stack line's text (capacity checked). */
+static void collapse_push_seg(struct collapse *c, size_t off)
+{
+	c->segs[c->nsegs].off = off;
+	c->segs[c->nsegs].len = c->frames.len - off;
+	c->nsegs++;
+	if (c->frames.len + c->nsegs > FOLD_STACK_MAX) {
+		/* the key cannot fit: drop the sample when it ends */
+		c->oversized = true;
+		c->frames.len = 0;
+		c->nsegs = 0;
+	}
+}
+
 static int collapse_stack_line(struct collapse *c, const struct frame_match *m)
 {
 	const char *raw = m->func;
@@ -535,8 +641,7 @@ static int collapse_stack_line(struct collapse *c, const struct frame_match *m)
 
 	/* s/\+0x[\da-f]+$// */
 	size_t h = n;
-	while (h > 0 && (is_digit((unsigned char)raw[h - 1]) ||
-			 (raw[h - 1] >= 'a' && raw[h - 1] <= 'f')))
+	while (h > 0 && (cclass[(unsigned char)raw[h - 1]] & C_HEXLOW))
 		h--;
 	if (h < n && h >= 3 && !memcmp(raw + h - 3, "+0x", 3))
 		n = h - 3;
@@ -557,18 +662,12 @@ static int collapse_stack_line(struct collapse *c, const struct frame_match *m)
 	else if (c->opts.annotate_jit && mod_is_jit(m->mod, m->mod_len))
 		kind = ANNOT_JIT;
 
-	if (c->nsegs == c->segs_cap) {
-		size_t cap = c->segs_cap ? c->segs_cap * 2 : 64;
-		struct collapse_seg *segs = realloc(c->segs, cap * sizeof(*segs));
-		if (!segs)
-			return -ENOMEM;
-		c->segs = segs;
-		c->segs_cap = cap;
-	}
+	if (c->nsegs == c->segs_cap && collapse_grow_segs(c) < 0)
+		return -ENOMEM;
 	size_t off = c->frames.len;
 	const char *p = raw, *end = raw + n;
 	for (int piece = 0;; piece++) {
-		const char *arrow = memmem(p, (size_t)(end - p), "->", 2);
+		const char *arrow = find_arrow(p, end);
 		const char *pe = arrow ? arrow : end;
 		int annot = piece ? ANNOT_INLINE : kind;
 		int r;
@@ -584,15 +683,7 @@ static int collapse_stack_line(struct collapse *c, const struct frame_match *m)
 			break;
 		p = arrow + 2;
 	}
-	c->segs[c->nsegs].off = off;
-	c->segs[c->nsegs].len = c->frames.len - off;
-	c->nsegs++;
-	if (c->frames.len + c->nsegs > FOLD_STACK_MAX) {
-		/* the key cannot fit: drop the sample when it ends */
-		c->oversized = true;
-		c->frames.len = 0;
-		c->nsegs = 0;
-	}
+	collapse_push_seg(c, off);
 	return 0;
 }
 

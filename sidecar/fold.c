@@ -53,7 +53,7 @@ static inline uint64_t fold_mix(uint64_t a, uint64_t b)
 
 /* A multiply-fold hash, 16 bytes per step. Not cryptographic: the table
  * degrades gracefully (longer probes) on adversarial keys, it never fails. */
-static uint64_t fold_hash(const char *p, size_t n)
+static uint64_t fold_hash_bytes(const char *p, size_t n)
 {
 	const uint64_t k0 = 0xa0761d6478bd642fULL, k1 = 0xe7037ed1a0b428dbULL;
 	const uint64_t k2 = 0x8ebc6af09c88c6e3ULL;
@@ -173,7 +173,7 @@ int fold_add(struct fold *f, const char *stack, size_t len, uint64_t count)
 {
 	if (len > FOLD_STACK_MAX)
 		return -E2BIG;
-	uint64_t h = fold_hash(stack, len);
+	uint64_t h = fold_hash_bytes(stack, len);
 	struct fold_slot *s = fold_lookup(f, stack, len, h);
 	if (s->hash) {
 		s->count = fold_sat_add(s->count, count);
@@ -212,7 +212,7 @@ uint64_t fold_get(const struct fold *f, const char *stack, size_t len)
 {
 	if (len > FOLD_STACK_MAX)
 		return 0;
-	const struct fold_slot *s = fold_lookup(f, stack, len, fold_hash(stack, len));
+	const struct fold_slot *s = fold_lookup(f, stack, len, fold_hash_bytes(stack, len));
 	return s->hash ? s->count : 0;
 }
 
