@@ -569,6 +569,40 @@ int profile_map_jvms(struct profile *p)
 	return mapped;
 }
 
+/* Append ";name" (n bytes) to p->line at *pos, sanitized for folded text. */
+static void profile_put(struct profile *p, size_t *pos, const char *name, size_t n,
+			const char *suffix)
+{
+	if (*pos + 2 >= PROFILE_LINE_MAX)
+		return;
+	p->line[(*pos)++] = ';';
+	for (size_t i = 0; i < n && *pos + 1 < PROFILE_LINE_MAX; i++) {
+		char ch = name[i];
+		if (ch == ';')
+			ch = ':';
+		else if ((unsigned char)ch < 0x20 || ch == 0x7f)
+			ch = '?';
+		p->line[(*pos)++] = ch;
+	}
+	for (; suffix && *suffix && *pos + 1 < PROFILE_LINE_MAX; suffix++)
+		p->line[(*pos)++] = *suffix;
+}
+
+/* A JIT name "a->b->c" is an inlining chain (docs/agent.md): frames a,
+ * b_[i], c_[i], as stackcollapse-perf.pl and `flamesidecar collapse` do. */
+static void profile_put_jit(struct profile *p, size_t *pos, const char *name)
+{
+	const char *s = name, *arrow;
+	int inlined = 0;
+	while ((arrow = strstr(s + (*s ? 1 : 0), "->"))) {
+		size_t n = (size_t)(arrow - s);
+		profile_put(p, pos, s, n, inlined && !memmem(s, n, "_[i]", 4) ? "_[i]" : NULL);
+		inlined = 1;
+		s = arrow + 2;
+	}
+	profile_put(p, pos, s, strlen(s), inlined && !strstr(s, "_[i]") ? "_[i]" : NULL);
+}
+
 /* Frame names into p->line: "comm;root;...;leaf". */
 static size_t profile_line(struct profile *p, const struct profile_chain *c)
 {
@@ -589,17 +623,10 @@ static size_t profile_line(struct profile *p, const struct profile_chain *c)
 		p->st.frames[f->kind] += c->count;
 		if (f->resolved)
 			p->st.resolved[f->kind] += c->count;
-		if (pos + 2 >= PROFILE_LINE_MAX)
-			continue;
-		p->line[pos++] = ';';
-		for (const char *s = f->name; *s && pos + 1 < PROFILE_LINE_MAX; s++) {
-			char ch = *s;
-			if (ch == ';')
-				ch = ':';
-			else if ((unsigned char)ch < 0x20 || ch == 0x7f)
-				ch = '?';
-			p->line[pos++] = ch;
-		}
+		if (f->kind == SYMBOLIZER_KIND_JIT && f->resolved)
+			profile_put_jit(p, &pos, f->name);
+		else
+			profile_put(p, &pos, f->name, strlen(f->name), NULL);
 	}
 	return pos;
 }
@@ -808,7 +835,8 @@ int profile_hot_frames(const struct fold *f, int by_total, size_t max, struct pr
 		profile_frames_free(h.v, k);
 		return -ENOMEM;
 	}
-	qsort(h.v, k, sizeof(*h.v), by_total ? profile_by_total : profile_by_self);
+	if (k > 1)
+		qsort(h.v, k, sizeof(*h.v), by_total ? profile_by_total : profile_by_self);
 	if (max && k > max) {
 		for (size_t i = max; i < k; i++)
 			free((char *)h.v[i].name);
