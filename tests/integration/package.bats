@@ -171,3 +171,56 @@ require_clean_system() {
 	[ ! -e /usr/share/doc/flamesidecar ]
 	! dpkg-query -W "$PKG" >/dev/null 2>&1 || [ -z "$(dpkg-query -W -f '${Status}' "$PKG" | grep installed)" ]
 }
+
+@test "kubernetes: manifests parse; the DaemonSet is unprivileged, hostPID, no engine socket" {
+	command -v python3 >/dev/null 2>&1 && python3 -c 'import yaml' 2>/dev/null ||
+		skip "python3 with PyYAML is not installed (apt-get install python3-yaml)"
+	run python3 - "$FS_TOP/packaging/kubernetes/flamesidecar.yaml" <<'PY'
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+kinds = {d["kind"]: d for d in docs}
+ds = kinds["DaemonSet"]["spec"]["template"]["spec"]
+assert ds["hostPID"] is True
+assert not ds.get("hostNetwork") and not ds.get("hostIPC")
+for c in ds["initContainers"] + ds["containers"]:
+    sc = c["securityContext"]
+    assert sc["privileged"] is False, c["name"]
+    assert sc["capabilities"]["drop"] == ["ALL"], c["name"]
+paths = [v["hostPath"]["path"] for v in ds["volumes"] if "hostPath" in v]
+assert not any("sock" in p for p in paths), paths
+for p in ["/run/flamesidecar", "/var/lib/flamesidecar", "/usr/lib/flamesidecar"]:
+    assert p in paths, p
+sidecar = ds["containers"][0]["securityContext"]["capabilities"]["add"]
+assert "SYS_ADMIN" in sidecar and "SYS_PTRACE" in sidecar and "NET_ADMIN" not in sidecar
+print("ok", sorted(kinds))
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "kubernetes: node-install.sh puts a working hook, wrapper and sidecar on a node root, and removes them" {
+	fs_require_cmd ldd
+	H="$FS_TMP/host"
+	mkdir -p "$H"
+	echo '{"enable": "always", "sidecar_path": "/usr/bin/flamesidecar"}' >"$FS_TMP/cm.json"
+	run env SRC="$X" HOST="$H" CONFIG="$FS_TMP/cm.json" sh "$FS_TOP/packaging/kubernetes/node-install.sh"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	L="$H/usr/lib/flamesidecar"
+	"$L/bin/flamehook" --version
+	[ -x "$L/bin/flamesidecar-runtime" ]
+	for h in "$H"/etc/containers/oci/hooks.d/flamesidecar*.json; do
+		[ "$(jq -r .hook.path "$h")" = /usr/lib/flamesidecar/bin/flamehook ]
+	done
+	[ "$(jq -r .enable "$H/etc/flamesidecar/config.json")" = always ]
+	[ "$(jq -r .sidecar_path "$H/etc/flamesidecar/config.json")" = /usr/lib/flamesidecar/bin/flamesidecar ]
+	# The launcher's command, with the node root prefixed, and an empty environment.
+	grep -q '^exec /usr/lib/flamesidecar/lib/ld-linux' "$L/bin/flamesidecar"
+	loader=$(ls "$L"/lib/ld-linux*)
+	run env -i "$loader" --library-path "$L/lib" "$L/lib/flamesidecar.bin" --version
+	[ "$status" -eq 0 ]
+	[[ "$output" == "flamesidecar "* ]]
+	run env SRC="$X" HOST="$H" sh "$FS_TOP/packaging/kubernetes/node-install.sh" --uninstall
+	[ "$status" -eq 0 ]
+	[ -z "$(find "$H" -type f)" ]
+}
