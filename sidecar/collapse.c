@@ -441,25 +441,39 @@ static bool match_frame(const char *s, size_t n, struct frame_match *m)
 	return true;
 }
 
+/* memmem for short haystacks: memchr on the first byte, then compare. */
+static inline bool contains(const char *s, size_t n, const char *needle, size_t k)
+{
+	const char *p = s, *end = s + n;
+	while ((size_t)(end - p) >= k && (p = memchr(p, needle[0], (size_t)(end - p) - k + 1))) {
+		if (!memcmp(p + 1, needle + 1, k - 1))
+			return true;
+		p++;
+	}
+	return false;
+}
+
 static bool mod_is_kernel(const char *mod, size_t n)
 {
 	/* m/(^\[|vmlinux$)/ && !~ /unknown/ */
 	if (!((n > 0 && mod[0] == '[') || (n >= 7 && !memcmp(mod + n - 7, "vmlinux", 7))))
 		return false;
-	return !memmem(mod, n, "unknown", 7);
+	return !contains(mod, n, "unknown", 7);
 }
 
 static bool mod_is_jit(const char *mod, size_t n)
 {
 	/* m:/tmp/perf-\d+\.map: */
 	const char *p = mod, *end = mod + n;
-	while ((p = memmem(p, (size_t)(end - p), "/tmp/perf-", 10))) {
-		const char *d = p + 10;
-		while (d < end && is_digit((unsigned char)*d))
-			d++;
-		if (d > p + 10 && end - d >= 4 && !memcmp(d, ".map", 4))
-			return true;
-		p += 10;
+	while (end - p >= 15 && (p = memchr(p, '/', (size_t)(end - p) - 14))) {
+		if (!memcmp(p, "/tmp/perf-", 10)) {
+			const char *d = p + 10;
+			while (d < end && is_digit((unsigned char)*d))
+				d++;
+			if (d > p + 10 && end - d >= 4 && !memcmp(d, ".map", 4))
+				return true;
+		}
+		p++;
 	}
 	return false;
 }
@@ -567,7 +581,7 @@ static int collapse_frame(struct collapse *c, const char *s, size_t n, int annot
 	}
 	switch (annot) {
 	case ANNOT_INLINE:
-		if (!memmem(start, len, "_[i]", 4)) {
+		if (!contains(start, len, "_[i]", 4)) {
 			memcpy(start + len, "_[i]", 4);
 			len += 4;
 		}
@@ -577,7 +591,7 @@ static int collapse_frame(struct collapse *c, const char *s, size_t n, int annot
 		len += 4;
 		break;
 	case ANNOT_JIT:
-		if (!memmem(start, len, "_[j]", 4)) {
+		if (!contains(start, len, "_[j]", 4)) {
 			memcpy(start + len, "_[j]", 4);
 			len += 4;
 		}
