@@ -1,0 +1,95 @@
+#!/bin/bash
+# bench/run.sh - `flamesidecar run` against the classic pipeline, on the same
+# container in the same invocation:
+#
+#   ours      flamesidecar run NAME -d DURATION -F FREQ -o ours.svg
+#             -> "graph written N ms after the window closed" (its summary)
+#             -> peak RSS of the whole command (/usr/bin/time -v, else
+#                getrusage of the children through bash's `times`-less path)
+#   baseline  perf record -F FREQ -g -p PID -- sleep DURATION, then, timed
+#             from perf's exit to the SVG on disk:
+#             flamesidecar map NAME (the JIT map perf needs, our fastest way)
+#             && perf script | flamesidecar collapse | flamesidecar render
+#             -> ms, and peak RSS of perf record and of perf script
+#
+# Prints both figures and the ratio baseline / ours. Needs root, runc,
+# openjdk-17, perf and a built tree (make).
+#
+# Usage: bench/run.sh [DURATION_SECONDS [FREQ [BUILD_DIR]]]   (default 60 999)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DUR=${1:-60}
+FREQ=${2:-999}
+export FS_TOP=$PWD FS_BUILD=${3:-$PWD/build}
+JDK=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}
+
+skip() { echo "bench/run.sh: skipped: $*" >&2; exit 0; }
+# shellcheck source=../tests/lib/containers.bash
+. tests/lib/containers.bash
+[ "$(id -u)" = 0 ] || skip "needs root"
+command -v runc >/dev/null || skip "runc is not installed"
+command -v perf >/dev/null || skip "perf is not installed (linux-perf)"
+[ -x "$JDK/bin/java" ] || skip "no JDK 17 at $JDK"
+[ -x "$FS_SIDECAR" ] && [ -d "$FS_BUILD/java/flametest" ] || skip "build first (make)"
+TIME=""
+[ -x /usr/bin/time ] && TIME=/usr/bin/time
+
+fs_setup
+PID=""
+cleanup() {
+	set +e
+	[ -n "$PID" ] && rm -f "/tmp/perf-$PID.map"
+	fs_cleanup
+}
+trap cleanup EXIT
+
+NAME=benchrun-$$
+dir=$FS_TMP/$NAME
+fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- \
+	"$JDK/bin/java" -XX:+PreserveFramePointer -cp /opt/fsjava flametest.Workload --threads 2 --syscalls
+jq --arg s "$FS_BUILD/java" '
+	.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}]
+' "$dir/config.json" >"$dir/c.json" && mv "$dir/c.json" "$dir/config.json"
+fs_runc_run "$NAME" "$dir"
+PID=$(fs_container_pid "$NAME")
+fs_wait_for 60 grep -q READY "$dir/out.log" || { cat "$dir/out.log"; exit 1; }
+fs_wait_for 10 test -f "$FS_RUN/containers/$NAME.json"
+W=$FS_TMP/work
+mkdir -p "$W"
+
+now_ms() { date +%s%3N; }
+# rss_kib FILE: "Maximum resident set size" of a /usr/bin/time -v report
+rss_kib() { sed -n 's/.*Maximum resident set size (kbytes): //p' "$1" | tail -1; }
+
+echo "# bench/run.sh: $DUR s at $FREQ Hz, Workload --threads 2 --syscalls in runc, $(nproc) CPUs,"
+echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# ---- ours
+(cd "$W" && ${TIME:+$TIME -v -o "$W/ours.time"} "$FS_SIDECAR" run "$NAME" -d "${DUR}s" -F "$FREQ" \
+	-o ours.svg >"$W/ours.out" 2>"$W/ours.err")
+ours_ms=$(sed -n 's/^graph *written \([0-9]*\) ms after.*/\1/p' "$W/ours.out")
+ours_rss=$([ -n "$TIME" ] && rss_kib "$W/ours.time" || echo "?")
+ours_samples=$(sed -n 's/^samples *\([0-9]*\).*/\1/p' "$W/ours.out")
+
+# ---- baseline
+(cd "$W" && ${TIME:+$TIME -v -o "$W/rec.time"} perf record -q -F "$FREQ" -g -p "$PID" -o perf.data \
+	-- sleep "$DUR" >"$W/rec.out" 2>&1)
+t0=$(now_ms)
+"$FS_SIDECAR" map "$NAME" >"$W/map.out"
+(cd "$W" && ${TIME:+$TIME -v -o "$W/script.time"} perf script -i perf.data 2>/dev/null |
+	"$FS_SIDECAR" collapse | "$FS_SIDECAR" render -o base.svg)
+t1=$(now_ms)
+base_ms=$((t1 - t0))
+rec_rss=$([ -n "$TIME" ] && rss_kib "$W/rec.time" || echo "?")
+script_rss=$([ -n "$TIME" ] && rss_kib "$W/script.time" || echo "?")
+base_samples=$(perf script -i "$W/perf.data" -F period 2>/dev/null | wc -l)
+
+echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+ratio=$(awk -v b="$base_ms" -v o="$ours_ms" 'BEGIN { printf "%.1f", o > 0 ? b / o : 0 }')
+printf '%-44s %8s %10s %7s\n' "" "ours" "classic" "ratio"
+printf '%-44s %5s ms %7s ms %6sx\n' "end of window -> SVG on disk" "$ours_ms" "$base_ms" "$ratio"
+printf '%-44s %4s KiB %6s KiB\n' "peak RSS (classic: perf record)" "$ours_rss" "$rec_rss"
+printf '%-44s %8s %6s KiB\n' "peak RSS (classic: perf script pipeline)" "" "$script_rss"
+printf '%-44s %8s %10s\n' "samples" "$ours_samples" "$base_samples"
+echo "# classic = flamesidecar map + perf script | flamesidecar collapse | flamesidecar render"
+grep '^graph\|^resolved' "$W/ours.out"
