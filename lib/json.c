@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "fileio.h"
 
 /* Walk the text once: depth of [ and { outside strings. Cheap, and it keeps
  * yajl from building (and later recursively freeing) a deep tree. */
@@ -66,39 +67,7 @@ int json_parse(const char *buf, size_t len, unsigned max_depth, yajl_val *out, s
 
 int json_read_fd(int fd, size_t max, char **out, size_t *len, struct fs_error *err)
 {
-	size_t cap = 4096, n = 0;
-	cleanup_free char *buf = malloc(cap + 1);
-	if (!buf)
-		return fs_error_set(err, ENOMEM, "reading input");
-	for (;;) {
-		if (n == cap) {
-			if (cap > max)
-				return fs_error_set(err, E2BIG, "input larger than %zu bytes", max);
-			size_t ncap = cap * 2;
-			if (ncap > max + 1)
-				ncap = max + 1;
-			char *nb = realloc(buf, ncap + 1);
-			if (!nb)
-				return fs_error_set(err, ENOMEM, "reading input");
-			buf = nb;
-			cap = ncap;
-		}
-		ssize_t r = read(fd, buf + n, cap - n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return fs_error_set(err, errno, "reading input");
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-		if (n > max)
-			return fs_error_set(err, E2BIG, "input larger than %zu bytes", max);
-	}
-	buf[n] = '\0';
-	*len = n;
-	*out = steal_pointer(&buf);
-	return 0;
+	return fileio_read_fd(fd, max, out, len, err);
 }
 
 static yajl_val json_get(yajl_val obj, const char *key)

@@ -19,8 +19,8 @@
  * yajl_tree_free). 0 or -EINVAL/-ENOMEM. */
 int json_parse(const char *buf, size_t len, unsigned max_depth, yajl_val *out, struct fs_error *err);
 
-/* Read all of fd into a malloc'd, NUL-terminated buffer of at most max
- * bytes. -E2BIG if there is more (what was read is discarded). */
+/* A JSON document from fd: fileio_read_fd (at most max bytes, -E2BIG
+ * beyond). */
 int json_read_fd(int fd, size_t max, char **out, size_t *len, struct fs_error *err);
 
 /* Lookups on an object: NULL when absent or of another type. */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "fileio.h"
 
 struct perfmap_raw {
 	uint64_t start, size;
@@ -203,21 +204,6 @@ const struct perfmap_entry *perfmap_lookup(const struct perfmap *m, uint64_t add
 	return addr - e->start < e->size ? e : NULL;
 }
 
-static int perfmap_write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t w = write(fd, buf, len);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 int perfmap_write_fd(const struct perfmap *m, int fd, struct fs_error *err)
 {
 	enum { CHUNK = 256 * 1024 };
@@ -229,7 +215,7 @@ int perfmap_write_fd(const struct perfmap *m, int fd, struct fs_error *err)
 		const struct perfmap_entry *e = &m->entries[i];
 		size_t need = strlen(e->name) + 2 * 16 + 4;
 		if (used + need > CHUNK) {
-			int r = perfmap_write_all(fd, buf, used);
+			int r = fileio_write_all(fd, buf, used);
 			if (r < 0)
 				return fs_error_set(err, r, "writing perf map");
 			used = 0;
@@ -240,16 +226,20 @@ int perfmap_write_fd(const struct perfmap *m, int fd, struct fs_error *err)
 			return fs_error_set(err, EOVERFLOW, "formatting perf map entry %zu", i);
 		used += (size_t)w;
 	}
-	int r = perfmap_write_all(fd, buf, used);
+	int r = fileio_write_all(fd, buf, used);
 	return r < 0 ? fs_error_set(err, r, "writing perf map") : 0;
+}
+
+static int perfmap_fill(int fd, void *arg, struct fs_error *err)
+{
+	return perfmap_write_fd(arg, fd, err);
 }
 
 int perfmap_write_host(const char *tmp_dir, pid_t pid, const struct perfmap *m,
 		       struct fs_error *err)
 {
-	char name[64], tmp[96];
+	char name[64];
 	struct stat st;
-	uint64_t rnd = 0;
 	if (!tmp_dir)
 		tmp_dir = "/tmp";
 	cleanup_close int dfd = open(tmp_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -265,21 +255,7 @@ int perfmap_write_host(const char *tmp_dir, pid_t pid, const struct perfmap *m,
 	} else if (errno != ENOENT) {
 		return fs_error_set(err, errno, "checking %s/%s", tmp_dir, name);
 	}
-	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
-		return fs_error_set(err, errno ? errno : EIO, "getrandom");
-	snprintf(tmp, sizeof(tmp), ".%s.%016" PRIx64, name, rnd);
-	cleanup_close int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-				      0644);
-	if (fd < 0)
-		return fs_error_set(err, errno, "creating %s/%s", tmp_dir, tmp);
-	int r = perfmap_write_fd(m, fd, err);
-	if (r == 0 && renameat(dfd, tmp, dfd, name) < 0)
-		r = fs_error_set(err, errno, "renaming %s/%s to %s", tmp_dir, tmp, name);
-	if (r < 0) {
-		unlinkat(dfd, tmp, 0);
-		return fs_error_wrap(err, "writing %s/%s", tmp_dir, name);
-	}
-	return 0;
+	return fileio_replace(dfd, tmp_dir, name, 0644, perfmap_fill, (void *)m, err);
 }
 
 static const char *perfmap_type_name(mode_t mode)

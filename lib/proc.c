@@ -13,41 +13,19 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "fileio.h"
 
 int proc_read_file(const char *path, size_t max, char **out, size_t *len, struct fs_error *err)
 {
 	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return fs_error_set(err, errno, "opening %s", path);
-	size_t cap = 1024, n = 0;
-	cleanup_free char *buf = malloc(cap + 1);
-	if (!buf)
-		return fs_error_set(err, ENOMEM, "reading %s", path);
-	for (;;) {
-		if (n == cap) {
-			if (cap >= max)
-				return fs_error_set(err, E2BIG, "%s is larger than %zu bytes", path, max);
-			size_t ncap = cap * 2 > max ? max : cap * 2;
-			char *nb = realloc(buf, ncap + 1);
-			if (!nb)
-				return fs_error_set(err, ENOMEM, "reading %s", path);
-			buf = nb;
-			cap = ncap;
-		}
-		ssize_t r = read(fd, buf + n, cap - n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return fs_error_set(err, errno, "reading %s", path);
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	buf[n] = '\0';
+	size_t n;
+	int r = fileio_read_fd(fd, max, out, &n, err);
+	if (r < 0)
+		return fs_error_wrap(err, "%s", path);
 	if (len)
 		*len = n;
-	*out = steal_pointer(&buf);
 	return 0;
 }
 

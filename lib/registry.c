@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "fileio.h"
 #include "json.h"
 #include "proc.h"
 
@@ -181,31 +182,9 @@ int registry_write(const char *dir, const struct registry_entry *e, struct fs_er
 	size_t len;
 	if ((r = registry_to_json(e, &json, &len, err)) < 0)
 		return r;
-	char tmp[REGISTRY_ID_MAX + 64], final[REGISTRY_ID_MAX + 16];
-	snprintf(tmp, sizeof(tmp), ".%s.json.%d.tmp", e->id, (int)getpid());
-	snprintf(final, sizeof(final), "%s.json", e->id);
-	cleanup_close int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-				      0600);
-	if (fd < 0)
-		return fs_error_set(err, errno, "creating %s/%s", dir, tmp);
-	size_t off = 0;
-	while (off < len) {
-		ssize_t w = write(fd, json + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			int saved = w < 0 ? errno : EIO;
-			unlinkat(dfd, tmp, 0);
-			return fs_error_set(err, saved, "writing %s/%s", dir, tmp);
-		}
-		off += (size_t)w;
-	}
-	if (renameat(dfd, tmp, dfd, final) < 0) {
-		int saved = errno;
-		unlinkat(dfd, tmp, 0);
-		return fs_error_set(err, saved, "renaming %s/%s", dir, tmp);
-	}
-	return 0;
+	char name[REGISTRY_ID_MAX + 16];
+	snprintf(name, sizeof(name), "%s.json", e->id);
+	return fileio_replace_buf(dfd, dir, name, 0600, json, len, err);
 }
 
 static int registry_read_at(int dfd, const char *dir, const char *name, struct registry_entry *e,

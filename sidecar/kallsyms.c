@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "fileio.h"
 
 #define KALLSYMS_FILE_MAX (256u << 20)
 
@@ -175,29 +176,9 @@ int kallsyms_load(const char *path, struct kallsyms **out, struct fs_error *err)
 	if (fd < 0)
 		return fs_error_set(err, errno, "opening %s", path);
 	cleanup_free char *buf = NULL;
-	size_t len = 0, cap = 0;
-	for (;;) {
-		if (cap - len < 65536) {
-			if (cap >= KALLSYMS_FILE_MAX)
-				return fs_error_set(err, E2BIG, "reading %s: larger than %u MiB", path,
-						    KALLSYMS_FILE_MAX >> 20);
-			size_t ncap = cap ? cap * 2 : 1 << 20;
-			char *nb = realloc(buf, ncap);
-			if (!nb)
-				return fs_error_set(err, ENOMEM, "reading %s", path);
-			buf = nb;
-			cap = ncap;
-		}
-		ssize_t r = read(fd, buf + len, cap - len);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return fs_error_set(err, errno, "reading %s", path);
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-	}
+	size_t len = 0;
+	if (fileio_read_fd(fd, KALLSYMS_FILE_MAX, &buf, &len, err) < 0)
+		return fs_error_wrap(err, "reading %s", path);
 	int r = kallsyms_parse(buf, len, out, err);
 	if (r < 0)
 		return fs_error_wrap(err, "%s", path);

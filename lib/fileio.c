@@ -1,0 +1,116 @@
+/* fileio.c - see fileio.h */
+#include "fileio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+
+int fileio_read_fd(int fd, size_t max, char **out, size_t *len, struct fs_error *err)
+{
+	size_t cap = 4096, n = 0;
+	cleanup_free char *buf = malloc(cap + 1);
+	if (!buf)
+		return fs_error_set(err, ENOMEM, "reading input");
+	for (;;) {
+		if (n == cap) {
+			if (cap > max)
+				return fs_error_set(err, E2BIG, "input larger than %zu bytes", max);
+			size_t ncap = cap * 2;
+			if (ncap > max + 1)
+				ncap = max + 1;
+			char *nb = realloc(buf, ncap + 1);
+			if (!nb)
+				return fs_error_set(err, ENOMEM, "reading input");
+			buf = nb;
+			cap = ncap;
+		}
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return fs_error_set(err, errno, "reading input");
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+		if (n > max)
+			return fs_error_set(err, E2BIG, "input larger than %zu bytes", max);
+	}
+	buf[n] = '\0';
+	*len = n;
+	*out = steal_pointer(&buf);
+	return 0;
+}
+
+int fileio_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (w == 0)
+			return -EIO;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+int fileio_replace(int dir_fd, const char *dir_name, const char *name, mode_t mode,
+		   int (*fill)(int fd, void *arg, struct fs_error *err), void *arg,
+		   struct fs_error *err)
+{
+	char tmp[NAME_MAX + 1];
+	uint64_t rnd;
+	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+		return fs_error_set(err, errno ? errno : EIO, "getrandom");
+	/* Unpredictable, so nobody can plant it first in a shared directory. */
+	if (snprintf(tmp, sizeof(tmp), ".%.200s.%016" PRIx64 ".tmp", name, rnd) >= (int)sizeof(tmp))
+		return fs_error_set(err, ENAMETOOLONG, "%s/%s", dir_name, name);
+	cleanup_close int fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				      mode);
+	if (fd < 0)
+		return fs_error_set(err, errno, "creating %s/%s", dir_name, tmp);
+	int r = fill(fd, arg, err);
+	if (r == 0 && fchmod(fd, mode) < 0) /* the umask does not decide */
+		r = fs_error_set(err, errno, "chmod %s/%s", dir_name, tmp);
+	if (r == 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
+		r = fs_error_set(err, errno, "renaming %s/%s to %s", dir_name, tmp, name);
+	if (r < 0) {
+		unlinkat(dir_fd, tmp, 0);
+		return fs_error_wrap(err, "writing %s/%s", dir_name, name);
+	}
+	return 0;
+}
+
+struct fileio_buf {
+	const void *buf;
+	size_t len;
+};
+
+static int fileio_fill_buf(int fd, void *arg, struct fs_error *err)
+{
+	const struct fileio_buf *b = arg;
+	int r = fileio_write_all(fd, b->buf, b->len);
+	return r < 0 ? fs_error_set(err, r, "write") : 0;
+}
+
+int fileio_replace_buf(int dir_fd, const char *dir_name, const char *name, mode_t mode,
+		       const void *buf, size_t len, struct fs_error *err)
+{
+	struct fileio_buf b = { buf, len };
+	return fileio_replace(dir_fd, dir_name, name, mode, fileio_fill_buf, &b, err);
+}

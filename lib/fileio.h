@@ -1,0 +1,30 @@
+/* fileio.h - whole-file reads with a cap, complete writes, and files
+ * replaced atomically (temporary file + rename). */
+#ifndef FS_FILEIO_H
+#define FS_FILEIO_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+/* Read all of fd into a malloc'd, NUL-terminated buffer of at most max
+ * bytes (*len excludes the NUL). -E2BIG if there is more. */
+int fileio_read_fd(int fd, size_t max, char **out, size_t *len, struct fs_error *err);
+
+/* write() until done (EINTR retried). 0 or -errno. */
+int fileio_write_all(int fd, const void *buf, size_t len);
+
+/* Replace dir/name atomically: fill() writes the content into a new file
+ * created O_EXCL|O_NOFOLLOW with mode under an unpredictable temporary name
+ * in the same directory, which is renamed over name once fill returns 0 and
+ * removed otherwise. dir_fd is the directory; dir_name is only for messages. */
+int fileio_replace(int dir_fd, const char *dir_name, const char *name, mode_t mode,
+		   int (*fill)(int fd, void *arg, struct fs_error *err), void *arg,
+		   struct fs_error *err);
+
+/* fileio_replace with a buffer as the content. */
+int fileio_replace_buf(int dir_fd, const char *dir_name, const char *name, mode_t mode,
+		       const void *buf, size_t len, struct fs_error *err);
+
+#endif
