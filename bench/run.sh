@@ -85,7 +85,7 @@ script_rss=$([ -n "$TIME" ] && rss_kib "$W/script.time" || echo "?")
 base_samples=$(perf script -i "$W/perf.data" -F period 2>/dev/null | wc -l)
 
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-ratio=$(awk -v b="$base_ms" -v o="$ours_ms" 'BEGIN { printf "%.1f", o > 0 ? b / o : 0 }')
+ratio=$(awk -v b="$base_ms" -v o="$ours_ms" 'BEGIN { printf "%.1f", (o > 0 ? b / o : 0) }')
 printf '%-44s %8s %10s %7s\n' "" "ours" "classic" "ratio"
 printf '%-44s %5s ms %7s ms %6sx\n' "end of window -> SVG on disk" "$ours_ms" "$base_ms" "$ratio"
 printf '%-44s %4s KiB %6s KiB\n' "peak RSS (classic: perf record)" "$ours_rss" "$rec_rss"
