@@ -16,9 +16,9 @@
 #include "sampler.h"
 
 #define PROFILE_PID_SLOTS (2 * PROFILE_MAX_PIDS) /* open addressing, power of two */
-#define PROFILE_LINE_MAX (SYMBOLIZER_MAX_FRAMES * (SYMBOLIZER_NAME_MAX + 8) + 128)
-#define PROFILE_ENV_MAX (1u << 20)
-#define PROFILE_WARM_US 10000 /* per poll: symbolize new chains early (see profile_warm) */
+#define PROFILE_LINE_MAX  (SYMBOLIZER_MAX_FRAMES * (SYMBOLIZER_NAME_MAX + 8) + 128)
+#define PROFILE_ENV_MAX	  (1u << 20)
+#define PROFILE_WARM_US	  10000 /* per poll: symbolize new chains early (see profile_warm) */
 
 /* One distinct (pid, callchain): its words are words[off .. off + nr),
  * preceded in the arena by pid and nr (so the arena can be walked). */
@@ -31,9 +31,9 @@ struct profile_chain {
 };
 
 struct profile_pid {
-	pid_t pid;	/* 0: free slot */
+	pid_t pid; /* 0: free slot */
 	uint64_t start_time;
-	int jvm;	/* maps HotSpot's libjvm.so */
+	int jvm; /* maps HotSpot's libjvm.so */
 	int warned_map;
 };
 
@@ -72,7 +72,8 @@ static uint64_t profile_now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-static void profile_warn(struct profile *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void profile_warn(struct profile *p, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 static void profile_warn(struct profile *p, const char *fmt, ...)
 {
 	char msg[768];
@@ -114,9 +115,19 @@ static void profile_fp_words(const char *s, int *state)
 static int profile_takes_value(const char *a)
 {
 	static const char *const opts[] = {
-		"-cp", "-classpath", "--class-path", "--module-path", "-p", "--upgrade-module-path",
-		"--add-modules", "--limit-modules", "--add-exports", "--add-opens", "--add-reads",
-		"--patch-module", "--enable-native-access",
+	    "-cp",
+	    "-classpath",
+	    "--class-path",
+	    "--module-path",
+	    "-p",
+	    "--upgrade-module-path",
+	    "--add-modules",
+	    "--limit-modules",
+	    "--add-exports",
+	    "--add-opens",
+	    "--add-reads",
+	    "--patch-module",
+	    "--enable-native-access",
 	};
 	for (size_t i = 0; i < FS_ARRAY_SIZE(opts); i++)
 		if (!strcmp(a, opts[i]))
@@ -201,7 +212,8 @@ int profile_cgroup_dir(pid_t pid, const char *root, char *buf, size_t len)
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
 	if (proc_read_file(path, 1u << 16, &text, &n, NULL) < 0)
 		return -ENOENT;
-	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l;
+	     l = strtok_r(NULL, "\n", &save)) {
 		char *c1 = strchr(l, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
 		if (!c2)
 			continue;
@@ -356,8 +368,8 @@ static int profile_add(struct profile *p, pid_t pid, const uint64_t *ips, size_t
 	p->words[p->nwords++] = (uint64_t)(uint32_t)pid;
 	p->words[p->nwords++] = nr;
 	memcpy(p->words + p->nwords, ips, nr * sizeof(*ips));
-	p->chains[i] = (struct profile_chain){ .hash = h, .count = 1, .off = p->nwords,
-					       .pid = pid, .nr = (uint32_t)nr };
+	p->chains[i] = (struct profile_chain){
+	    .hash = h, .count = 1, .off = p->nwords, .pid = pid, .nr = (uint32_t)nr};
 	p->nwords += nr;
 	p->count++;
 	return 0;
@@ -391,17 +403,18 @@ int profile_open(const struct profile_opts *o, struct profile **out, struct fs_e
 	p->entry = *e;
 	p->o.entry = &p->entry;
 
-	struct sampler_opts so = { .frequency = o->frequency, .max_stack = o->max_stack,
-				   .user_only = o->user_only };
+	struct sampler_opts so = {
+	    .frequency = o->frequency, .max_stack = o->max_stack, .user_only = o->user_only};
 	char cg[PATH_MAX];
 	int r;
 	if (o->pid) {
 		uint64_t ino = 0;
 		if (proc_ns_inode(o->pid, "pid", &ino, NULL) < 0 || ino != e->pid_ns)
-			return fs_error_set(err, ESRCH,
-					    "pid %d is not a process of container %s (see `runc ps` "
-					    "or `flamesidecar map %s`)",
-					    (int)o->pid, e->id, e->id);
+			return fs_error_set(
+			    err, ESRCH,
+			    "pid %d is not a process of container %s (see `runc ps` "
+			    "or `flamesidecar map %s`)",
+			    (int)o->pid, e->id, e->id);
 		so.pid = o->pid;
 		r = sampler_open(&so, &p->s, err);
 	} else if (profile_cgroup_dir(e->pid, o->cgroup_root, cg, sizeof(cg)) == 0) {
@@ -422,7 +435,7 @@ int profile_open(const struct profile_opts *o, struct profile **out, struct fs_e
 		return r;
 	sampler_set_task_cb(p->s, profile_on_task, p);
 
-	struct symbolizer_opts yo = { 0 };
+	struct symbolizer_opts yo = {0};
 	p->pids = calloc(PROFILE_PID_SLOTS, sizeof(*p->pids));
 	p->table = fold_new();
 	p->line = malloc(PROFILE_LINE_MAX);
@@ -503,7 +516,7 @@ static void profile_set_map(struct profile *p, pid_t pid, struct perfmap *m)
 			return;
 		}
 		p->njit++;
-		p->jit[i] = (struct profile_jit){ .pid = pid };
+		p->jit[i] = (struct profile_jit){.pid = pid};
 	}
 	if (symbolizer_set_jit(p->sym, pid, symbolizer_jit_perfmap, m) < 0) {
 		perfmap_free(m);
@@ -543,14 +556,15 @@ int profile_map_jvms(struct profile *p)
 	for (size_t i = 0; i < n; i++) {
 		struct profile_jvm_result *jr = &p->st.jvm[p->st.njvm++];
 		struct profile_pid *pp = profile_pid_slot(p, todo[i]);
-		struct fs_error err = { 0 };
+		struct fs_error err = {0};
 		struct perfmap *m = NULL;
 		memset(jr, 0, sizeof(*jr));
 		jr->pid = todo[i];
 		if (pp->pid == todo[i] && pp->start_time && !proc_alive(todo[i], pp->start_time)) {
 			snprintf(jr->msg, sizeof(jr->msg),
 				 "JVM pid %d exited during the recording: its Java frames stay "
-				 "[unknown]", (int)todo[i]);
+				 "[unknown]",
+				 (int)todo[i]);
 		} else if (map_jvm(&p->entry, todo[i], &p->o.map, &m, &jr->res, &err) < 0) {
 			snprintf(jr->msg, sizeof(jr->msg),
 				 "no JIT names for JVM pid %d (its Java frames stay [unknown]): %s",
@@ -612,7 +626,8 @@ static size_t profile_line(struct profile *p, const struct profile_chain *c)
 			     SYMBOLIZER_MAX_FRAMES, &n);
 	const char *comm = symbolizer_comm(p->sym, c->pid);
 	if (p->o.with_pid)
-		pos = (size_t)snprintf(p->line, 64, "%.32s-%d", comm ? comm : "[unknown]", (int)c->pid);
+		pos = (size_t)snprintf(p->line, 64, "%.32s-%d", comm ? comm : "[unknown]",
+				       (int)c->pid);
 	else
 		pos = (size_t)snprintf(p->line, 64, "%.32s", comm ? comm : "[unknown]");
 	for (size_t i = 0; i < pos; i++)
@@ -822,7 +837,7 @@ static int profile_by_total(const void *a, const void *b)
 int profile_hot_frames(const struct fold *f, int by_total, size_t max, struct profile_frame **out,
 		       size_t *n)
 {
-	struct profile_hot h = { 0 };
+	struct profile_hot h = {0};
 	*out = NULL;
 	*n = 0;
 	int r = fold_foreach(f, profile_hot_stack, &h);

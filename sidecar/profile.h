@@ -40,48 +40,48 @@
 #include "symbols.h"
 
 #define PROFILE_RAW_MAX_WORDS (8u << 20) /* 64 MiB of raw callchain words */
-#define PROFILE_MAX_PIDS 4096		 /* processes remembered (JVM or not, warned) */
-#define PROFILE_MAX_JVMS 64		 /* JVMs mapped (symbolizer_set_jit's limit) */
+#define PROFILE_MAX_PIDS      4096	 /* processes remembered (JVM or not, warned) */
+#define PROFILE_MAX_JVMS      64	 /* JVMs mapped (symbolizer_set_jit's limit) */
 
 /* Called with one line of warning text (no trailing newline). */
 typedef void (*profile_warn_fn)(void *ctx, const char *msg);
 
 struct profile_opts {
 	const struct registry_entry *entry; /* the container (required) */
-	pid_t pid;		 /* one process of it (host pid); 0 = all of them */
-	unsigned frequency;	 /* Hz per CPU; 0 = 99 */
-	unsigned max_stack;	 /* 0 = the sampler's default */
-	int user_only;		 /* no kernel frames */
-	int no_map;		 /* do not attach to JVMs (JIT frames stay [unknown]) */
-	struct map_opts map;	 /* how JVMs are mapped */
-	int with_pid;		 /* root frame "comm-PID" instead of "comm" */
-	const char *cgroup_root; /* NULL = /sys/fs/cgroup (tests) */
-	profile_warn_fn warn;	 /* NULL = warnings are dropped */
+	pid_t pid;			    /* one process of it (host pid); 0 = all of them */
+	unsigned frequency;		    /* Hz per CPU; 0 = 99 */
+	unsigned max_stack;		    /* 0 = the sampler's default */
+	int user_only;			    /* no kernel frames */
+	int no_map;			    /* do not attach to JVMs (JIT frames stay [unknown]) */
+	struct map_opts map;		    /* how JVMs are mapped */
+	int with_pid;			    /* root frame "comm-PID" instead of "comm" */
+	const char *cgroup_root;	    /* NULL = /sys/fs/cgroup (tests) */
+	profile_warn_fn warn;		    /* NULL = warnings are dropped */
 	void *warn_ctx;
 };
 
 struct profile_jvm_result {
 	pid_t pid;
-	int ok;			/* mapped */
-	struct map_result res;	/* when ok */
-	char msg[256];		/* why not, when !ok */
+	int ok;		       /* mapped */
+	struct map_result res; /* when ok */
+	char msg[256];	       /* why not, when !ok */
 };
 
 struct profile_stats {
 	/* sampler */
-	const char *scope;	/* "cgroup", "pid_ns", "pid" */
+	const char *scope; /* "cgroup", "pid_ns", "pid" */
 	unsigned cpus;
 	int hardware;
 	uint64_t samples, lost, throttled, truncated;
-	uint64_t dropped;	/* samples not stored (out of memory) */
+	uint64_t dropped; /* samples not stored (out of memory) */
 	/* raw table */
-	size_t chains;		/* distinct (pid, callchain) pending now */
-	size_t words;		/* their words */
-	uint64_t early_folds;	/* times the raw table filled and was folded early */
+	size_t chains;	      /* distinct (pid, callchain) pending now */
+	size_t words;	      /* their words */
+	uint64_t early_folds; /* times the raw table filled and was folded early */
 	/* symbolization, weighted by samples, over everything folded so far */
 	uint64_t frames[SYMBOLIZER_KIND_COUNT];
 	uint64_t resolved[SYMBOLIZER_KIND_COUNT];
-	uint64_t folded;	/* samples added to the fold table */
+	uint64_t folded; /* samples added to the fold table */
 	/* processes */
 	size_t pids, jvms;
 	/* the last mapping round */

@@ -22,7 +22,7 @@
 #include "sampler.h"
 
 #define RUN_DEFAULT_MS 30000ull
-#define RUN_MAX_MS (24ull * 3600 * 1000)
+#define RUN_MAX_MS     (24ull * 3600 * 1000)
 #define RUN_HOT_FRAMES 5
 
 static volatile sig_atomic_t run_stop_signal;
@@ -36,7 +36,7 @@ static void run_on_signal(int sig)
  * the graph is still written. */
 static void run_catch_signals(void)
 {
-	struct sigaction sa = { .sa_handler = run_on_signal };
+	struct sigaction sa = {.sa_handler = run_on_signal};
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -151,25 +151,25 @@ static int run_parse_pid(const char *verb, const char *arg, pid_t *out)
 static int run_parse(int argc, char **argv, struct run_args *a)
 {
 	static const struct option longopts[] = {
-		{ "duration", required_argument, NULL, 'd' },
-		{ "frequency", required_argument, NULL, 'F' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "folded", required_argument, NULL, RUN_OPT_FOLDED },
-		{ "no-folded", no_argument, NULL, RUN_OPT_NO_FOLDED },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "no-map", no_argument, NULL, RUN_OPT_NO_MAP },
-		{ "map-mode", required_argument, NULL, RUN_OPT_MAP_MODE },
-		{ "map-timeout", required_argument, NULL, RUN_OPT_MAP_TIMEOUT },
-		{ "perf-map", no_argument, NULL, RUN_OPT_PERF_MAP },
-		{ "max-stack", required_argument, NULL, RUN_OPT_MAX_STACK },
-		{ "user-only", no_argument, NULL, RUN_OPT_USER_ONLY },
-		{ "with-pid", no_argument, NULL, RUN_OPT_WITH_PID },
-		{ "help", no_argument, NULL, 'h' },
-		RENDER_LONG_OPTIONS,
-		{ NULL, 0, NULL, 0 },
+	    {"duration", required_argument, NULL, 'd'},
+	    {"frequency", required_argument, NULL, 'F'},
+	    {"pid", required_argument, NULL, 'p'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"folded", required_argument, NULL, RUN_OPT_FOLDED},
+	    {"no-folded", no_argument, NULL, RUN_OPT_NO_FOLDED},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"no-map", no_argument, NULL, RUN_OPT_NO_MAP},
+	    {"map-mode", required_argument, NULL, RUN_OPT_MAP_MODE},
+	    {"map-timeout", required_argument, NULL, RUN_OPT_MAP_TIMEOUT},
+	    {"perf-map", no_argument, NULL, RUN_OPT_PERF_MAP},
+	    {"max-stack", required_argument, NULL, RUN_OPT_MAX_STACK},
+	    {"user-only", no_argument, NULL, RUN_OPT_USER_ONLY},
+	    {"with-pid", no_argument, NULL, RUN_OPT_WITH_PID},
+	    {"help", no_argument, NULL, 'h'},
+	    RENDER_LONG_OPTIONS,
+	    {NULL, 0, NULL, 0},
 	};
-	struct fs_error err = { 0 };
+	struct fs_error err = {0};
 	int c, r;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "d:F:p:o:qh", longopts, NULL)) != -1) {
@@ -177,8 +177,10 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 		case 'd':
 			if (common_parse_duration_ms(optarg, &a->duration_ms) < 0 ||
 			    a->duration_ms == 0 || a->duration_ms > RUN_MAX_MS) {
-				fprintf(stderr, "flamesidecar run: --duration takes a time from 1ms to "
-						"24h such as 30s, 500ms, 2m; not '%s'\n", optarg);
+				fprintf(stderr,
+					"flamesidecar run: --duration takes a time from 1ms to "
+					"24h such as 30s, 500ms, 2m; not '%s'\n",
+					optarg);
 				return FS_EXIT_USAGE;
 			}
 			break;
@@ -191,29 +193,21 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 			if (run_parse_pid("run", optarg, &a->prof.pid) < 0)
 				return FS_EXIT_USAGE;
 			break;
-		case 'o':
-			a->output = optarg;
-			break;
-		case RUN_OPT_FOLDED:
-			a->folded = optarg;
-			break;
-		case RUN_OPT_NO_FOLDED:
-			a->no_folded = 1;
-			break;
-		case 'q':
-			a->quiet = 1;
-			break;
-		case RUN_OPT_NO_MAP:
-			a->prof.no_map = 1;
-			break;
+		case 'o': a->output = optarg; break;
+		case RUN_OPT_FOLDED: a->folded = optarg; break;
+		case RUN_OPT_NO_FOLDED: a->no_folded = 1; break;
+		case 'q': a->quiet = 1; break;
+		case RUN_OPT_NO_MAP: a->prof.no_map = 1; break;
 		case RUN_OPT_MAP_MODE:
 			if (!strcmp(optarg, "agent"))
 				a->prof.map.mode = MAP_MODE_AGENT;
 			else if (!strcmp(optarg, "jcmd"))
 				a->prof.map.mode = MAP_MODE_JCMD;
 			else {
-				fprintf(stderr, "flamesidecar run: --map-mode must be agent or jcmd, "
-						"not '%s'\n", optarg);
+				fprintf(stderr,
+					"flamesidecar run: --map-mode must be agent or jcmd, "
+					"not '%s'\n",
+					optarg);
 				return FS_EXIT_USAGE;
 			}
 			break;
@@ -222,23 +216,15 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 					   &a->prof.map.timeout_ms) < 0)
 				return FS_EXIT_USAGE;
 			break;
-		case RUN_OPT_PERF_MAP:
-			a->prof.map.write_host = 1;
-			break;
+		case RUN_OPT_PERF_MAP: a->prof.map.write_host = 1; break;
 		case RUN_OPT_MAX_STACK:
 			if (run_parse_uint("run", "--max-stack", optarg, 1, SYMBOLIZER_MAX_FRAMES,
 					   &a->prof.max_stack) < 0)
 				return FS_EXIT_USAGE;
 			break;
-		case RUN_OPT_USER_ONLY:
-			a->prof.user_only = 1;
-			break;
-		case RUN_OPT_WITH_PID:
-			a->prof.with_pid = 1;
-			break;
-		case 'h':
-			run_usage(stdout);
-			return -1;
+		case RUN_OPT_USER_ONLY: a->prof.user_only = 1; break;
+		case RUN_OPT_WITH_PID: a->prof.with_pid = 1; break;
+		case 'h': run_usage(stdout); return -1;
 		default:
 			r = render_opts_option(&a->render, c, optarg, &err);
 			if (r > 0)
@@ -356,18 +342,19 @@ static void run_summary(struct profile *p, const struct run_args *a, uint64_t wi
 	struct profile_stats st;
 	profile_stats(p, &st);
 	printf("container  %.*s  scope %s, %u CPUs, %u Hz, %llu.%01llu s%s\n",
-	       run_id_width(a->prof.entry->id), a->prof.entry->id,
-	       st.scope, st.cpus, a->prof.frequency ? a->prof.frequency : 99,
-	       (unsigned long long)(window_ms / 1000), (unsigned long long)(window_ms % 1000 / 100),
+	       run_id_width(a->prof.entry->id), a->prof.entry->id, st.scope, st.cpus,
+	       a->prof.frequency ? a->prof.frequency : 99, (unsigned long long)(window_ms / 1000),
+	       (unsigned long long)(window_ms % 1000 / 100),
 	       run_stop_signal ? " (ended early by a signal)" : "");
-	printf("samples    %llu (lost %llu, truncated stacks %llu)\n", (unsigned long long)st.samples,
-	       (unsigned long long)st.lost, (unsigned long long)st.truncated);
+	printf("samples    %llu (lost %llu, truncated stacks %llu)\n",
+	       (unsigned long long)st.samples, (unsigned long long)st.lost,
+	       (unsigned long long)st.truncated);
 	static const struct {
 		enum symbolizer_kind k;
 		const char *name;
-	} kinds[] = { { SYMBOLIZER_KIND_JIT, "java" },
-		      { SYMBOLIZER_KIND_NATIVE, "native" },
-		      { SYMBOLIZER_KIND_KERNEL, "kernel" } };
+	} kinds[] = {{SYMBOLIZER_KIND_JIT, "java"},
+		     {SYMBOLIZER_KIND_NATIVE, "native"},
+		     {SYMBOLIZER_KIND_KERNEL, "kernel"}};
 	uint64_t all = 0, named = 0;
 	for (int k = 0; k < SYMBOLIZER_KIND_COUNT; k++) {
 		all += st.frames[k];
@@ -385,10 +372,12 @@ static void run_summary(struct profile *p, const struct run_args *a, uint64_t wi
 		const struct profile_jvm_result *j = &st.jvm[i];
 		if (j->ok)
 			printf("jvm        pid %d (pid %d in the container): %zu JIT symbols (%s, "
-			       "%.1f ms)\n", (int)j->pid, (int)j->res.ns_pid, j->res.entries,
+			       "%.1f ms)\n",
+			       (int)j->pid, (int)j->res.ns_pid, j->res.entries,
 			       map_mode_name(j->res.mode), (double)j->res.elapsed_us / 1000.0);
 		else
-			printf("jvm        pid %d: not mapped (see the warning above)\n", (int)j->pid);
+			printf("jvm        pid %d: not mapped (see the warning above)\n",
+			       (int)j->pid);
 	}
 	struct profile_frame *hot = NULL;
 	size_t n = 0;
@@ -406,7 +395,8 @@ static void run_summary(struct profile *p, const struct run_args *a, uint64_t wi
 	if (folded)
 		printf("folded     %s\n", folded);
 	printf("graph      written %llu ms after the window closed (JIT maps %.1f ms, "
-	       "symbols %.1f ms)\n", (unsigned long long)after_ms, (double)st.map_us / 1000.0,
+	       "symbols %.1f ms)\n",
+	       (unsigned long long)after_ms, (double)st.map_us / 1000.0,
 	       (double)st.symbolize_us / 1000.0);
 	fflush(stdout);
 }
@@ -432,7 +422,7 @@ static void run_default_name(char *buf, size_t len, const char *id, time_t t, co
 
 int cmd_run(int argc, char **argv)
 {
-	struct run_args a = { .duration_ms = RUN_DEFAULT_MS };
+	struct run_args a = {.duration_ms = RUN_DEFAULT_MS};
 	render_opts_init(&a.render);
 	a.prof.map.mode = MAP_MODE_AUTO;
 	a.prof.map.timeout_ms = MAP_DEFAULT_TIMEOUT_MS;
@@ -476,7 +466,7 @@ int cmd_run(int argc, char **argv)
 	if (a.no_folded)
 		folded = NULL;
 
-	struct fs_error err = { 0 };
+	struct fs_error err = {0};
 	struct profile *p = NULL;
 	a.prof.entry = &e;
 	a.prof.warn = run_warn;
@@ -490,8 +480,8 @@ int cmd_run(int argc, char **argv)
 	}
 	bool tty = !a.quiet && isatty(STDERR_FILENO);
 	if (!a.quiet && !tty)
-		fprintf(stderr, "flamesidecar run: recording %.*s for %llu ms\n", run_id_width(e.id),
-			e.id, a.duration_ms);
+		fprintf(stderr, "flamesidecar run: recording %.*s for %llu ms\n",
+			run_id_width(e.id), e.id, a.duration_ms);
 
 	uint64_t window_ms = 0;
 	r = run_window(p, a.duration_ms, tty, &window_ms, &err);
@@ -542,8 +532,9 @@ int cmd_run(int argc, char **argv)
 	if (exit_code == FS_EXIT_OK && !a.quiet && !svg_stdout)
 		run_summary(p, &a, window_ms, svg, folded, after);
 	else if (exit_code == FS_EXIT_OK && !a.quiet)
-		fprintf(stderr, "flamesidecar run: %llu samples, graph written %llu ms after the "
-				"window closed\n",
+		fprintf(stderr,
+			"flamesidecar run: %llu samples, graph written %llu ms after the "
+			"window closed\n",
 			(unsigned long long)fold_total(profile_table(p)),
 			(unsigned long long)after);
 	profile_close(p);

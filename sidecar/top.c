@@ -23,10 +23,10 @@
 #include "profile.h"
 #include "sampler.h"
 
-#define TOP_DEFAULT_INTERVAL_MS 1000ull
-#define TOP_DEFAULT_ONCE_MS 2000ull
+#define TOP_DEFAULT_INTERVAL_MS	 1000ull
+#define TOP_DEFAULT_ONCE_MS	 2000ull
 #define TOP_DEFAULT_MAP_EVERY_MS 5000ull
-#define TOP_DEFAULT_ROWS 20
+#define TOP_DEFAULT_ROWS	 20
 
 static volatile sig_atomic_t top_stop_signal;
 
@@ -124,8 +124,10 @@ static int top_parse_uint(const char *opt, const char *arg, unsigned long lo, un
 static int top_parse_time(const char *opt, const char *arg, unsigned long long *ms)
 {
 	if (common_parse_duration_ms(arg, ms) < 0 || *ms < 10 || *ms > 24ull * 3600 * 1000) {
-		fprintf(stderr, "flamesidecar top: %s takes a time from 10ms to 24h such as 1s, "
-				"500ms, 2m; not '%s'\n", opt, arg);
+		fprintf(stderr,
+			"flamesidecar top: %s takes a time from 10ms to 24h such as 1s, "
+			"500ms, 2m; not '%s'\n",
+			opt, arg);
 		return -EINVAL;
 	}
 	return 0;
@@ -134,20 +136,20 @@ static int top_parse_time(const char *opt, const char *arg, unsigned long long *
 static int top_parse(int argc, char **argv, struct top_args *a)
 {
 	static const struct option longopts[] = {
-		{ "interval", required_argument, NULL, 'i' },
-		{ "once", no_argument, NULL, TOP_OPT_ONCE },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "rows", required_argument, NULL, 'n' },
-		{ "cumulative", no_argument, NULL, 'c' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "frequency", required_argument, NULL, 'F' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "no-map", no_argument, NULL, TOP_OPT_NO_MAP },
-		{ "map-mode", required_argument, NULL, TOP_OPT_MAP_MODE },
-		{ "map-every", required_argument, NULL, TOP_OPT_MAP_EVERY },
-		{ "user-only", no_argument, NULL, TOP_OPT_USER_ONLY },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"interval", required_argument, NULL, 'i'},
+	    {"once", no_argument, NULL, TOP_OPT_ONCE},
+	    {"duration", required_argument, NULL, 'd'},
+	    {"rows", required_argument, NULL, 'n'},
+	    {"cumulative", no_argument, NULL, 'c'},
+	    {"sort", required_argument, NULL, 's'},
+	    {"frequency", required_argument, NULL, 'F'},
+	    {"pid", required_argument, NULL, 'p'},
+	    {"no-map", no_argument, NULL, TOP_OPT_NO_MAP},
+	    {"map-mode", required_argument, NULL, TOP_OPT_MAP_MODE},
+	    {"map-every", required_argument, NULL, TOP_OPT_MAP_EVERY},
+	    {"user-only", no_argument, NULL, TOP_OPT_USER_ONLY},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 	unsigned v;
@@ -166,16 +168,12 @@ static int top_parse(int argc, char **argv, struct top_args *a)
 			if (top_parse_time("--map-every", optarg, &a->map_every_ms) < 0)
 				return FS_EXIT_USAGE;
 			break;
-		case TOP_OPT_ONCE:
-			a->once = 1;
-			break;
+		case TOP_OPT_ONCE: a->once = 1; break;
 		case 'n':
 			if (top_parse_uint("--rows", optarg, 0, 100000, &a->rows) < 0)
 				return FS_EXIT_USAGE;
 			break;
-		case 'c':
-			a->cumulative = 1;
-			break;
+		case 'c': a->cumulative = 1; break;
 		case 's':
 			if (!strcmp(optarg, "self") || !strcmp(optarg, "total")) {
 				a->by_total = !strcmp(optarg, "total");
@@ -194,29 +192,23 @@ static int top_parse(int argc, char **argv, struct top_args *a)
 				return FS_EXIT_USAGE;
 			a->prof.pid = (pid_t)v;
 			break;
-		case TOP_OPT_NO_MAP:
-			a->prof.no_map = 1;
-			break;
+		case TOP_OPT_NO_MAP: a->prof.no_map = 1; break;
 		case TOP_OPT_MAP_MODE:
 			if (!strcmp(optarg, "agent"))
 				a->prof.map.mode = MAP_MODE_AGENT;
 			else if (!strcmp(optarg, "jcmd"))
 				a->prof.map.mode = MAP_MODE_JCMD;
 			else {
-				fprintf(stderr, "flamesidecar top: --map-mode must be agent or jcmd, "
-						"not '%s'\n", optarg);
+				fprintf(stderr,
+					"flamesidecar top: --map-mode must be agent or jcmd, "
+					"not '%s'\n",
+					optarg);
 				return FS_EXIT_USAGE;
 			}
 			break;
-		case TOP_OPT_USER_ONLY:
-			a->prof.user_only = 1;
-			break;
-		case 'h':
-			top_usage(stdout);
-			return -1;
-		default:
-			fprintf(stderr, "Try 'flamesidecar top --help'.\n");
-			return FS_EXIT_USAGE;
+		case TOP_OPT_USER_ONLY: a->prof.user_only = 1; break;
+		case 'h': top_usage(stdout); return -1;
+		default: fprintf(stderr, "Try 'flamesidecar top --help'.\n"); return FS_EXIT_USAGE;
 		}
 	}
 	if (optind != argc - 1) {
@@ -263,7 +255,7 @@ static void top_term_close(struct top_term *t)
 /* 1 when q was pressed. */
 static int top_key_quit(const struct top_term *t)
 {
-	struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+	struct pollfd pfd = {.fd = STDIN_FILENO, .events = POLLIN};
 	char c;
 	if (!t->raw)
 		return 0;
@@ -295,8 +287,8 @@ static void top_show(struct profile *p, const struct top_args *a, const struct t
 	}
 	printf("flamesidecar top %.*s  %02d:%02d:%02d  scope %s  %u Hz  %s %llu.%llu s  "
 	       "samples %llu  lost %llu  named %.1f%%\n",
-	       top_id_width(a->prof.entry->id), a->prof.entry->id, tm.tm_hour, tm.tm_min, tm.tm_sec, st.scope,
-	       a->prof.frequency ? a->prof.frequency : 99,
+	       top_id_width(a->prof.entry->id), a->prof.entry->id, tm.tm_hour, tm.tm_min, tm.tm_sec,
+	       st.scope, a->prof.frequency ? a->prof.frequency : 99,
 	       a->cumulative ? "since start" : "last", (unsigned long long)(span_ms / 1000),
 	       (unsigned long long)(span_ms % 1000 / 100), (unsigned long long)total,
 	       (unsigned long long)st.lost, all ? 100.0 * (double)named / (double)all : 0.0);
@@ -339,10 +331,10 @@ static int top_sample(struct profile *p, uint64_t ms, const struct top_term *t, 
 
 int cmd_top(int argc, char **argv)
 {
-	struct top_args a = { .interval_ms = TOP_DEFAULT_INTERVAL_MS,
-			      .duration_ms = TOP_DEFAULT_ONCE_MS,
-			      .map_every_ms = TOP_DEFAULT_MAP_EVERY_MS,
-			      .rows = TOP_DEFAULT_ROWS };
+	struct top_args a = {.interval_ms = TOP_DEFAULT_INTERVAL_MS,
+			     .duration_ms = TOP_DEFAULT_ONCE_MS,
+			     .map_every_ms = TOP_DEFAULT_MAP_EVERY_MS,
+			     .rows = TOP_DEFAULT_ROWS};
 	a.prof.map.mode = MAP_MODE_AUTO;
 	a.prof.map.timeout_ms = MAP_DEFAULT_TIMEOUT_MS;
 	int rc = top_parse(argc, argv, &a);
@@ -361,20 +353,20 @@ int cmd_top(int argc, char **argv)
 	if ((rc = common_find_container("top", regdir, a.id, &e)))
 		return rc;
 
-	struct sigaction sa = { .sa_handler = top_on_signal };
+	struct sigaction sa = {.sa_handler = top_on_signal};
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	top_stop_signal = 0;
 
-	struct fs_error err = { 0 };
+	struct fs_error err = {0};
 	struct profile *p = NULL;
 	a.prof.entry = &e;
 	a.prof.warn = top_warn;
 	int r = profile_open(&a.prof, &p, &err);
 	if (r < 0) {
 		fprintf(stderr, "flamesidecar top: %s\n", err.msg);
-		return r == -EACCES || r == -EPERM ? FS_EXIT_PERM
+		return r == -EACCES || r == -EPERM   ? FS_EXIT_PERM
 		       : r == -ESRCH || r == -ENOENT ? FS_EXIT_NOTFOUND
 						     : FS_EXIT_FAIL;
 	}
