@@ -224,3 +224,27 @@ PY
 	[ "$status" -eq 0 ]
 	[ -z "$(find "$H" -type f)" ]
 }
+
+@test "rpm: the spec parses and rpmbuild builds a package with the same files" {
+	command -v rpmbuild >/dev/null 2>&1 || skip "rpmbuild is not installed (apt-get install rpm)"
+	git -C "$FS_TOP" rev-parse HEAD >/dev/null 2>&1 || skip "not a git checkout (make dist uses git archive)"
+	run rpmspec -q --qf '%{name} %{version}\n' "$FS_TOP/packaging/rpm/flamesidecar.spec"
+	[ "$status" -eq 0 ]
+	[ "$output" = "flamesidecar $(sed -n 's/^VERSION := //p' "$FS_TOP/Makefile")" ]
+	# The committed tree, built as a distribution would (without its
+	# dependency database: this is Debian).
+	git -C "$FS_TOP" archive --format=tar.gz --prefix=flamesidecar-0.1.0/ \
+		-o "$FS_TMP/flamesidecar-0.1.0.tar.gz" HEAD
+	run rpmbuild -bb --nodeps --define "_topdir $FS_TMP/rpm" --define "_sourcedir $FS_TMP" \
+		--define "_jvmdir /usr/lib/jvm" "$FS_TOP/packaging/rpm/flamesidecar.spec"
+	[ "$status" -eq 0 ] || { echo "$output" | tail -30; false; }
+	rpm=$(ls "$FS_TMP"/rpm/RPMS/*/flamesidecar-0.1.0-*.rpm)
+	run rpm -qlp "$rpm"
+	for f in /usr/bin/flamehook /usr/bin/flamesidecar /usr/bin/flamesidecar-runtime \
+		/etc/flamesidecar/config.json /usr/share/containers/oci/hooks.d/flamesidecar.json \
+		/var/lib/flamesidecar/profiles /usr/share/man/man1/flamesidecar-runtime.1; do
+		# Man pages are gzipped by the distribution's brp scripts (not Debian's rpm).
+		grep -qxE "$f(\.gz)?" <<<"$output" || { echo "missing $f"; false; }
+	done
+	rpm -qp --configfiles "$rpm" | grep -qx /etc/flamesidecar/config.json
+}
