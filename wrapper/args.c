@@ -19,20 +19,31 @@ struct args_opt {
 
 /* Global options of runc 1.1 and crun 1.x, before the verb. */
 static const struct args_opt args_global[] = {
-	{ "root", true },	    { "log", true },	      { "log-format", true },
-	{ "log-level", true },	    { "criu", true },	      { "rootless", true },
-	{ "cgroup-manager", true }, { "debug", false },	      { "systemd-cgroup", false },
-	{ "help", false },	    { "h", false },	      { "version", false },
-	{ "v", false },		    { "V", false },
+    {"root", true},
+    {"log", true},
+    {"log-format", true},
+    {"log-level", true},
+    {"criu", true},
+    {"rootless", true},
+    {"cgroup-manager", true},
+    {"debug", false},
+    {"systemd-cgroup", false},
+    {"help", false},
+    {"h", false},
+    {"version", false},
+    {"v", false},
+    {"V", false},
 };
 
 /* Options of `create` and `run`. */
 static const struct args_opt args_create[] = {
-	{ "bundle", true },	    { "b", true },	      { "console-socket", true },
-	{ "pid-file", true },	    { "preserve-fds", true }, { "pidfd-socket", true },
-	{ "no-pivot", false },	    { "no-new-keyring", false }, { "detach", false },
-	{ "d", false },		    { "keep", false },	      { "no-subreaper", false },
-	{ "help", false },	    { "h", false },
+    {"bundle", true},	      {"b", true},
+    {"console-socket", true}, {"pid-file", true},
+    {"preserve-fds", true},   {"pidfd-socket", true},
+    {"no-pivot", false},      {"no-new-keyring", false},
+    {"detach", false},	      {"d", false},
+    {"keep", false},	      {"no-subreaper", false},
+    {"help", false},	      {"h", false},
 };
 
 /* Split "-name", "--name" or "--name=value". Returns false for "-", "--"

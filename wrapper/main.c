@@ -26,10 +26,12 @@ static void wrapper_usage(FILE *out)
 		"runtime's --log file; never to stderr (the container's on create).\n\n"
 		"Examples:\n"
 		"  flamesidecar-runtime --root /run/fs create --bundle /b --pid-file /b/pid c1\n"
-		"  containerd: [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc.options]\n"
+		"  containerd: "
+		"[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc.options]\n"
 		"              BinaryName = \"/usr/bin/flamesidecar-runtime\"\n"
 		"  docker:     dockerd --add-runtime flamesidecar=/usr/bin/flamesidecar-runtime\n"
-		"              docker run --runtime flamesidecar --annotation flamesidecar.io/enable=true ...\n\n"
+		"              docker run --runtime flamesidecar --annotation "
+		"flamesidecar.io/enable=true ...\n\n"
 		"The real runtime's own help follows.\n\n",
 		FS_VERSION, WRAPPER_CONFIG_ENV, CONFIG_DEFAULT_PATH);
 	fflush(out);
@@ -59,9 +61,9 @@ static void wrapper_patch(const struct wrapper_config *cfg, const struct wrapper
 		return;
 	}
 	struct patch_opts o = {
-		.hook_path = hook,
-		.config_path = cfg->config_path[0] ? cfg->config_path : NULL,
-		.enable = cfg->fs.enable,
+	    .hook_path = hook,
+	    .config_path = cfg->config_path[0] ? cfg->config_path : NULL,
+	    .enable = cfg->fs.enable,
 	};
 	int r = patch_bundle(a->bundle, &o, &err);
 	if (r < 0)
@@ -86,7 +88,8 @@ int wrapper_main(int argc, char **argv)
 	char rt[PATH_MAX];
 	if (runtime_find(&cfg, rt, sizeof(rt), &err) < 0) {
 		runtime_log(&cfg, &a, "error", "cannot run the container runtime: %s", err.msg);
-		fprintf(stderr, "flamesidecar-runtime: cannot run the container runtime: %s\n", err.msg);
+		fprintf(stderr, "flamesidecar-runtime: cannot run the container runtime: %s\n",
+			err.msg);
 		return WRAPPER_EXIT_NO_RUNTIME;
 	}
 	if (a.verb == WRAPPER_VERB_CREATE || a.verb == WRAPPER_VERB_RUN)

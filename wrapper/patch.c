@@ -18,7 +18,7 @@
 #include "json.h"
 #include "wrapper.h"
 
-static const char *const patch_stages[] = { "createRuntime", "poststart", "poststop" };
+static const char *const patch_stages[] = {"createRuntime", "poststart", "poststop"};
 
 static bool patch_stage_ours(const char *key)
 {
@@ -150,7 +150,8 @@ static int patch_check_hooks(yajl_val hooks, const struct patch_opts *o, struct 
 		int count;
 		patch_get(hooks, key, &count);
 		if (count > 1)
-			return fs_error_set(err, EINVAL, "\"hooks\" has \"%s\" more than once", key);
+			return fs_error_set(err, EINVAL, "\"hooks\" has \"%s\" more than once",
+					    key);
 		if (YAJL_IS_NULL(val))
 			continue;
 		if (!YAJL_IS_ARRAY(val)) {
@@ -174,7 +175,8 @@ static bool patch_opted_in(yajl_val root, const struct patch_opts *o)
 	case CONFIG_ENABLE_NEVER: return false;
 	default: break;
 	}
-	const char *v = json_get_string(json_get_object(root, "annotations"), "flamesidecar.io/enable");
+	const char *v =
+	    json_get_string(json_get_object(root, "annotations"), "flamesidecar.io/enable");
 	return v && !strcmp(v, "true");
 }
 
@@ -187,8 +189,8 @@ static bool patch_has_escaped_nul(const char *in, size_t len)
 	return false;
 }
 
-int patch_json(const char *in, size_t len, const struct patch_opts *o, char **out,
-	       size_t *out_len, struct fs_error *err)
+int patch_json(const char *in, size_t len, const struct patch_opts *o, char **out, size_t *out_len,
+	       struct fs_error *err)
 {
 	*out = NULL;
 	*out_len = 0;
@@ -201,7 +203,8 @@ int patch_json(const char *in, size_t len, const struct patch_opts *o, char **ou
 	if (!patch_opted_in(root, o))
 		return PATCH_NOT_OPTED_IN;
 	if (patch_has_escaped_nul(in, len))
-		return fs_error_set(err, EINVAL, "a string holds \\u0000, which would not survive a rewrite");
+		return fs_error_set(err, EINVAL,
+				    "a string holds \\u0000, which would not survive a rewrite");
 
 	int count;
 	yajl_val hooks = patch_get(root, "hooks", &count);
@@ -307,7 +310,8 @@ int patch_bundle(const char *bundle, const struct patch_opts *o, struct fs_error
 	cleanup_close int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return fs_error_set(err, errno, "opening the bundle %s", dir);
-	cleanup_close int fd = openat(dfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	cleanup_close int fd =
+	    openat(dfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return fs_error_set(err, errno, "opening %s/config.json%s", dir,
 				    errno == ELOOP ? " (a symlink; not rewritten)" : "");

@@ -21,28 +21,32 @@
 #include "json.h"
 #include "wrapper.h"
 
-#define RUNTIME_CONFIG_MAX (256 * 1024)
+#define RUNTIME_CONFIG_MAX	 (256 * 1024)
 #define RUNTIME_LOG_ROTATE_BYTES (1024 * 1024)
 
 /* "runtime_path", read from the same file as config_load() reads. */
-static int runtime_config_own_keys(const char *path, struct wrapper_config *cfg, struct fs_error *err)
+static int runtime_config_own_keys(const char *path, struct wrapper_config *cfg,
+				   struct fs_error *err)
 {
 	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
-		return errno == ENOENT && !cfg->config_path[0] ? 0 : fs_error_set(err, errno, "opening config %s", path);
+		return errno == ENOENT && !cfg->config_path[0]
+			   ? 0
+			   : fs_error_set(err, errno, "opening config %s", path);
 	cleanup_free char *buf = NULL;
 	size_t len;
 	cleanup_json yajl_val root = NULL;
 	if (json_read_fd(fd, RUNTIME_CONFIG_MAX, &buf, &len, err) < 0 ||
 	    json_parse(buf, len, 16, &root, err) < 0)
 		return fs_error_wrap(err, "config %s", path);
-	yajl_val v = yajl_tree_get(root, (const char *[]){ "runtime_path", NULL }, yajl_t_any);
+	yajl_val v = yajl_tree_get(root, (const char *[]){"runtime_path", NULL}, yajl_t_any);
 	if (!v)
 		return 0;
 	const char *s = YAJL_IS_STRING(v) ? YAJL_GET_STRING(v) : NULL;
 	if (!s || s[0] != '/' || strlen(s) >= sizeof(cfg->runtime_path))
 		return fs_error_set(err, EINVAL,
-				    "config %s: \"runtime_path\" must be an absolute path to the runtime (e.g. /usr/sbin/runc)",
+				    "config %s: \"runtime_path\" must be an absolute path to the "
+				    "runtime (e.g. /usr/sbin/runc)",
 				    path);
 	snprintf(cfg->runtime_path, sizeof(cfg->runtime_path), "%s", s);
 	return 0;
@@ -57,7 +61,8 @@ int runtime_config_load(struct wrapper_config *cfg, struct fs_error *err)
 		/* The hook runs with the bundle as its cwd: give it an absolute path. */
 		char abs[PATH_MAX];
 		if (!realpath(env, abs))
-			return fs_error_set(err, errno, "config %s (from $%s)", env, WRAPPER_CONFIG_ENV);
+			return fs_error_set(err, errno, "config %s (from $%s)", env,
+					    WRAPPER_CONFIG_ENV);
 		if (strcmp(abs, CONFIG_DEFAULT_PATH))
 			snprintf(cfg->config_path, sizeof(cfg->config_path), "%s", abs);
 	}
@@ -91,12 +96,14 @@ int runtime_find(const struct wrapper_config *cfg, char *out, size_t len, struct
 {
 	if (cfg->runtime_path[0]) {
 		if (!runtime_executable(cfg->runtime_path))
-			return fs_error_set(err, ENOENT, "runtime_path %s is not an executable file",
+			return fs_error_set(err, ENOENT,
+					    "runtime_path %s is not an executable file",
 					    cfg->runtime_path);
 		if (runtime_is_self(cfg->runtime_path))
-			return fs_error_set(err, ELOOP,
-					    "runtime_path %s is flamesidecar-runtime itself; point it at runc",
-					    cfg->runtime_path);
+			return fs_error_set(
+			    err, ELOOP,
+			    "runtime_path %s is flamesidecar-runtime itself; point it at runc",
+			    cfg->runtime_path);
 		snprintf(out, len, "%s", cfg->runtime_path);
 		return 0;
 	}
@@ -117,8 +124,9 @@ int runtime_find(const struct wrapper_config *cfg, char *out, size_t len, struct
 		}
 		s = *e ? e + 1 : e;
 	}
-	return fs_error_set(err, ENOENT,
-			    "no runc in PATH (%s); install runc or set \"runtime_path\" in the config", path);
+	return fs_error_set(
+	    err, ENOENT, "no runc in PATH (%s); install runc or set \"runtime_path\" in the config",
+	    path);
 }
 
 int runtime_hook_path(char *out, size_t len, struct fs_error *err)
@@ -136,7 +144,8 @@ int runtime_hook_path(char *out, size_t len, struct fs_error *err)
 		return fs_error_set(err, ENAMETOOLONG, "%s/flamehook", self);
 	if (!runtime_executable(out))
 		return fs_error_set(err, ENOENT,
-				    "%s is missing or not executable (flamehook must sit next to flamesidecar-runtime)",
+				    "%s is missing or not executable (flamehook must sit next to "
+				    "flamesidecar-runtime)",
 				    out);
 	return 0;
 }
@@ -158,7 +167,8 @@ static void runtime_escape(const char *s, char *dst, size_t len, int json)
 
 static void runtime_append(const char *path, mode_t mode, const char *line, size_t n)
 {
-	cleanup_close int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, mode);
+	cleanup_close int fd =
+	    open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, mode);
 	if (fd >= 0 && write(fd, line, n) < 0) {
 		/* the log is best effort */
 	}
@@ -200,11 +210,14 @@ void runtime_log(const struct wrapper_config *cfg, const struct wrapper_args *a,
 
 	int n = snprintf(line, sizeof(line), "%s.%03ldZ flamesidecar-runtime[%d] %s %s: %s\n", ts,
 			 now.tv_nsec / 1000000, (int)getpid(),
-			 a->verb == WRAPPER_VERB_RUN ? "run" : a->verb == WRAPPER_VERB_CREATE ? "create" : "exec",
+			 a->verb == WRAPPER_VERB_RUN	  ? "run"
+			 : a->verb == WRAPPER_VERB_CREATE ? "create"
+							  : "exec",
 			 eid, esc);
 	if (n > 0 && cfg->fs.log_file[0]) {
 		runtime_log_file(cfg->fs.log_file);
-		runtime_append(cfg->fs.log_file, 0600, line, (size_t)(n < (int)sizeof(line) ? n : (int)sizeof(line) - 1));
+		runtime_append(cfg->fs.log_file, 0600, line,
+			       (size_t)(n < (int)sizeof(line) ? n : (int)sizeof(line) - 1));
 	}
 	if (strcmp(level, "info")) {
 		openlog("flamesidecar-runtime", LOG_PID, LOG_DAEMON);
@@ -217,14 +230,16 @@ void runtime_log(const struct wrapper_config *cfg, const struct wrapper_args *a,
 			runtime_escape(msg, esc, sizeof(esc), 1);
 			runtime_escape(a->id ? a->id : "-", eid, sizeof(eid), 1);
 			n = snprintf(line, sizeof(line),
-				     "{\"level\":\"%s\",\"msg\":\"flamesidecar-runtime: %s: %s\",\"time\":\"%sZ\"}\n",
+				     "{\"level\":\"%s\",\"msg\":\"flamesidecar-runtime: %s: "
+				     "%s\",\"time\":\"%sZ\"}\n",
 				     level, eid, esc, ts);
 		} else {
 			n = snprintf(line, sizeof(line),
-				     "time=\"%sZ\" level=%s msg=\"flamesidecar-runtime: %s: %s\"\n", ts,
-				     level, eid, esc);
+				     "time=\"%sZ\" level=%s msg=\"flamesidecar-runtime: %s: %s\"\n",
+				     ts, level, eid, esc);
 		}
 		if (n > 0)
-			runtime_append(a->log, 0644, line, (size_t)(n < (int)sizeof(line) ? n : (int)sizeof(line) - 1));
+			runtime_append(a->log, 0644, line,
+				       (size_t)(n < (int)sizeof(line) ? n : (int)sizeof(line) - 1));
 	}
 }

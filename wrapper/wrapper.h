@@ -16,11 +16,11 @@
 #include "error.h"
 
 #define WRAPPER_BUNDLE_CONFIG_MAX (4 * 1024 * 1024) /* bytes of config.json we read */
-#define WRAPPER_JSON_DEPTH 64
-#define WRAPPER_HOOK_TIMEOUT 5 /* seconds, per hook entry */
-#define WRAPPER_HOOK_ENV "PATH=/usr/sbin:/usr/bin:/sbin:/bin"
-#define WRAPPER_DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-#define WRAPPER_CONFIG_ENV "FLAMESIDECAR_CONFIG"
+#define WRAPPER_JSON_DEPTH	  64
+#define WRAPPER_HOOK_TIMEOUT	  5 /* seconds, per hook entry */
+#define WRAPPER_HOOK_ENV	  "PATH=/usr/sbin:/usr/bin:/sbin:/bin"
+#define WRAPPER_DEFAULT_PATH	  "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define WRAPPER_CONFIG_ENV	  "FLAMESIDECAR_CONFIG"
 
 enum wrapper_verb {
 	WRAPPER_VERB_OTHER = 0, /* passed straight through */
@@ -32,12 +32,12 @@ enum wrapper_verb {
  * argv. */
 struct wrapper_args {
 	enum wrapper_verb verb;
-	int verb_index;		/* argv index of the verb, 0 when none */
-	const char *bundle;	/* --bundle/-b value, NULL = the cwd */
-	const char *id;		/* container id, NULL when absent */
-	const char *log;	/* global --log FILE, NULL when absent */
-	int log_json;		/* global --log-format json */
-	int unknown_option;	/* an option we could not classify was seen */
+	int verb_index;	    /* argv index of the verb, 0 when none */
+	const char *bundle; /* --bundle/-b value, NULL = the cwd */
+	const char *id;	    /* container id, NULL when absent */
+	const char *log;    /* global --log FILE, NULL when absent */
+	int log_json;	    /* global --log-format json */
+	int unknown_option; /* an option we could not classify was seen */
 };
 
 /* args.c: classify a runc/crun command line (argv[0] is the program).
@@ -64,8 +64,8 @@ enum patch_result {
  * poststop, each appended after any existing entry). Everything else keeps
  * its value, key order, duplicates and number spelling. Returns a
  * patch_result >= 0 (out is malloc'd only for PATCH_ADDED) or -errno. */
-int patch_json(const char *in, size_t len, const struct patch_opts *o, char **out,
-	       size_t *out_len, struct fs_error *err);
+int patch_json(const char *in, size_t len, const struct patch_opts *o, char **out, size_t *out_len,
+	       struct fs_error *err);
 
 /* Read <bundle>/config.json (bounded, a regular file, not a symlink), patch
  * it and replace it atomically (temporary file in the bundle, same mode and

@@ -13,7 +13,7 @@
 #include "tap.h"
 #include "../wrapper.h"
 
-#define ARGV(...) ((char *[]){ "rt", __VA_ARGS__, NULL })
+#define ARGV(...) ((char *[]){"rt", __VA_ARGS__, NULL})
 
 static void parse_args(char **v, struct wrapper_args *a)
 {
@@ -26,9 +26,9 @@ static void parse_args(char **v, struct wrapper_args *a)
 static void test_args(void)
 {
 	struct wrapper_args a;
-	char **v = ARGV("--root", "/run/containerd/runc/k8s.io", "--log", "/b/log.json", "--log-format",
-			"json", "--systemd-cgroup", "create", "--bundle", "/b", "--pid-file", "/b/init.pid",
-			"--console-socket", "/tmp/s", "c1");
+	char **v = ARGV("--root", "/run/containerd/runc/k8s.io", "--log", "/b/log.json",
+			"--log-format", "json", "--systemd-cgroup", "create", "--bundle", "/b",
+			"--pid-file", "/b/init.pid", "--console-socket", "/tmp/s", "c1");
 	parse_args(v, &a);
 	is_int(a.verb, WRAPPER_VERB_CREATE, "containerd create: verb");
 	is_str(a.bundle, "/b", "containerd create: bundle");
@@ -38,7 +38,8 @@ static void test_args(void)
 	ok(!a.unknown_option, "containerd create: every option known");
 	is_int(a.verb_index, 8, "containerd create: verb index");
 
-	char **w = ARGV("-root=/r", "-debug", "run", "-d", "-b=/x", "--no-pivot", "--preserve-fds", "3", "c2");
+	char **w = ARGV("-root=/r", "-debug", "run", "-d", "-b=/x", "--no-pivot", "--preserve-fds",
+			"3", "c2");
 	parse_args(w, &a);
 	is_int(a.verb, WRAPPER_VERB_RUN, "single dashes and =: verb run");
 	is_str(a.bundle, "/x", "single dashes and =: bundle");
@@ -52,7 +53,8 @@ static void test_args(void)
 
 	char **d = ARGV("create", "c3");
 	parse_args(d, &a);
-	ok(a.verb == WRAPPER_VERB_CREATE && !a.bundle, "create without --bundle: bundle is the cwd");
+	ok(a.verb == WRAPPER_VERB_CREATE && !a.bundle,
+	   "create without --bundle: bundle is the cwd");
 	is_str(a.id, "c3", "create without options: id");
 
 	char **u = ARGV("--frobnicate", "create", "--bundle", "/b", "c4");
@@ -75,15 +77,15 @@ static void test_args(void)
 }
 
 static const struct patch_opts opts = {
-	.hook_path = "/usr/bin/flamehook",
-	.config_path = NULL,
-	.enable = CONFIG_ENABLE_ANNOTATION,
+    .hook_path = "/usr/bin/flamehook",
+    .config_path = NULL,
+    .enable = CONFIG_ENABLE_ANNOTATION,
 };
 
 static int patch(const char *in, const struct patch_opts *o, char **out)
 {
 	size_t len;
-	struct fs_error err = { 0 };
+	struct fs_error err = {0};
 	int r = patch_json(in, strlen(in), o, out, &len, &err);
 	if (r < 0)
 		tap_diag("patch_json: %s", err.msg);
@@ -120,7 +122,8 @@ static const char *path_str(yajl_val root, const char **path)
 static void test_patch_decisions(void)
 {
 	char *out = NULL;
-	is_int(patch("{\"ociVersion\":\"1.0.2\"}", &opts, &out), PATCH_NOT_OPTED_IN, "no annotation: left alone");
+	is_int(patch("{\"ociVersion\":\"1.0.2\"}", &opts, &out), PATCH_NOT_OPTED_IN,
+	       "no annotation: left alone");
 	ok(!out, "no annotation: no output");
 	is_int(patch("{\"annotations\":{\"flamesidecar.io/enable\":\"false\"}}", &opts, &out),
 	       PATCH_NOT_OPTED_IN, "enable=false: left alone");
@@ -133,21 +136,29 @@ static void test_patch_decisions(void)
 	is_int(patch("{}", &always, &out), PATCH_ADDED, "enable always: added without annotation");
 	free(out);
 	out = NULL;
-	is_int(patch("{" ANNOTATED "}", &never, &out), PATCH_NOT_OPTED_IN, "enable never: never added");
+	is_int(patch("{" ANNOTATED "}", &never, &out), PATCH_NOT_OPTED_IN,
+	       "enable never: never added");
 
-	is_int(patch("{" ANNOTATED ",\"hooks\":{\"prestart\":[{\"path\":\"/usr/bin/flamehook\",\"args\":[\"flamehook\",\"prestart\"]}]}}",
-		     &opts, &out), PATCH_ALREADY, "flamehook already there (hooks.d): left alone");
-	is_int(patch("{" ANNOTATED ",\"hooks\":{\"createRuntime\":[{\"path\":\"/opt/x/flamehook\"}]}}", &opts, &out),
+	is_int(patch("{" ANNOTATED ",\"hooks\":{\"prestart\":[{\"path\":\"/usr/bin/"
+				   "flamehook\",\"args\":[\"flamehook\",\"prestart\"]}]}}",
+		     &opts, &out),
+	       PATCH_ALREADY, "flamehook already there (hooks.d): left alone");
+	is_int(patch("{" ANNOTATED
+		     ",\"hooks\":{\"createRuntime\":[{\"path\":\"/opt/x/flamehook\"}]}}",
+		     &opts, &out),
 	       PATCH_ALREADY, "a flamehook at another path counts too");
 
 	is_int(patch("[1]", &opts, &out), -EINVAL, "top level array: error");
-	is_int(patch("{" ANNOTATED ",\"hooks\":[]}", &opts, &out), -EINVAL, "hooks an array: error");
+	is_int(patch("{" ANNOTATED ",\"hooks\":[]}", &opts, &out), -EINVAL,
+	       "hooks an array: error");
 	is_int(patch("{" ANNOTATED ",\"hooks\":{\"poststart\":\"x\"}}", &opts, &out), -EINVAL,
 	       "hooks.poststart a string: error");
-	is_int(patch("{" ANNOTATED ",\"hooks\":{},\"hooks\":{}}", &opts, &out), -EINVAL, "two hooks keys: error");
-	is_int(patch("{" ANNOTATED ",\"hooks\":{\"poststop\":[],\"poststop\":[]}}", &opts, &out), -EINVAL,
-	       "a stage twice: error");
-	is_int(patch("{" ANNOTATED ",\"x\":\"a\\u0000b\"}", &opts, &out), -EINVAL, "\\u0000 in a string: error");
+	is_int(patch("{" ANNOTATED ",\"hooks\":{},\"hooks\":{}}", &opts, &out), -EINVAL,
+	       "two hooks keys: error");
+	is_int(patch("{" ANNOTATED ",\"hooks\":{\"poststop\":[],\"poststop\":[]}}", &opts, &out),
+	       -EINVAL, "a stage twice: error");
+	is_int(patch("{" ANNOTATED ",\"x\":\"a\\u0000b\"}", &opts, &out), -EINVAL,
+	       "\\u0000 in a string: error");
 	is_int(patch("{" ANNOTATED ",\"x\":", &opts, &out), -EINVAL, "truncated: error");
 	char deep[300] = "{" ANNOTATED ",\"x\":";
 	size_t l = strlen(deep);
@@ -161,11 +172,13 @@ static void test_patch_decisions(void)
 static void test_patch_content(void)
 {
 	char *out = NULL;
-	const char *in = "{\"ociVersion\":\"1.0.2-dev\",\"n\":1.50e+3,\"big\":123456789012345678901234567890,"
-			 "\"neg\":-0,\"t\":true,\"f\":false,\"z\":null,\"dup\":1,\"dup\":2,"
-			 "\"s\":\"caf\\u00e9 \\ud83d\\ude00 tab\\t quote\\\" nl\\n\",\"e\":{},\"a\":[],"
-			 ANNOTATED ",\"hooks\":{\"prestart\":[{\"path\":\"/usr/bin/nvidia\"}],"
-			 "\"poststart\":[{\"path\":\"/bin/a\"},{\"path\":\"/bin/b\"}],\"poststop\":null}}";
+	const char *in =
+	    "{\"ociVersion\":\"1.0.2-dev\",\"n\":1.50e+3,\"big\":123456789012345678901234567890,"
+	    "\"neg\":-0,\"t\":true,\"f\":false,\"z\":null,\"dup\":1,\"dup\":2,"
+	    "\"s\":\"caf\\u00e9 \\ud83d\\ude00 tab\\t quote\\\" "
+	    "nl\\n\",\"e\":{},\"a\":[]," ANNOTATED
+	    ",\"hooks\":{\"prestart\":[{\"path\":\"/usr/bin/nvidia\"}],"
+	    "\"poststart\":[{\"path\":\"/bin/a\"},{\"path\":\"/bin/b\"}],\"poststop\":null}}";
 	is_int(patch(in, &opts, &out), PATCH_ADDED, "annotated: added");
 	if (!out)
 		return;
@@ -181,28 +194,33 @@ static void test_patch_content(void)
 		free(out);
 		return;
 	}
-	is_str(path_str(root, (const char *[]){ "s", NULL }), "caf\xc3\xa9 \xf0\x9f\x98\x80 tab\t quote\" nl\n",
+	is_str(path_str(root, (const char *[]){"s", NULL}),
+	       "caf\xc3\xa9 \xf0\x9f\x98\x80 tab\t quote\" nl\n",
 	       "string value kept (escapes, non-ASCII, surrogate pair)");
 	yajl_val hooks = json_get_object(root, "hooks");
-	const char *stages[] = { "prestart", "poststart", "poststop", "createRuntime" };
-	size_t want_len[] = { 1, 3, 1, 1 };
+	const char *stages[] = {"prestart", "poststart", "poststop", "createRuntime"};
+	size_t want_len[] = {1, 3, 1, 1};
 	for (size_t i = 0; i < FS_ARRAY_SIZE(stages); i++) {
-		yajl_val arr = yajl_tree_get(hooks, (const char *[]){ stages[i], NULL }, yajl_t_array);
-		ok(arr && arr->u.array.len == want_len[i], "hooks.%s has %zu entries", stages[i], want_len[i]);
+		yajl_val arr =
+		    yajl_tree_get(hooks, (const char *[]){stages[i], NULL}, yajl_t_array);
+		ok(arr && arr->u.array.len == want_len[i], "hooks.%s has %zu entries", stages[i],
+		   want_len[i]);
 	}
 	ok(hooks && hooks->u.object.len == 4 && !strcmp(hooks->u.object.keys[3], "createRuntime"),
 	   "existing stages keep their place; createRuntime is added last");
-	yajl_val ps = yajl_tree_get(hooks, (const char *[]){ "poststart", NULL }, yajl_t_array);
+	yajl_val ps = yajl_tree_get(hooks, (const char *[]){"poststart", NULL}, yajl_t_array);
 	if (ps && ps->u.array.len == 3) {
-		is_str(json_get_string(ps->u.array.values[0], "path"), "/bin/a", "poststart: existing first");
-		is_str(json_get_string(ps->u.array.values[1], "path"), "/bin/b", "poststart: existing second");
+		is_str(json_get_string(ps->u.array.values[0], "path"), "/bin/a",
+		       "poststart: existing first");
+		is_str(json_get_string(ps->u.array.values[1], "path"), "/bin/b",
+		       "poststart: existing second");
 		yajl_val e = ps->u.array.values[2];
 		is_str(json_get_string(e, "path"), "/usr/bin/flamehook", "poststart: ours last");
-		yajl_val args = yajl_tree_get(e, (const char *[]){ "args", NULL }, yajl_t_array);
+		yajl_val args = yajl_tree_get(e, (const char *[]){"args", NULL}, yajl_t_array);
 		ok(args && args->u.array.len == 2 && !strcmp(str_at(args, 0), "flamehook") &&
-			   !strcmp(str_at(args, 1), "poststart"),
+		       !strcmp(str_at(args, 1), "poststart"),
 		   "args are [flamehook, poststart]");
-		yajl_val env = yajl_tree_get(e, (const char *[]){ "env", NULL }, yajl_t_array);
+		yajl_val env = yajl_tree_get(e, (const char *[]){"env", NULL}, yajl_t_array);
 		ok(env && env->u.array.len == 1 && !strcmp(str_at(env, 0), WRAPPER_HOOK_ENV),
 		   "explicit minimal env");
 		long long to = 0;
@@ -215,18 +233,22 @@ static void test_patch_content(void)
 	/* No hooks key: appended at the end, with --config when given. */
 	struct patch_opts o = opts;
 	o.config_path = "/etc/other dir/c.json";
-	is_int(patch("{" ANNOTATED ",\"process\":{\"args\":[\"sh\"]}}", &o, &out), PATCH_ADDED, "no hooks key: added");
+	is_int(patch("{" ANNOTATED ",\"process\":{\"args\":[\"sh\"]}}", &o, &out), PATCH_ADDED,
+	       "no hooks key: added");
 	if (!out)
 		return;
 	root = parse(out);
-	ok(root && root->u.object.len == 3 && !strcmp(root->u.object.keys[2], "hooks"), "hooks key appended last");
-	yajl_val cr = yajl_tree_get(root, (const char *[]){ "hooks", "createRuntime", NULL }, yajl_t_array);
-	yajl_val args = cr && cr->u.array.len == 1 ?
-				yajl_tree_get(cr->u.array.values[0], (const char *[]){ "args", NULL }, yajl_t_array) :
-				NULL;
+	ok(root && root->u.object.len == 3 && !strcmp(root->u.object.keys[2], "hooks"),
+	   "hooks key appended last");
+	yajl_val cr =
+	    yajl_tree_get(root, (const char *[]){"hooks", "createRuntime", NULL}, yajl_t_array);
+	yajl_val args =
+	    cr && cr->u.array.len == 1
+		? yajl_tree_get(cr->u.array.values[0], (const char *[]){"args", NULL}, yajl_t_array)
+		: NULL;
 	ok(args && args->u.array.len == 4 && !strcmp(str_at(args, 1), "--config") &&
-		   !strcmp(str_at(args, 2), "/etc/other dir/c.json") &&
-		   !strcmp(str_at(args, 3), "createRuntime"),
+	       !strcmp(str_at(args, 2), "/etc/other dir/c.json") &&
+	       !strcmp(str_at(args, 3), "createRuntime"),
 	   "args are [flamehook, --config, FILE, createRuntime]");
 	/* Patching the output again finds our hook. */
 	char *again = NULL;
@@ -268,7 +290,8 @@ static void test_patch_bundle(void)
 	snprintf(lcfg, sizeof(lcfg), "%s/config.json", link);
 	if (symlink(cfgp, lcfg) == 0) {
 		int r = patch_bundle(link, &opts, &err);
-		ok(r == -ELOOP && strstr(err.msg, "symlink"), "symlinked config.json refused: %s", err.msg);
+		ok(r == -ELOOP && strstr(err.msg, "symlink"), "symlinked config.json refused: %s",
+		   err.msg);
 		struct stat ls;
 		ok(lstat(lcfg, &ls) == 0 && S_ISLNK(ls.st_mode), "the symlink stays");
 		unlink(lcfg);
