@@ -60,6 +60,10 @@ mkdir -p "$W"
 now_ms() { date +%s%3N; }
 # rss_kib FILE: "Maximum resident set size" of a /usr/bin/time -v report
 rss_kib() { sed -n 's/.*Maximum resident set size (kbytes): //p' "$1" | tail -1; }
+# cpu_ms FILE: user + system CPU time of a /usr/bin/time -v report, in ms
+cpu_ms() {
+	awk -F': ' '/User time|System time/ { s += $2 } END { printf "%d", s * 1000 }' "$1"
+}
 
 echo "# bench/run.sh: $DUR s at $FREQ Hz, Workload --threads 2 --syscalls in runc, $(nproc) CPUs,"
 echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -91,5 +95,11 @@ printf '%-44s %5s ms %7s ms %6sx\n' "end of window -> SVG on disk" "$ours_ms" "$
 printf '%-44s %4s KiB %6s KiB\n' "peak RSS (classic: perf record)" "$ours_rss" "$rec_rss"
 printf '%-44s %8s %6s KiB\n' "peak RSS (classic: perf script pipeline)" "" "$script_rss"
 printf '%-44s %8s %10s\n' "samples" "$ours_samples" "$base_samples"
+if [ -n "$TIME" ]; then
+	printf '%-44s %5s ms %7s ms\n' "CPU time of the profiler (whole command)" \
+		"$(cpu_ms "$W/ours.time")" "$(cpu_ms "$W/rec.time")"
+	printf '%-44s %8s %7s ms\n' "CPU time of perf script | collapse (perf part)" "" \
+		"$(cpu_ms "$W/script.time")"
+fi
 echo "# classic = flamesidecar map + perf script | flamesidecar collapse | flamesidecar render"
 grep '^graph\|^resolved' "$W/ours.out"

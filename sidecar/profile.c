@@ -253,6 +253,24 @@ static struct profile_pid *profile_pid_slot(struct profile *p, pid_t pid)
 			return &p->pids[i];
 }
 
+/* pid runs HotSpot: count it and warn once if it lacks frame pointers. */
+static void profile_pid_jvm(struct profile *p, struct profile_pid *pp)
+{
+	if (pp->jvm)
+		return;
+	pp->jvm = 1;
+	p->st.jvms++;
+	if (profile_fp_missing(pp->pid, NULL) == 1) {
+		const char *comm = symbolizer_comm(p->sym, pp->pid);
+		profile_warn(p,
+			     "JVM pid %d (%s) runs without -XX:+PreserveFramePointer: its Java "
+			     "stacks will be shallow (cut after the first compiled frame); "
+			     "restart it with -XX:+PreserveFramePointer (e.g. in "
+			     "JAVA_TOOL_OPTIONS)",
+			     (int)pp->pid, comm ? comm : "?");
+	}
+}
+
 /* First sight of pid: cache its maps for the symbolizer (so it can be
  * symbolized after it exits), note whether it is a JVM, warn about frame
  * pointers once. */
@@ -267,19 +285,8 @@ static struct profile_pid *profile_pid_note(struct profile *p, pid_t pid)
 	p->npids++;
 	proc_start_time(pid, &pp->start_time, NULL);
 	symbolizer_load_pid(p->sym, pid, NULL);
-	if (attach_check_hotspot(pid, NULL) == 0) {
-		pp->jvm = 1;
-		p->st.jvms++;
-		if (profile_fp_missing(pid, NULL) == 1) {
-			const char *comm = symbolizer_comm(p->sym, pid);
-			profile_warn(p,
-				     "JVM pid %d (%s) runs without -XX:+PreserveFramePointer: its "
-				     "Java stacks will be shallow (cut after the first compiled "
-				     "frame); restart it with -XX:+PreserveFramePointer (e.g. in "
-				     "JAVA_TOOL_OPTIONS)",
-				     (int)pid, comm ? comm : "?");
-		}
-	}
+	if (attach_check_hotspot(pid, NULL) == 0)
+		profile_pid_jvm(p, pp);
 	return pp;
 }
 
@@ -297,10 +304,8 @@ static void profile_on_task(const struct sampler_task *t, void *ctx)
 		pp->jvm = 0;
 		pp->warned_map = 0;
 		symbolizer_load_pid(p->sym, t->pid, NULL);
-		if (attach_check_hotspot(t->pid, NULL) == 0) {
-			pp->jvm = 1;
-			p->st.jvms++;
-		}
+		if (attach_check_hotspot(t->pid, NULL) == 0)
+			profile_pid_jvm(p, pp);
 	}
 }
 
@@ -545,8 +550,12 @@ int profile_map_jvms(struct profile *p)
 	size_t nfound = 0;
 	if (!p->o.pid && map_find_jvms(&p->entry, &found, &nfound, NULL) < 0)
 		nfound = 0;
-	for (size_t i = 0; i < nfound && n < PROFILE_MAX_JVMS; i++)
+	for (size_t i = 0; i < nfound && n < PROFILE_MAX_JVMS; i++) {
+		struct profile_pid *pp = profile_pid_note(p, found[i]);
+		if (pp)
+			profile_pid_jvm(p, pp); /* seen before it loaded libjvm.so */
 		todo[n++] = found[i];
+	}
 	for (size_t i = 0; i < PROFILE_PID_SLOTS && n < PROFILE_MAX_JVMS; i++) {
 		const struct profile_pid *pp = &p->pids[i];
 		if (pp->pid && pp->jvm && !profile_has(todo, n, pp->pid))
