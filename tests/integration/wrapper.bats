@@ -25,6 +25,11 @@ teardown() {
 			runc --root "$ROOT" delete -f "$c" >/dev/null 2>&1 || true
 		done
 	fi
+	if [ -n "${FS_TMP:-}" ] && [ -d "$FS_TMP/crun-root" ]; then
+		unshare -m --propagation private sh -c 'umount /sys/fs/cgroup/unified 2>/dev/null
+			for c in $(crun --root "$1" list -q 2>/dev/null); do crun --root "$1" delete -f "$c"; done' \
+			sh "$FS_TMP/crun-root" >/dev/null 2>&1 || true
+	fi
 	fs_cleanup
 }
 
@@ -156,6 +161,37 @@ SH
 	cmp "$FS_TMP/config.orig" "$FS_TMP/b/config.json"
 	[ -f "$FS_RUN/containers/$NAME.json" ]
 	grep -q "flamehook already in" "$FS_RUN/hook.log"
+}
+
+@test "crun behind the wrapper (runtime_path): opted-in container registered and unregistered" {
+	fs_require_root
+	fs_require_cmd crun unshare jq
+	set_config '.runtime_path = "'"$(command -v crun)"'"'
+	fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true -- sleep 1000
+	# crun refuses this machine's hybrid cgroups: a private mount namespace
+	# without the unified hierarchy (see DESIGN.md).
+	cat >"$FS_TMP/crun.sh" <<SH
+set -e
+umount /sys/fs/cgroup/unified 2>/dev/null || true
+rt() { "$WRAPPER" --root "$FS_TMP/crun-root" "\$@"; }
+rt create --bundle "$FS_TMP/b" --pid-file "$FS_TMP/b/pid" "$NAME" >"$FS_TMP/b/out.log" 2>&1 </dev/null
+rt start "$NAME"
+echo "entry_pid=\$(jq -r .pid "$FS_RUN/containers/$NAME.json") pid=\$(cat "$FS_TMP/b/pid")"
+rt exec "$NAME" cat /opt/flamesidecar/MARKER
+rt kill "$NAME" KILL
+for i in \$(seq 100); do [ "\$(rt state "$NAME" | jq -r .status)" = stopped ] && break; sleep 0.05; done
+rt delete "$NAME"
+[ -e "$FS_RUN/containers/$NAME.json" ] && echo "entry left" || echo "entry removed"
+SH
+	run unshare -m --propagation private bash "$FS_TMP/crun.sh"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	pid=$(sed -n 's/.* pid=//p' <<<"$output")
+	[ -n "$pid" ]
+	[[ "$output" == *"entry_pid=$pid pid=$pid"* ]]
+	[[ "$output" == *"flamesidecar test bundle"* ]]
+	[[ "$output" == *"entry removed"* ]]
+	[ "$(jq -r '.hooks.createRuntime[0].path' "$FS_TMP/b/config.json")" = "$FS_BUILD/flamehook" ]
 }
 
 @test "other verbs pass straight through: same arguments, stdin, stdout, environment, exit status" {
