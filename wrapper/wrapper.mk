@@ -28,3 +28,9 @@ $(BUILD)/tests/test_wrapper.t: $(BUILD)/obj/wrapper/tests/test_wrapper.o $(WRAPP
 	$(CC) $(LDFLAGS) -o $@ $^ -lyajl
 
 wrapper:: $(BUILD)/flamesidecar-runtime $(BUILD)/tests/test_wrapper.t
+
+# libFuzzer target for patch_json (`make fuzz`, with the project's others).
+build-fuzz/fuzz_wrapper: wrapper/tests/fuzz_wrapper.c $(WRAPPER_SRC) $(LIB_SRC) wrapper/wrapper.h
+	@mkdir -p build-fuzz
+	clang $(FUZZ_CFLAGS) -o $@ $< $(WRAPPER_SRC) $(LIB_SRC) $(LIBS)
+fuzz: build-fuzz/fuzz_wrapper
