@@ -34,7 +34,7 @@ struct collapse_seg {
 struct collapse {
 	struct collapse_opts opts;
 	struct fold *fold;
-	struct cbuf filter;	    /* NUL-terminated event filter */
+	struct cbuf filter; /* NUL-terminated event filter */
 	bool filter_set, defaulted;
 	struct cbuf first_filtered; /* NUL-terminated, len 0 = none */
 	bool have_first_filtered;
@@ -43,8 +43,8 @@ struct collapse {
 	bool have_pname, java, oversized;
 	struct cbuf pname;
 	uint64_t period;
-	struct cbuf frames;	    /* every line's frames, input order */
-	struct collapse_seg *segs;  /* one per stack line, into frames */
+	struct cbuf frames;	   /* every line's frames, input order */
+	struct collapse_seg *segs; /* one per stack line, into frames */
 	size_t nsegs, segs_cap;
 
 	struct cbuf key, tmp;
@@ -96,22 +96,30 @@ static int cbuf_set_str(struct cbuf *b, const char *s, size_t n)
 
 /* Character classes, one table lookup per byte on the hot path. */
 enum {
-	C_WS = 1,      /* perl \s */
-	C_DIGIT = 2,   /* \d */
-	C_WORD = 4,    /* \w */
-	C_HEXLOW = 8,  /* [\da-f] */
-	C_TIDY = 16,   /* bytes tidy_generic changes: ; " ' ( */
+	C_WS = 1,     /* perl \s */
+	C_DIGIT = 2,  /* \d */
+	C_WORD = 4,   /* \w */
+	C_HEXLOW = 8, /* [\da-f] */
+	C_TIDY = 16,  /* bytes tidy_generic changes: ; " ' ( */
 };
 
-#define CRANGE(lo, hi, v) [lo ... hi] = (v)
+#define CRANGE(lo, hi, v) [lo... hi] = (v)
 static const unsigned char cclass[256] = {
-	[' '] = C_WS, ['\t'] = C_WS, ['\n'] = C_WS, ['\v'] = C_WS, ['\f'] = C_WS, ['\r'] = C_WS,
-	CRANGE('0', '9', C_DIGIT | C_WORD | C_HEXLOW),
-	CRANGE('a', 'f', C_WORD | C_HEXLOW),
-	CRANGE('g', 'z', C_WORD),
-	CRANGE('A', 'Z', C_WORD),
-	['_'] = C_WORD,
-	[';'] = C_TIDY, ['"'] = C_TIDY, ['\''] = C_TIDY, ['('] = C_TIDY,
+    [' '] = C_WS,
+    ['\t'] = C_WS,
+    ['\n'] = C_WS,
+    ['\v'] = C_WS,
+    ['\f'] = C_WS,
+    ['\r'] = C_WS,
+    CRANGE('0', '9', C_DIGIT | C_WORD | C_HEXLOW),
+    CRANGE('a', 'f', C_WORD | C_HEXLOW),
+    CRANGE('g', 'z', C_WORD),
+    CRANGE('A', 'Z', C_WORD),
+    ['_'] = C_WORD,
+    [';'] = C_TIDY,
+    ['"'] = C_TIDY,
+    ['\''] = C_TIDY,
+    ['('] = C_TIDY,
 };
 
 static inline bool is_ws(unsigned char ch)
@@ -353,8 +361,7 @@ static int collapse_event(struct collapse *c, const char *s, size_t n, const str
 	if (c->opts.include_tid || c->opts.include_pid) {
 		if (cbuf_putc(p, '-') < 0 || cbuf_put(p, pid, pid_len) < 0)
 			return -ENOMEM;
-		if (c->opts.include_tid &&
-		    (cbuf_putc(p, '/') < 0 || cbuf_put(p, tid, tid_len) < 0))
+		if (c->opts.include_tid && (cbuf_putc(p, '/') < 0 || cbuf_put(p, tid, tid_len) < 0))
 			return -ENOMEM;
 	}
 	for (size_t i = 0; i < p->len; i++)
@@ -412,8 +419,9 @@ static bool match_frame(const char *s, size_t n, struct frame_match *m)
 		size_t op = (size_t)(o - s);
 		if (s[op - 1] == ' ') {
 			size_t r = run_end(s, op + 1, n);
-			const char *cp = r > 0 && s[r - 1] == ')' ? s + r - 1
-								   : memrchr(s + op + 1, ')', r - (op + 1));
+			const char *cp = r > 0 && s[r - 1] == ')'
+					     ? s + r - 1
+					     : memrchr(s + op + 1, ')', r - (op + 1));
 			paren = cp ? (size_t)(cp - s) : 0;
 			if (paren > op) {
 				e = op - 1;
@@ -519,7 +527,8 @@ static inline size_t next_tidy(const char *s, size_t i, size_t end)
 		b = w ^ (ones * '"');
 		c = w ^ (ones * '\'');
 		d = w ^ (ones * '(');
-		if ((((a - ones) & ~a) | ((b - ones) & ~b) | ((c - ones) & ~c) | ((d - ones) & ~d)) &
+		if ((((a - ones) & ~a) | ((b - ones) & ~b) | ((c - ones) & ~c) |
+		     ((d - ones) & ~d)) &
 		    highs)
 			break;
 	}
@@ -615,8 +624,8 @@ static int collapse_unknown(struct collapse *c, const struct frame_match *m, int
 	t->len = 0;
 	if (cbuf_putc(t, '[') < 0 || cbuf_put(t, base, base_len) < 0)
 		return -ENOMEM;
-	if (c->opts.include_addrs &&
-	    (cbuf_put(t, " <", 2) < 0 || cbuf_put(t, m->pc, m->pc_len) < 0 || cbuf_putc(t, '>') < 0))
+	if (c->opts.include_addrs && (cbuf_put(t, " <", 2) < 0 ||
+				      cbuf_put(t, m->pc, m->pc_len) < 0 || cbuf_putc(t, '>') < 0))
 		return -ENOMEM;
 	if (cbuf_putc(t, ']') < 0)
 		return -ENOMEM;
@@ -759,10 +768,10 @@ static int collapse_stream(struct collapse *c, int fd, const char *name, struct 
 	for (;;) {
 		if (cap - len < COLLAPSE_READ_CHUNK / 2) {
 			if (cap >= COLLAPSE_LINE_MAX + COLLAPSE_READ_CHUNK)
-				return fs_error_set(err, E2BIG,
-						    "reading %s: a line near line %llu is longer than %u MiB",
-						    name, (unsigned long long)c->st.lines + 1,
-						    COLLAPSE_LINE_MAX >> 20);
+				return fs_error_set(
+				    err, E2BIG,
+				    "reading %s: a line near line %llu is longer than %u MiB", name,
+				    (unsigned long long)c->st.lines + 1, COLLAPSE_LINE_MAX >> 20);
 			size_t ncap = cap ? cap * 2 : COLLAPSE_READ_CHUNK;
 			char *nb = realloc(buf, ncap);
 			if (!nb)
@@ -813,8 +822,8 @@ int collapse_fd(struct collapse *c, int fd, const char *name, struct fs_error *e
 	return 0;
 }
 
-int collapse_buffer(const char *buf, size_t len, const struct collapse_opts *opts,
-		    struct fold *out, struct fs_error *err)
+int collapse_buffer(const char *buf, size_t len, const struct collapse_opts *opts, struct fold *out,
+		    struct fs_error *err)
 {
 	struct collapse *c = collapse_new(opts, out);
 	if (!c)
@@ -828,38 +837,39 @@ int collapse_buffer(const char *buf, size_t len, const struct collapse_opts *opt
 
 static void collapse_usage(FILE *out)
 {
-	fprintf(out,
-		"Usage: flamesidecar collapse [OPTIONS] [FILE...]\n"
-		"\n"
-		"Read `perf script` text (FILEs, or stdin when none or '-') and print folded\n"
-		"stacks, one \"frame;frame;frame count\" line per distinct stack, sorted; the\n"
-		"same lines FlameGraph's stackcollapse-perf.pl prints for the same options.\n"
-		"\n"
-		"Options:\n"
-		"  -p, --pid               append the PID to the process name (\"java-4242\")\n"
-		"  -t, --tid               append PID and TID (\"java-4242/4250\")\n"
-		"  -k, --kernel            annotate kernel frames with _[k]\n"
-		"  -j, --jit               annotate JIT frames (/tmp/perf-PID.map) with _[j]\n"
-		"  -a, --all               both annotations (--kernel --jit)\n"
-		"      --addrs             show raw addresses for unknown symbols: [lib.so <7f12ab>]\n"
-		"  -e, --event-filter=EVENT  keep samples of EVENT only (default: the first\n"
-		"                          event type in the input, e.g. cpu-clock)\n"
-		"  -o, --output=FILE       write to FILE instead of stdout\n"
-		"  -q, --quiet             no warnings on stderr\n"
-		"  -h, --help              this text\n"
-		"\n"
-		"Samples are weighted by their period when perf script prints one.\n"
-		"stackcollapse-perf.pl's --inline/--context (addr2line) are not supported:\n"
-		"use `perf script --inline`, whose inlined frames are collapsed as usual.\n"
-		"\n"
-		"EXAMPLES\n"
-		"  perf record -F 99 -a -g -- sleep 30\n"
-		"  perf script | flamesidecar collapse > out.folded\n"
-		"  flamesidecar collapse --pid --all perf.txt | flamesidecar render > out.svg\n"
-		"  flamesidecar collapse --event-filter=cycles -o cycles.folded a.txt b.txt\n"
-		"\n"
-		"Exit status: 0 ok, 1 an input could not be read or the output written,\n"
-		"2 bad command line.\n");
+	fprintf(
+	    out,
+	    "Usage: flamesidecar collapse [OPTIONS] [FILE...]\n"
+	    "\n"
+	    "Read `perf script` text (FILEs, or stdin when none or '-') and print folded\n"
+	    "stacks, one \"frame;frame;frame count\" line per distinct stack, sorted; the\n"
+	    "same lines FlameGraph's stackcollapse-perf.pl prints for the same options.\n"
+	    "\n"
+	    "Options:\n"
+	    "  -p, --pid               append the PID to the process name (\"java-4242\")\n"
+	    "  -t, --tid               append PID and TID (\"java-4242/4250\")\n"
+	    "  -k, --kernel            annotate kernel frames with _[k]\n"
+	    "  -j, --jit               annotate JIT frames (/tmp/perf-PID.map) with _[j]\n"
+	    "  -a, --all               both annotations (--kernel --jit)\n"
+	    "      --addrs             show raw addresses for unknown symbols: [lib.so <7f12ab>]\n"
+	    "  -e, --event-filter=EVENT  keep samples of EVENT only (default: the first\n"
+	    "                          event type in the input, e.g. cpu-clock)\n"
+	    "  -o, --output=FILE       write to FILE instead of stdout\n"
+	    "  -q, --quiet             no warnings on stderr\n"
+	    "  -h, --help              this text\n"
+	    "\n"
+	    "Samples are weighted by their period when perf script prints one.\n"
+	    "stackcollapse-perf.pl's --inline/--context (addr2line) are not supported:\n"
+	    "use `perf script --inline`, whose inlined frames are collapsed as usual.\n"
+	    "\n"
+	    "EXAMPLES\n"
+	    "  perf record -F 99 -a -g -- sleep 30\n"
+	    "  perf script | flamesidecar collapse > out.folded\n"
+	    "  flamesidecar collapse --pid --all perf.txt | flamesidecar render > out.svg\n"
+	    "  flamesidecar collapse --event-filter=cycles -o cycles.folded a.txt b.txt\n"
+	    "\n"
+	    "Exit status: 0 ok, 1 an input could not be read or the output written,\n"
+	    "2 bad command line.\n");
 }
 
 struct collapse_cli {
@@ -885,10 +895,12 @@ static void collapse_warn(const struct collapse *c, const struct collapse_cli *c
 	if (cli->quiet)
 		return;
 	if (st.first_filtered)
-		fprintf(stderr,
-			"flamesidecar collapse: kept only '%s' events (the first type in the input); "
-			"skipped %llu samples of other types such as '%s' (choose with --event-filter)\n",
-			st.event, (unsigned long long)st.filtered, st.first_filtered);
+		fprintf(
+		    stderr,
+		    "flamesidecar collapse: kept only '%s' events (the first type in the input); "
+		    "skipped %llu samples of other types such as '%s' (choose with "
+		    "--event-filter)\n",
+		    st.event, (unsigned long long)st.filtered, st.first_filtered);
 	if (st.unrecognized)
 		fprintf(stderr,
 			"flamesidecar collapse: warning: ignored %llu unrecognized lines "
@@ -910,62 +922,43 @@ static void collapse_warn(const struct collapse *c, const struct collapse_cli *c
 int cmd_collapse(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "pid", no_argument, NULL, 'p' },
-		{ "tid", no_argument, NULL, 't' },
-		{ "kernel", no_argument, NULL, 'k' },
-		{ "jit", no_argument, NULL, 'j' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "addrs", no_argument, NULL, 'A' },
-		{ "event-filter", required_argument, NULL, 'e' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "inline", no_argument, NULL, 'I' },
-		{ "context", no_argument, NULL, 'I' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"pid", no_argument, NULL, 'p'},
+	    {"tid", no_argument, NULL, 't'},
+	    {"kernel", no_argument, NULL, 'k'},
+	    {"jit", no_argument, NULL, 'j'},
+	    {"all", no_argument, NULL, 'a'},
+	    {"addrs", no_argument, NULL, 'A'},
+	    {"event-filter", required_argument, NULL, 'e'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"inline", no_argument, NULL, 'I'},
+	    {"context", no_argument, NULL, 'I'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
-	struct collapse_opts opts = { 0 };
-	struct collapse_cli cli = { 0 };
+	struct collapse_opts opts = {0};
+	struct collapse_cli cli = {0};
 	int ch;
 
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "ptkjae:o:qh", longopts, NULL)) != -1) {
 		switch (ch) {
-		case 'p':
-			opts.include_pid = true;
-			break;
-		case 't':
-			opts.include_tid = true;
-			break;
-		case 'k':
-			opts.annotate_kernel = true;
-			break;
-		case 'j':
-			opts.annotate_jit = true;
-			break;
-		case 'a':
-			opts.annotate_kernel = opts.annotate_jit = true;
-			break;
-		case 'A':
-			opts.include_addrs = true;
-			break;
-		case 'e':
-			opts.event_filter = optarg;
-			break;
-		case 'o':
-			cli.output = optarg;
-			break;
-		case 'q':
-			cli.quiet = true;
-			break;
+		case 'p': opts.include_pid = true; break;
+		case 't': opts.include_tid = true; break;
+		case 'k': opts.annotate_kernel = true; break;
+		case 'j': opts.annotate_jit = true; break;
+		case 'a': opts.annotate_kernel = opts.annotate_jit = true; break;
+		case 'A': opts.include_addrs = true; break;
+		case 'e': opts.event_filter = optarg; break;
+		case 'o': cli.output = optarg; break;
+		case 'q': cli.quiet = true; break;
 		case 'I':
-			fprintf(stderr, "flamesidecar collapse: --inline/--context (addr2line on every "
-					"frame) are not supported; record with `perf script --inline` "
-					"instead, its inlined frames are collapsed as usual\n");
+			fprintf(stderr,
+				"flamesidecar collapse: --inline/--context (addr2line on every "
+				"frame) are not supported; record with `perf script --inline` "
+				"instead, its inlined frames are collapsed as usual\n");
 			return FS_EXIT_USAGE;
-		case 'h':
-			collapse_usage(stdout);
-			return FS_EXIT_OK;
+		case 'h': collapse_usage(stdout); return FS_EXIT_OK;
 		default:
 			fprintf(stderr, "Try 'flamesidecar collapse --help'.\n");
 			return FS_EXIT_USAGE;
@@ -981,13 +974,13 @@ int cmd_collapse(int argc, char **argv)
 	}
 
 	static char stdin_arg[] = "-";
-	char *stdin_only[] = { stdin_arg };
+	char *stdin_only[] = {stdin_arg};
 	char **files = optind < argc ? argv + optind : stdin_only;
 	int nfiles = optind < argc ? argc - optind : 1;
 	const char *unrec_file = NULL;
 	uint64_t unrec_line = 0;
 	int rc = FS_EXIT_OK;
-	struct fs_error err = { 0 };
+	struct fs_error err = {0};
 
 	for (int i = 0; i < nfiles && rc == FS_EXIT_OK; i++) {
 		const char *name;
@@ -995,8 +988,9 @@ int cmd_collapse(int argc, char **argv)
 		collapse_get_stats(c, &before);
 		cleanup_close int fd = collapse_open_input(files[i], &name);
 		if (fd < 0) {
-			fprintf(stderr, "flamesidecar collapse: cannot open %s: %s; check the path\n",
-				name, strerror(errno));
+			fprintf(stderr,
+				"flamesidecar collapse: cannot open %s: %s; check the path\n", name,
+				strerror(errno));
 			rc = FS_EXIT_FAIL;
 			break;
 		}

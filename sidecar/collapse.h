@@ -21,20 +21,20 @@
 #define COLLAPSE_LINE_MAX (64u << 20) /* longest line read from a stream */
 
 struct collapse_opts {
-	bool include_pid;     /* "comm-PID" (PID "?" when perf printed only a TID) */
-	bool include_tid;     /* "comm-PID/TID" */
-	bool annotate_kernel; /* "_[k]" on kernel frames */
-	bool annotate_jit;    /* "_[j]" on frames from /tmp/perf-PID.map */
-	bool include_addrs;   /* "[module <addr>]" for unknown symbols */
+	bool include_pid;	  /* "comm-PID" (PID "?" when perf printed only a TID) */
+	bool include_tid;	  /* "comm-PID/TID" */
+	bool annotate_kernel;	  /* "_[k]" on kernel frames */
+	bool annotate_jit;	  /* "_[j]" on frames from /tmp/perf-PID.map */
+	bool include_addrs;	  /* "[module <addr>]" for unknown symbols */
 	const char *event_filter; /* NULL or "": the first event type seen */
 };
 
 struct collapse_stats {
-	uint64_t lines;	       /* lines read */
-	uint64_t samples;      /* samples added to the table */
-	uint64_t filtered;     /* event lines skipped by the event filter */
-	uint64_t unrecognized; /* lines that are neither event, frame nor blank */
-	uint64_t oversized;    /* samples dropped: stack over FOLD_STACK_MAX */
+	uint64_t lines;		     /* lines read */
+	uint64_t samples;	     /* samples added to the table */
+	uint64_t filtered;	     /* event lines skipped by the event filter */
+	uint64_t unrecognized;	     /* lines that are neither event, frame nor blank */
+	uint64_t oversized;	     /* samples dropped: stack over FOLD_STACK_MAX */
 	uint64_t first_unrecognized; /* line number of the first one, 0 if none */
 	const char *event;	     /* the event kept (NUL-terminated), or NULL */
 	const char *first_filtered;  /* first event type filtered out, or NULL */
@@ -64,7 +64,7 @@ int collapse_fd(struct collapse *c, int fd, const char *name, struct fs_error *e
 void collapse_get_stats(const struct collapse *c, struct collapse_stats *st);
 
 /* One-shot: collapse buf with opts into out. 0 or -errno. */
-int collapse_buffer(const char *buf, size_t len, const struct collapse_opts *opts,
-		    struct fold *out, struct fs_error *err);
+int collapse_buffer(const char *buf, size_t len, const struct collapse_opts *opts, struct fold *out,
+		    struct fs_error *err);
 
 #endif

@@ -14,10 +14,10 @@
 #include "cleanup.h"
 
 #define FOLD_INITIAL_SLOTS 1024u
-#define FOLD_CHUNK_SIZE (1u << 20)
+#define FOLD_CHUNK_SIZE	   (1u << 20)
 
 struct fold_slot {
-	uint64_t hash;	  /* 0 = empty (real hashes are forced non-zero) */
+	uint64_t hash; /* 0 = empty (real hashes are forced non-zero) */
 	const char *key;
 	uint64_t count;
 	uint32_t len;
@@ -32,7 +32,7 @@ struct fold_chunk {
 
 struct fold {
 	struct fold_slot *slots;
-	size_t mask;	/* slots - 1, slots a power of two */
+	size_t mask; /* slots - 1, slots a power of two */
 	size_t used;
 	uint64_t total;
 	struct fold_chunk *chunks;
@@ -297,9 +297,9 @@ int fold_parse(struct fold *f, const char *buf, size_t len, struct fs_error *err
 			while (d > p && d[-1] >= '0' && d[-1] <= '9')
 				d--;
 			if (d == le || d == p || (d[-1] != ' ' && d[-1] != '\t'))
-				return fs_error_set(err, EINVAL,
-						    "folded line %zu: no count at the end of the line",
-						    lineno);
+				return fs_error_set(
+				    err, EINVAL, "folded line %zu: no count at the end of the line",
+				    lineno);
 			uint64_t count = 0;
 			for (const char *q = d; q < le; q++) {
 				uint64_t next;
@@ -313,7 +313,8 @@ int fold_parse(struct fold *f, const char *buf, size_t len, struct fs_error *err
 				se--;
 			int r = fold_add(f, p, (size_t)(se - p), count);
 			if (r < 0)
-				return fs_error_set(err, -r, "folded line %zu: adding stack", lineno);
+				return fs_error_set(err, -r, "folded line %zu: adding stack",
+						    lineno);
 		}
 		p = nl ? nl + 1 : end;
 	}

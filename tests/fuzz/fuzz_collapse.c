@@ -49,12 +49,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	uint8_t flags = data[0];
 	struct collapse_opts opts = {
-		.include_pid = flags & 1,
-		.include_tid = flags & 2,
-		.annotate_kernel = flags & 4,
-		.annotate_jit = flags & 8,
-		.include_addrs = flags & 16,
-		.event_filter = (flags & 32) ? "cycles" : NULL,
+	    .include_pid = flags & 1,
+	    .include_tid = flags & 2,
+	    .annotate_kernel = flags & 4,
+	    .annotate_jit = flags & 8,
+	    .include_addrs = flags & 16,
+	    .event_filter = (flags & 32) ? "cycles" : NULL,
 	};
 	const char *text = (const char *)data + 1;
 	size_t len = size - 1;
@@ -79,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	collapse_free(c);
 
-	struct check ck = { .other = lines };
+	struct check ck = {.other = lines};
 	if (fold_foreach(whole, check_one, &ck) != 0)
 		abort();
 	if (ck.n != fold_count(whole) || ck.n != fold_count(lines) || ck.sum != fold_total(whole))

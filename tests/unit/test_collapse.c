@@ -14,7 +14,7 @@ static const char *run(const char *text, const struct collapse_opts *opts)
 	static char out[8192];
 	static const struct collapse_opts none;
 	struct fold *f = fold_new();
-	struct fs_error err = { 0 };
+	struct fs_error err = {0};
 	char *buf = NULL;
 	size_t len = 0;
 	if (collapse_buffer(text, strlen(text), opts ? opts : &none, f, &err) < 0) {
@@ -35,8 +35,8 @@ static const char *run(const char *text, const struct collapse_opts *opts)
 
 static void test_frames(void)
 {
-	is_str(run(EV "\tffff main (/bin/app)\n\tffff start (/bin/app)\n\n", NULL), "app;start;main 5\n",
-	       "frames are reversed, root first, weighted by the period");
+	is_str(run(EV "\tffff main (/bin/app)\n\tffff start (/bin/app)\n\n", NULL),
+	       "app;start;main 5\n", "frames are reversed, root first, weighted by the period");
 	is_str(run(EV "\tffff f+0x1a (/bin/app)\n\n", NULL), "app;f 5\n", "+0x offset stripped");
 	is_str(run(EV "\tffff f+0x1A (/bin/app)\n\n", NULL), "app;f+0x1A 5\n",
 	       "upper-case hex is not an offset (perl's [\\da-f])");
@@ -52,30 +52,32 @@ static void test_frames(void)
 	       "';' becomes ':', quotes removed");
 	is_str(run(EV "\tffff a->b->c (/bin/app)\n\n", NULL), "app;a;b_[i];c_[i] 5\n",
 	       "inlined chain: later functions get _[i]");
-	is_str(run(EV "\tffff a->b_[i] (/bin/app)\n\n", NULL), "app;a;b_[i] 5\n", "_[i] not doubled");
+	is_str(run(EV "\tffff a->b_[i] (/bin/app)\n\n", NULL), "app;a;b_[i] 5\n",
+	       "_[i] not doubled");
 	is_str(run(EV "\tffff [unknown] (/usr/lib/libz.so.1)\n\n", NULL), "app;[libz.so.1] 5\n",
 	       "[unknown] takes the module's base name");
 	is_str(run(EV "\tffff [unknown] ([unknown])\n\n", NULL), "app;[unknown] 5\n",
 	       "unknown module stays [unknown]");
-	struct collapse_opts addrs = { .include_addrs = true };
-	is_str(run(EV "\t7f12 [unknown] (/usr/lib/libz.so.1)\n\n", &addrs), "app;[libz.so.1 <7f12>] 5\n",
-	       "--addrs shows the address");
-	struct collapse_opts all = { .annotate_kernel = true, .annotate_jit = true };
+	struct collapse_opts addrs = {.include_addrs = true};
+	is_str(run(EV "\t7f12 [unknown] (/usr/lib/libz.so.1)\n\n", &addrs),
+	       "app;[libz.so.1 <7f12>] 5\n", "--addrs shows the address");
+	struct collapse_opts all = {.annotate_kernel = true, .annotate_jit = true};
 	is_str(run(EV "\tffff k ([kernel.kallsyms])\n\tffff v (/boot/vmlinux)\n"
 		      "\tffff j (/tmp/perf-10.map)\n\tffff u ([unknown])\n\n",
 		   &all),
 	       "app;u;j_[j];v_[k];k_[k] 5\n", "--all: _[k] and _[j], nothing on [unknown]");
-	is_str(run(EV "\tffff x_[j] (/tmp/perf-10.map)\n\n", &all), "app;x_[j] 5\n", "_[j] not doubled");
+	is_str(run(EV "\tffff x_[j] (/tmp/perf-10.map)\n\n", &all), "app;x_[j] 5\n",
+	       "_[j] not doubled");
 	is_str(run("java 10 1.0: cpu-clock:\n\tffff Lcom/x/Y;::m (/tmp/perf-10.map)\n\n", NULL),
 	       "java;com/x/Y:::m 1\n", "Java L...; types tidied for process 'java'");
-	struct collapse_opts pid = { .include_pid = true };
+	struct collapse_opts pid = {.include_pid = true};
 	is_str(run("java 10 1.0: cpu-clock:\n\tffff Lcom/x/Y;::m (/tmp/perf-10.map)\n\n", &pid),
 	       "java-?;Lcom/x/Y:::m 1\n", "but not for 'java-?' (--pid), as in perl");
 }
 
 static void test_event_lines(void)
 {
-	struct collapse_opts tid = { .include_tid = true };
+	struct collapse_opts tid = {.include_tid = true};
 	is_str(run("V8 Worker 10/11 [000] 1.0: cycles:\n\n", &tid), "V8_Worker-10/11 1\n",
 	       "comm with a space; pid/tid");
 	is_str(run("app 11 [000] 1.0: cycles:\n\n", &tid), "app-?/11 1\n", "tid only: pid '?'");
@@ -85,26 +87,30 @@ static void test_event_lines(void)
 	is_str(run("app 11 cycles:u:\n\n", NULL), "app 1\n", "no period, event with a modifier");
 	is_str(run("app 11 1.0: 99999999999999999999999 cycles:\n\n", NULL),
 	       "app 18446744073709551615\n", "huge period saturates");
-	is_str(run("app 1 1.0: 3 cycles:\n\nbb 2 1.0: 4 instructions:\n\ncc 3 1.0: 5 cycles:\n\n", NULL),
+	is_str(run("app 1 1.0: 3 cycles:\n\nbb 2 1.0: 4 instructions:\n\ncc 3 1.0: 5 cycles:\n\n",
+		   NULL),
 	       "app 3\ncc 5\n", "only the first event type by default");
 	is_str(run("c 3 1.0: 5 cycles:\n\n", NULL), "c_3_1.0: 5\n",
 	       "a one-letter comm: perl's (\\S.+?) needs two characters and grows");
-	struct collapse_opts ins = { .event_filter = "instructions" };
+	struct collapse_opts ins = {.event_filter = "instructions"};
 	is_str(run("app 1 1.0: 3 cycles:\n\nbb 2 1.0: 4 instructions:\n\n", &ins), "bb 4\n",
 	       "--event-filter");
 	is_str(run("# comment\napp 1 1.0: cycles:\n\tffff main (/bin/app)\n", NULL), "",
 	       "a sample without its empty line is dropped");
-	is_str(run("\tffff main (/bin/app)\n\n", NULL), "", "frames before any event line are ignored");
-	is_str(run("app 1 1.0: cycles:\n\n\n\n", NULL), "app 1\n", "extra empty lines are harmless");
-	is_str(run("app 1 1.0: cycles:\r\n\r\n", NULL), "", "CRLF: the \\r line is not empty (perl)");
+	is_str(run("\tffff main (/bin/app)\n\n", NULL), "",
+	       "frames before any event line are ignored");
+	is_str(run("app 1 1.0: cycles:\n\n\n\n", NULL), "app 1\n",
+	       "extra empty lines are harmless");
+	is_str(run("app 1 1.0: cycles:\r\n\r\n", NULL), "",
+	       "CRLF: the \\r line is not empty (perl)");
 }
 
 static void test_streaming(void)
 {
 	struct fold *f = fold_new();
-	struct collapse_opts o = { 0 };
+	struct collapse_opts o = {0};
 	struct collapse *c = collapse_new(&o, f);
-	struct fs_error err = { 0 };
+	struct fs_error err = {0};
 	const char *l1 = "app 1 1.0: 2 cycles:", *l2 = "\tffff main (/bin/app)";
 	is_int(collapse_line(c, l1, strlen(l1), &err), 0, "collapse_line event");
 	is_int(collapse_line(c, l2, strlen(l2), &err), 0, "collapse_line frame");

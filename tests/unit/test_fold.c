@@ -41,13 +41,13 @@ static void test_sum_and_order(void)
 	is_int(fold_get(f, "b;c", 3), 7, "b;c summed to 7");
 	is_int(fold_get(f, "b;", 2), 0, "absent stack is 0");
 
-	struct collect c = { 0 };
+	struct collect c = {0};
 	is_int(fold_foreach(f, collect_fn, &c), 0, "foreach visits all");
 	/* memcmp order, a prefix first: "" < "a" < "a\tb" < "a;b" < "b;c" < "x\0y" < "zero" */
 	ok(!memcmp(c.text, "=4|a=1|a\tb=1|a;b=1|b;c=7|x", 26), "sorted byte-wise like perl's cmp");
 	ok(strstr(c.text, "zero=0|") != NULL, "a zero count is kept");
 
-	struct collect s = { .stop_after = 2 };
+	struct collect s = {.stop_after = 2};
 	is_int(fold_foreach(f, collect_fn, &s), 42, "foreach stops on a non-zero return");
 	is_int(s.calls, 2, "after 2 calls");
 	fold_free(f);
@@ -58,7 +58,8 @@ static void test_limits(void)
 	struct fold *f = fold_new();
 	char *big = malloc(FOLD_STACK_MAX + 1);
 	memset(big, 'x', FOLD_STACK_MAX + 1);
-	is_int(fold_add(f, big, FOLD_STACK_MAX + 1, 1), -E2BIG, "a stack over FOLD_STACK_MAX is refused");
+	is_int(fold_add(f, big, FOLD_STACK_MAX + 1, 1), -E2BIG,
+	       "a stack over FOLD_STACK_MAX is refused");
 	is_int(fold_add(f, big, FOLD_STACK_MAX, 1), 0, "a stack of exactly FOLD_STACK_MAX fits");
 	is_int(fold_add(f, "s", 1, UINT64_MAX), 0, "add UINT64_MAX");
 	is_int(fold_add(f, "s", 1, 5), 0, "and more");
@@ -103,10 +104,11 @@ static void test_write_parse(void)
 	FILE *m = open_memstream(&buf, &len);
 	is_int(fold_write(f, m), 0, "fold_write");
 	fclose(m);
-	is_str(buf, "java;a 18446744073709551615\njava;a;b 3\n", "written sorted as 'stack count' lines");
+	is_str(buf, "java;a 18446744073709551615\njava;a;b 3\n",
+	       "written sorted as 'stack count' lines");
 
 	struct fold *g = fold_new();
-	struct fs_error err = { 0 };
+	struct fs_error err = {0};
 	is_int(fold_parse(g, buf, len, &err), 0, "fold_parse reads what fold_write wrote");
 	is_int(fold_count(g), 2, "2 stacks parsed");
 	ok(fold_get(g, "java;a", 6) == UINT64_MAX, "big count parsed");
