@@ -808,7 +808,9 @@ int collapse_fd(struct collapse *c, int fd, const char *name, struct fs_error *e
 	struct stat sb;
 	if (fstat(fd, &sb) < 0)
 		return fs_error_set(err, errno, "stat %s", name);
-	if (!S_ISREG(sb.st_mode) || sb.st_size <= 0)
+	/* mmap a whole regular file; a file descriptor already read from (stdin
+	 * redirected from a file after a `read`) is streamed from where it is */
+	if (!S_ISREG(sb.st_mode) || sb.st_size <= 0 || lseek(fd, 0, SEEK_CUR) != 0)
 		return collapse_stream(c, fd, name, err);
 	size_t size = (size_t)sb.st_size;
 	void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);

@@ -97,6 +97,13 @@ compat_mode() {
 	[ "$output" = "app;main 1" ]
 }
 
+@test "stdin redirected from a partly read file is read from its offset" {
+	printf 'skip 1 1.0: cycles:\n\nab 2 1.0: cycles:\n\n' >"$TMP/off.txt"
+	run sh -c 'dd bs=21 count=1 status=none >/dev/null; "$1" collapse' sh "$FS" <"$TMP/off.txt"
+	[ "$status" -eq 0 ]
+	[ "$output" = "ab 1" ]
+}
+
 @test "output is sorted byte-wise and -o writes a file" {
 	"$FS" collapse -o "$TMP/out.folded" "$FIXTURES/unusual.txt" 2>/dev/null
 	LC_ALL=C sort -c "$TMP/out.folded"
