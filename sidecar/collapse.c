@@ -860,6 +860,7 @@ static void collapse_usage(FILE *out)
 	    "  -q, --quiet             no warnings on stderr\n"
 	    "  -h, --help              this text\n"
 	    "\n"
+	    "Long options also work with one dash (-pid, -all), as with the perl script.\n"
 	    "Samples are weighted by their period when perf script prints one.\n"
 	    "stackcollapse-perf.pl's --inline/--context (addr2line) are not supported:\n"
 	    "use `perf script --inline`, whose inlined frames are collapsed as usual.\n"
@@ -943,7 +944,7 @@ int cmd_collapse(int argc, char **argv)
 	int ch;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "ptkjae:o:qh", longopts, NULL)) != -1) {
+	while ((ch = getopt_long_only(argc, argv, "ptkjae:o:qh", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'p': opts.include_pid = true; break;
 		case 't': opts.include_tid = true; break;

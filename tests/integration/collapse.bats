@@ -118,6 +118,14 @@ compat_mode() {
 	[[ "$output" != *"kept only"* ]]
 }
 
+@test "perl-style single-dash long options work like the double-dash ones" {
+	cd "$FIXTURES"
+	"$FS" collapse -q -tid -all unusual.txt >"$TMP/single"
+	"$FS" collapse -q --tid --all unusual.txt >"$TMP/double"
+	cmp "$TMP/single" "$TMP/double"
+	"$FS" collapse -q -event-filter=page-faults unusual.txt | cmp - unusual.page-faults.folded
+}
+
 @test "--help has usage and EXAMPLES; bad usage exits 2; unreadable input exits 1" {
 	run "$FS" collapse --help
 	[ "$status" -eq 0 ]
