@@ -5,7 +5,7 @@
 #
 # The tree is what `make install DESTDIR=... PREFIX=/usr` installs, plus
 # the runtime wrapper; binaries are stripped, man pages gzipped, Depends is
-# computed by dpkg-shlibdeps when it is installed (dpkg-dev).
+# computed from the dynamic objects (dpkg-shlibdeps when dpkg-dev is there).
 set -eu
 
 BUILD=${BUILD:-build}
@@ -20,9 +20,6 @@ PKGVER="$VERSION-$DEB_REVISION"
 WORK="$BUILD/deb"
 ROOT="$WORK/debian/flamesidecar"
 OUT="$BUILD/flamesidecar_${PKGVER}_$ARCH.deb"
-# Used when dpkg-shlibdeps is not there: what the dynamic flamesidecar
-# binary and the agent link against (objdump -p: NEEDED).
-FALLBACK_DEPENDS="libc6 (>= 2.36), libcap2 (>= 1:2.26), libelf1 (>= 0.144), libseccomp2 (>= 1.0.1), libstdc++6 (>= 4.1.1), libyajl2 (>= 2.0.4)"
 
 umask 022
 rm -rf "$WORK"
@@ -55,20 +52,31 @@ for d in README.md docs/engines.md docs/security.md docs/configuration.md; do
 done
 install -m 0644 packaging/debian/lintian-overrides "$ROOT/usr/share/lintian/overrides/flamesidecar"
 
-# Dependencies of the dynamic objects.
-DEPENDS=$FALLBACK_DEPENDS
-if command -v dpkg-shlibdeps >/dev/null 2>&1; then
+# Dependencies of the dynamic objects: the agent (libc only), and any
+# program that is not static (all are in a normal build; a build with other
+# LDFLAGS may differ). dpkg-shlibdeps gives versions; without it (no
+# dpkg-dev) the owners of the NEEDED libraries are listed without versions.
+set --
+for f in "$ROOT"/usr/bin/* "$ROOT"/usr/lib/flamesidecar/bundle/*.so; do
+	[ -f "$f" ] && objdump -p "$f" 2>/dev/null | grep -q NEEDED && set -- "$@" "$f"
+done
+DEPENDS=
+if [ $# -gt 0 ] && command -v dpkg-shlibdeps >/dev/null 2>&1; then
 	printf 'Source: flamesidecar\n\nPackage: flamesidecar\nArchitecture: any\n' >"$WORK/debian/control"
-	set -- "$ROOT/usr/bin/flamesidecar"
-	for so in "$ROOT"/usr/lib/flamesidecar/bundle/*.so; do [ -f "$so" ] && set -- "$@" "$so"; done
-	deps=$(cd "$WORK" && dpkg-shlibdeps -O "$@" 2>/dev/null | sed -n 's/^shlibs:Depends=//p') || deps=
-	[ -n "$deps" ] && DEPENDS=$deps
+	DEPENDS=$(cd "$WORK" && dpkg-shlibdeps -O "$@" 2>/dev/null | sed -n 's/^shlibs:Depends=//p') || DEPENDS=
+fi
+if [ $# -gt 0 ] && [ -z "$DEPENDS" ]; then
+	DEPENDS=$(for f in "$@"; do objdump -p "$f" | awk '/NEEDED/ {print $2}'; done | sort -u |
+		while read -r lib; do
+			path=$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF; exit}')
+			[ -n "$path" ] && dpkg -S "$path" "$(readlink -f "$path")" 2>/dev/null | head -n 1 | cut -d: -f1
+		done | sort -u | paste -sd, - | sed 's/,/, /g')
 fi
 
 install -d "$ROOT/DEBIAN"
 SIZE=$(du -k -s --apparent-size "$ROOT" | cut -f1)
 sed -e "s|@VERSION@|$PKGVER|" -e "s|@ARCH@|$ARCH|" -e "s|@SIZE@|$SIZE|" -e "s|@DEPENDS@|$DEPENDS|" \
-	packaging/debian/control.in >"$ROOT/DEBIAN/control"
+	packaging/debian/control.in | { [ -n "$DEPENDS" ] && cat || grep -v '^Depends: $'; } >"$ROOT/DEBIAN/control"
 install -m 0644 packaging/debian/conffiles "$ROOT/DEBIAN/conffiles"
 install -m 0755 packaging/debian/postrm "$ROOT/DEBIAN/postrm"
 (cd "$ROOT" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | LC_ALL=C sort -z |

@@ -9,13 +9,10 @@
 #   CONFIG the config.json to install (default the ConfigMap at
 #          /config/config.json, else the package's)
 #
-# On the node everything lives in /usr/lib/flamesidecar (bin/, lib/,
-# bundle/), the hooks.d files in HOOKS_DIR and the config in
-# /etc/flamesidecar. flamehook and flamesidecar-runtime are static and run
-# as they are. flamesidecar is dynamic: it is installed with the shared
-# libraries it was built against (and their loader) beside it, behind a
-# small launcher, so that the hook can start triggered profiles on a node
-# that has none of those libraries.
+# On the node everything lives in /usr/lib/flamesidecar (bin/, bundle/,
+# and lib/ for a dynamically linked flamesidecar), the hooks.d files in
+# HOOKS_DIR and the config in /etc/flamesidecar. The programs are static
+# and run on the node as they are.
 #
 # `node-install.sh --uninstall` removes all of it again.
 set -eu
@@ -44,7 +41,7 @@ if [ "${1:-}" = --uninstall ]; then
 fi
 
 [ -d "$HOST" ] || { echo "node-install: $HOST is not a directory (mount the node's / there)" >&2; exit 1; }
-install -d -m 0755 "$DEST/bin" "$DEST/lib" "$DEST/bundle" "$HOST$HOOKS_DIR" "$HOST/etc/flamesidecar"
+install -d -m 0755 "$DEST/bin" "$DEST/bundle" "$HOST$HOOKS_DIR" "$HOST/etc/flamesidecar"
 
 put 0755 "$SRC/usr/bin/flamehook" "$DEST/bin/flamehook"
 put 0755 "$SRC/usr/bin/flamesidecar-runtime" "$DEST/bin/flamesidecar-runtime"
@@ -52,22 +49,31 @@ for so in "$SRC"/usr/lib/flamesidecar/bundle/*.so; do
 	[ -f "$so" ] && put 0644 "$so" "$DEST/bundle/$(basename "$so")"
 done
 
-# flamesidecar, its libraries and their loader.
-put 0755 "$SRC/usr/bin/flamesidecar" "$DEST/lib/flamesidecar.bin"
-loader=
-for lib in $(ldd "$SRC/usr/bin/flamesidecar" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'); do
-	real=$(readlink -f "$lib")
-	put 0755 "$real" "$DEST/lib/$(basename "$lib")"
-	case "$(basename "$lib")" in ld-linux*) loader=$(basename "$lib") ;; esac
-done
-[ -n "$loader" ] || { echo "node-install: no dynamic loader found in ldd's output" >&2; exit 1; }
-cat >"$DEST/bin/flamesidecar.new.$$" <<SH
+# flamesidecar: static in a normal build, installed as it is. A dynamic one
+# (another build) gets the libraries it was linked with, and their loader,
+# beside it behind a small launcher, so that the hook can start triggered
+# profiles on a node that has none of those libraries.
+rm -rf "$DEST/lib"
+if ! objdump -p "$SRC/usr/bin/flamesidecar" 2>/dev/null | grep -q NEEDED &&
+	! ldd "$SRC/usr/bin/flamesidecar" 2>/dev/null | grep -q '=>'; then
+	put 0755 "$SRC/usr/bin/flamesidecar" "$DEST/bin/flamesidecar"
+else
+	install -d -m 0755 "$DEST/lib"
+	put 0755 "$SRC/usr/bin/flamesidecar" "$DEST/lib/flamesidecar.bin"
+	loader=
+	for lib in $(ldd "$SRC/usr/bin/flamesidecar" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'); do
+		put 0755 "$(readlink -f "$lib")" "$DEST/lib/$(basename "$lib")"
+		case "$(basename "$lib")" in ld-linux*) loader=$(basename "$lib") ;; esac
+	done
+	[ -n "$loader" ] || { echo "node-install: no dynamic loader in ldd's output" >&2; exit 1; }
+	cat >"$DEST/bin/flamesidecar.new.$$" <<SH
 #!/bin/sh
 # Installed by flamesidecar's node-install.sh: flamesidecar with its own libraries.
 exec $NODE_DIR/lib/$loader --library-path $NODE_DIR/lib $NODE_DIR/lib/flamesidecar.bin "\$@"
 SH
-chmod 0755 "$DEST/bin/flamesidecar.new.$$"
-mv -f "$DEST/bin/flamesidecar.new.$$" "$DEST/bin/flamesidecar"
+	chmod 0755 "$DEST/bin/flamesidecar.new.$$"
+	mv -f "$DEST/bin/flamesidecar.new.$$" "$DEST/bin/flamesidecar"
+fi
 
 # hooks.d files (CRI-O), pointing at the node's copy of the hook.
 for h in "$SRC"/usr/share/containers/oci/hooks.d/flamesidecar*.json; do

@@ -82,7 +82,7 @@ require_clean_system() {
 	# Stripped, and the static ones static.
 	run file "$X/usr/bin/flamehook" "$X/usr/bin/flamesidecar-runtime" "$X/usr/bin/flamesidecar"
 	[[ "$output" != *"not stripped"* ]]
-	[ "$(grep -c static-pie <<<"$output")" = 2 ]
+	[ "$(grep -c -e '/flamehook:.*static-pie' -e '/flamesidecar-runtime:.*static-pie' <<<"$output")" = 2 ]
 	# Nothing in /run, /var or /usr/local.
 	[ ! -e "$X/run" ] && [ ! -e "$X/var" ] && [ ! -e "$X/usr/local" ]
 }
@@ -91,7 +91,7 @@ require_clean_system() {
 	[ "$(dpkg-deb -f "$DEB" Package)" = flamesidecar ]
 	[ "$(dpkg-deb -f "$DEB" Architecture)" = "$(dpkg --print-architecture)" ]
 	[[ "$(dpkg-deb -f "$DEB" Version)" == "$(sed -n 's/^VERSION := //p' "$FS_TOP/Makefile")-"* ]]
-	deps=$(dpkg-deb -f "$DEB" Depends)
+	deps=$(dpkg-deb -f "$DEB" Depends || true)
 	# Every NEEDED library belongs to a package named in Depends.
 	for obj in "$X/usr/bin/flamesidecar" "$X"/usr/lib/flamesidecar/bundle/*.so; do
 		[ -f "$obj" ] || continue
@@ -217,10 +217,15 @@ PY
 	done
 	[ "$(jq -r .enable "$H/etc/flamesidecar/config.json")" = always ]
 	[ "$(jq -r .sidecar_path "$H/etc/flamesidecar/config.json")" = /usr/lib/flamesidecar/bin/flamesidecar ]
-	# The launcher's command, with the node root prefixed, and an empty environment.
-	grep -q '^exec /usr/lib/flamesidecar/lib/ld-linux' "$L/bin/flamesidecar"
-	loader=$(ls "$L"/lib/ld-linux*)
-	run env -i "$loader" --library-path "$L/lib" "$L/lib/flamesidecar.bin" --version
+	if [ -d "$L/lib" ]; then
+		# A dynamic sidecar: the launcher's command, with the node root
+		# prefixed, and an empty environment.
+		grep -q '^exec /usr/lib/flamesidecar/lib/ld-linux' "$L/bin/flamesidecar"
+		loader=$(ls "$L"/lib/ld-linux*)
+		run env -i "$loader" --library-path "$L/lib" "$L/lib/flamesidecar.bin" --version
+	else
+		run env -i "$L/bin/flamesidecar" --version
+	fi
 	[ "$status" -eq 0 ]
 	[[ "$output" == "flamesidecar "* ]]
 	run env SRC="$X" HOST="$H" sh "$FS_TOP/packaging/kubernetes/node-install.sh" --uninstall
@@ -250,4 +255,26 @@ PY
 		grep -qxE "$f(\.gz)?" <<<"$output" || { echo "missing $f"; false; }
 	done
 	rpm -qp --configfiles "$rpm" | grep -qx /etc/flamesidecar/config.json
+}
+
+@test "man pages: groff -ww finds nothing to warn about; every verb of flamesidecar has a section" {
+	fs_require_cmd groff
+	for m in "$FS_TOP"/docs/man/*.[15]; do
+		run groff -man -Tutf8 -ww -z "$m"
+		[ "$status" -eq 0 ]
+		[ -z "$output" ] || { echo "$m: $output"; false; }
+	done
+	for v in run top map list gc collapse render diff; do
+		grep -q "^\.SS $v\$" "$FS_TOP/docs/man/flamesidecar.1" || { echo "no section for $v"; false; }
+	done
+	# And each verb's long options appear in the page.
+	for v in run top map list gc collapse render diff; do
+		# The option each line of the help's option list starts with.
+		for o in $("$FS_BUILD/flamesidecar" "$v" --help |
+			sed -nE 's/^ +(-[A-Za-z], )?(--[a-z][a-z-]+).*/\2/p' | sort -u); do
+			[ "$o" = --help ] && continue
+			grep -qF -- "$(sed 's/-/\\-/g' <<<"$o")" "$FS_TOP/docs/man/flamesidecar.1" ||
+				{ echo "flamesidecar $v $o is not in flamesidecar.1"; false; }
+		done
+	done
 }
