@@ -53,6 +53,7 @@ struct profile {
 	uint64_t *words;
 	size_t nwords, wcap;
 	size_t warm_off; /* arena offset of the first chain not warmed yet */
+	size_t raw_max;	 /* words before an early fold */
 	/* processes seen */
 	struct profile_pid *pids;
 	size_t npids;
@@ -407,6 +408,9 @@ int profile_open(const struct profile_opts *o, struct profile **out, struct fs_e
 	p->o = *o;
 	p->entry = *e;
 	p->o.entry = &p->entry;
+	p->raw_max = o->raw_max_words && o->raw_max_words < PROFILE_RAW_MAX_WORDS
+			 ? o->raw_max_words
+			 : PROFILE_RAW_MAX_WORDS;
 
 	struct sampler_opts so = {
 	    .frequency = o->frequency, .max_stack = o->max_stack, .user_only = o->user_only};
@@ -488,7 +492,7 @@ int profile_poll(struct profile *p, int timeout_ms, struct fs_error *err)
 	profile_warm(p, PROFILE_WARM_US);
 	if (r < 0 && r != -EINTR)
 		return fs_error_set(err, -r, "reading samples");
-	if (p->nwords >= PROFILE_RAW_MAX_WORDS) {
+	if (p->nwords >= p->raw_max) {
 		/* Full: fold what we have with the JIT names of now, go on. */
 		p->st.early_folds++;
 		int f = profile_fold(p, 1, err);

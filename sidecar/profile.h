@@ -56,6 +56,7 @@ struct profile_opts {
 	struct map_opts map;		    /* how JVMs are mapped */
 	int with_pid;			    /* root frame "comm-PID" instead of "comm" */
 	const char *cgroup_root;	    /* NULL = /sys/fs/cgroup (tests) */
+	size_t raw_max_words;		    /* 0 = PROFILE_RAW_MAX_WORDS (tests: smaller) */
 	profile_warn_fn warn;		    /* NULL = warnings are dropped */
 	void *warn_ctx;
 };

@@ -349,6 +349,10 @@ static void run_summary(struct profile *p, const struct run_args *a, uint64_t wi
 	printf("samples    %llu (lost %llu, truncated stacks %llu)\n",
 	       (unsigned long long)st.samples, (unsigned long long)st.lost,
 	       (unsigned long long)st.truncated);
+	if (st.early_folds || st.dropped)
+		printf("memory     raw stacks folded early %llu times (table full), %llu samples "
+		       "dropped (out of memory)\n",
+		       (unsigned long long)st.early_folds, (unsigned long long)st.dropped);
 	static const struct {
 		enum symbolizer_kind k;
 		const char *name;
@@ -471,6 +475,10 @@ int cmd_run(int argc, char **argv)
 	a.prof.entry = &e;
 	a.prof.warn = run_warn;
 	a.prof.warn_ctx = "run";
+	/* tests: a tiny raw table, to exercise early folding */
+	const char *raw = getenv("FS_TEST_PROFILE_RAW_WORDS");
+	if (raw)
+		a.prof.raw_max_words = strtoul(raw, NULL, 10);
 	run_stop_signal = 0;
 	run_catch_signals();
 	int r = profile_open(&a.prof, &p, &err);

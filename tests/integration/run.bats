@@ -146,12 +146,29 @@ teardown() {
 	echo "# unresolved: $pm permille" >&3
 	[ -n "$pm" ] && [ "$pm" -lt 100 ]
 	grep -A1 '^hottest' <<<"$output" | grep -q 'flametest\.Workload\.hotMethod'
+	# every sample taken is in the folded file, once
+	[ "$(sed -n 's/^samples *\([0-9]*\) .*/\1/p' <<<"$output")" -eq "$all" ]
 	[[ "$output" == *"svg        main.svg"* ]]
 	[[ "$output" == *"folded     main.folded"* ]]
 	[[ "$output" == *"graph      written "* ]]
 	# the SVG is well-formed XML and draws the hot method
 	xmllint --noout main.svg
 	grep -q 'flametest.Workload.hotMethod' main.svg
+}
+
+@test "run: a full raw table is folded early, nothing is lost or misnamed" {
+	needs_jvm
+	cd "$OUT"
+	# a 300-word table holds a dozen distinct stacks
+	FS_TEST_PROFILE_RAW_WORDS=300 run "$FS_SIDECAR" run "$MAIN" -d 3s -F 499 -o early.svg
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ folded\ early\ [1-9][0-9]*\ times ]]
+	local all
+	all=$(total early.folded)
+	[ "$(sed -n 's/^samples *\([0-9]*\) .*/\1/p' <<<"$output")" -eq "$all" ]
+	[ "$(samples early.folded 'flametest\.Workload\.hotMethod')" -gt $((all / 3)) ]
+	xmllint --noout early.svg
 }
 
 @test "run: default file names flamesidecar-<id>-<UTC time>.svg/.folded in the current directory" {
@@ -186,6 +203,8 @@ teardown() {
 	"$FS_SIDECAR" run "$MAIN" -d 120s -o int.svg >int.out 2>int.err 3>&- &
 	local pid=$! start=$SECONDS
 	fs_wait_for 30 grep -q recording int.err
+	# not synchronisation: the window must last a while to hold samples
+	sleep 2
 	kill -INT "$pid"
 	local rc=0
 	fs_wait_for 30 sh -c "! kill -0 $pid 2>/dev/null"
