@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "fileio.h"
 #include "json.h"
 #include "wrapper.h"
 
@@ -257,51 +258,26 @@ int patch_json(const char *in, size_t len, const struct patch_opts *o, char **ou
 	return PATCH_ADDED;
 }
 
-static int patch_write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t w = write(fd, buf, len);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
+struct patch_content {
+	const struct stat *st;
+	const char *buf;
+	size_t len;
+};
 
-/* Write buf to a new file in dfd with st's owner and mode, then rename it
- * over config.json. The temporary file never outlives a failure. */
-static int patch_replace(int dfd, const struct stat *st, const char *buf, size_t len,
-			 struct fs_error *err)
+/* The new config.json: the original's owner, the content, on disk before
+ * the rename (fileio_replace gives it the mode and renames it). */
+static int patch_fill(int fd, void *arg, struct fs_error *err)
 {
-	char tmp[64];
-	cleanup_close int fd = -1;
-	for (unsigned n = 0; fd < 0 && n < 16; n++) {
-		snprintf(tmp, sizeof(tmp), ".config.json.flamesidecar.%d.%u", (int)getpid(), n);
-		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd < 0 && errno != EEXIST)
-			return fs_error_set(err, errno, "creating %s", tmp);
-	}
-	if (fd < 0)
-		return fs_error_set(err, EEXIST, "creating a temporary config.json");
-	int r = 0;
-	if (fchown(fd, st->st_uid, st->st_gid) < 0)
-		r = fs_error_set(err, errno, "giving %s the owner %u:%u", tmp, (unsigned)st->st_uid,
-				 (unsigned)st->st_gid);
-	else if (fchmod(fd, st->st_mode & 07777) < 0)
-		r = fs_error_set(err, errno, "giving %s the mode %o", tmp, st->st_mode & 07777);
-	else if ((r = patch_write_all(fd, buf, len)) < 0)
-		fs_error_set(err, -r, "writing %s", tmp);
-	else if (fsync(fd) < 0)
-		r = fs_error_set(err, errno, "syncing %s", tmp);
-	else if (renameat(dfd, tmp, dfd, "config.json") < 0)
-		r = fs_error_set(err, errno, "renaming %s to config.json", tmp);
-	if (r < 0)
-		unlinkat(dfd, tmp, 0);
-	return r;
+	const struct patch_content *c = arg;
+	int r;
+	if (fchown(fd, c->st->st_uid, c->st->st_gid) < 0)
+		return fs_error_set(err, errno, "giving it the owner %u:%u",
+				    (unsigned)c->st->st_uid, (unsigned)c->st->st_gid);
+	if ((r = fileio_write_all(fd, c->buf, c->len)) < 0)
+		return fs_error_set(err, -r, "writing %zu bytes", c->len);
+	if (fsync(fd) < 0)
+		return fs_error_set(err, errno, "syncing it");
+	return 0;
 }
 
 int patch_bundle(const char *bundle, const struct patch_opts *o, struct fs_error *err)
@@ -335,8 +311,9 @@ int patch_bundle(const char *bundle, const struct patch_opts *o, struct fs_error
 		return fs_error_wrap(err, "%s/config.json", dir);
 	if (r != PATCH_ADDED)
 		return r;
-	r = patch_replace(dfd, &st, out, out_len, err);
+	struct patch_content c = {.st = &st, .buf = out, .len = out_len};
+	r = fileio_replace(dfd, dir, "config.json", st.st_mode & 07777, patch_fill, &c, err);
 	if (r < 0)
-		return fs_error_wrap(err, "bundle %s", dir);
+		return r;
 	return PATCH_ADDED;
 }

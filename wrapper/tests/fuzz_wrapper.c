@@ -41,9 +41,9 @@ static int fuzz_same(yajl_val a, yajl_val b)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct patch_opts o = {
-		.hook_path = "/usr/bin/flamehook",
-		.config_path = size && (data[0] & 1) ? "/etc/x \"y\".json" : NULL,
-		.enable = size && (data[0] & 2) ? CONFIG_ENABLE_ALWAYS : CONFIG_ENABLE_ANNOTATION,
+	    .hook_path = "/usr/bin/flamehook",
+	    .config_path = size && (data[0] & 1) ? "/etc/x \"y\".json" : NULL,
+	    .enable = size && (data[0] & 2) ? CONFIG_ENABLE_ALWAYS : CONFIG_ENABLE_ANNOTATION,
 	};
 	struct fs_error err;
 	char *out = NULL, *again = NULL;

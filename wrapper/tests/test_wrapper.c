@@ -140,7 +140,7 @@ static void test_patch_decisions(void)
 	       "enable never: never added");
 
 	is_int(patch("{" ANNOTATED ",\"hooks\":{\"prestart\":[{\"path\":\"/usr/bin/"
-				   "flamehook\",\"args\":[\"flamehook\",\"prestart\"]}]}}",
+		     "flamehook\",\"args\":[\"flamehook\",\"prestart\"]}]}}",
 		     &opts, &out),
 	       PATCH_ALREADY, "flamehook already there (hooks.d): left alone");
 	is_int(patch("{" ANNOTATED
@@ -272,12 +272,18 @@ static void test_patch_bundle(void)
 	fputs("{" ANNOTATED ", \"x\": 1}\n", f);
 	fclose(f);
 	chmod(cfgp, 0640);
+	int as_root = geteuid() == 0 && chown(cfgp, 1234, 4321) == 0;
 	struct stat before, after;
 	stat(cfgp, &before);
 	struct fs_error err;
 	is_int(patch_bundle(dir, &opts, &err), PATCH_ADDED, "bundle patched");
 	stat(cfgp, &after);
 	is_int(after.st_mode & 07777, 0640, "mode kept");
+	if (as_root)
+		ok(after.st_uid == 1234 && after.st_gid == 4321, "owner kept (%u:%u)",
+		   (unsigned)after.st_uid, (unsigned)after.st_gid);
+	else
+		ok(1, "# SKIP owner: not root");
 	ok(after.st_ino != before.st_ino, "replaced by rename (new inode)");
 	is_int(patch_bundle(dir, &opts, &err), PATCH_ALREADY, "second time: already there");
 	struct stat again;
