@@ -130,6 +130,7 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(BUNDLEDIR) $(DESTDIR)$(HOOKSDIR) \
 		$(DESTDIR)$(SYSCONFDIR)/flamesidecar $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
 	install -m 0755 $(BUILD)/flamehook $(BUILD)/flamesidecar $(DESTDIR)$(BINDIR)/
+	if [ -f $(BUILD)/flamesidecar-runtime ]; then install -m 0755 $(BUILD)/flamesidecar-runtime $(DESTDIR)$(BINDIR)/; fi
 	if [ -f $(BUILD)/libflameagent.so ]; then install -m 0644 $(BUILD)/libflameagent.so $(DESTDIR)$(BUNDLEDIR)/; fi
 	for h in config/hooks.d/*.json.in; do \
 		sed 's|@BINDIR@|$(BINDIR)|g' "$$h" > $(DESTDIR)$(HOOKSDIR)/$$(basename "$$h" .in); \
@@ -141,6 +142,7 @@ install: all
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/flamehook $(DESTDIR)$(BINDIR)/flamesidecar \
+		$(DESTDIR)$(BINDIR)/flamesidecar-runtime \
 		$(DESTDIR)$(BUNDLEDIR)/libflameagent.so $(DESTDIR)$(HOOKSDIR)/flamesidecar*.json
 
 demo: deps
