@@ -419,7 +419,8 @@ int attach_load_result(const struct attach_reply *r, const char *agent, int *age
 		return attach_load_failed(r, agent, err);
 	*agent_rc = (int)v;
 	if (v != 0)
-		return fs_error_set(err, EIO, "%s was loaded but its Agent_OnAttach returned %ld",
+		return fs_error_set(err, EIO, "%s was loaded but its Agent_OnAttach returned %ld "
+				    "(the agent writes why on the JVM's stderr)",
 				    agent, v);
 	return 0;
 }

@@ -40,6 +40,7 @@ struct map_child_arg {
 	struct attach_target t;
 	enum map_mode mode;
 	int continuous;
+	int agent_loaded; /* a libflameagent.so is mapped in the JVM already */
 	char agent[PATH_MAX]; /* absolute, inside the container; "" = none */
 };
 
@@ -60,6 +61,40 @@ static int map_agent_present(int root, const char *path)
 		return 0;
 	cleanup_close int fd = (int)syscall(SYS_openat2, root, path + 1, &how, sizeof(how));
 	return fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* One connection, one request: load the agent with option opt. */
+static int map_load_agent(struct map_child_arg *a, struct sandbox_child *c, const char *opt,
+			  uint64_t deadline, int *signalled, struct fs_error *err)
+{
+	int sig = 0, rc, r;
+	cleanup_close int fd = attach_connect(&a->t, map_trigger, c, deadline, &sig, err);
+	if (fd < 0)
+		return fd;
+	*signalled |= sig;
+	const char *args[3] = { a->agent, "true", opt };
+	struct attach_reply reply;
+	if ((r = attach_execute(fd, "load", args, deadline, &reply, err)) < 0)
+		return r;
+	r = attach_load_result(&reply, a->agent, &rc, err);
+	attach_reply_free(&reply);
+	return r;
+}
+
+static int map_jcmd_perfmap(struct map_child_arg *a, struct sandbox_child *c, uint64_t deadline,
+			    int *signalled, struct fs_error *err)
+{
+	int r;
+	cleanup_close int fd = attach_connect(&a->t, map_trigger, c, deadline, signalled, err);
+	if (fd < 0)
+		return fd;
+	const char *args[3] = { "Compiler.perfmap", NULL, NULL };
+	struct attach_reply reply;
+	if ((r = attach_execute(fd, "jcmd", args, deadline, &reply, err)) < 0)
+		return r;
+	r = attach_jcmd_result(&reply, "Compiler.perfmap", err);
+	attach_reply_free(&reply);
+	return r;
 }
 
 static int map_child(struct sandbox_child *c, void *argp, struct fs_error *err)
@@ -83,31 +118,23 @@ static int map_child(struct sandbox_child *c, void *argp, struct fs_error *err)
 
 	/* Never make the JVM write into (or block on) a planted file. */
 	char path[64], head[32];
-	int r, rc;
+	int r;
 	snprintf(path, sizeof(path), "tmp/perf-%d.map", (int)a->t.ns_pid);
 	if ((r = perfmap_precheck(root, path, a->t.uid, PERFMAP_MAX_CONTAINER_FILE, err)) < 0)
 		return r;
 
 	int signalled = 0;
-	cleanup_close int fd = attach_connect(&a->t, map_trigger, c, deadline, &signalled, err);
-	if (fd < 0)
-		return fd;
-	struct attach_reply reply;
 	if (mode == MAP_MODE_AGENT) {
-		const char *args[3] = { a->agent, "true",
-					a->continuous ? "mode=continuous" : "mode=oneshot" };
-		r = attach_execute(fd, "load", args, deadline, &reply, err);
-		if (r == 0) {
-			r = attach_load_result(&reply, a->agent, &rc, err);
-			attach_reply_free(&reply);
-		}
+		/* The agent runs one continuous session per JVM and refuses a
+		 * second: a repeated --continuous restarts it (stop, then start,
+		 * which rewrites the whole map) instead of failing. */
+		if (a->continuous && a->agent_loaded &&
+		    (r = map_load_agent(a, c, "stop", deadline, &signalled, err)) < 0)
+			return r;
+		r = map_load_agent(a, c, a->continuous ? "mode=continuous" : "mode=oneshot",
+				   deadline, &signalled, err);
 	} else {
-		const char *args[3] = { "Compiler.perfmap", NULL, NULL };
-		r = attach_execute(fd, "jcmd", args, deadline, &reply, err);
-		if (r == 0) {
-			r = attach_jcmd_result(&reply, "Compiler.perfmap", err);
-			attach_reply_free(&reply);
-		}
+		r = map_jcmd_perfmap(a, c, deadline, &signalled, err);
 	}
 	if (r < 0)
 		return r;
@@ -154,6 +181,19 @@ static int map_on_request(const char *req, int target_pidfd, void *argp, struct 
 	if (r < 0)
 		return r;
 	return attach_send_sigquit(target_pidfd, a->pid, a->start_time, err);
+}
+
+/* Has pid loaded a libflameagent.so (from any path)? Only then can a
+ * continuous session be running; 0 when unsure. */
+static int map_agent_loaded(pid_t pid)
+{
+	char path[64];
+	cleanup_free char *maps = NULL;
+	struct fs_error ignored;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if (proc_read_file(path, 64u << 20, &maps, NULL, &ignored) < 0)
+		return 0;
+	return strstr(maps, "/" MAP_AGENT_NAME "\n") != NULL;
 }
 
 int map_find_jvms(const struct registry_entry *e, pid_t **pids, size_t *n, struct fs_error *err)
@@ -239,6 +279,8 @@ int map_jvm(const struct registry_entry *e, pid_t host_pid, const struct map_opt
 	ca->t.uid = st.uid[1];
 	ca->mode = o->mode;
 	ca->continuous = o->continuous;
+	if (o->continuous)
+		ca->agent_loaded = map_agent_loaded(host_pid);
 	if (e->mount_point[0] == '/')
 		snprintf(ca->agent, sizeof(ca->agent), "%s/%s", e->mount_point, MAP_AGENT_NAME);
 	else if (o->mode == MAP_MODE_AUTO)
@@ -303,13 +345,15 @@ static void map_usage(FILE *f)
 		"  -m, --mode MODE    agent: load <mount point>/%s (the default when\n"
 		"                     the bundle is mounted); jcmd: Compiler.perfmap (JDK 17+;\n"
 		"                     the default when it is not)\n"
-		"  -c, --continuous   agent keeps the map up to date as code is compiled\n"
+		"  -c, --continuous   the agent keeps the container's map up to date as code\n"
+		"                     is compiled; run map again to copy it to the host\n"
 		"  -t, --timeout MS   per JVM, attach included (default %d)\n"
 		"  -h, --help         this text\n\n"
 		"Output: one line per JVM: host pid, ns pid, uid, mode, entries, time.\n\n"
 		"Examples:\n"
 		"  flamesidecar map 3f2a9c\n"
 		"  flamesidecar map 3f2a9c --pid 41236 --mode jcmd\n"
+		"  flamesidecar map 3f2a9c --continuous\n"
 		"  flamesidecar map 3f2a9c && perf record -g -p 41236 -- sleep 10 && perf report\n\n"
 		"Exit codes: 0 every JVM mapped, 1 one failed, 2 usage, 3 container or JVM not\n"
 		"found, 4 not permitted (run as root).\n",
@@ -320,7 +364,7 @@ static int map_exit_code(int r)
 {
 	if (r == -EPERM || r == -EACCES)
 		return FS_EXIT_PERM;
-	if (r == -ESRCH || r == -ENOENT)
+	if (r == -ESRCH || r == -ENOENT || r == -ENOEXEC) /* ENOEXEC: --pid of a non-JVM */
 		return FS_EXIT_NOTFOUND;
 	return FS_EXIT_FAIL;
 }
