@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -33,6 +34,20 @@ int common_find_container(const char *verb, const char *regdir, const char *id,
 	if (r == -EACCES || r == -EPERM)
 		return FS_EXIT_PERM;
 	return r == -ENOENT || r == -EEXIST ? FS_EXIT_NOTFOUND : FS_EXIT_FAIL;
+}
+
+int common_open_container(const char *verb, const char *why, const char *id, struct fs_config *cfg,
+			  struct registry_entry *e)
+{
+	char regdir[PATH_MAX];
+	if (geteuid() != 0) {
+		fprintf(stderr, "flamesidecar %s: must run as root (%s)\n", verb, why);
+		return FS_EXIT_PERM;
+	}
+	int rc = common_load_config(verb, cfg, regdir, sizeof(regdir));
+	if (rc)
+		return rc;
+	return common_find_container(verb, regdir, id, e);
 }
 
 void common_format_age(long long s, char *buf, size_t len)

@@ -18,6 +18,14 @@ int common_load_config(const char *verb, struct fs_config *cfg, char *regdir, si
 int common_find_container(const char *verb, const char *regdir, const char *id,
 			  struct registry_entry *e);
 
+/* What every verb that works on one container does first: insist on root
+ * (why says what root is needed for), load the config, resolve the id.
+ * Prints what went wrong and returns the exit code, or FS_EXIT_OK. */
+#define COMMON_WHY_PROFILE \
+	"system-wide perf events, and attaching to JVMs in the container's namespaces"
+int common_open_container(const char *verb, const char *why, const char *id, struct fs_config *cfg,
+			  struct registry_entry *e);
+
 /* "3m12s"-style age of a unix timestamp. */
 void common_format_age(long long seconds, char *buf, size_t len);
 

@@ -433,18 +433,9 @@ int cmd_run(int argc, char **argv)
 	int rc = run_parse(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? FS_EXIT_OK : rc;
-	if (geteuid() != 0) {
-		fprintf(stderr, "flamesidecar run: must run as root (system-wide perf events, "
-				"and attaching to JVMs in the container's namespaces)\n");
-		return FS_EXIT_PERM;
-	}
-
 	struct fs_config cfg;
 	struct registry_entry e;
-	char regdir[PATH_MAX];
-	if ((rc = common_load_config("run", &cfg, regdir, sizeof(regdir))))
-		return rc;
-	if ((rc = common_find_container("run", regdir, a.id, &e)))
+	if ((rc = common_open_container("run", COMMON_WHY_PROFILE, a.id, &cfg, &e)))
 		return rc;
 
 	/* file names, decided before the window so a bad one fails early */

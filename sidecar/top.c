@@ -340,17 +340,9 @@ int cmd_top(int argc, char **argv)
 	int rc = top_parse(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? FS_EXIT_OK : rc;
-	if (geteuid() != 0) {
-		fprintf(stderr, "flamesidecar top: must run as root (system-wide perf events, "
-				"and attaching to JVMs in the container's namespaces)\n");
-		return FS_EXIT_PERM;
-	}
 	struct fs_config cfg;
 	struct registry_entry e;
-	char regdir[PATH_MAX];
-	if ((rc = common_load_config("top", &cfg, regdir, sizeof(regdir))))
-		return rc;
-	if ((rc = common_find_container("top", regdir, a.id, &e)))
+	if ((rc = common_open_container("top", COMMON_WHY_PROFILE, a.id, &cfg, &e)))
 		return rc;
 
 	struct sigaction sa = {.sa_handler = top_on_signal};
