@@ -130,34 +130,34 @@ int registry_from_json(const char *buf, size_t len, struct registry_entry *e, st
 	if (!YAJL_IS_OBJECT(root))
 		return fs_error_set(err, EINVAL, "registry entry is not a JSON object");
 	memset(e, 0, sizeof(*e));
-	long long v;
 	if ((r = registry_copy_str(root, "id", e->id, sizeof(e->id), 1, err)) ||
 	    (r = registry_validate_id(e->id, err)))
 		return r;
-	if ((r = registry_get_num(root, "pid", 1, INT32_MAX, &v, err)))
-		return r;
-	e->pid = (pid_t)v;
-	if ((r = registry_get_num(root, "start_time", 0, INT64_MAX, &v, err)))
-		return r;
-	e->start_time = (uint64_t)v;
-	if ((r = registry_get_num(root, "ns_pid", 0, INT32_MAX, &v, err)))
-		return r;
-	e->ns_pid = (pid_t)v;
-	if ((r = registry_get_num(root, "pid_ns", 0, INT64_MAX, &v, err)))
-		return r;
-	e->pid_ns = (uint64_t)v;
-	if ((r = registry_get_num(root, "mnt_ns", 0, INT64_MAX, &v, err)))
-		return r;
-	e->mnt_ns = (uint64_t)v;
-	if ((r = registry_get_num(root, "uid", 0, UINT32_MAX, &v, err)))
-		return r;
-	e->uid = (uid_t)v;
-	if ((r = registry_get_num(root, "gid", 0, UINT32_MAX, &v, err)))
-		return r;
-	e->gid = (gid_t)v;
-	if ((r = registry_get_num(root, "created", 0, INT64_MAX, &v, err)))
-		return r;
-	e->created = v;
+	long long pid, start_time, ns_pid, pid_ns, mnt_ns, uid, gid, created;
+	const struct {
+		const char *key;
+		long long lo, hi, *dst;
+	} nums[] = {
+		{ "pid", 1, INT32_MAX, &pid },
+		{ "start_time", 0, INT64_MAX, &start_time },
+		{ "ns_pid", 0, INT32_MAX, &ns_pid },
+		{ "pid_ns", 0, INT64_MAX, &pid_ns },
+		{ "mnt_ns", 0, INT64_MAX, &mnt_ns },
+		{ "uid", 0, UINT32_MAX, &uid },
+		{ "gid", 0, UINT32_MAX, &gid },
+		{ "created", 0, INT64_MAX, &created },
+	};
+	for (size_t i = 0; i < FS_ARRAY_SIZE(nums); i++)
+		if ((r = registry_get_num(root, nums[i].key, nums[i].lo, nums[i].hi, nums[i].dst, err)))
+			return r;
+	e->pid = (pid_t)pid;
+	e->start_time = (uint64_t)start_time;
+	e->ns_pid = (pid_t)ns_pid;
+	e->pid_ns = (uint64_t)pid_ns;
+	e->mnt_ns = (uint64_t)mnt_ns;
+	e->uid = (uid_t)uid;
+	e->gid = (gid_t)gid;
+	e->created = created;
 	yajl_val ann = json_get_object(root, "annotations");
 	if ((r = registry_copy_str(root, "rootfs", e->rootfs, sizeof(e->rootfs), 0, err)) ||
 	    (r = registry_copy_str(root, "bundle", e->bundle, sizeof(e->bundle), 0, err)) ||
