@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -48,6 +49,24 @@ int common_open_container(const char *verb, const char *why, const char *id, str
 	if (rc)
 		return rc;
 	return common_find_container(verb, regdir, id, e);
+}
+
+uint64_t common_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+int common_id_width(const char *id)
+{
+	size_t l = strlen(id);
+	return l == 64 && strspn(id, "0123456789abcdef") == 64 ? 12 : (int)l;
+}
+
+void common_warn(void *ctx, const char *msg)
+{
+	fprintf(stderr, "flamesidecar %s: warning: %s\n", ctx ? (const char *)ctx : "", msg);
 }
 
 void common_format_age(long long s, char *buf, size_t len)

@@ -3,6 +3,7 @@
 #define FS_SIDECAR_COMMON_H
 
 #include <limits.h>
+#include <stdint.h>
 
 #include "config.h"
 #include "error.h"
@@ -25,6 +26,16 @@ int common_find_container(const char *verb, const char *regdir, const char *id,
 	"system-wide perf events, and attaching to JVMs in the container's namespaces"
 int common_open_container(const char *verb, const char *why, const char *id, struct fs_config *cfg,
 			  struct registry_entry *e);
+
+/* CLOCK_MONOTONIC in milliseconds. */
+uint64_t common_now_ms(void);
+
+/* Engines' container ids are 64 hex digits: show 12 like they do; other
+ * ids whole. Returns the number of characters to print. */
+int common_id_width(const char *id);
+
+/* A warning callback for the profile/map layers: ctx is the verb name. */
+void common_warn(void *ctx, const char *msg);
 
 /* "3m12s"-style age of a unix timestamp. */
 void common_format_age(long long seconds, char *buf, size_t len);

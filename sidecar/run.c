@@ -42,25 +42,6 @@ static void run_catch_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
-static uint64_t run_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-/* Container ids from engines are 64 hex digits: show 12 like they do. */
-static int run_id_width(const char *id)
-{
-	size_t l = strlen(id);
-	return l == 64 && strspn(id, "0123456789abcdef") == 64 ? 12 : (int)l;
-}
-
-static void run_warn(void *ctx, const char *msg)
-{
-	fprintf(stderr, "flamesidecar %s: warning: %s\n", (const char *)ctx, msg);
-}
-
 static void run_usage(FILE *out)
 {
 	fprintf(out,
@@ -262,10 +243,10 @@ static void run_progress(const struct profile *p, uint64_t left_ms, bool tty)
 static int run_window(struct profile *p, uint64_t duration_ms, bool tty, uint64_t *elapsed_ms,
 		      struct fs_error *err)
 {
-	uint64_t start = run_now_ms(), end = start + duration_ms, last = 0;
+	uint64_t start = common_now_ms(), end = start + duration_ms, last = 0;
 	int r = 0;
 	for (;;) {
-		uint64_t now = run_now_ms();
+		uint64_t now = common_now_ms();
 		if (now >= end || run_stop_signal)
 			break;
 		if (now - last >= 200) {
@@ -278,7 +259,7 @@ static int run_window(struct profile *p, uint64_t duration_ms, bool tty, uint64_
 			break;
 		r = 0;
 	}
-	*elapsed_ms = run_now_ms() - start;
+	*elapsed_ms = common_now_ms() - start;
 	if (tty)
 		fprintf(stderr, "\r\033[K");
 	return r;
@@ -342,7 +323,7 @@ static void run_summary(struct profile *p, const struct run_args *a, uint64_t wi
 	struct profile_stats st;
 	profile_stats(p, &st);
 	printf("container  %.*s  scope %s, %u CPUs, %u Hz, %llu.%01llu s%s\n",
-	       run_id_width(a->prof.entry->id), a->prof.entry->id, st.scope, st.cpus,
+	       common_id_width(a->prof.entry->id), a->prof.entry->id, st.scope, st.cpus,
 	       a->prof.frequency ? a->prof.frequency : 99, (unsigned long long)(window_ms / 1000),
 	       (unsigned long long)(window_ms % 1000 / 100),
 	       run_stop_signal ? " (ended early by a signal)" : "");
@@ -464,7 +445,7 @@ int cmd_run(int argc, char **argv)
 	struct fs_error err = {0};
 	struct profile *p = NULL;
 	a.prof.entry = &e;
-	a.prof.warn = run_warn;
+	a.prof.warn = common_warn;
 	a.prof.warn_ctx = "run";
 	/* tests: a tiny raw table, to exercise early folding */
 	const char *raw = getenv("FS_TEST_PROFILE_RAW_WORDS");
@@ -480,11 +461,11 @@ int cmd_run(int argc, char **argv)
 	bool tty = !a.quiet && isatty(STDERR_FILENO);
 	if (!a.quiet && !tty)
 		fprintf(stderr, "flamesidecar run: recording %.*s for %llu ms\n",
-			run_id_width(e.id), e.id, a.duration_ms);
+			common_id_width(e.id), e.id, a.duration_ms);
 
 	uint64_t window_ms = 0;
 	r = run_window(p, a.duration_ms, tty, &window_ms, &err);
-	uint64_t closed = run_now_ms();
+	uint64_t closed = common_now_ms();
 	profile_stop(p);
 	if (r < 0) {
 		fprintf(stderr, "flamesidecar run: %s\n", err.msg);
@@ -502,7 +483,7 @@ int cmd_run(int argc, char **argv)
 	struct tm tm;
 	gmtime_r(&started, &tm);
 	if (!a.render.title) {
-		snprintf(title, sizeof(title), "CPU of container %.*s", run_id_width(e.id), e.id);
+		snprintf(title, sizeof(title), "CPU of container %.*s", common_id_width(e.id), e.id);
 		a.render.title = title;
 	}
 	if (!a.render.subtitle) {
@@ -527,7 +508,7 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "flamesidecar run: %s\n", err.msg);
 		exit_code = FS_EXIT_FAIL;
 	}
-	uint64_t after = run_now_ms() - closed;
+	uint64_t after = common_now_ms() - closed;
 	if (exit_code == FS_EXIT_OK && !a.quiet && !svg_stdout)
 		run_summary(p, &a, window_ms, svg, folded, after);
 	else if (exit_code == FS_EXIT_OK && !a.quiet)

@@ -35,26 +35,6 @@ static void top_on_signal(int sig)
 	top_stop_signal = sig;
 }
 
-static uint64_t top_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-/* Container ids from engines are 64 hex digits: show 12 like they do. */
-static int top_id_width(const char *id)
-{
-	size_t l = strlen(id);
-	return l == 64 && strspn(id, "0123456789abcdef") == 64 ? 12 : (int)l;
-}
-
-static void top_warn(void *ctx, const char *msg)
-{
-	(void)ctx;
-	fprintf(stderr, "flamesidecar top: warning: %s\n", msg);
-}
-
 static void top_usage(FILE *out)
 {
 	fprintf(out,
@@ -287,7 +267,7 @@ static void top_show(struct profile *p, const struct top_args *a, const struct t
 	}
 	printf("flamesidecar top %.*s  %02d:%02d:%02d  scope %s  %u Hz  %s %llu.%llu s  "
 	       "samples %llu  lost %llu  named %.1f%%\n",
-	       top_id_width(a->prof.entry->id), a->prof.entry->id, tm.tm_hour, tm.tm_min, tm.tm_sec,
+	       common_id_width(a->prof.entry->id), a->prof.entry->id, tm.tm_hour, tm.tm_min, tm.tm_sec,
 	       st.scope, a->prof.frequency ? a->prof.frequency : 99,
 	       a->cumulative ? "since start" : "last", (unsigned long long)(span_ms / 1000),
 	       (unsigned long long)(span_ms % 1000 / 100), (unsigned long long)total,
@@ -314,9 +294,9 @@ static void top_show(struct profile *p, const struct top_args *a, const struct t
 static int top_sample(struct profile *p, uint64_t ms, const struct top_term *t, int *err_out,
 		      struct fs_error *err)
 {
-	uint64_t end = top_now_ms() + ms;
+	uint64_t end = common_now_ms() + ms;
 	for (;;) {
-		uint64_t now = top_now_ms();
+		uint64_t now = common_now_ms();
 		if (top_stop_signal || top_key_quit(t))
 			return 1;
 		if (now >= end)
@@ -354,7 +334,8 @@ int cmd_top(int argc, char **argv)
 	struct fs_error err = {0};
 	struct profile *p = NULL;
 	a.prof.entry = &e;
-	a.prof.warn = top_warn;
+	a.prof.warn = common_warn;
+	a.prof.warn_ctx = "top";
 	int r = profile_open(&a.prof, &p, &err);
 	if (r < 0) {
 		fprintf(stderr, "flamesidecar top: %s\n", err.msg);
@@ -368,26 +349,26 @@ int cmd_top(int argc, char **argv)
 
 	if (a.once) {
 		/* one window; the JIT maps taken at its end, as `run` does */
-		uint64_t start = top_now_ms();
+		uint64_t start = common_now_ms();
 		top_sample(p, a.duration_ms, &t, &perr, &err);
-		uint64_t span = top_now_ms() - start;
+		uint64_t span = common_now_ms() - start;
 		profile_stop(p);
 		if (!perr && (perr = profile_fold(p, 1, &err)) == 0)
 			top_show(p, &a, &t, span);
 	} else {
 		profile_map_jvms(p);
-		uint64_t mapped = top_now_ms(), start = mapped;
+		uint64_t mapped = common_now_ms(), start = mapped;
 		for (;;) {
-			uint64_t t0 = top_now_ms();
+			uint64_t t0 = common_now_ms();
 			int quit = top_sample(p, a.interval_ms, &t, &perr, &err);
 			if (perr)
 				break;
-			uint64_t now = top_now_ms();
+			uint64_t now = common_now_ms();
 			int remap = now - mapped >= a.map_every_ms;
 			if ((perr = profile_fold(p, remap, &err)) < 0)
 				break;
 			if (remap)
-				mapped = top_now_ms();
+				mapped = common_now_ms();
 			if (!quit || top_stop_signal)
 				top_show(p, &a, &t, a.cumulative ? now - start : now - t0);
 			if (quit)
