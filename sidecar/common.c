@@ -51,6 +51,35 @@ int common_open_container(const char *verb, const char *why, const char *id, str
 	return common_find_container(verb, regdir, id, e);
 }
 
+int common_parse_uint(const char *verb, const char *opt, const char *arg, unsigned long lo,
+		      unsigned long hi, unsigned *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-' || v < lo || v > hi) {
+		fprintf(stderr, "flamesidecar %s: %s takes a number from %lu to %lu, not '%s'\n", verb,
+			opt, lo, hi, arg);
+		return -EINVAL;
+	}
+	*out = (unsigned)v;
+	return 0;
+}
+
+int common_parse_map_mode(const char *verb, const char *arg, enum map_mode *mode)
+{
+	if (!strcmp(arg, "agent"))
+		*mode = MAP_MODE_AGENT;
+	else if (!strcmp(arg, "jcmd"))
+		*mode = MAP_MODE_JCMD;
+	else {
+		fprintf(stderr, "flamesidecar %s: --map-mode must be agent or jcmd, not '%s'\n", verb,
+			arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 uint64_t common_now_ms(void)
 {
 	struct timespec ts;

@@ -7,6 +7,7 @@
 
 #include "config.h"
 #include "error.h"
+#include "map.h"
 #include "registry.h"
 
 /* Load the host config named by --config / $FLAMESIDECAR_CONFIG (or the
@@ -26,6 +27,12 @@ int common_find_container(const char *verb, const char *regdir, const char *id,
 	"system-wide perf events, and attaching to JVMs in the container's namespaces"
 int common_open_container(const char *verb, const char *why, const char *id, struct fs_config *cfg,
 			  struct registry_entry *e);
+
+/* Option values: print "flamesidecar VERB: OPT takes ..." and return
+ * -EINVAL when arg is not a whole number in [lo, hi] / not agent|jcmd. */
+int common_parse_uint(const char *verb, const char *opt, const char *arg, unsigned long lo,
+		      unsigned long hi, unsigned *out);
+int common_parse_map_mode(const char *verb, const char *arg, enum map_mode *mode);
 
 /* CLOCK_MONOTONIC in milliseconds. */
 uint64_t common_now_ms(void);

@@ -105,25 +105,10 @@ struct run_args {
 	const char *id;
 };
 
-static int run_parse_uint(const char *verb, const char *opt, const char *arg, unsigned long lo,
-			  unsigned long hi, unsigned *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(arg, &end, 10);
-	if (errno || end == arg || *end || arg[0] == '-' || v < lo || v > hi) {
-		fprintf(stderr, "flamesidecar %s: %s takes a number from %lu to %lu, not '%s'\n",
-			verb, opt, lo, hi, arg);
-		return -EINVAL;
-	}
-	*out = (unsigned)v;
-	return 0;
-}
-
 static int run_parse_pid(const char *verb, const char *arg, pid_t *out)
 {
 	unsigned v;
-	if (run_parse_uint(verb, "--pid", arg, 1, INT32_MAX, &v) < 0)
+	if (common_parse_uint(verb, "--pid", arg, 1, INT32_MAX, &v) < 0)
 		return -EINVAL;
 	*out = (pid_t)v;
 	return 0;
@@ -166,7 +151,7 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 			}
 			break;
 		case 'F':
-			if (run_parse_uint("run", "--frequency", optarg, 1, SAMPLER_MAX_FREQUENCY,
+			if (common_parse_uint("run", "--frequency", optarg, 1, SAMPLER_MAX_FREQUENCY,
 					   &a->prof.frequency) < 0)
 				return FS_EXIT_USAGE;
 			break;
@@ -180,26 +165,17 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 		case 'q': a->quiet = 1; break;
 		case RUN_OPT_NO_MAP: a->prof.no_map = 1; break;
 		case RUN_OPT_MAP_MODE:
-			if (!strcmp(optarg, "agent"))
-				a->prof.map.mode = MAP_MODE_AGENT;
-			else if (!strcmp(optarg, "jcmd"))
-				a->prof.map.mode = MAP_MODE_JCMD;
-			else {
-				fprintf(stderr,
-					"flamesidecar run: --map-mode must be agent or jcmd, "
-					"not '%s'\n",
-					optarg);
+			if (common_parse_map_mode("run", optarg, &a->prof.map.mode) < 0)
 				return FS_EXIT_USAGE;
-			}
 			break;
 		case RUN_OPT_MAP_TIMEOUT:
-			if (run_parse_uint("run", "--map-timeout", optarg, 1, 600000,
+			if (common_parse_uint("run", "--map-timeout", optarg, 1, 600000,
 					   &a->prof.map.timeout_ms) < 0)
 				return FS_EXIT_USAGE;
 			break;
 		case RUN_OPT_PERF_MAP: a->prof.map.write_host = 1; break;
 		case RUN_OPT_MAX_STACK:
-			if (run_parse_uint("run", "--max-stack", optarg, 1, SYMBOLIZER_MAX_FRAMES,
+			if (common_parse_uint("run", "--max-stack", optarg, 1, SYMBOLIZER_MAX_FRAMES,
 					   &a->prof.max_stack) < 0)
 				return FS_EXIT_USAGE;
 			break;

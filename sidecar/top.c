@@ -86,21 +86,6 @@ struct top_args {
 	const char *id;
 };
 
-static int top_parse_uint(const char *opt, const char *arg, unsigned long lo, unsigned long hi,
-			  unsigned *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(arg, &end, 10);
-	if (errno || end == arg || *end || arg[0] == '-' || v < lo || v > hi) {
-		fprintf(stderr, "flamesidecar top: %s takes a number from %lu to %lu, not '%s'\n",
-			opt, lo, hi, arg);
-		return -EINVAL;
-	}
-	*out = (unsigned)v;
-	return 0;
-}
-
 static int top_parse_time(const char *opt, const char *arg, unsigned long long *ms)
 {
 	if (common_parse_duration_ms(arg, ms) < 0 || *ms < 10 || *ms > 24ull * 3600 * 1000) {
@@ -150,7 +135,7 @@ static int top_parse(int argc, char **argv, struct top_args *a)
 			break;
 		case TOP_OPT_ONCE: a->once = 1; break;
 		case 'n':
-			if (top_parse_uint("--rows", optarg, 0, 100000, &a->rows) < 0)
+			if (common_parse_uint("top", "--rows", optarg, 0, 100000, &a->rows) < 0)
 				return FS_EXIT_USAGE;
 			break;
 		case 'c': a->cumulative = 1; break;
@@ -163,28 +148,19 @@ static int top_parse(int argc, char **argv, struct top_args *a)
 				optarg);
 			return FS_EXIT_USAGE;
 		case 'F':
-			if (top_parse_uint("--frequency", optarg, 1, SAMPLER_MAX_FREQUENCY,
+			if (common_parse_uint("top", "--frequency", optarg, 1, SAMPLER_MAX_FREQUENCY,
 					   &a->prof.frequency) < 0)
 				return FS_EXIT_USAGE;
 			break;
 		case 'p':
-			if (top_parse_uint("--pid", optarg, 1, INT32_MAX, &v) < 0)
+			if (common_parse_uint("top", "--pid", optarg, 1, INT32_MAX, &v) < 0)
 				return FS_EXIT_USAGE;
 			a->prof.pid = (pid_t)v;
 			break;
 		case TOP_OPT_NO_MAP: a->prof.no_map = 1; break;
 		case TOP_OPT_MAP_MODE:
-			if (!strcmp(optarg, "agent"))
-				a->prof.map.mode = MAP_MODE_AGENT;
-			else if (!strcmp(optarg, "jcmd"))
-				a->prof.map.mode = MAP_MODE_JCMD;
-			else {
-				fprintf(stderr,
-					"flamesidecar top: --map-mode must be agent or jcmd, "
-					"not '%s'\n",
-					optarg);
+			if (common_parse_map_mode("top", optarg, &a->prof.map.mode) < 0)
 				return FS_EXIT_USAGE;
-			}
 			break;
 		case TOP_OPT_USER_ONLY: a->prof.user_only = 1; break;
 		case 'h': top_usage(stdout); return -1;
