@@ -16,7 +16,6 @@
 load ../lib/containers
 
 WRAPPER="$FS_BUILD/flamesidecar-runtime"
-NS=fstest
 SHIM_SOCKET_DIR=/run/containerd/s
 PATH_ENV=PATH=/usr/sbin:/usr/bin:/sbin:/bin
 
@@ -26,6 +25,9 @@ setup() {
 	[ -x "$WRAPPER" ] || skip "$WRAPPER is not built (make wrapper)"
 	fs_setup
 	ID=fsc$$-$BATS_TEST_NUMBER
+	# A namespace of our own: ctr's default cgroup parent is /<namespace>,
+	# which runc leaves behind, so teardown can remove exactly that.
+	NS=$ID
 	ctrd_start
 }
 
@@ -206,6 +208,9 @@ ctrd_stop() {
 	fi
 	for id in "$ID" "$ID-on"; do
 		rm -f "$(shim_socket "$id")"
+	done
+	for p in /sys/fs/cgroup/*/"$NS" /sys/fs/cgroup/"$NS"; do
+		[ -d "$p" ] && rmdir "$p"
 	done
 	if [ "$CTRD_MADE_RUN" = 1 ]; then
 		rmdir "$SHIM_SOCKET_DIR" /run/containerd 2>/dev/null
