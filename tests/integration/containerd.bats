@@ -87,6 +87,7 @@ ctr_run() {
 # The options that make a --rootfs container like containers.bash's bundles:
 # host /usr and /etc read-only, tmpfs /tmp. ctr does not set PATH without an
 # image, so set it.
+# shellcheck disable=SC2054 # commas belong to the --mount values
 ROOTFS_OPTS=(--env "$PATH_ENV" --env HOME=/tmp
 	--mount type=bind,src=/usr,dst=/usr,options=rbind:ro:nosuid:nodev
 	--mount type=bind,src=/etc,dst=/etc,options=rbind:ro:nosuid:nodev
@@ -231,7 +232,7 @@ ctrd_stop() {
 	[ "$(entry id "$ID")" = "$ID" ]
 	[ "$(entry pid "$ID")" = "$pid" ]
 	[ "$(entry ns_pid "$ID")" = 1 ]
-	[ "$(entry pid_ns "$ID")" = "$(stat -L -c %i /proc/$pid/ns/pid)" ]
+	[ "$(entry pid_ns "$ID")" = "$(stat -L -c %i /proc/"$pid"/ns/pid)" ]
 	[ "$(entry bundle "$ID")" = "$(bundle_of "$ID")" ]
 	[ "$(entry rootfs "$ID")" = "$FS_TMP/b/rootfs" ]
 	# The shim gave the wrapper containerd's bundle, and the wrapper patched it.
@@ -246,7 +247,7 @@ ctrd_stop() {
 	run cexec "$ID" touch /opt/flamesidecar/new
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"Read-only file system"* ]]
-	opts=$(awk '$5 == "/opt/flamesidecar" {print $6}' /proc/$pid/mountinfo)
+	opts=$(awk '$5 == "/opt/flamesidecar" {print $6}' /proc/"$pid"/mountinfo)
 	[[ ",$opts," == *",ro,"* && ",$opts," == *",nosuid,"* && ",$opts," == *",nodev,"* ]]
 	[ -S "$(shim_socket "$ID")" ]
 	# poststop runs in runc delete, which `ctr task delete` waits for.
@@ -275,7 +276,7 @@ ctrd_stop() {
 	pid=$(task_field "$ID" 2)
 	[ "$(entry pid "$ID")" = "$pid" ]
 	[ "$(entry uid "$ID")" = 1000 ]
-	[ "$(awk '/^Uid:/ {print $2}' /proc/$pid/status)" = 1000 ]
+	[ "$(awk '/^Uid:/ {print $2}' /proc/"$pid"/status)" = 1000 ]
 	# exec takes the container's process (uid 1000) as its template.
 	run cexec "$ID" sh -c 'id -u; cat /opt/flamesidecar/MARKER'
 	[ "$status" -eq 0 ]
