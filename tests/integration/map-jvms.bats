@@ -275,7 +275,7 @@ map_line() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == *java.base* ]]
 	[[ "$output" != *jdk.attach* && "$output" != *jdk.jcmd* ]]
-	[ ! -e "$FS_TMP/jre/bin/jcmd" ]
+	[ ! -e "$FS_TMP/jre/bin/jcmd" ] && [ ! -e "$FS_TMP/jre/lib/libattach.so" ]
 	run runc exec "$NAME" sh -c 'jcmd -h || ls /usr/lib/jvm/*/bin/jcmd'
 	[ "$status" -ne 0 ]
 	grep -q /opt/jre/lib/server/libjvm.so "/proc/$PID/maps"
