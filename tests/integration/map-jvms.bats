@@ -34,20 +34,22 @@ teardown() {
 	fs_cleanup
 }
 
-# jvm_bundle DIR [--uid N] [--java PATH] [--wrap] [--mount SRC:DST] [--hide DIR]...
+# jvm_bundle DIR [--uid N] [--java PATH] [--wrap SCRIPT] [--cap CAP_X]...
+#            [--mount SRC:DST]... [--hide DIR]...
 #            -- WORKLOAD_ARGS...
 # A runc bundle (fs_make_bundle) running the Workload JVM as uid N (default
 # 1000) with build/java at /opt/fsjava. --wrap runs it from `sh -c`, as a
 # background job that is not pid 1: the shell's "$@" is the java command.
-# --hide puts an empty read-only tmpfs over DIR.
+# --hide puts an empty read-only tmpfs over DIR; --cap adds a capability.
 jvm_bundle() {
-	local dir=$1 uid=1000 java=$JAVA17 wrap="" mounts='[]'
+	local dir=$1 uid=1000 java=$JAVA17 wrap="" mounts='[]' caps='[]'
 	shift
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--uid) uid=$2; shift 2 ;;
 		--java) java=$2; shift 2 ;;
 		--wrap) wrap=$2; shift 2 ;;
+		--cap) caps=$(jq -c --arg c "$2" '. + [$c]' <<<"$caps"); shift 2 ;;
 		--mount) mounts=$(jq -c --arg s "${2%%:*}" --arg d "${2#*:}" \
 			'. + [{destination: $d, type: "bind", source: $s, options: ["rbind", "ro"]}]' <<<"$mounts")
 			shift 2 ;;
@@ -63,8 +65,9 @@ jvm_bundle() {
 		cmd=(/bin/sh -c "$wrap" sh "${cmd[@]}")
 	fi
 	fs_make_bundle "$dir" --uid "$uid" --annotate flamesidecar.io/enable=true -- "${cmd[@]}"
-	jq --arg s "$FS_BUILD/java" --argjson m "$mounts" '
-		.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}] + $m
+	jq --arg s "$FS_BUILD/java" --argjson m "$mounts" --argjson c "$caps" '
+		.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}] + $m |
+		.process.capabilities |= with_entries(.value += $c)
 	' "$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
 }
 
@@ -259,6 +262,37 @@ map_line() {
 	assert_mapped "$b"
 	[ ! -e "/tmp/perf-$a.map" ]
 	assert_perf_names "$b"
+}
+
+@test "two JVMs of different users, one refusing attach: the other is still mapped, exit 1" {
+	# A root shell starts JVM a as uid 1001, and JVM b as root with attach
+	# disabled. Each is attached to as its own user.
+	start_jvm "$NAME" 2 --uid 0 --cap CAP_SETUID --cap CAP_SETGID --wrap 'j=$1; shift
+		setpriv --reuid 1001 --regid 1001 --clear-groups "$j" "$@" &
+		"$j" -XX:+DisableAttachMechanism "$@" &
+		wait' -- --warmup 0.5
+	jpids=$(ns_java_pids "$PID")
+	[ "$(wc -w <<<"$jpids")" = 2 ]
+	local p a="" b=""
+	for p in $jpids; do
+		case $(awk '/^Uid:/ {print $3}' "/proc/$p/status") in
+		1001) a=$p ;;
+		0) b=$p ;;
+		esac
+	done
+	[ -n "$a" ] && [ -n "$b" ]
+	run "$FS_SIDECAR" map "$NAME" --timeout 3000
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[ "$(map_line "$a")" = "$a $(ns_pid "$a") 1001 agent" ]
+	assert_mapped "$a"
+	[ "$(stat -c %u "/proc/$a/root/tmp/perf-$(ns_pid "$a").map")" = 1001 ]
+	[[ "$output" == *"pid $b"*"-XX:+DisableAttachMechanism"* ]]
+	[ ! -e "/tmp/perf-$b.map" ]
+	if ls -a "/proc/$b/root/tmp/" | grep -q '^\.attach_pid'; then
+		echo ".attach_pid left behind"
+		return 1
+	fi
 }
 
 @test "a JRE-only image (jlink'ed java.base+java.management, no jcmd, no jdk.attach) is mapped in both modes" {
