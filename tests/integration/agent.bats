@@ -95,11 +95,11 @@ attach() {
 	# default is unfoldall: inlined chains joined by ->, outermost first
 	grep -qE ' [A-Za-z0-9_.$]+\.[A-Za-z0-9_$<>]+->[A-Za-z]' "$map"
 	# no JVM-internal class signatures in the default, dotted form
-	! grep -qE ' L[a-z]+/[A-Za-z/]+;' "$map"
+	! grep -qE ' L[a-z]+/[A-Za-z/]+;' "$map" || false
 	# map is 0644 and owned by us
 	[ "$(stat -c %a:%u "$map")" = "644:$(id -u)" ]
 	# nothing from the agent on the JVM's stderr
-	! grep -q flameagent "$BATS_TEST_TMPDIR/out"
+	! grep -q flameagent "$BATS_TEST_TMPDIR/out" || false
 }
 
 @test "agent: continuous: a method compiled late is appended while running" {
@@ -110,7 +110,7 @@ attach() {
 	cp "$map" "$BATS_TEST_TMPDIR/before"
 	if ! grep -q LATE-COMPILE "$BATS_TEST_TMPDIR/out"; then
 		# the snapshot predates the first call of lateCompiledMethod
-		! grep -q lateCompiledMethod "$BATS_TEST_TMPDIR/before"
+		! grep -q lateCompiledMethod "$BATS_TEST_TMPDIR/before" || false
 	fi
 	wait_for 30 has_line "$map" ' flametest\.Workload\.lateCompiledMethod$'
 	map_valid "$map"
@@ -127,12 +127,12 @@ attach() {
 	# complete when jcmd returns: no polling
 	grep -q ' flametest\.Workload\.hotMethod$' "$map"
 	grep -q ' Interpreter$' "$map"
-	! grep -q 'stale garbage' "$map"
+	! grep -q 'stale garbage' "$map" || false
 	map_valid "$map"
 	# one dump: every start address once
 	[ -z "$(cut -d' ' -f1 "$map" | sort | uniq -d)" ]
 	# the JVM no longer holds the map open
-	! ls -l "/proc/$PID/fd" | grep -q "perf-$PID.map"
+	! ls -l "/proc/$PID/fd" | grep -q "perf-$PID.map" || false
 	# attach is also the default mode when loaded by attach
 	attach "$JDK17" "$PID" ""
 	grep -q ' flametest\.Workload\.hotMethod$' "$map"
@@ -155,16 +155,16 @@ attach() {
 	attach "$JDK17" "$PID" oneshot
 	grep -q -- '->' "$map"
 	attach "$JDK17" "$PID" oneshot,nounfold
-	! grep -q -- '->' "$map"
+	! grep -q -- '->' "$map" || false
 	grep -q ' flametest\.Workload\.hotMethod$' "$map"
 	attach "$JDK17" "$PID" oneshot,unfoldsimple
-	! grep -q -- '->' "$map"
+	! grep -q -- '->' "$map" || false
 	attach "$JDK17" "$PID" oneshot,unfold
 	grep -qE ' [^ ]+ in [^ ]+$' "$map"
 	map_valid "$map"
 
 	# verbose reports on the JVM's stderr; quiet otherwise
-	! grep -q 'code events' "$BATS_TEST_TMPDIR/out"
+	! grep -q 'code events' "$BATS_TEST_TMPDIR/out" || false
 	attach "$JDK17" "$PID" oneshot,verbose
 	grep -qE "oneshot: [1-9][0-9]* code events, [0-9]+ bytes to /tmp/perf-$PID.map in [0-9.]+ ms" \
 		"$BATS_TEST_TMPDIR/out"
@@ -179,10 +179,10 @@ attach() {
 	ls -l "/proc/$PID/fd" | grep -q "perf-$PID.map"
 	wait_for 30 has_line "$map" ' flametest\.Workload\.lateCompiledMethod$'
 	# a second continuous session is refused
-	! attach "$JDK17" "$PID" continuous
+	! attach "$JDK17" "$PID" continuous || false
 	grep -q 'already running' "$BATS_TEST_TMPDIR/out"
 	attach "$JDK17" "$PID" stop
-	! ls -l "/proc/$PID/fd" | grep -q "perf-$PID.map"
+	! ls -l "/proc/$PID/fd" | grep -q "perf-$PID.map" || false
 	map_valid "$map"
 	# stop is idempotent, and a new session can start afterwards
 	attach "$JDK17" "$PID" stop
@@ -195,14 +195,14 @@ attach() {
 	wait_ready "$BATS_TEST_TMPDIR/out"
 	map=/tmp/perf-$PID.map
 
-	! attach "$JDK17" "$PID" file=/tmp/x
+	! attach "$JDK17" "$PID" file=/tmp/x || false
 	grep -q "option 'file=' is not supported" "$BATS_TEST_TMPDIR/out"
-	! attach "$JDK17" "$PID" oneshot,bogus
+	! attach "$JDK17" "$PID" oneshot,bogus || false
 	grep -q "unknown option 'bogus'" "$BATS_TEST_TMPDIR/out"
 
 	echo keep >"$BATS_TEST_TMPDIR/victim"
 	ln -s "$BATS_TEST_TMPDIR/victim" "$map"
-	! attach "$JDK17" "$PID" oneshot
+	! attach "$JDK17" "$PID" oneshot || false
 	[ "$(cat "$BATS_TEST_TMPDIR/victim")" = keep ]
 	grep -q 'symbolic link' "$BATS_TEST_TMPDIR/out"
 	rm -f "$map"
@@ -210,7 +210,7 @@ attach() {
 	if [ "$(id -u)" = 0 ]; then
 		echo keep >"$map"
 		chown 65534:65534 "$map"
-		! attach "$JDK17" "$PID" oneshot
+		! attach "$JDK17" "$PID" oneshot || false
 		[ "$(cat "$map")" = keep ]
 		grep -q 'not a regular file owned by uid 0' "$BATS_TEST_TMPDIR/out"
 		rm -f "$map"
@@ -285,15 +285,15 @@ other_jdks() {
 		case "$v" in GLIBC_2.2.5 | GLIBC_2.4) ;; *) echo "too new: $v"; false ;; esac
 	done
 	run objdump -T "$AGENT"
-	! echo "$output" | grep -E 'GLIBC_2\.4' | grep -v __stack_chk_fail
-	! echo "$output" | grep -qE 'CXXABI|GLIBCXX|GCC_'
-	! echo "$output" | grep -E ' __[a-z0-9_]+_chk$'
+	! echo "$output" | grep -E 'GLIBC_2\.4' | grep -v __stack_chk_fail || false
+	! echo "$output" | grep -qE 'CXXABI|GLIBCXX|GCC_' || false
+	! echo "$output" | grep -E ' __[a-z0-9_]+_chk$' || false
 	run readelf -d "$AGENT"
-	! echo "$output" | grep -E 'NEEDED' | grep -vE '\[libc\.so\.6\]'
+	! echo "$output" | grep -E 'NEEDED' | grep -vE '\[libc\.so\.6\]' || false
 	# hardened: BIND_NOW and a read-only GOT
 	echo "$output" | grep -qE 'BIND_NOW|FLAGS.*NOW'
 	readelf -l -W "$AGENT" | grep -q GNU_RELRO
-	! readelf -r -W "$AGENT" | grep -q TEXTREL
+	! readelf -r -W "$AGENT" | grep -q TEXTREL || false
 }
 
 @test "agent: also builds and links with musl-gcc" {
@@ -305,7 +305,7 @@ other_jdks() {
 	run readelf --dyn-syms -W "$musl"
 	echo "$output" | grep -q ' Agent_OnAttach$'
 	# no _FORTIFY_SOURCE wrappers (__snprintf_chk...): musl has none
-	! echo "$output" | grep -E ' UND ' | grep -E ' __[a-z0-9_]+_chk$'
+	! echo "$output" | grep -E ' UND ' | grep -E ' __[a-z0-9_]+_chk$' || false
 }
 
 @test "agent: the glibc build loads under musl's dynamic linker (RTLD_NOW)" {

@@ -132,7 +132,7 @@ ctrd_shims() {
 }
 
 no_shim_for() {
-	! ctrd_shims_for "$1" | grep -q .
+	! ctrd_shims_for "$1" | grep -q . || false
 }
 
 ctrd_shims_for() {

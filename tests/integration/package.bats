@@ -114,7 +114,7 @@ require_clean_system() {
 	command -v lintian >/dev/null 2>&1 || skip "lintian is not installed (apt-get install lintian)"
 	run lintian --pedantic --display-info "$DEB"
 	while IFS= read -r line; do echo "# lintian: $line" >&3; done <<<"$output"
-	! grep -q '^E: ' <<<"$output"
+	! grep -q '^E: ' <<<"$output" || false
 }
 
 @test "dpkg -i: programs work, hooks.d points at the installed hook, the wrapper runs a profiled container" {
@@ -172,7 +172,7 @@ require_clean_system() {
 	[ ! -e /etc/flamesidecar ]
 	[ ! -e /usr/lib/flamesidecar ]
 	[ ! -e /usr/share/doc/flamesidecar ]
-	! dpkg-query -W "$PKG" >/dev/null 2>&1 || [ -z "$(dpkg-query -W -f '${Status}' "$PKG" | grep installed)" ]
+	! dpkg-query -W "$PKG" >/dev/null 2>&1 || [ -z "$(dpkg-query -W -f '${Status}' "$PKG" | grep installed)" ] || false
 }
 
 @test "kubernetes: manifests parse; the DaemonSet is unprivileged, hostPID, no engine socket" {

@@ -87,7 +87,7 @@ SH
 		[ "$(jq -r --arg s $s '.hooks[$s][-1].timeout' "$cfg")" = 5 ]
 	done
 	[ "$(stat -c %a "$cfg")" = 640 ]
-	! ls -A "$FS_TMP/b" | grep -q '^\.config\.json'
+	! ls -A "$FS_TMP/b" | grep -q '^\.config\.json' || false
 	rt start "$NAME"
 	status_is "$NAME" running
 	run rt state "$NAME"
