@@ -311,15 +311,4 @@ C
 	[ ! -e "$FS_TMP/mark" ]
 }
 
-@test "containerd: ctr run --runc-binary flamesidecar-runtime" {
-	fs_require_root
-	command -v ctr >/dev/null 2>&1 || skip "containerd's ctr is not installed (the shim's calls are exercised above)"
-	[ -S /run/containerd/containerd.sock ] || skip "containerd is not running"
-	ctr images ls -q | grep -q . || skip "containerd has no image to run"
-	img=$(ctr images ls -q | head -n 1)
-	ctr run -d --runc-binary "$WRAPPER" --annotation flamesidecar.io/enable=true "$img" "$NAME" sleep 1000
-	[ -f "$FS_RUN/containers/$NAME.json" ]
-	ctr task kill -s KILL "$NAME" || true
-	ctr task delete -f "$NAME" || true
-	ctr containers delete "$NAME" || true
-}
+# A real containerd (private daemon, ctr run --runc-binary) is in containerd.bats.
