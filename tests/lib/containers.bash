@@ -119,6 +119,10 @@ fs_cleanup() {
 	if [ -f "$FS_TMP/containers" ]; then
 		while read -r rt name; do
 			[ -n "$name" ] || continue
+			if [ "$rt" = podman ]; then
+				podman rm -f -t 0 "$name" >/dev/null 2>&1 || true
+				continue
+			fi
 			"$rt" kill "$name" KILL >/dev/null 2>&1 || true
 			for _ in $(seq 1 100); do
 				st=$("$rt" state "$name" 2>/dev/null | jq -r .status 2>/dev/null)
