@@ -38,6 +38,11 @@ fs_setup() {
 JSON
 	export FLAMESIDECAR_CONFIG="$FS_CONFIG"
 	: >"$FS_TMP/containers"
+	# Some cases exercise the defaults on purpose (an unusable config makes
+	# the programs fall back to /run/flamesidecar): remove it afterwards if
+	# this test created it.
+	FS_HOST_RUN_EXISTED=0
+	if [ -e /run/flamesidecar ]; then FS_HOST_RUN_EXISTED=1; fi
 }
 
 # fs_make_bundle DIR [--uid N] [--annotate K=V]... [--no-hooks] [--no-poststart]
@@ -136,6 +141,10 @@ fs_cleanup() {
 	awk -v t="$FS_TMP" '$5 ~ "^"t {print $5}' /proc/self/mountinfo | sort -r |
 		while read -r m; do umount -l "$m" 2>/dev/null || true; done
 	rm -rf "$FS_TMP"
+	if [ "${FS_HOST_RUN_EXISTED:-1}" = 0 ] && [ -d /run/flamesidecar ] &&
+		[ -z "$(ls -A /run/flamesidecar/containers 2>/dev/null)" ]; then
+		rm -rf /run/flamesidecar
+	fi
 	set -e
 	return 0
 }
