@@ -19,15 +19,11 @@ setup() {
 	fs_setup
 	NAME=fsm$$-$BATS_TEST_NUMBER
 	: >"$FS_TMP/jvm-pids"
-	: >"$FS_TMP/podman-names"
 }
 
 teardown() {
 	[ -n "${FS_TMP:-}" ] || return 0
 	local p
-	while read -r p; do
-		[ -n "$p" ] && podman rm -f -t 0 "$p" >/dev/null 2>&1
-	done <"$FS_TMP/podman-names"
 	while read -r p; do
 		[ -n "$p" ] && rm -f "/tmp/perf-$p.map"
 	done <"$FS_TMP/jvm-pids"
@@ -153,7 +149,7 @@ map_line() {
 	mkdir -p "$FS_TMP/prootfs"/{tmp,usr,etc,opt/fsjava}
 	chmod 1777 "$FS_TMP/prootfs/tmp"
 	for f in bin lib lib64 sbin; do ln -s "usr/$f" "$FS_TMP/prootfs/$f"; done
-	echo "$NAME" >>"$FS_TMP/podman-names"
+	echo "podman $NAME" >>"$FS_TMP/containers" # fs_cleanup removes it
 	cid=$(podman --runtime runc --cgroup-manager=cgroupfs --hooks-dir "$FS_TMP/hooks.d" run -d \
 		--name "$NAME" --annotation flamesidecar.io/enable=true --user 1000:1000 \
 		--ulimit nofile=1024:1024 --ulimit nproc=1024:1024 \
