@@ -112,16 +112,17 @@ assert_mapped() {
 	grep -q 'flametest\.Workload\.hotMethod' "$m" || { echo "$m lacks hotMethod"; return 1; }
 }
 
-# assert_perf_names HOST_PID: perf record + report name the hot method from
-# the host map alone (the container's own map is removed first).
+# assert_perf_names HOST_PID [METHOD]: perf record + report name METHOD
+# (default hotMethod) from the host map alone (the container's own map is
+# removed first, so a continuous agent session stops being readable there).
 assert_perf_names() {
 	command -v perf >/dev/null || return 0
+	local method=${2:-hotMethod} rep
 	rm -f "/proc/$1/root/tmp/perf-$(ns_pid "$1").map"
 	perf record -q -F 499 -g -p "$1" -o "$FS_TMP/perf.data" -- sleep 1.5 >/dev/null 2>&1
-	local rep
 	rep=$(perf report -i "$FS_TMP/perf.data" --stdio --no-children 2>/dev/null)
-	if [[ "$rep" != *flametest.Workload.hotMethod* ]]; then
-		echo "perf report does not name the hot method:"
+	if [[ "$rep" != *flametest.Workload.$method* ]]; then
+		echo "perf report does not name $method:"
 		head -40 <<<"$rep"
 		return 1
 	fi
@@ -391,4 +392,5 @@ java_major() {
 	run "$FS_SIDECAR" map "$NAME"
 	[ "$status" -eq 0 ]
 	grep -q 'flametest\.Workload\.lateCompiledMethod' "/tmp/perf-$PID.map"
+	assert_perf_names "$PID" lateCompiledMethod
 }
