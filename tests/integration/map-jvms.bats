@@ -331,7 +331,7 @@ java_major() {
 		awk -F' = ' '/^ *java\.specification\.version/ {v = $2; sub(/^1\./, "", v); print v}'
 }
 
-@test "every JDK under /usr/lib/jvm: agent (and jcmd on JDK 17+) map names the hot method" {
+@test "every JDK under /usr/lib/jvm: agent, jcmd (JDK 17+) and --continuous map name the hot method" {
 	local seen="" java real n=0 major
 	for java in /usr/lib/jvm/*/bin/java /usr/lib/jvm/*/jre/bin/java; do
 		[ -x "$java" ] || continue
@@ -358,6 +358,15 @@ java_major() {
 			[ "$status" -ne 0 ]
 			[[ "$output" == *"no 'Compiler.perfmap'"* ]]
 		fi
+		# After a oneshot load: --continuous stops nothing, starts a session;
+		# a second one stops and restarts it.
+		for _ in 1 2; do
+			rm -f "/tmp/perf-$PID.map"
+			run "$FS_SIDECAR" map "$NAME-$n" --continuous
+			echo "$output"
+			[ "$status" -eq 0 ]
+			assert_mapped "$PID"
+		done
 		runc kill "$NAME-$n" KILL
 	done
 	[ "$n" -gt 0 ] || skip "no JDK under /usr/lib/jvm"
