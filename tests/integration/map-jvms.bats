@@ -107,7 +107,7 @@ ns_pid() {
 # assert_mapped HOST_PID: the host map is ours and names the hot method.
 assert_mapped() {
 	local m=/tmp/perf-$1.map
-	[ -f "$m" ] && [ ! -L "$m" ] || { echo "$m is missing"; return 1; }
+	if [ ! -f "$m" ] || [ -L "$m" ]; then echo "$m is missing"; return 1; fi
 	[ "$(stat -c %u "$m")" = 0 ] || { echo "$m is not root's"; return 1; }
 	grep -q 'flametest\.Workload\.hotMethod' "$m" || { echo "$m lacks hotMethod"; return 1; }
 }
@@ -142,6 +142,7 @@ map_line() {
 	fs_require_cmd podman
 	mkdir -p "$FS_TMP/hooks.d"
 	local f
+	# shellcheck disable=SC2153 # FS_TOP comes from tests/run-tests.sh
 	for f in "$FS_TOP"/config/hooks.d/*.json.in; do
 		jq --arg h "$FS_HOOK" --arg c "$FS_CONFIG" \
 			'.hook.path = $h | .hook.args = ["flamehook", "--config", $c, .hook.args[-1]]' \
@@ -264,6 +265,7 @@ map_line() {
 @test "two JVMs of different users, one refusing attach: the other is still mapped, exit 1" {
 	# A root shell starts JVM a as uid 1001, and JVM b as root with attach
 	# disabled. Each is attached to as its own user.
+	# shellcheck disable=SC2016 # the script's $1 and $@ are the shell's
 	start_jvm "$NAME" 2 --uid 0 --cap CAP_SETUID --cap CAP_SETGID --wrap 'j=$1; shift
 		setpriv --reuid 1001 --regid 1001 --clear-groups "$j" "$@" &
 		"$j" -XX:+DisableAttachMechanism "$@" &
@@ -286,7 +288,7 @@ map_line() {
 	[ "$(stat -c %u "/proc/$a/root/tmp/perf-$(ns_pid "$a").map")" = 1001 ]
 	[[ "$output" == *"pid $b"*"-XX:+DisableAttachMechanism"* ]]
 	[ ! -e "/tmp/perf-$b.map" ]
-	if ls -a "/proc/$b/root/tmp/" | grep -q '^\.attach_pid'; then
+	if compgen -G "/proc/$b/root/tmp/.attach_pid*" >/dev/null; then
 		echo ".attach_pid left behind"
 		return 1
 	fi

@@ -61,13 +61,17 @@ setup_file() {
 	[ "$(id -u)" = 0 ] || return 0
 	command -v runc >/dev/null && [ -x "$JAVA17" ] && [ -d "$FS_BUILD/java/flametest" ] || return 0
 	fs_setup
+	# runc container names are host-wide: unique per run, so that parallel
+	# runs of this file (e.g. the sanitizer suite) do not collide.
+	export CP=fsmap$$
 	export FS_TMP FS_RUN FS_CONFIG
 	# C1: the warm JVM most tests share.
-	start_jvm c1 -- --warmup 1
+	start_jvm "$CP-c1" -- --warmup 1
 	export C1_PID=$PID
 	echo SECRET-$RANDOM-$RANDOM >"$FS_TMP/secret"
 	chmod 0600 "$FS_TMP/secret"
-	export SECRET_FILE="$FS_TMP/secret" SECRET=$(cat "$FS_TMP/secret")
+	SECRET=$(cat "$FS_TMP/secret")
+	export SECRET_FILE="$FS_TMP/secret" SECRET
 }
 
 teardown_file() {
@@ -91,11 +95,11 @@ setup() {
 assert_clean() {
 	if grep -qs -- "$SECRET" "/tmp/perf-$1.map"; then echo "secret in the host map"; return 1; fi
 	if grep -qs -- "$SECRET" <<<"$output"; then echo "secret in the output"; return 1; fi
-	if ls -a "/proc/$1/root/tmp/" | grep -q '^\.attach_pid'; then
+	if compgen -G "/proc/$1/root/tmp/.attach_pid*" >/dev/null; then
 		echo ".attach_pid left behind"
 		return 1
 	fi
-	if ls -a /tmp | grep -q "^\.perf-$1\.map\."; then echo "temp map left behind"; return 1; fi
+	if compgen -G "/tmp/.perf-$1.map.*" >/dev/null; then echo "temp map left behind"; return 1; fi
 }
 
 @test "map --help shows usage and examples; bad options are usage errors" {
@@ -103,11 +107,11 @@ assert_clean() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == *Examples:* ]]
 	[[ "$output" == *--mode* ]]
-	run "$FS_SIDECAR" map c1 --mode bogus
+	run "$FS_SIDECAR" map "$CP-c1" --mode bogus
 	[ "$status" -eq 2 ]
 	run "$FS_SIDECAR" map
 	[ "$status" -eq 2 ]
-	run "$FS_SIDECAR" map c1 --timeout -5
+	run "$FS_SIDECAR" map "$CP-c1" --timeout -5
 	[ "$status" -eq 2 ]
 }
 
@@ -119,7 +123,7 @@ assert_clean() {
 
 @test "map loads the agent and writes /tmp/perf-<host pid>.map with the hot method" {
 	[ -f "$FS_BUILD/libflameagent.so" ] || skip "libflameagent.so is not built"
-	run "$FS_SIDECAR" map c1
+	run "$FS_SIDECAR" map "$CP-c1"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"$C1_PID "*" 1 "*" 1000 "*agent* ]]
@@ -130,7 +134,7 @@ assert_clean() {
 }
 
 @test "map --mode jcmd uses Compiler.perfmap" {
-	run "$FS_SIDECAR" map c1 --mode jcmd --pid "$C1_PID"
+	run "$FS_SIDECAR" map "$CP-c1" --mode jcmd --pid "$C1_PID"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *jcmd* ]]
@@ -139,7 +143,7 @@ assert_clean() {
 
 @test "the sandboxed child runs as the JVM's uid with no capabilities, NNP and seccomp" {
 	mkdir -p "$FS_TMP/status"
-	FS_TEST_SANDBOX_STATUS="$FS_TMP/status" run "$FS_SIDECAR" map c1 --mode jcmd
+	FS_TEST_SANDBOX_STATUS="$FS_TMP/status" run "$FS_SIDECAR" map "$CP-c1" --mode jcmd
 	[ "$status" -eq 0 ]
 	s="$FS_TMP/status/status.$C1_PID"
 	cat "$s"
@@ -154,7 +158,7 @@ assert_clean() {
 
 @test "perf record + perf report name the JIT-compiled hot method from our map" {
 	fs_require_cmd perf
-	run "$FS_SIDECAR" map c1
+	run "$FS_SIDECAR" map "$CP-c1"
 	[ "$status" -eq 0 ]
 	# Only the host copy: perf must not find the container's own map.
 	rm -f "$CTMP/perf-1.map"
@@ -177,7 +181,7 @@ assert_clean() {
 			ln "$CTMP/link-target" "$m" ;;
 		esac
 		start=$(date +%s%N)
-		run "$FS_SIDECAR" map c1 --timeout 3000
+		run "$FS_SIDECAR" map "$CP-c1" --timeout 3000
 		took=$((($(date +%s%N) - start) / 1000000))
 		echo "$kind ($took ms): $output"
 		[ "$status" -ne 0 ]
@@ -187,20 +191,20 @@ assert_clean() {
 		assert_clean "$C1_PID"
 	done
 	rm -f "$m" "$CTMP/link-target"
-	run "$FS_SIDECAR" map c1
+	run "$FS_SIDECAR" map "$CP-c1"
 	[ "$status" -eq 0 ]
 }
 
 @test "a fake .java_pid socket that is not the JVM's is refused within the deadline" {
 	fs_require_cmd perl
-	start_jvm c2 -- --warmup 0.2
+	start_jvm "$CP-c2" -- --warmup 0.2
 	local sock=/proc/$PID/root/tmp/.java_pid1
 	[ ! -e "$sock" ]
 	# Owned by another uid.
 	perl -MIO::Socket::UNIX -e 'my $s = IO::Socket::UNIX->new(Type => SOCK_STREAM(), Local => $ARGV[0], Listen => 1) or die; chown 1001, 1001, $ARGV[0]; sleep 60' "$sock" &
 	fake=$!
 	fs_wait_for 10 test -S "$sock"
-	run "$FS_SIDECAR" map c2 --timeout 3000
+	run "$FS_SIDECAR" map "$CP-c2" --timeout 3000
 	echo "$output"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"owned by uid 1001"* ]]
@@ -211,7 +215,7 @@ assert_clean() {
 	perl -MIO::Socket::UNIX -e 'my $s = IO::Socket::UNIX->new(Type => SOCK_STREAM(), Local => $ARGV[0], Listen => 1) or die; chown 1000, 1000, $ARGV[0]; while (my $c = $s->accept) { print $c "garbage\n"; close $c }' "$sock" &
 	fake=$!
 	fs_wait_for 10 test -S "$sock"
-	run "$FS_SIDECAR" map c2 --timeout 3000
+	run "$FS_SIDECAR" map "$CP-c2" --timeout 3000
 	echo "$output"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"not by the JVM"* ]]
@@ -220,7 +224,7 @@ assert_clean() {
 	rm -f "$sock"
 	assert_clean "$PID"
 	# With the fakes gone the real JVM is attached to (first attach: SIGQUIT).
-	run "$FS_SIDECAR" map c2
+	run "$FS_SIDECAR" map "$CP-c2"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ -S "$sock" ]
@@ -228,10 +232,10 @@ assert_clean() {
 }
 
 @test "a planted .attach_pid symlink is refused and left alone" {
-	start_jvm c3 -- --warmup 0.2
+	start_jvm "$CP-c3" -- --warmup 0.2
 	local trig=/proc/$PID/root/tmp/.attach_pid1
 	ln -s "$SECRET_FILE" "$trig"
-	run "$FS_SIDECAR" map c3 --timeout 3000
+	run "$FS_SIDECAR" map "$CP-c3" --timeout 3000
 	echo "$output"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *".attach_pid1 already exists"* ]]
@@ -242,8 +246,8 @@ assert_clean() {
 }
 
 @test "a container whose /tmp is a symlink is refused" {
-	start_jvm c4 --tmp-symlink -- --warmup 0.2
-	run "$FS_SIDECAR" map c4 --timeout 3000
+	start_jvm "$CP-c4" --tmp-symlink -- --warmup 0.2
+	run "$FS_SIDECAR" map "$CP-c4" --timeout 3000
 	echo "$output"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"symbolic link"* ]]
@@ -255,11 +259,11 @@ assert_clean() {
 	# ignored, unless -Xrs: then the inherited SIG_IGN stays. -Xrs starts
 	# the attach listener at startup; its socket is removed (as a /tmp
 	# cleaner would) so that attaching needs the signal again.
-	start_jvm c5 --wrap 'trap "" QUIT; exec' --jvm-opt -Xrs -- --warmup 0.2
+	start_jvm "$CP-c5" --wrap 'trap "" QUIT; exec' --jvm-opt -Xrs -- --warmup 0.2
 	grep -q '^SigIgn:.*[4-7cdef]$' "/proc/$PID/status"
 	fs_wait_for 10 test -S "/proc/$PID/root/tmp/.java_pid1"
 	rm "/proc/$PID/root/tmp/.java_pid1"
-	run "$FS_SIDECAR" map c5 --timeout 3000
+	run "$FS_SIDECAR" map "$CP-c5" --timeout 3000
 	echo "$output"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"ignores SIGQUIT"* ]]
@@ -268,10 +272,10 @@ assert_clean() {
 }
 
 @test "a JVM that would be killed by SIGQUIT (-Xrs) is not signalled" {
-	start_jvm c7 --jvm-opt -Xrs -- --warmup 0.2
+	start_jvm "$CP-c7" --jvm-opt -Xrs -- --warmup 0.2
 	fs_wait_for 10 test -S "/proc/$PID/root/tmp/.java_pid1"
 	rm "/proc/$PID/root/tmp/.java_pid1"
-	run "$FS_SIDECAR" map c7 --timeout 3000
+	run "$FS_SIDECAR" map "$CP-c7" --timeout 3000
 	echo "$output"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"-Xrs"*"would kill it"* ]]
@@ -280,8 +284,8 @@ assert_clean() {
 }
 
 @test "a JVM started with -XX:+DisableAttachMechanism is explained" {
-	start_jvm c6 --jvm-opt -XX:+DisableAttachMechanism -- --warmup 0.2
-	run "$FS_SIDECAR" map c6 --timeout 3000
+	start_jvm "$CP-c6" --jvm-opt -XX:+DisableAttachMechanism -- --warmup 0.2
+	run "$FS_SIDECAR" map "$CP-c6" --timeout 3000
 	echo "$output"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"-XX:+DisableAttachMechanism"* ]]
@@ -289,8 +293,8 @@ assert_clean() {
 }
 
 @test "map --pid of a process outside the container is refused" {
-	run "$FS_SIDECAR" map c1 --pid $$
+	run "$FS_SIDECAR" map "$CP-c1" --pid $$
 	echo "$output"
 	[ "$status" -ne 0 ]
-	[[ "$output" == *"not in container c1"* ]]
+	[[ "$output" == *"not in container $CP-c1"* ]]
 }
