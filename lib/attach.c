@@ -66,8 +66,8 @@ static void attach_sanitize(const char *in, size_t len, char *out, size_t max)
 static int attach_open_tmp(struct fs_error *err)
 {
 	struct open_how how = {
-		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS,
+	    .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+	    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS,
 	};
 	cleanup_close int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
@@ -92,7 +92,8 @@ static int attach_check_socket(int tmpfd, const char *name, uid_t uid, struct fs
 		return fs_error_set(err, errno, "stat /tmp/%s", name);
 	}
 	if (!S_ISSOCK(st.st_mode))
-		return fs_error_set(err, EPERM, "refusing to attach: /tmp/%s is not a socket", name);
+		return fs_error_set(err, EPERM, "refusing to attach: /tmp/%s is not a socket",
+				    name);
 	if (st.st_uid != uid)
 		return fs_error_set(err, EPERM,
 				    "refusing to attach: /tmp/%s is owned by uid %u, not by the "
@@ -106,7 +107,7 @@ static int attach_check_socket(int tmpfd, const char *name, uid_t uid, struct fs
 static int attach_connect_socket(const struct attach_target *t, const char *name,
 				 struct fs_error *err)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct ucred cred;
 	socklen_t cl = sizeof(cred);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "/tmp/%s", name);
@@ -121,8 +122,8 @@ static int attach_connect_socket(const struct attach_target *t, const char *name
 		return fs_error_set(err, EPERM,
 				    "refusing to attach: %s is served by pid %d uid %u, not by the "
 				    "JVM (pid %d uid %u)",
-				    sa.sun_path, (int)cred.pid, (unsigned)cred.uid, (int)t->host_pid,
-				    (unsigned)t->uid);
+				    sa.sun_path, (int)cred.pid, (unsigned)cred.uid,
+				    (int)t->host_pid, (unsigned)t->uid);
 	return steal_fd(&fd);
 }
 
@@ -203,13 +204,13 @@ int attach_connect(const struct attach_target *t, int (*trigger)(void *arg, stru
 			}
 			int ms = wait_ms < left ? wait_ms : left;
 			if (ino >= 0) {
-				struct pollfd p = { .fd = ino, .events = POLLIN };
+				struct pollfd p = {.fd = ino, .events = POLLIN};
 				char ev[4096];
 				if (poll(&p, 1, ms) > 0)
 					while (read(ino, ev, sizeof(ev)) > 0)
 						;
 			} else {
-				struct timespec ts = { 0, (long)ms * 1000000 };
+				struct timespec ts = {0, (long)ms * 1000000};
 				nanosleep(&ts, NULL);
 			}
 			if (wait_ms < 20)
@@ -241,8 +242,8 @@ int attach_encode_request(const char *cmd, const char *const args[3], char *buf,
 		size_t al = strlen(a);
 		if (al > ATTACH_ARG_MAX)
 			return fs_error_set(err, EINVAL,
-					    "attach argument %d is %zu bytes, over HotSpot's %d", i + 1,
-					    al, ATTACH_ARG_MAX);
+					    "attach argument %d is %zu bytes, over HotSpot's %d",
+					    i + 1, al, ATTACH_ARG_MAX);
 		if (n + al + 1 > cap)
 			return fs_error_set(err, EINVAL, "attach request buffer too small");
 		memcpy(buf + n, a, al + 1);
@@ -257,8 +258,9 @@ int attach_parse_reply(const char *buf, size_t len, struct attach_reply *r, stru
 	char shown[96];
 	memset(r, 0, sizeof(*r));
 	if (len == 0)
-		return fs_error_set(err, EPROTO, "the JVM closed the attach connection without a "
-						 "reply");
+		return fs_error_set(err, EPROTO,
+				    "the JVM closed the attach connection without a "
+				    "reply");
 	const char *nl = memchr(buf, '\n', len);
 	size_t ll = nl ? (size_t)(nl - buf) : len;
 	size_t i = 0;
@@ -299,7 +301,7 @@ void attach_reply_free(struct attach_reply *r)
 static int attach_wait(int fd, short events, uint64_t deadline)
 {
 	for (;;) {
-		struct pollfd p = { .fd = fd, .events = events };
+		struct pollfd p = {.fd = fd, .events = events};
 		int ms = attach_remaining(deadline);
 		if (ms == 0)
 			return -ETIMEDOUT;
@@ -348,8 +350,8 @@ int attach_execute(int fd, const char *cmd, const char *const args[3], uint64_t 
 		if (got == cap) {
 			if (cap >= ATTACH_REPLY_MAX)
 				return fs_error_set(err, E2BIG,
-						    "the JVM's answer to '%s' is over %u bytes", cmd,
-						    ATTACH_REPLY_MAX);
+						    "the JVM's answer to '%s' is over %u bytes",
+						    cmd, ATTACH_REPLY_MAX);
 			char *nb = realloc(buf, cap * 2);
 			if (!nb)
 				return fs_error_set(err, ENOMEM, "attach reply");
@@ -380,8 +382,7 @@ static const char *attach_first_line(const char *text, size_t *len)
 }
 
 /* The library was not loaded: say why, from the JVM's text. */
-static int attach_load_failed(const struct attach_reply *r, const char *agent,
-			      struct fs_error *err)
+static int attach_load_failed(const struct attach_reply *r, const char *agent, struct fs_error *err)
 {
 	char shown[256];
 	int code = EIO;
@@ -419,7 +420,8 @@ int attach_load_result(const struct attach_reply *r, const char *agent, int *age
 		return attach_load_failed(r, agent, err);
 	*agent_rc = (int)v;
 	if (v != 0)
-		return fs_error_set(err, EIO, "%s was loaded but its Agent_OnAttach returned %ld "
+		return fs_error_set(err, EIO,
+				    "%s was loaded but its Agent_OnAttach returned %ld "
 				    "(the agent writes why on the JVM's stderr)",
 				    agent, v);
 	return 0;
@@ -465,8 +467,8 @@ int attach_check_hotspot(pid_t pid, struct fs_error *err)
 /* Does the NUL-separated list (cmdline, or environ values) disable attach? */
 static const char *attach_disabled_by(const char *buf, size_t len)
 {
-	static const char *const flags[] = { "-XX:+DisableAttachMechanism", "-XX:+ReduceSignalUsage",
-					     "-Xrs" };
+	static const char *const flags[] = {"-XX:+DisableAttachMechanism", "-XX:+ReduceSignalUsage",
+					    "-Xrs"};
 	for (size_t i = 0; i < FS_ARRAY_SIZE(flags); i++) {
 		size_t fl = strlen(flags[i]);
 		for (const char *p = buf; p + fl <= buf + len; p++) {
@@ -484,7 +486,7 @@ static const char *attach_disabled_by(const char *buf, size_t len)
 static int attach_check_options(pid_t pid, struct fs_error *err)
 {
 	char path[64];
-	static const char *const files[] = { "cmdline", "environ" };
+	static const char *const files[] = {"cmdline", "environ"};
 	for (size_t i = 0; i < FS_ARRAY_SIZE(files); i++) {
 		cleanup_free char *buf = NULL;
 		size_t len = 0;
@@ -513,14 +515,16 @@ static int attach_check_options(pid_t pid, struct fs_error *err)
 		if (!flag)
 			continue;
 		if (!strcmp(flag, "-XX:+DisableAttachMechanism"))
-			return fs_error_set(err, EOPNOTSUPP,
-					    "pid %d was started with -XX:+DisableAttachMechanism (%s): "
-					    "restart it without that flag to profile Java frames",
-					    (int)pid, i ? "in its environment" : "on its command line");
+			return fs_error_set(
+			    err, EOPNOTSUPP,
+			    "pid %d was started with -XX:+DisableAttachMechanism (%s): "
+			    "restart it without that flag to profile Java frames",
+			    (int)pid, i ? "in its environment" : "on its command line");
 		return fs_error_set(err, EPERM,
 				    "pid %d was started with %s (%s): the JVM does not handle "
 				    "SIGQUIT, which would kill it; restart it without that flag",
-				    (int)pid, flag, i ? "in its environment" : "on its command line");
+				    (int)pid, flag,
+				    i ? "in its environment" : "on its command line");
 	}
 	return 0;
 }
@@ -589,7 +593,7 @@ static int attach_all_threads_block(pid_t pid)
 
 void attach_explain_failure(pid_t pid, uint64_t start_time, struct fs_error *err)
 {
-	struct fs_error why = { 0 };
+	struct fs_error why = {0};
 	if (start_time && !proc_alive(pid, start_time)) {
 		fs_error_wrap(err, "pid %d has exited", (int)pid);
 		return;

@@ -64,8 +64,8 @@ static const char *perfmap_skip_blanks(const char *s, const char *end)
 }
 
 /* One line of len bytes without its '\n'. 0 and fills r, or -1 to skip it. */
-static int perfmap_parse_line(const char *s, size_t len, struct perfmap_raw *r,
-			      const char **name, size_t *name_len)
+static int perfmap_parse_line(const char *s, size_t len, struct perfmap_raw *r, const char **name,
+			      size_t *name_len)
 {
 	if (len && s[len - 1] == '\r')
 		len--;
@@ -261,26 +261,19 @@ int perfmap_write_host(const char *tmp_dir, pid_t pid, const struct perfmap *m,
 static const char *perfmap_type_name(mode_t mode)
 {
 	switch (mode & S_IFMT) {
-	case S_IFIFO:
-		return "FIFO";
-	case S_IFSOCK:
-		return "socket";
-	case S_IFDIR:
-		return "directory";
-	case S_IFCHR:
-		return "character device";
-	case S_IFBLK:
-		return "block device";
-	case S_IFLNK:
-		return "symbolic link";
-	default:
-		return "special file";
+	case S_IFIFO: return "FIFO";
+	case S_IFSOCK: return "socket";
+	case S_IFDIR: return "directory";
+	case S_IFCHR: return "character device";
+	case S_IFBLK: return "block device";
+	case S_IFLNK: return "symbolic link";
+	default: return "special file";
 	}
 }
 
 /* The checks both functions below apply to what fd refers to. */
-static int perfmap_check_stat(int fd, const char *path, uid_t owner, size_t max_size,
-			      size_t *size, struct fs_error *err)
+static int perfmap_check_stat(int fd, const char *path, uid_t owner, size_t max_size, size_t *size,
+			      struct fs_error *err)
 {
 	struct stat st;
 	if (fstat(fd, &st) < 0)
@@ -297,8 +290,9 @@ static int perfmap_check_stat(int fd, const char *path, uid_t owner, size_t max_
 		return fs_error_set(err, EPERM, "refusing /%s: it has %lu hard links, expected 1",
 				    path, (unsigned long)st.st_nlink);
 	if (st.st_size < 0 || (uint64_t)st.st_size > max_size)
-		return fs_error_set(err, EFBIG, "refusing /%s: %lld bytes is over the %zu-byte limit",
-				    path, (long long)st.st_size, max_size);
+		return fs_error_set(err, EFBIG,
+				    "refusing /%s: %lld bytes is over the %zu-byte limit", path,
+				    (long long)st.st_size, max_size);
 	if (size)
 		*size = (size_t)st.st_size;
 	return 0;
@@ -307,24 +301,23 @@ static int perfmap_check_stat(int fd, const char *path, uid_t owner, size_t max_
 static int perfmap_openat2(int root_fd, const char *path, uint64_t flags, struct fs_error *err)
 {
 	struct open_how how = {
-		.flags = flags | O_NOFOLLOW | O_CLOEXEC,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS,
+	    .flags = flags | O_NOFOLLOW | O_CLOEXEC,
+	    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS,
 	};
 	int fd = (int)syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
 	if (fd >= 0)
 		return fd;
 	int e = errno;
 	if (e == ELOOP)
-		return fs_error_set(err, e,
-				    "refusing /%s: it or a directory on its path is a symbolic link",
-				    path);
+		return fs_error_set(
+		    err, e, "refusing /%s: it or a directory on its path is a symbolic link", path);
 	if (e == ENOENT)
 		return fs_error_set(err, e, "/%s does not exist", path);
 	return fs_error_set(err, e, "opening /%s", path);
 }
 
-int perfmap_open_checked(int root_fd, const char *path, uid_t owner, size_t max_size,
-			 size_t *size, struct fs_error *err)
+int perfmap_open_checked(int root_fd, const char *path, uid_t owner, size_t max_size, size_t *size,
+			 struct fs_error *err)
 {
 	cleanup_close int fd = perfmap_openat2(root_fd, path, O_RDONLY | O_NONBLOCK, err);
 	if (fd < 0)

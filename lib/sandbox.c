@@ -34,8 +34,8 @@ enum {
 	SB_REPLY = 5,	/* parent -> child: int32 code, message */
 };
 
-#define SB_CHUNK (256u * 1024)	     /* largest data record the child sends */
-#define SB_MSG_MAX (64u * 1024)	     /* largest non-data record */
+#define SB_CHUNK      (256u * 1024) /* largest data record the child sends */
+#define SB_MSG_MAX    (64u * 1024)  /* largest non-data record */
 #define SB_STATUS_ENV "FS_TEST_SANDBOX_STATUS"
 
 struct sb_hdr {
@@ -67,7 +67,7 @@ static int sb_read_full(int fd, void *buf, size_t len, uint64_t deadline)
 {
 	size_t got = 0;
 	while (got < len) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct pollfd p = {.fd = fd, .events = POLLIN};
 		int ms = sb_remaining(deadline);
 		if (ms == 0)
 			return -ETIMEDOUT;
@@ -94,9 +94,9 @@ static int sb_read_full(int fd, void *buf, size_t len, uint64_t deadline)
 
 static int sb_send(int fd, uint32_t type, const void *a, size_t alen, const void *b, size_t blen)
 {
-	struct sb_hdr h = { type, (uint32_t)(alen + blen) };
-	struct iovec iov[3] = { { &h, sizeof(h) }, { (void *)a, alen }, { (void *)b, blen } };
-	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 3 };
+	struct sb_hdr h = {type, (uint32_t)(alen + blen)};
+	struct iovec iov[3] = {{&h, sizeof(h)}, {(void *)a, alen}, {(void *)b, blen}};
+	struct msghdr msg = {.msg_iov = iov, .msg_iovlen = 3};
 	size_t total = sizeof(h) + alen + blen;
 	while (total) {
 		ssize_t n = sendmsg(fd, &msg, MSG_NOSIGNAL);
@@ -130,8 +130,7 @@ static int sb_send_error(int fd, uint32_t type, const struct fs_error *e, int co
 
 /* ---- child side ---------------------------------------------------------- */
 
-int sandbox_child_write(struct sandbox_child *c, const void *buf, size_t len,
-			struct fs_error *err)
+int sandbox_child_write(struct sandbox_child *c, const void *buf, size_t len, struct fs_error *err)
 {
 	const char *p = buf;
 	while (len) {
@@ -163,7 +162,8 @@ int sandbox_child_request(struct sandbox_child *c, const char *req, struct fs_er
 	if (r == 0)
 		r = sb_read_full(c->fd, buf, h.len, c->deadline);
 	if (r != 0)
-		return fs_error_set(err, r > 0 ? EPIPE : -r, "waiting for the sidecar to '%s'", req);
+		return fs_error_set(err, r > 0 ? EPIPE : -r, "waiting for the sidecar to '%s'",
+				    req);
 	int32_t code;
 	memcpy(&code, buf, sizeof(code));
 	if (code == 0)
@@ -180,7 +180,7 @@ int sandbox_child_request(struct sandbox_child *c, const char *req, struct fs_er
 }
 
 static __attribute__((noreturn)) void sb_child_die(int fd, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static void sb_child_die(int fd, int code, const char *fmt, ...)
 {
 	struct fs_error e;
@@ -246,6 +246,7 @@ static int sb_drop_privileges(const struct sandbox_target *t)
 /* The syscalls an attach client and a file reader need, and nothing else:
  * no exec, no ptrace, no mount, no namespace calls, no signals to others,
  * sockets only of AF_UNIX. Everything else fails with EPERM. */
+/* clang-format off */
 static const char *const sb_allowed[] = {
 	"read", "write", "readv", "writev", "pread64", "close", "openat", "openat2",
 	"fstat", "newfstatat", "statx", "lseek", "fcntl", "unlinkat", "unlink",
@@ -258,6 +259,7 @@ static const char *const sb_allowed[] = {
 	"sigaltstack", /* AddressSanitizer checks it on _exit and exec */
 	"inotify_init1", "inotify_add_watch", /* waiting for the attach socket */
 };
+/* clang-format on */
 
 static int sb_seccomp_load(void)
 {
@@ -284,8 +286,8 @@ static __attribute__((noreturn)) void sb_child(const struct sandbox_target *t,
 					       const struct sandbox_job *job, int fd, int nsfd,
 					       pid_t parent, uint64_t deadline)
 {
-	struct sandbox_child c = { .fd = fd, .deadline = deadline };
-	struct fs_error err = { 0 };
+	struct sandbox_child c = {.fd = fd, .deadline = deadline};
+	struct fs_error err = {0};
 	sigset_t all;
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
@@ -293,8 +295,8 @@ static __attribute__((noreturn)) void sb_child(const struct sandbox_target *t,
 	sigemptyset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
 	/* Handlers the sidecar may have installed; nothing else is caught. */
-	static const int caught[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE,
-				      SIGCHLD, SIGALRM, SIGUSR1, SIGUSR2, SIGWINCH };
+	static const int caught[] = {SIGINT,  SIGTERM, SIGHUP,	SIGQUIT, SIGPIPE,
+				     SIGCHLD, SIGALRM, SIGUSR1, SIGUSR2, SIGWINCH};
 	for (size_t i = 0; i < FS_ARRAY_SIZE(caught); i++)
 		signal(caught[i], SIG_DFL);
 
@@ -304,7 +306,7 @@ static __attribute__((noreturn)) void sb_child(const struct sandbox_target *t,
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0)
 		sb_child_die(fd, errno, "redirecting stdin/stdout of the sandboxed child");
-	int keep[] = { 0, 1, 2, fd, nsfd, statusfd };
+	int keep[] = {0, 1, 2, fd, nsfd, statusfd};
 	qsort(keep, FS_ARRAY_SIZE(keep), sizeof(int), sb_int_cmp);
 	sb_close_others(keep[0] < 0 ? keep + 1 : keep, keep[0] < 0 ? 5 : 6);
 
@@ -313,7 +315,7 @@ static __attribute__((noreturn)) void sb_child(const struct sandbox_target *t,
 	close(nsfd);
 	if (chdir("/") < 0)
 		sb_child_die(fd, errno, "chdir / in the container");
-	struct rlimit no_core = { 0, 0 };
+	struct rlimit no_core = {0, 0};
 	setrlimit(RLIMIT_CORE, &no_core);
 	int r = sb_drop_privileges(t);
 	if (r < 0)
@@ -357,19 +359,17 @@ static int sb_check_target(const struct sandbox_target *t, int *pidfd_out, int *
 	if (fstat(nsfd, &st) < 0)
 		return fs_error_set(err, errno, "stat %s", path);
 	if (t->mnt_ns && (uint64_t)st.st_ino != t->mnt_ns)
-		return fs_error_set(err, ESTALE,
-				    "pid %d is in mount namespace %llu, not %llu as registered",
-				    (int)t->pid, (unsigned long long)st.st_ino,
-				    (unsigned long long)t->mnt_ns);
+		return fs_error_set(
+		    err, ESTALE, "pid %d is in mount namespace %llu, not %llu as registered",
+		    (int)t->pid, (unsigned long long)st.st_ino, (unsigned long long)t->mnt_ns);
 	if (t->pid_ns) {
 		int r = proc_ns_inode(t->pid, "pid", &ino, err);
 		if (r < 0)
 			return r;
 		if (ino != t->pid_ns)
-			return fs_error_set(err, ESTALE,
-					    "pid %d is in pid namespace %llu, not %llu as registered",
-					    (int)t->pid, (unsigned long long)ino,
-					    (unsigned long long)t->pid_ns);
+			return fs_error_set(
+			    err, ESTALE, "pid %d is in pid namespace %llu, not %llu as registered",
+			    (int)t->pid, (unsigned long long)ino, (unsigned long long)t->pid_ns);
 	}
 	/* Still the process the pidfd names, so the ns fd is its namespace. */
 	if (pidfd_send_signal(pidfd, 0, NULL, 0) < 0)
@@ -383,8 +383,8 @@ static void sb_write_status(const char *dir, pid_t pid, const char *buf, size_t 
 {
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/status.%d", dir, (int)pid);
-	cleanup_close int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-				    0644);
+	cleanup_close int fd =
+	    open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd >= 0 && write(fd, buf, len) < 0)
 		return;
 }
@@ -394,7 +394,7 @@ static void sb_write_status(const char *dir, pid_t pid, const char *buf, size_t 
 static int sb_reap(int child_pidfd, uint64_t deadline, int *killed)
 {
 	siginfo_t si;
-	struct pollfd p = { .fd = child_pidfd, .events = POLLIN };
+	struct pollfd p = {.fd = child_pidfd, .events = POLLIN};
 	*killed = 0;
 	for (;;) {
 		int ms = sb_remaining(deadline);
@@ -427,7 +427,7 @@ struct sb_parent {
 
 static int sb_handle_request(struct sb_parent *p, const char *req, struct fs_error *err)
 {
-	struct fs_error rerr = { 0 };
+	struct fs_error rerr = {0};
 	int r = -EPERM;
 	if (p->job->on_request)
 		r = p->job->on_request(req, p->target_pidfd, p->job->request_arg, &rerr);
@@ -482,7 +482,8 @@ static int sb_parent_loop(struct sb_parent *p, struct fs_error *err)
 		char buf[SB_MSG_MAX + 1];
 		r = sb_read_full(p->fd, buf, h.len, p->deadline);
 		if (r != 0)
-			return fs_error_set(err, r > 0 ? EPIPE : -r, "reading from the sandboxed child");
+			return fs_error_set(err, r > 0 ? EPIPE : -r,
+					    "reading from the sandboxed child");
 		buf[h.len] = '\0';
 		switch (h.type) {
 		case SB_ERROR: {
@@ -563,9 +564,9 @@ int sandbox_run(const struct sandbox_target *t, const struct sandbox_job *job, c
 		return fs_error_set(err, e, "pidfd_open of the sandboxed child");
 	}
 
-	struct sb_parent p = { .t = t, .job = job, .fd = fd, .target_pidfd = target_pidfd,
-			       .deadline = deadline };
-	struct fs_error lerr = { 0 };
+	struct sb_parent p = {
+	    .t = t, .job = job, .fd = fd, .target_pidfd = target_pidfd, .deadline = deadline};
+	struct fs_error lerr = {0};
 	r = sb_parent_loop(&p, &lerr);
 	if (r < 0)
 		pidfd_send_signal(child_pidfd, SIGKILL, NULL, 0);

@@ -25,12 +25,9 @@
 const char *map_mode_name(enum map_mode m)
 {
 	switch (m) {
-	case MAP_MODE_AGENT:
-		return "agent";
-	case MAP_MODE_JCMD:
-		return "jcmd";
-	default:
-		return "auto";
+	case MAP_MODE_AGENT: return "agent";
+	case MAP_MODE_JCMD: return "jcmd";
+	default: return "auto";
 	}
 }
 
@@ -40,7 +37,7 @@ struct map_child_arg {
 	struct attach_target t;
 	enum map_mode mode;
 	int continuous;
-	int agent_loaded; /* a libflameagent.so is mapped in the JVM already */
+	int agent_loaded;     /* a libflameagent.so is mapped in the JVM already */
 	char agent[PATH_MAX]; /* absolute, inside the container; "" = none */
 };
 
@@ -53,8 +50,8 @@ static int map_trigger(void *arg, struct fs_error *err)
 static int map_agent_present(int root, const char *path)
 {
 	struct open_how how = {
-		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS,
+	    .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+	    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS,
 	};
 	struct stat st;
 	if (!path[0])
@@ -72,7 +69,7 @@ static int map_load_agent(struct map_child_arg *a, struct sandbox_child *c, cons
 	if (fd < 0)
 		return fd;
 	*signalled |= sig;
-	const char *args[3] = { a->agent, "true", opt };
+	const char *args[3] = {a->agent, "true", opt};
 	struct attach_reply reply;
 	if ((r = attach_execute(fd, "load", args, deadline, &reply, err)) < 0)
 		return r;
@@ -88,7 +85,7 @@ static int map_jcmd_perfmap(struct map_child_arg *a, struct sandbox_child *c, ui
 	cleanup_close int fd = attach_connect(&a->t, map_trigger, c, deadline, signalled, err);
 	if (fd < 0)
 		return fd;
-	const char *args[3] = { "Compiler.perfmap", NULL, NULL };
+	const char *args[3] = {"Compiler.perfmap", NULL, NULL};
 	struct attach_reply reply;
 	if ((r = attach_execute(fd, "jcmd", args, deadline, &reply, err)) < 0)
 		return r;
@@ -140,8 +137,8 @@ static int map_child(struct sandbox_child *c, void *argp, struct fs_error *err)
 		return r;
 
 	size_t size;
-	cleanup_close int mfd = perfmap_open_checked(root, path, a->t.uid,
-						     PERFMAP_MAX_CONTAINER_FILE, &size, err);
+	cleanup_close int mfd =
+	    perfmap_open_checked(root, path, a->t.uid, PERFMAP_MAX_CONTAINER_FILE, &size, err);
 	if (mfd < 0)
 		return mfd;
 	int hl = snprintf(head, sizeof(head), "%d %d\n", (int)mode, signalled);
@@ -286,14 +283,20 @@ int map_jvm(const struct registry_entry *e, pid_t host_pid, const struct map_opt
 	else if (o->mode == MAP_MODE_AUTO)
 		ca->mode = MAP_MODE_JCMD; /* no bundle in this container */
 
-	struct map_parent_arg pa = { host_pid, start_time };
-	struct sandbox_target t = { .pid = host_pid, .start_time = start_time,
-				    .mnt_ns = e->mnt_ns, .pid_ns = e->pid_ns,
-				    .uid = st.uid[1], .gid = st.gid[1] };
-	struct sandbox_job job = { .fn = map_child, .arg = ca, .on_request = map_on_request,
-				   .request_arg = &pa,
-				   .max_out = PERFMAP_MAX_CONTAINER_FILE + 64,
-				   .timeout_ms = o->timeout_ms ? o->timeout_ms : MAP_DEFAULT_TIMEOUT_MS };
+	struct map_parent_arg pa = {host_pid, start_time};
+	struct sandbox_target t = {.pid = host_pid,
+				   .start_time = start_time,
+				   .mnt_ns = e->mnt_ns,
+				   .pid_ns = e->pid_ns,
+				   .uid = st.uid[1],
+				   .gid = st.gid[1]};
+	struct sandbox_job job = {.fn = map_child,
+				  .arg = ca,
+				  .on_request = map_on_request,
+				  .request_arg = &pa,
+				  .max_out = PERFMAP_MAX_CONTAINER_FILE + 64,
+				  .timeout_ms =
+				      o->timeout_ms ? o->timeout_ms : MAP_DEFAULT_TIMEOUT_MS};
 	cleanup_free char *data = NULL;
 	size_t len = 0;
 	r = sandbox_run(&t, &job, &data, &len, err);
@@ -334,30 +337,31 @@ int map_jvm(const struct registry_entry *e, pid_t host_pid, const struct map_opt
 
 static void map_usage(FILE *f)
 {
-	fprintf(f,
-		"Usage: flamesidecar map <container-id> [--pid N] [--mode agent|jcmd]\n"
-		"                        [--continuous] [--timeout MS]\n\n"
-		"Make every JVM of a registered container write its JIT symbol map, read it\n"
-		"safely (as the JVM's own user, inside the container's mount namespace), and\n"
-		"write /tmp/perf-<host pid>.map on the host so that perf can name Java frames.\n\n"
-		"Options:\n"
-		"  -p, --pid N        only this JVM (host pid; must be in the container)\n"
-		"  -m, --mode MODE    agent: load <mount point>/%s (the default when\n"
-		"                     the bundle is mounted); jcmd: Compiler.perfmap (JDK 17+;\n"
-		"                     the default when it is not)\n"
-		"  -c, --continuous   the agent keeps the container's map up to date as code\n"
-		"                     is compiled; run map again to copy it to the host\n"
-		"  -t, --timeout MS   per JVM, attach included (default %d)\n"
-		"  -h, --help         this text\n\n"
-		"Output: one line per JVM: host pid, ns pid, uid, mode, entries, time.\n\n"
-		"Examples:\n"
-		"  flamesidecar map 3f2a9c\n"
-		"  flamesidecar map 3f2a9c --pid 41236 --mode jcmd\n"
-		"  flamesidecar map 3f2a9c --continuous\n"
-		"  flamesidecar map 3f2a9c && perf record -g -p 41236 -- sleep 10 && perf report\n\n"
-		"Exit codes: 0 every JVM mapped, 1 one failed, 2 usage, 3 container or JVM not\n"
-		"found, 4 not permitted (run as root).\n",
-		MAP_AGENT_NAME, MAP_DEFAULT_TIMEOUT_MS);
+	fprintf(
+	    f,
+	    "Usage: flamesidecar map <container-id> [--pid N] [--mode agent|jcmd]\n"
+	    "                        [--continuous] [--timeout MS]\n\n"
+	    "Make every JVM of a registered container write its JIT symbol map, read it\n"
+	    "safely (as the JVM's own user, inside the container's mount namespace), and\n"
+	    "write /tmp/perf-<host pid>.map on the host so that perf can name Java frames.\n\n"
+	    "Options:\n"
+	    "  -p, --pid N        only this JVM (host pid; must be in the container)\n"
+	    "  -m, --mode MODE    agent: load <mount point>/%s (the default when\n"
+	    "                     the bundle is mounted); jcmd: Compiler.perfmap (JDK 17+;\n"
+	    "                     the default when it is not)\n"
+	    "  -c, --continuous   the agent keeps the container's map up to date as code\n"
+	    "                     is compiled; run map again to copy it to the host\n"
+	    "  -t, --timeout MS   per JVM, attach included (default %d)\n"
+	    "  -h, --help         this text\n\n"
+	    "Output: one line per JVM: host pid, ns pid, uid, mode, entries, time.\n\n"
+	    "Examples:\n"
+	    "  flamesidecar map 3f2a9c\n"
+	    "  flamesidecar map 3f2a9c --pid 41236 --mode jcmd\n"
+	    "  flamesidecar map 3f2a9c --continuous\n"
+	    "  flamesidecar map 3f2a9c && perf record -g -p 41236 -- sleep 10 && perf report\n\n"
+	    "Exit codes: 0 every JVM mapped, 1 one failed, 2 usage, 3 container or JVM not\n"
+	    "found, 4 not permitted (run as root).\n",
+	    MAP_AGENT_NAME, MAP_DEFAULT_TIMEOUT_MS);
 }
 
 static int map_exit_code(int r)
@@ -372,15 +376,12 @@ static int map_exit_code(int r)
 int cmd_map(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "continuous", no_argument, NULL, 'c' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"pid", required_argument, NULL, 'p'},  {"mode", required_argument, NULL, 'm'},
+	    {"continuous", no_argument, NULL, 'c'}, {"timeout", required_argument, NULL, 't'},
+	    {"help", no_argument, NULL, 'h'},	    {NULL, 0, NULL, 0},
 	};
-	struct map_opts o = { .mode = MAP_MODE_AUTO, .timeout_ms = MAP_DEFAULT_TIMEOUT_MS,
-			      .write_host = 1 };
+	struct map_opts o = {
+	    .mode = MAP_MODE_AUTO, .timeout_ms = MAP_DEFAULT_TIMEOUT_MS, .write_host = 1};
 	pid_t only = 0;
 	int c;
 	char *end;
@@ -390,7 +391,8 @@ int cmd_map(int argc, char **argv)
 		case 'p': {
 			long v = strtol(optarg, &end, 10);
 			if (*end || v <= 0 || v > INT32_MAX) {
-				fprintf(stderr, "flamesidecar map: --pid '%s' is not a pid\n", optarg);
+				fprintf(stderr, "flamesidecar map: --pid '%s' is not a pid\n",
+					optarg);
 				return FS_EXIT_USAGE;
 			}
 			only = (pid_t)v;
@@ -402,32 +404,28 @@ int cmd_map(int argc, char **argv)
 			else if (!strcmp(optarg, "jcmd"))
 				o.mode = MAP_MODE_JCMD;
 			else {
-				fprintf(stderr, "flamesidecar map: --mode must be agent or jcmd, "
-						"not '%s'\n",
+				fprintf(stderr,
+					"flamesidecar map: --mode must be agent or jcmd, "
+					"not '%s'\n",
 					optarg);
 				return FS_EXIT_USAGE;
 			}
 			break;
-		case 'c':
-			o.continuous = 1;
-			break;
+		case 'c': o.continuous = 1; break;
 		case 't': {
 			unsigned long v = strtoul(optarg, &end, 10);
 			if (*end || !v || v > 600000 || optarg[0] == '-') {
-				fprintf(stderr, "flamesidecar map: --timeout takes milliseconds "
-						"(1..600000), not '%s'\n",
+				fprintf(stderr,
+					"flamesidecar map: --timeout takes milliseconds "
+					"(1..600000), not '%s'\n",
 					optarg);
 				return FS_EXIT_USAGE;
 			}
 			o.timeout_ms = (unsigned)v;
 			break;
 		}
-		case 'h':
-			map_usage(stdout);
-			return FS_EXIT_OK;
-		default:
-			map_usage(stderr);
-			return FS_EXIT_USAGE;
+		case 'h': map_usage(stdout); return FS_EXIT_OK;
+		default: map_usage(stderr); return FS_EXIT_USAGE;
 		}
 	}
 	if (optind != argc - 1) {
@@ -435,7 +433,8 @@ int cmd_map(int argc, char **argv)
 		return FS_EXIT_USAGE;
 	}
 	if (o.continuous && o.mode == MAP_MODE_JCMD) {
-		fprintf(stderr, "flamesidecar map: --continuous needs the agent, not --mode jcmd\n");
+		fprintf(stderr,
+			"flamesidecar map: --continuous needs the agent, not --mode jcmd\n");
 		return FS_EXIT_USAGE;
 	}
 	if (geteuid() != 0) {
@@ -453,13 +452,14 @@ int cmd_map(int argc, char **argv)
 	if ((rc = common_find_container("map", regdir, argv[optind], &e)))
 		return rc;
 	if (!registry_entry_alive(&e)) {
-		fprintf(stderr, "flamesidecar map: container %s is not running (pid %d is gone); "
-				"`flamesidecar gc` removes stale entries\n",
+		fprintf(stderr,
+			"flamesidecar map: container %s is not running (pid %d is gone); "
+			"`flamesidecar gc` removes stale entries\n",
 			e.id, (int)e.pid);
 		return FS_EXIT_NOTFOUND;
 	}
 
-	struct fs_error err = { 0 };
+	struct fs_error err = {0};
 	cleanup_free pid_t *pids = NULL;
 	size_t n = 0;
 	if (only) {
@@ -473,15 +473,16 @@ int cmd_map(int argc, char **argv)
 		return FS_EXIT_FAIL;
 	}
 	if (n == 0) {
-		fprintf(stderr, "flamesidecar map: no JVM found in container %s (no process in its "
-				"pid namespace maps libjvm.so)\n",
+		fprintf(stderr,
+			"flamesidecar map: no JVM found in container %s (no process in its "
+			"pid namespace maps libjvm.so)\n",
 			e.id);
 		return FS_EXIT_NOTFOUND;
 	}
 
 	int exit_code = FS_EXIT_OK;
-	printf("%-8s %-7s %-6s %-5s %8s %9s  %s\n", "HOST_PID", "NS_PID", "UID", "MODE",
-	       "ENTRIES", "TIME_MS", "MAP");
+	printf("%-8s %-7s %-6s %-5s %8s %9s  %s\n", "HOST_PID", "NS_PID", "UID", "MODE", "ENTRIES",
+	       "TIME_MS", "MAP");
 	fflush(stdout);
 	for (size_t i = 0; i < n; i++) {
 		struct map_result res;
