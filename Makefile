@@ -150,7 +150,7 @@ demo: deps
 	tests/demo.sh
 
 format-check:
-	clang-format --dry-run --Werror lib/*.[ch] hook/*.[ch] sidecar/*.[ch]
+	clang-format --dry-run --Werror lib/*.[ch] hook/*.[ch] sidecar/*.[ch] wrapper/*.[ch] agent/*.[ch]
 
 clean:
 	rm -rf build build-asan build-fuzz

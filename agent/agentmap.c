@@ -19,12 +19,12 @@ static int options_apply(const char *opt, size_t len, struct agentmap_options *o
 {
 	static const struct {
 		const char *name;
-		int unfold;	/* -1: not an unfold option */
+		int unfold; /* -1: not an unfold option */
 	} unfolds[] = {
-		{ "unfoldall", AGENTMAP_UNFOLD_ALL },
-		{ "unfoldsimple", AGENTMAP_UNFOLD_SIMPLE },
-		{ "unfold", AGENTMAP_UNFOLD_IN },
-		{ "nounfold", AGENTMAP_UNFOLD_NONE },
+	    {"unfoldall", AGENTMAP_UNFOLD_ALL},
+	    {"unfoldsimple", AGENTMAP_UNFOLD_SIMPLE},
+	    {"unfold", AGENTMAP_UNFOLD_IN},
+	    {"nounfold", AGENTMAP_UNFOLD_NONE},
 	};
 #define IS(lit) (len == sizeof(lit) - 1 && memcmp(opt, lit, len) == 0)
 	if (len == 0)
@@ -98,7 +98,7 @@ int agentmap_parse_options(const char *s, struct agentmap_options *o, struct fs_
 /* A bounded string builder: appends what fits, always NUL-terminated. */
 struct sbuf {
 	char *p;
-	size_t len, cap;	/* cap includes the NUL */
+	size_t len, cap; /* cap includes the NUL */
 };
 
 static void sbuf_putn(struct sbuf *s, const char *str, size_t n)
@@ -134,7 +134,7 @@ static bool sig_put_type(struct sbuf *s, const char **d)
 {
 	static const char prim_code[] = "BCDFIJSZV";
 	static const char *const prim_name[] = {
-		"byte", "char", "double", "float", "int", "long", "short", "boolean", "void",
+	    "byte", "char", "double", "float", "int", "long", "short", "boolean", "void",
 	};
 	int dims = 0;
 	while (**d == '[') {
@@ -324,7 +324,7 @@ int agentmap_append_ranges(struct agentmap_buf *b, uint64_t start, uint64_t size
 	for (size_t i = 0; i < n; i++) {
 		uint64_t pc = pcs[i];
 		if (pc < run_start || pc >= end)
-			continue;	/* outside the code, or going backwards */
+			continue; /* outside the code, or going backwards */
 		const char *name = names[i] ? names[i] : root_name;
 		if (strcmp(name, run_name) == 0)
 			continue;
@@ -358,13 +358,15 @@ int agentmap_open(const char *dir, pid_t pid, bool truncate, struct fs_error *er
 	struct stat st;
 
 	snprintf(path, sizeof(path), "%s/perf-%d.map", dir, (int)pid);
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
-		      0644);
+	int fd =
+	    open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
 	if (fd < 0) {
 		int e = errno;
 		if (e == ELOOP)
-			return fs_error_set(err, e, "opening %s: it is a symbolic link, "
-					    "refusing to follow it; remove it", path);
+			return fs_error_set(err, e,
+					    "opening %s: it is a symbolic link, "
+					    "refusing to follow it; remove it",
+					    path);
 		return fs_error_set(err, e, "opening %s", path);
 	}
 	if (file_stat(fd, &st) < 0) {
@@ -374,11 +376,12 @@ int agentmap_open(const char *dir, pid_t pid, bool truncate, struct fs_error *er
 	}
 	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1) {
 		close(fd);
-		return fs_error_set(err, EPERM,
-				    "%s is not a regular file owned by uid %u with a single link "
-				    "(mode %o, uid %u, %u links): refusing to write to it; remove it",
-				    path, (unsigned)geteuid(), (unsigned)st.st_mode,
-				    (unsigned)st.st_uid, (unsigned)st.st_nlink);
+		return fs_error_set(
+		    err, EPERM,
+		    "%s is not a regular file owned by uid %u with a single link "
+		    "(mode %o, uid %u, %u links): refusing to write to it; remove it",
+		    path, (unsigned)geteuid(), (unsigned)st.st_mode, (unsigned)st.st_uid,
+		    (unsigned)st.st_nlink);
 	}
 	/* Readable by the host tools whatever the JVM's umask. */
 	if ((st.st_mode & 07777) != 0644 && fchmod(fd, 0644) < 0) {

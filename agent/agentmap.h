@@ -33,10 +33,10 @@ enum agentmap_mode {
 };
 
 enum agentmap_unfold {
-	AGENTMAP_UNFOLD_ALL = 0,   /* default: "outer->inlined->inner" per range */
-	AGENTMAP_UNFOLD_NONE,      /* nounfold: one line per compiled method */
-	AGENTMAP_UNFOLD_SIMPLE,    /* unfoldsimple: innermost frame per range */
-	AGENTMAP_UNFOLD_IN,        /* unfold: "inner in root" per range */
+	AGENTMAP_UNFOLD_ALL = 0, /* default: "outer->inlined->inner" per range */
+	AGENTMAP_UNFOLD_NONE,	 /* nounfold: one line per compiled method */
+	AGENTMAP_UNFOLD_SIMPLE,	 /* unfoldsimple: innermost frame per range */
+	AGENTMAP_UNFOLD_IN,	 /* unfold: "inner in root" per range */
 };
 
 struct agentmap_options {
@@ -44,7 +44,7 @@ struct agentmap_options {
 	enum agentmap_unfold unfold;
 	bool dotted;	/* java.lang.String.hashCode, not Ljava/lang/String;::hashCode */
 	bool msig;	/* append the method signature */
-	bool sourcepos;	/* append (File.java:line) */
+	bool sourcepos; /* append (File.java:line) */
 	bool stop;	/* stop a continuous session */
 	bool verbose;	/* report lines, bytes and time on the JVM's stderr */
 };

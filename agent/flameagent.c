@@ -38,23 +38,28 @@
 
 struct session {
 	pthread_mutex_t lock;
-	const char *what;		/* "oneshot" or "continuous", for messages */
-	jvmtiEnv *env;			/* created once, kept */
-	bool active;			/* callbacks write only when set */
+	const char *what; /* "oneshot" or "continuous", for messages */
+	jvmtiEnv *env;	  /* created once, kept */
+	bool active;	  /* callbacks write only when set */
 	int fd;
-	bool batch;			/* oneshot: collect lines in buf */
+	bool batch; /* oneshot: collect lines in buf */
 	struct agentmap_options opt;
 	struct agentmap_buf buf;
-	int write_errno;		/* first write error, reported at the end */
-	unsigned long long bytes;	/* written (or batched) in this session */
-	unsigned long events;		/* code events written */
+	int write_errno;	  /* first write error, reported at the end */
+	unsigned long long bytes; /* written (or batched) in this session */
+	unsigned long events;	  /* code events written */
 };
 
 static struct session oneshot_session = {
-	.lock = PTHREAD_MUTEX_INITIALIZER, .what = "oneshot", .fd = -1, .batch = true,
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .what = "oneshot",
+    .fd = -1,
+    .batch = true,
 };
 static struct session live_session = {
-	.lock = PTHREAD_MUTEX_INITIALIZER, .what = "continuous", .fd = -1,
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .what = "continuous",
+    .fd = -1,
 };
 /* Serialises load, attach, stop and unload. */
 static pthread_mutex_t control_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -79,7 +84,7 @@ static void agent_log(const char *fmt, ...)
 
 struct method_info {
 	jmethodID method;
-	char *class_sig, *name, *desc, *file;	/* JVMTI-allocated */
+	char *class_sig, *name, *desc, *file; /* JVMTI-allocated */
 	jvmtiLineNumberEntry *lines;
 	jint nlines;
 };
@@ -89,8 +94,8 @@ struct name_cache {
 	const struct agentmap_options *opt;
 	struct method_info m[NAME_CACHE_MAX];
 	int n;
-	struct method_info spare;	/* used when the cache is full */
-	char (*frames)[512];		/* FRAMES_MAX frame names, malloc'd on first use */
+	struct method_info spare; /* used when the cache is full */
+	char (*frames)[512];	  /* FRAMES_MAX frame names, malloc'd on first use */
 };
 
 /* Inlining depth named per record; deeper chains keep their innermost. */
@@ -182,8 +187,8 @@ static void frame_name(struct name_cache *c, jmethodID method, jint bci, char *o
 {
 	const struct method_info *mi = name_cache_get(c, method);
 	const char *file = c->opt->sourcepos ? (mi->file ? mi->file : "Unknown") : NULL;
-	agentmap_frame_name(c->opt, mi->class_sig ? mi->class_sig : "L?;", mi->name, mi->desc,
-			    file, file ? method_line(mi, bci) : -1, out, len);
+	agentmap_frame_name(c->opt, mi->class_sig ? mi->class_sig : "L?;", mi->name, mi->desc, file,
+			    file ? method_line(mi, bci) : -1, out, len);
 }
 
 /* The name of one pc record according to the unfold option. */
@@ -310,15 +315,14 @@ static int append_unfolded(struct name_cache *c, struct agentmap_buf *out, jmeth
 		pcs[i] = (uint64_t)(uintptr_t)pi->pc;
 		record_name(c, pi, method, root_name, name, sizeof(name));
 		if (i > 0 && strcmp(names[i - 1], name) == 0) {
-			names[i] = names[i - 1];	/* shared, freed once */
+			names[i] = names[i - 1]; /* shared, freed once */
 			continue;
 		}
 		names[i] = strdup(name);
 		if (!names[i])
 			goto out;
 	}
-	r = agentmap_append_ranges(out, start, size, pcs, (const char *const *)names, n,
-				   root_name);
+	r = agentmap_append_ranges(out, start, size, pcs, (const char *const *)names, n, root_name);
 out:
 	if (names)
 		for (size_t i = 0; i < n; i++)
@@ -335,19 +339,19 @@ static void JNICALL on_compiled_method_load(jvmtiEnv *env, jmethodID method, jin
 					    const void *compile_info)
 {
 	struct session *s = session_of(env);
-	struct agentmap_buf out = { 0 };
-	struct name_cache c = { .env = env };
+	struct agentmap_buf out = {0};
+	struct name_cache c = {.env = env};
 	char root_name[AGENTMAP_NAME_MAX];
 
 	if (!s || code_size <= 0)
 		return;
-	c.opt = &s->opt;	/* options only change while the session is idle */
+	c.opt = &s->opt; /* options only change while the session is idle */
 	frame_name(&c, method, -1, root_name, sizeof(root_name));
 	uint64_t start = (uint64_t)(uintptr_t)code_addr;
 	const jvmtiCompiledMethodLoadInlineRecord *rec = inline_record(compile_info);
 	if (s->opt.unfold != AGENTMAP_UNFOLD_NONE && rec && rec->numpcs > 0 && rec->pcinfo) {
-		if (append_unfolded(&c, &out, method, start, (uint64_t)code_size, root_name,
-				    rec) < 0) {
+		if (append_unfolded(&c, &out, method, start, (uint64_t)code_size, root_name, rec) <
+		    0) {
 			out.len = 0;
 			agentmap_append_line(&out, start, (uint64_t)code_size, root_name);
 		}
@@ -359,11 +363,11 @@ static void JNICALL on_compiled_method_load(jvmtiEnv *env, jmethodID method, jin
 	agentmap_buf_free(&out);
 }
 
-static void JNICALL on_dynamic_code_generated(jvmtiEnv *env, const char *name,
-					      const void *address, jint length)
+static void JNICALL on_dynamic_code_generated(jvmtiEnv *env, const char *name, const void *address,
+					      jint length)
 {
 	struct session *s = session_of(env);
-	struct agentmap_buf out = { 0 };
+	struct agentmap_buf out = {0};
 
 	if (!s || length <= 0)
 		return;
@@ -407,7 +411,8 @@ static int session_env(JavaVM *vm, struct session *s, struct fs_error *err)
 	caps.can_generate_compiled_method_load_events = 1;
 	e = (*env)->AddCapabilities(env, &caps);
 	if (e != JVMTI_ERROR_NONE)
-		return jvmti_fail(err, e, "AddCapabilities(can_generate_compiled_method_load_events)");
+		return jvmti_fail(err, e,
+				  "AddCapabilities(can_generate_compiled_method_load_events)");
 	if (s->opt.sourcepos) {
 		memset(&caps, 0, sizeof(caps));
 		caps.can_get_source_file_name = 1;
@@ -424,10 +429,10 @@ static int session_env(JavaVM *vm, struct session *s, struct fs_error *err)
 static int session_events(struct session *s, jvmtiEventMode mode)
 {
 	jvmtiEnv *env = s->env;
-	jvmtiError e = (*env)->SetEventNotificationMode(env, mode, JVMTI_EVENT_COMPILED_METHOD_LOAD,
-						       NULL);
-	jvmtiError e2 = (*env)->SetEventNotificationMode(env, mode,
-							 JVMTI_EVENT_DYNAMIC_CODE_GENERATED, NULL);
+	jvmtiError e =
+	    (*env)->SetEventNotificationMode(env, mode, JVMTI_EVENT_COMPILED_METHOD_LOAD, NULL);
+	jvmtiError e2 =
+	    (*env)->SetEventNotificationMode(env, mode, JVMTI_EVENT_DYNAMIC_CODE_GENERATED, NULL);
 	return e != JVMTI_ERROR_NONE ? (int)e : (int)e2;
 }
 
@@ -458,8 +463,8 @@ static int session_close(struct session *s)
 
 /* Start s: env, file, events; with live set (the VM is running) also ask
  * for events describing everything generated so far. */
-static int session_start(JavaVM *vm, struct session *s, const struct agentmap_options *o,
-			 bool live, struct fs_error *err)
+static int session_start(JavaVM *vm, struct session *s, const struct agentmap_options *o, bool live,
+			 struct fs_error *err)
 {
 	jvmtiError e;
 	int r;
@@ -500,7 +505,7 @@ static int session_start(JavaVM *vm, struct session *s, const struct agentmap_op
 /* Monotonic ms; by system call (clock_gettime is GLIBC_2.17 in libc). */
 static double now_ms(void)
 {
-	struct timespec ts = { 0 };
+	struct timespec ts = {0};
 	syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
@@ -508,8 +513,8 @@ static double now_ms(void)
 static void session_report(struct session *s, double started)
 {
 	if (s->opt.verbose)
-		agent_log("%s: %lu code events, %llu bytes to /tmp/perf-%d.map in %.1f ms",
-			  s->what, s->events, s->bytes, (int)getpid(), now_ms() - started);
+		agent_log("%s: %lu code events, %llu bytes to /tmp/perf-%d.map in %.1f ms", s->what,
+			  s->events, s->bytes, (int)getpid(), now_ms() - started);
 }
 
 static double live_started;
@@ -530,19 +535,21 @@ static int agent_oneshot(JavaVM *vm, const struct agentmap_options *o, struct fs
 static int agent_stop(struct fs_error *err)
 {
 	if (!live_session.active)
-		return 0;	/* nothing running: stopping is idempotent */
+		return 0; /* nothing running: stopping is idempotent */
 	int r = session_close(&live_session);
 	session_report(&live_session, live_started);
 	if (r)
-		return fs_error_set(err, r, "the continuous session had failed writes to "
-				    "/tmp/perf-%d.map", (int)getpid());
+		return fs_error_set(err, r,
+				    "the continuous session had failed writes to "
+				    "/tmp/perf-%d.map",
+				    (int)getpid());
 	return 0;
 }
 
 static jint agent_run(JavaVM *vm, char *options, bool attached)
 {
 	struct agentmap_options o;
-	struct fs_error err = { 0 };
+	struct fs_error err = {0};
 	int r;
 
 	r = agentmap_parse_options(options, &o, &err);
@@ -556,12 +563,14 @@ static jint agent_run(JavaVM *vm, char *options, bool attached)
 		if (mode == AGENTMAP_MODE_DEFAULT)
 			mode = attached ? AGENTMAP_MODE_ONESHOT : AGENTMAP_MODE_CONTINUOUS;
 		if (mode == AGENTMAP_MODE_ONESHOT && !attached) {
-			r = fs_error_set(&err, EINVAL, "mode=oneshot needs a running JVM: load "
+			r = fs_error_set(&err, EINVAL,
+					 "mode=oneshot needs a running JVM: load "
 					 "the agent by attach, or use mode=continuous");
 		} else if (mode == AGENTMAP_MODE_ONESHOT) {
 			r = agent_oneshot(vm, &o, &err);
 		} else if (live_session.active) {
-			r = fs_error_set(&err, EALREADY, "a continuous session is already "
+			r = fs_error_set(&err, EALREADY,
+					 "a continuous session is already "
 					 "running; load the agent with option 'stop' first");
 		} else {
 			live_started = now_ms();

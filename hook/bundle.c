@@ -70,11 +70,12 @@ int hook_bundle_read(const char *bundle_dir, struct hook_bundle *b, struct fs_er
 	if (uid < 0 || uid > UINT32_MAX || gid < 0 || gid > UINT32_MAX)
 		return fs_error_set(err, EINVAL, "%s: process.user out of range", path);
 	yajl_val linux_ = json_get_object(root, "linux");
-	const char *um[] = { "uidMappings", NULL }, *gm[] = { "gidMappings", NULL };
+	const char *um[] = {"uidMappings", NULL}, *gm[] = {"gidMappings", NULL};
 	long long hu, hg;
 	if (bundle_map_id(linux_ ? yajl_tree_get(linux_, um, yajl_t_array) : NULL, uid, &hu) ||
 	    bundle_map_id(linux_ ? yajl_tree_get(linux_, gm, yajl_t_array) : NULL, gid, &hg))
-		return fs_error_set(err, ERANGE, "%s: process.user is not in the id mappings", path);
+		return fs_error_set(err, ERANGE, "%s: process.user is not in the id mappings",
+				    path);
 	b->uid = (uid_t)hu;
 	b->gid = (gid_t)hg;
 	return 0;

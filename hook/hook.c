@@ -24,7 +24,8 @@ volatile pid_t hook_mount_child_pid;
 
 static void hook_alarm(int sig)
 {
-	static const char msg[] = "flamehook: deadline reached; giving up (container not affected)\n";
+	static const char msg[] =
+	    "flamehook: deadline reached; giving up (container not affected)\n";
 	(void)sig;
 	if (hook_mount_child_pid > 0)
 		kill(hook_mount_child_pid, SIGKILL);
@@ -49,7 +50,8 @@ static void hook_usage(FILE *out)
 		"  -h, --help     this text\n\n"
 		"Examples:\n"
 		"  flamehook createRuntime < state.json\n"
-		"  hooks.d entry: {\"path\": \"/usr/bin/flamehook\", \"args\": [\"flamehook\", \"prestart\"]}\n",
+		"  hooks.d entry: {\"path\": \"/usr/bin/flamehook\", \"args\": [\"flamehook\", "
+		"\"prestart\"]}\n",
 		CONFIG_DEFAULT_PATH);
 }
 
@@ -100,9 +102,10 @@ static int hook_create(const struct fs_config *cfg, const struct hook_state *st,
 	/* A container has its own mount and pid namespaces; a state that
 	 * points at a host process would have us mount on the host. */
 	if (e.mnt_ns == self_mnt_ns || e.pid_ns == self_pid_ns) {
-		hook_warn(stage, st->id,
-			  "refusing: pid %d shares the hook's %s namespace (not a container process)",
-			  (int)st->pid, e.mnt_ns == self_mnt_ns ? "mount" : "pid");
+		hook_warn(
+		    stage, st->id,
+		    "refusing: pid %d shares the hook's %s namespace (not a container process)",
+		    (int)st->pid, e.mnt_ns == self_mnt_ns ? "mount" : "pid");
 		return 0;
 	}
 	e.ns_pid = proc_status_ns_pid(&ps);
@@ -159,7 +162,8 @@ static int hook_poststart(const struct fs_config *cfg, const char *config_path,
 		return 0;
 	}
 	if (!registry_entry_alive(&e) || (st->pid && st->pid != e.pid)) {
-		hook_warn(stage, st->id, "registry entry does not match the running container (pid %d)",
+		hook_warn(stage, st->id,
+			  "registry entry does not match the running container (pid %d)",
 			  (int)st->pid);
 		return 0;
 	}
@@ -168,7 +172,8 @@ static int hook_poststart(const struct fs_config *cfg, const char *config_path,
 	return 0;
 }
 
-static int hook_poststop(const struct fs_config *cfg, const struct hook_state *st, const char *stage)
+static int hook_poststop(const struct fs_config *cfg, const struct hook_state *st,
+			 const char *stage)
 {
 	struct fs_error err;
 	char regdir[PATH_MAX];
@@ -184,10 +189,10 @@ static int hook_poststop(const struct fs_config *cfg, const struct hook_state *s
 int hook_main(int argc, char **argv, int stdin_fd)
 {
 	static const struct option opts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
+	    {"config", required_argument, NULL, 'c'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *config_path = NULL;
 	int c;

@@ -10,12 +10,12 @@
 #include "error.h"
 #include "registry.h"
 
-#define HOOK_STATE_MAX (1024 * 1024) /* bytes of state JSON we read */
+#define HOOK_STATE_MAX	       (1024 * 1024) /* bytes of state JSON we read */
 #define HOOK_BUNDLE_CONFIG_MAX (4 * 1024 * 1024)
 
-#define ANNOTATION_ENABLE "flamesidecar.io/enable"
-#define ANNOTATION_PROFILE "flamesidecar.io/profile"
-#define ANNOTATION_DELAY "flamesidecar.io/delay"
+#define ANNOTATION_ENABLE    "flamesidecar.io/enable"
+#define ANNOTATION_PROFILE   "flamesidecar.io/profile"
+#define ANNOTATION_DELAY     "flamesidecar.io/delay"
 #define ANNOTATION_FREQUENCY "flamesidecar.io/frequency"
 
 enum hook_stage {
@@ -69,10 +69,10 @@ int hook_open_mount_point(int root_fd, const char *path, struct fs_error *err);
 /* log.c */
 void hook_log_open(const struct fs_config *cfg);
 void hook_log(const char *stage, const char *id, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 /* Like hook_log, and also to stderr (for refusals and failures). */
 void hook_warn(const char *stage, const char *id, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 /* Escape s into dst (non-printable and non-ASCII bytes as \xNN). */
 void hook_log_escape(const char *s, char *dst, size_t len);
 
@@ -83,11 +83,11 @@ struct trigger_plan {
 int trigger_parse_duration(const char *s, unsigned long long *ms);
 /* Validate and cap the entry's profile annotations against the config;
  * note says what was capped. -EINVAL/-EPERM with a reason when refused. */
-int trigger_plan(const struct fs_config *cfg, const struct registry_entry *e, struct trigger_plan *p,
-		 char *note, size_t note_len, struct fs_error *err);
+int trigger_plan(const struct fs_config *cfg, const struct registry_entry *e,
+		 struct trigger_plan *p, char *note, size_t note_len, struct fs_error *err);
 /* Start the detached profiler if e asks for it; returns at once. */
-int hook_trigger(const struct fs_config *cfg, const char *config_path, const struct registry_entry *e,
-		 const char *stage);
+int hook_trigger(const struct fs_config *cfg, const char *config_path,
+		 const struct registry_entry *e, const char *stage);
 
 /* hook.c: the whole hook; always returns the exit status. */
 int hook_main(int argc, char **argv, int stdin_fd);

@@ -47,13 +47,14 @@ void hook_log_open(const struct fs_config *cfg)
 		mkdir(dir, 0700);
 	}
 	struct stat sb;
-	if (stat(cfg->log_file, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > HOOK_LOG_ROTATE_BYTES) {
+	if (stat(cfg->log_file, &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    sb.st_size > HOOK_LOG_ROTATE_BYTES) {
 		char old[PATH_MAX + 3];
 		snprintf(old, sizeof(old), "%s.1", cfg->log_file);
 		rename(cfg->log_file, old);
 	}
-	log_fd = open(cfg->log_file, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
-		      0600);
+	log_fd = open(cfg->log_file,
+		      O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
 }
 
 static void hook_vlog(int to_stderr, const char *stage, const char *id, const char *fmt, va_list ap)

@@ -44,7 +44,7 @@ extern volatile pid_t hook_mount_child_pid;
 #ifndef MOUNT_ATTR_RDONLY
 #define MOUNT_ATTR_RDONLY 0x00000001
 #define MOUNT_ATTR_NOSUID 0x00000002
-#define MOUNT_ATTR_NODEV 0x00000004
+#define MOUNT_ATTR_NODEV  0x00000004
 #endif
 #ifndef AT_RECURSIVE
 #define AT_RECURSIVE 0x8000
@@ -59,7 +59,8 @@ static int sys_open_tree(int dfd, const char *path, unsigned flags)
 	return (int)syscall(SYS_open_tree, dfd, path, flags);
 }
 
-static int sys_move_mount(int from_dfd, const char *from, int to_dfd, const char *to, unsigned flags)
+static int sys_move_mount(int from_dfd, const char *from, int to_dfd, const char *to,
+			  unsigned flags)
 {
 	return (int)syscall(SYS_move_mount, from_dfd, from, to_dfd, to, flags);
 }
@@ -71,7 +72,7 @@ static int sys_mount_setattr(int dfd, const char *path, unsigned flags, struct h
 
 static int sys_openat2(int dfd, const char *path, uint64_t flags, uint64_t resolve)
 {
-	struct open_how how = { .flags = flags, .resolve = resolve };
+	struct open_how how = {.flags = flags, .resolve = resolve};
 	return (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
 }
 
@@ -117,18 +118,23 @@ int hook_open_mount_point(int root_fd, const char *path, struct fs_error *err)
 		if (fd < 0 && errno == ENOENT) {
 			struct stat sb;
 			if (fstatat(cur, comp, &sb, AT_SYMLINK_NOFOLLOW) == 0)
-				return fs_error_set(err, ELOOP, "mount point %s: '%s' is %s in the rootfs",
+				return fs_error_set(err, ELOOP,
+						    "mount point %s: '%s' is %s in the rootfs",
 						    path, comp, mount_kind(cur, comp));
 			if (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST)
-				return fs_error_set(err, errno, "creating '%s' of mount point %s", comp, path);
+				return fs_error_set(err, errno, "creating '%s' of mount point %s",
+						    comp, path);
 			fd = sys_openat2(cur, comp, flags, resolve);
 		}
 		if (fd < 0) {
 			int saved = errno;
 			if (saved == ELOOP || saved == ENOTDIR || saved == EXDEV)
-				return fs_error_set(err, saved, "mount point %s: '%s' is %s in the rootfs; refusing",
-						    path, comp, mount_kind(cur, comp));
-			return fs_error_set(err, saved, "opening '%s' of mount point %s", comp, path);
+				return fs_error_set(
+				    err, saved,
+				    "mount point %s: '%s' is %s in the rootfs; refusing", path,
+				    comp, mount_kind(cur, comp));
+			return fs_error_set(err, saved, "opening '%s' of mount point %s", comp,
+					    path);
 		}
 		close(cur);
 		cur = fd;
@@ -164,7 +170,8 @@ static int mount_child(const struct fs_config *cfg, int pidfd, int tree_fd, cons
 	 * names the container's root in its own mount namespace. */
 	cleanup_close int root_fd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root_fd < 0) {
-		fs_error_set(&err, errno, "opening rootfs %s in the container's mount namespace", rootfs);
+		fs_error_set(&err, errno, "opening rootfs %s in the container's mount namespace",
+			     rootfs);
 		mount_child_reply(out, 'E', err.msg);
 		return 1;
 	}
@@ -173,15 +180,16 @@ static int mount_child(const struct fs_config *cfg, int pidfd, int tree_fd, cons
 		mount_child_reply(out, 'E', err.msg);
 		return 1;
 	}
-	if (sys_move_mount(tree_fd, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
+	if (sys_move_mount(tree_fd, "", target, "",
+			   MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
 		fs_error_set(&err, errno, "move_mount onto %s", cfg->mount_point);
 		mount_child_reply(out, 'E', err.msg);
 		return 1;
 	}
 	/* Verify what is now on top of the mount point. */
-	cleanup_close int check = sys_openat2(root_fd, cfg->mount_point + 1,
-					      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-					      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	cleanup_close int check = sys_openat2(
+	    root_fd, cfg->mount_point + 1, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+	    RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 	struct statvfs sv;
 	const unsigned long want = ST_RDONLY | ST_NOSUID | ST_NODEV;
 	if (check >= 0 && fstatvfs(check, &sv) == 0 && (sv.f_flag & want) == want) {
@@ -192,7 +200,8 @@ static int mount_child(const struct fs_config *cfg, int pidfd, int tree_fd, cons
 	char proc_path[64];
 	snprintf(proc_path, sizeof(proc_path), "/proc/self/fd/%d", check >= 0 ? check : target);
 	if (umount2(proc_path, MNT_DETACH) < 0) {
-		fs_error_set(&err, errno, "the mount at %s is not read-only and could not be detached",
+		fs_error_set(&err, errno,
+			     "the mount at %s is not read-only and could not be detached",
 			     cfg->mount_point);
 		mount_child_reply(out, 'F', err.msg);
 		return 2;
@@ -220,12 +229,12 @@ int hook_mount_bundle(const struct fs_config *cfg, int pidfd, const char *rootfs
 		deadline.tv_nsec -= 1000000000;
 	}
 
-	cleanup_close int tree = sys_open_tree(AT_FDCWD, cfg->bundle_dir,
-					       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	cleanup_close int tree =
+	    sys_open_tree(AT_FDCWD, cfg->bundle_dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 	if (tree < 0)
 		return fs_error_set(err, errno, "open_tree(%s)", cfg->bundle_dir);
 	struct hook_mount_attr attr = {
-		.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+	    .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
 	};
 	if (sys_mount_setattr(tree, "", AT_EMPTY_PATH, &attr) < 0)
 		return fs_error_set(err, errno, "making the bundle mount read-only");
@@ -255,7 +264,7 @@ int hook_mount_bundle(const struct fs_config *cfg, int pidfd, const char *rootfs
 			timed_out = 1;
 			break;
 		}
-		struct pollfd p = { .fd = rd, .events = POLLIN };
+		struct pollfd p = {.fd = rd, .events = POLLIN};
 		int pr = poll(&p, 1, (int)left);
 		if (pr < 0 && errno == EINTR)
 			continue;

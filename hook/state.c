@@ -30,7 +30,8 @@ static int state_annotation(yajl_val ann, const char *key, char *dst, size_t len
 	if (!v)
 		return 0;
 	if (strlen(v) >= len)
-		return fs_error_set(err, EINVAL, "annotation %s longer than %zu bytes", key, len - 1);
+		return fs_error_set(err, EINVAL, "annotation %s longer than %zu bytes", key,
+				    len - 1);
 	memcpy(dst, v, strlen(v) + 1);
 	return 0;
 }
@@ -70,16 +71,19 @@ int hook_state_parse(const char *buf, size_t len, struct hook_state *st, struct 
 	const char *bundle = json_get_string(root, "bundle");
 	if (bundle) {
 		if (bundle[0] != '/' || strlen(bundle) >= sizeof(st->bundle))
-			return fs_error_set(err, EINVAL, "state: \"bundle\" must be an absolute path");
+			return fs_error_set(err, EINVAL,
+					    "state: \"bundle\" must be an absolute path");
 		memcpy(st->bundle, bundle, strlen(bundle) + 1);
 	}
 
 	yajl_val ann = json_get_object(root, "annotations");
 	const char *en = ann ? json_get_string(ann, ANNOTATION_ENABLE) : NULL;
 	st->enable = en && !strcmp(en, "true");
-	if ((r = state_annotation(ann, ANNOTATION_PROFILE, st->profile, sizeof(st->profile), err)) ||
+	if ((r = state_annotation(ann, ANNOTATION_PROFILE, st->profile, sizeof(st->profile),
+				  err)) ||
 	    (r = state_annotation(ann, ANNOTATION_DELAY, st->delay, sizeof(st->delay), err)) ||
-	    (r = state_annotation(ann, ANNOTATION_FREQUENCY, st->frequency, sizeof(st->frequency), err)))
+	    (r = state_annotation(ann, ANNOTATION_FREQUENCY, st->frequency, sizeof(st->frequency),
+				  err)))
 		return fs_error_wrap(err, "state");
 	return 0;
 }

@@ -57,17 +57,19 @@ int trigger_parse_duration(const char *s, unsigned long long *ms)
 	return 0;
 }
 
-int trigger_plan(const struct fs_config *cfg, const struct registry_entry *e, struct trigger_plan *p,
-		 char *note, size_t note_len, struct fs_error *err)
+int trigger_plan(const struct fs_config *cfg, const struct registry_entry *e,
+		 struct trigger_plan *p, char *note, size_t note_len, struct fs_error *err)
 {
 	unsigned long long ms;
 	note[0] = '\0';
 	memset(p, 0, sizeof(*p));
 	if (cfg->max_concurrent_profiles == 0)
-		return fs_error_set(err, EPERM, "triggered profiling is disabled (max_concurrent_profiles is 0)");
+		return fs_error_set(
+		    err, EPERM, "triggered profiling is disabled (max_concurrent_profiles is 0)");
 	if (trigger_parse_duration(e->profile, &ms) < 0 || ms < 1000)
-		return fs_error_set(err, EINVAL,
-				    "flamesidecar.io/profile must be a duration like 30s, 2m or 1h of at least 1s");
+		return fs_error_set(
+		    err, EINVAL,
+		    "flamesidecar.io/profile must be a duration like 30s, 2m or 1h of at least 1s");
 	p->duration_s = (unsigned)((ms + 999) / 1000);
 	if (p->duration_s > cfg->max_profile_seconds) {
 		snprintf(note, note_len, "duration capped from %us to %us (max_profile_seconds)",
@@ -77,7 +79,8 @@ int trigger_plan(const struct fs_config *cfg, const struct registry_entry *e, st
 	p->delay_s = cfg->default_delay_seconds;
 	if (e->delay[0]) {
 		if (trigger_parse_duration(e->delay, &ms) < 0)
-			return fs_error_set(err, EINVAL, "flamesidecar.io/delay must be a duration like 10s");
+			return fs_error_set(err, EINVAL,
+					    "flamesidecar.io/delay must be a duration like 10s");
 		p->delay_s = (unsigned)((ms + 999) / 1000);
 	}
 	if (p->delay_s > cfg->max_profile_seconds) {
@@ -93,11 +96,13 @@ int trigger_plan(const struct fs_config *cfg, const struct registry_entry *e, st
 		unsigned long f = strtoul(e->frequency, &end, 10);
 		if (errno || end == e->frequency || (strcmp(end, "") && strcmp(end, "Hz")) ||
 		    e->frequency[0] < '1' || e->frequency[0] > '9')
-			return fs_error_set(err, EINVAL, "flamesidecar.io/frequency must be a number of Hz like 99");
+			return fs_error_set(
+			    err, EINVAL,
+			    "flamesidecar.io/frequency must be a number of Hz like 99");
 		if (f > cfg->max_frequency) {
 			size_t l = strlen(note);
-			snprintf(note + l, note_len - l, "%sfrequency capped from %lu to %u Hz", l ? "; " : "",
-				 f, cfg->max_frequency);
+			snprintf(note + l, note_len - l, "%sfrequency capped from %lu to %u Hz",
+				 l ? "; " : "", f, cfg->max_frequency);
 			f = cfg->max_frequency;
 		}
 		p->frequency = (unsigned)f;
@@ -169,9 +174,11 @@ static void trigger_write_marker(const char *marker, const struct registry_entry
 		close(fd);
 		return;
 	}
-	fprintf(f, "{\"id\":\"%s\",\"pid\":%d,\"start_time\":%" PRIu64 ",\"started\":%lld,"
-		   "\"delay\":%u,\"duration\":%u,\"frequency\":%u,\"output\":",
-		e->id, (int)getpid(), st, (long long)time(NULL), p->delay_s, p->duration_s, p->frequency);
+	fprintf(f,
+		"{\"id\":\"%s\",\"pid\":%d,\"start_time\":%" PRIu64 ",\"started\":%lld,"
+		"\"delay\":%u,\"duration\":%u,\"frequency\":%u,\"output\":",
+		e->id, (int)getpid(), st, (long long)time(NULL), p->delay_s, p->duration_s,
+		p->frequency);
 	json_write_string(f, svg);
 	fputs("}\n", f);
 	fclose(f);
@@ -190,7 +197,7 @@ static void trigger_monitor(const struct fs_config *cfg, const char *config_path
 	snprintf(freq, sizeof(freq), "%u", p->frequency);
 	trigger_write_marker(marker, e, p, svg);
 	if (p->delay_s) {
-		struct timespec ts = { .tv_sec = p->delay_s };
+		struct timespec ts = {.tv_sec = p->delay_s};
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 			;
 	}
@@ -220,9 +227,10 @@ static void trigger_monitor(const struct fs_config *cfg, const char *config_path
 		argv[a++] = folded;
 		argv[a++] = "--quiet";
 		argv[a] = NULL;
-		char *const envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL };
+		char *const envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL};
 		execve(cfg->sidecar_path, (char *const *)argv, envp);
-		dprintf(STDERR_FILENO, "flamehook: cannot run %s: %s\n", cfg->sidecar_path, strerror(errno));
+		dprintf(STDERR_FILENO, "flamehook: cannot run %s: %s\n", cfg->sidecar_path,
+			strerror(errno));
 		_exit(127);
 	}
 	int status = 0;
@@ -239,8 +247,8 @@ static void trigger_monitor(const struct fs_config *cfg, const char *config_path
 	_exit(0);
 }
 
-int hook_trigger(const struct fs_config *cfg, const char *config_path, const struct registry_entry *e,
-		 const char *stage)
+int hook_trigger(const struct fs_config *cfg, const char *config_path,
+		 const struct registry_entry *e, const char *stage)
 {
 	struct fs_error err;
 	struct trigger_plan plan;
@@ -251,7 +259,8 @@ int hook_trigger(const struct fs_config *cfg, const char *config_path, const str
 	}
 	if (note[0])
 		hook_warn(stage, e->id, "profile trigger: %s", note);
-	char markdir[PATH_MAX], marker[PATH_MAX + 140], outdir[PATH_MAX + 140], base[PATH_MAX + 180];
+	char markdir[PATH_MAX], marker[PATH_MAX + 140], outdir[PATH_MAX + 140],
+	    base[PATH_MAX + 180];
 	snprintf(markdir, sizeof(markdir), "%s/profiling", cfg->run_dir);
 	if (trigger_mkdirs(markdir, 0700) < 0) {
 		hook_warn(stage, e->id, "profile trigger refused: cannot create %s", markdir);
@@ -260,7 +269,8 @@ int hook_trigger(const struct fs_config *cfg, const char *config_path, const str
 	unsigned running = trigger_running(markdir);
 	if (running >= cfg->max_concurrent_profiles) {
 		hook_warn(stage, e->id,
-			  "profile trigger refused: %u profiles already running (max_concurrent_profiles %u)",
+			  "profile trigger refused: %u profiles already running "
+			  "(max_concurrent_profiles %u)",
 			  running, cfg->max_concurrent_profiles);
 		return 0;
 	}

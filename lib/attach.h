@@ -21,8 +21,8 @@
 #include "error.h"
 
 #define ATTACH_REPLY_MAX (1u << 20) /* bytes of reply read at most */
-#define ATTACH_CMD_MAX 16	    /* HotSpot's limits on a request */
-#define ATTACH_ARG_MAX 1024
+#define ATTACH_CMD_MAX	 16	    /* HotSpot's limits on a request */
+#define ATTACH_ARG_MAX	 1024
 
 struct attach_target {
 	pid_t host_pid; /* the JVM as the host sees it (SO_PEERCRED check) */

@@ -34,8 +34,8 @@ static inline void fs_fclosep(FILE **f)
 		fclose(*f);
 }
 
-#define cleanup_free __attribute__((cleanup(fs_freep)))
-#define cleanup_close __attribute__((cleanup(fs_closep)))
+#define cleanup_free   __attribute__((cleanup(fs_freep)))
+#define cleanup_close  __attribute__((cleanup(fs_closep)))
 #define cleanup_fclose __attribute__((cleanup(fs_fclosep)))
 
 static inline void *fs_steal_pointer(void *pp)

@@ -57,7 +57,7 @@ static int config_path_ok(const char *p)
 static int config_string(yajl_val root, const char *key, char *dst, size_t len, int is_path,
 			 int may_be_empty, struct fs_error *err)
 {
-	yajl_val v = yajl_tree_get(root, (const char *[]){ key, NULL }, yajl_t_any);
+	yajl_val v = yajl_tree_get(root, (const char *[]){key, NULL}, yajl_t_any);
 	if (!v)
 		return 0;
 	if (!YAJL_IS_STRING(v))
@@ -66,9 +66,10 @@ static int config_string(yajl_val root, const char *key, char *dst, size_t len, 
 	if (strlen(s) >= len)
 		return fs_error_set(err, ENAMETOOLONG, "config key \"%s\"", key);
 	if (is_path && !(may_be_empty && !*s) && !config_path_ok(s))
-		return fs_error_set(err, EINVAL,
-				    "config key \"%s\" must be an absolute path without . or .. (got \"%s\")",
-				    key, s);
+		return fs_error_set(
+		    err, EINVAL,
+		    "config key \"%s\" must be an absolute path without . or .. (got \"%s\")", key,
+		    s);
 	snprintf(dst, len, "%s", s);
 	return 0;
 }
@@ -79,8 +80,9 @@ static int config_uint(yajl_val root, const char *key, unsigned *dst, unsigned l
 	long long v;
 	int r = json_get_int(root, key, &v);
 	if (r == -ENOENT) {
-		if (yajl_tree_get(root, (const char *[]){ key, NULL }, yajl_t_any))
-			return fs_error_set(err, EINVAL, "config key \"%s\" must be an integer", key);
+		if (yajl_tree_get(root, (const char *[]){key, NULL}, yajl_t_any))
+			return fs_error_set(err, EINVAL, "config key \"%s\" must be an integer",
+					    key);
 		return 0;
 	}
 	if (r < 0 || v < lo || v > hi)
@@ -112,7 +114,8 @@ int config_load(const char *path, struct fs_config *cfg, struct fs_error *err)
 	if (r < 0)
 		return fs_error_wrap(err, "config %s", path);
 	if (!YAJL_IS_OBJECT(root))
-		return fs_error_set(err, EINVAL, "config %s: the top level must be an object", path);
+		return fs_error_set(err, EINVAL, "config %s: the top level must be an object",
+				    path);
 
 	const char *en = json_get_string(root, "enable");
 	if (en) {
@@ -123,23 +126,32 @@ int config_load(const char *path, struct fs_config *cfg, struct fs_error *err)
 		else if (!strcmp(en, "never"))
 			cfg->enable = CONFIG_ENABLE_NEVER;
 		else
-			return fs_error_set(err, EINVAL,
-					    "config %s: \"enable\" must be \"annotation\", \"always\" or \"never\"",
-					    path);
-	} else if (yajl_tree_get(root, (const char *[]){ "enable", NULL }, yajl_t_any)) {
+			return fs_error_set(
+			    err, EINVAL,
+			    "config %s: \"enable\" must be \"annotation\", \"always\" or \"never\"",
+			    path);
+	} else if (yajl_tree_get(root, (const char *[]){"enable", NULL}, yajl_t_any)) {
 		return fs_error_set(err, EINVAL, "config %s: \"enable\" must be a string", path);
 	}
-	if ((r = config_string(root, "bundle_dir", cfg->bundle_dir, sizeof(cfg->bundle_dir), 1, 0, err)) ||
-	    (r = config_string(root, "mount_point", cfg->mount_point, sizeof(cfg->mount_point), 1, 0, err)) ||
+	if ((r = config_string(root, "bundle_dir", cfg->bundle_dir, sizeof(cfg->bundle_dir), 1, 0,
+			       err)) ||
+	    (r = config_string(root, "mount_point", cfg->mount_point, sizeof(cfg->mount_point), 1,
+			       0, err)) ||
 	    (r = config_string(root, "run_dir", cfg->run_dir, sizeof(cfg->run_dir), 1, 0, err)) ||
-	    (r = config_string(root, "log_file", cfg->log_file, sizeof(cfg->log_file), 1, 1, err)) ||
-	    (r = config_string(root, "profile_dir", cfg->profile_dir, sizeof(cfg->profile_dir), 1, 0, err)) ||
-	    (r = config_string(root, "sidecar_path", cfg->sidecar_path, sizeof(cfg->sidecar_path), 1, 0, err)) ||
+	    (r = config_string(root, "log_file", cfg->log_file, sizeof(cfg->log_file), 1, 1,
+			       err)) ||
+	    (r = config_string(root, "profile_dir", cfg->profile_dir, sizeof(cfg->profile_dir), 1,
+			       0, err)) ||
+	    (r = config_string(root, "sidecar_path", cfg->sidecar_path, sizeof(cfg->sidecar_path),
+			       1, 0, err)) ||
 	    (r = config_uint(root, "hook_timeout_ms", &cfg->hook_timeout_ms, 10, 60000, err)) ||
-	    (r = config_uint(root, "max_profile_seconds", &cfg->max_profile_seconds, 1, 86400, err)) ||
+	    (r = config_uint(root, "max_profile_seconds", &cfg->max_profile_seconds, 1, 86400,
+			     err)) ||
 	    (r = config_uint(root, "max_frequency", &cfg->max_frequency, 1, 10000, err)) ||
-	    (r = config_uint(root, "default_delay_seconds", &cfg->default_delay_seconds, 0, 3600, err)) ||
-	    (r = config_uint(root, "max_concurrent_profiles", &cfg->max_concurrent_profiles, 0, 64, err)))
+	    (r = config_uint(root, "default_delay_seconds", &cfg->default_delay_seconds, 0, 3600,
+			     err)) ||
+	    (r = config_uint(root, "max_concurrent_profiles", &cfg->max_concurrent_profiles, 0, 64,
+			     err)))
 		return fs_error_wrap(err, "config %s", path);
 	if (!strcmp(cfg->mount_point, "/"))
 		return fs_error_set(err, EINVAL, "config %s: \"mount_point\" cannot be /", path);

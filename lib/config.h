@@ -18,12 +18,12 @@ enum config_enable {
 
 struct fs_config {
 	enum config_enable enable;
-	char bundle_dir[PATH_MAX];   /* host dir mounted into containers */
-	char mount_point[PATH_MAX];  /* where it appears inside the container */
-	char run_dir[PATH_MAX];	     /* registry root: <run_dir>/containers/<id>.json */
-	char log_file[PATH_MAX];     /* hook log ("" = none); also syslog */
-	char profile_dir[PATH_MAX];  /* triggered profiles: <profile_dir>/<id>/<ts>.svg */
-	unsigned hook_timeout_ms;    /* hook's own deadline */
+	char bundle_dir[PATH_MAX];  /* host dir mounted into containers */
+	char mount_point[PATH_MAX]; /* where it appears inside the container */
+	char run_dir[PATH_MAX];	    /* registry root: <run_dir>/containers/<id>.json */
+	char log_file[PATH_MAX];    /* hook log ("" = none); also syslog */
+	char profile_dir[PATH_MAX]; /* triggered profiles: <profile_dir>/<id>/<ts>.svg */
+	unsigned hook_timeout_ms;   /* hook's own deadline */
 	unsigned max_profile_seconds;
 	unsigned max_frequency;
 	unsigned default_delay_seconds;

@@ -11,20 +11,19 @@
 #define FS_ERROR_MSG_MAX 512
 
 struct fs_error {
-	int code;			/* positive errno, 0 when unset */
-	char msg[FS_ERROR_MSG_MAX];	/* "what failed: on what: why" */
+	int code;		    /* positive errno, 0 when unset */
+	char msg[FS_ERROR_MSG_MAX]; /* "what failed: on what: why" */
 };
 
 /* Set err (if not NULL) to code (errno, sign ignored) and a formatted
  * message; ": strerror(code)" is appended when code != 0. Returns -abs(code),
  * or -EIO when code is 0, so callers can `return fs_error_set(...)`. */
 int fs_error_set(struct fs_error *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* Prefix context to an existing message ("context: old message").
  * Returns -err->code (or -EIO). */
-int fs_error_wrap(struct fs_error *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+int fs_error_wrap(struct fs_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Reset to "no error". */
 void fs_error_clear(struct fs_error *err);

@@ -80,8 +80,8 @@ int fileio_replace(int dir_fd, const char *dir_name, const char *name, mode_t mo
 	/* Unpredictable, so nobody can plant it first in a shared directory. */
 	if (snprintf(tmp, sizeof(tmp), ".%.200s.%016" PRIx64 ".tmp", name, rnd) >= (int)sizeof(tmp))
 		return fs_error_set(err, ENAMETOOLONG, "%s/%s", dir_name, name);
-	cleanup_close int fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-				      mode);
+	cleanup_close int fd =
+	    openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0)
 		return fs_error_set(err, errno, "creating %s/%s", dir_name, tmp);
 	int r = fill(fd, arg, err);
@@ -111,6 +111,6 @@ static int fileio_fill_buf(int fd, void *arg, struct fs_error *err)
 int fileio_replace_buf(int dir_fd, const char *dir_name, const char *name, mode_t mode,
 		       const void *buf, size_t len, struct fs_error *err)
 {
-	struct fileio_buf b = { buf, len };
+	struct fileio_buf b = {buf, len};
 	return fileio_replace(dir_fd, dir_name, name, mode, fileio_fill_buf, &b, err);
 }

@@ -59,7 +59,8 @@ int json_parse(const char *buf, size_t len, unsigned max_depth, yajl_val *out, s
 		char *nl = strchr(ebuf, '\n');
 		if (nl)
 			*nl = '\0';
-		return fs_error_set(err, EINVAL, "invalid JSON (%s)", ebuf[0] ? ebuf : "parse error");
+		return fs_error_set(err, EINVAL, "invalid JSON (%s)",
+				    ebuf[0] ? ebuf : "parse error");
 	}
 	*out = v;
 	return 0;

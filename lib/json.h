@@ -17,7 +17,8 @@
 /* Parse buf[0..len) (need not be NUL-terminated). max_depth bounds
  * array/object nesting. On success *out is the tree (free with
  * yajl_tree_free). 0 or -EINVAL/-ENOMEM. */
-int json_parse(const char *buf, size_t len, unsigned max_depth, yajl_val *out, struct fs_error *err);
+int json_parse(const char *buf, size_t len, unsigned max_depth, yajl_val *out,
+	       struct fs_error *err);
 
 /* A JSON document from fd: fileio_read_fd (at most max bytes, -E2BIG
  * beyond). */

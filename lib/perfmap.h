@@ -16,24 +16,24 @@
 
 #include "error.h"
 
-#define PERFMAP_MAX_INPUT (256UL << 20)	  /* bytes of map text parsed at most */
-#define PERFMAP_MAX_CONTAINER_FILE (64UL << 20) /* a container's map we read */
-#define PERFMAP_MAX_LINE 4096		  /* longer lines are skipped */
-#define PERFMAP_MAX_ENTRIES (4UL << 20)
+#define PERFMAP_MAX_INPUT	   (256UL << 20) /* bytes of map text parsed at most */
+#define PERFMAP_MAX_CONTAINER_FILE (64UL << 20)	 /* a container's map we read */
+#define PERFMAP_MAX_LINE	   4096		 /* longer lines are skipped */
+#define PERFMAP_MAX_ENTRIES	   (4UL << 20)
 
 struct perfmap_entry {
 	uint64_t start;
-	uint64_t size;	/* > 0; start + size does not overflow */
+	uint64_t size;	  /* > 0; start + size does not overflow */
 	const char *name; /* NUL-terminated, points into the map's name arena */
 };
 
 struct perfmap {
 	struct perfmap_entry *entries; /* sorted by start, non-overlapping */
 	size_t count;
-	char *names;		/* arena holding every name */
-	size_t lines;		/* lines seen */
-	size_t skipped;		/* malformed, too long, empty, or over the entry cap */
-	size_t replaced;	/* dropped because a newer entry overlapped them */
+	char *names;	 /* arena holding every name */
+	size_t lines;	 /* lines seen */
+	size_t skipped;	 /* malformed, too long, empty, or over the entry cap */
+	size_t replaced; /* dropped because a newer entry overlapped them */
 };
 
 /* Parse len bytes of map text (need not be NUL-terminated). A final line
@@ -64,8 +64,8 @@ int perfmap_write_host(const char *tmp_dir, pid_t pid, const struct perfmap *m,
  * owner, one link, at most max_size bytes. path is relative to root_fd (e.g.
  * "tmp/perf-42.map"). Returns the fd and *size, or -errno with a message that
  * says why the file was refused. */
-int perfmap_open_checked(int root_fd, const char *path, uid_t owner, size_t max_size,
-			 size_t *size, struct fs_error *err);
+int perfmap_open_checked(int root_fd, const char *path, uid_t owner, size_t max_size, size_t *size,
+			 struct fs_error *err);
 
 /* Before asking a JVM to write path: 0 if it does not exist or would pass
  * perfmap_open_checked (a symlink, FIFO, hard link, foreign or huge file

@@ -11,11 +11,11 @@
 #define PROC_NSPID_MAX 8
 
 struct proc_status {
-	char name[64];			/* Name: (escaped by the kernel) */
+	char name[64]; /* Name: (escaped by the kernel) */
 	pid_t tgid, ppid;
-	uid_t uid[4];			/* real, effective, saved, fs */
+	uid_t uid[4]; /* real, effective, saved, fs */
 	gid_t gid[4];
-	pid_t nspid[PROC_NSPID_MAX];	/* NSpid: outermost first */
+	pid_t nspid[PROC_NSPID_MAX]; /* NSpid: outermost first */
 	int nspid_count;
 	uint64_t sigblk, sigign, sigcgt; /* SigBlk/SigIgn/SigCgt masks */
 	uint64_t cap_eff;

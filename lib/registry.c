@@ -30,9 +30,9 @@ int registry_validate_id(const char *id, struct fs_error *err)
 		unsigned char c = (unsigned char)id[i];
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
 		      c == '_' || c == '.' || c == '-'))
-			return fs_error_set(err, EINVAL,
-					    "container id has a character outside [A-Za-z0-9_.-] at offset %zu",
-					    i);
+			return fs_error_set(
+			    err, EINVAL,
+			    "container id has a character outside [A-Za-z0-9_.-] at offset %zu", i);
 	}
 	return 0;
 }
@@ -117,7 +117,8 @@ static int registry_get_num(yajl_val root, const char *key, long long lo, long l
 			    long long *out, struct fs_error *err)
 {
 	if (json_get_int(root, key, out) < 0 || *out < lo || *out > hi)
-		return fs_error_set(err, EINVAL, "registry entry \"%s\" missing or out of range", key);
+		return fs_error_set(err, EINVAL, "registry entry \"%s\" missing or out of range",
+				    key);
 	return 0;
 }
 
@@ -138,17 +139,14 @@ int registry_from_json(const char *buf, size_t len, struct registry_entry *e, st
 		const char *key;
 		long long lo, hi, *dst;
 	} nums[] = {
-		{ "pid", 1, INT32_MAX, &pid },
-		{ "start_time", 0, INT64_MAX, &start_time },
-		{ "ns_pid", 0, INT32_MAX, &ns_pid },
-		{ "pid_ns", 0, INT64_MAX, &pid_ns },
-		{ "mnt_ns", 0, INT64_MAX, &mnt_ns },
-		{ "uid", 0, UINT32_MAX, &uid },
-		{ "gid", 0, UINT32_MAX, &gid },
-		{ "created", 0, INT64_MAX, &created },
+	    {"pid", 1, INT32_MAX, &pid},       {"start_time", 0, INT64_MAX, &start_time},
+	    {"ns_pid", 0, INT32_MAX, &ns_pid}, {"pid_ns", 0, INT64_MAX, &pid_ns},
+	    {"mnt_ns", 0, INT64_MAX, &mnt_ns}, {"uid", 0, UINT32_MAX, &uid},
+	    {"gid", 0, UINT32_MAX, &gid},      {"created", 0, INT64_MAX, &created},
 	};
 	for (size_t i = 0; i < FS_ARRAY_SIZE(nums); i++)
-		if ((r = registry_get_num(root, nums[i].key, nums[i].lo, nums[i].hi, nums[i].dst, err)))
+		if ((r = registry_get_num(root, nums[i].key, nums[i].lo, nums[i].hi, nums[i].dst,
+					  err)))
 			return r;
 	e->pid = (pid_t)pid;
 	e->start_time = (uint64_t)start_time;
@@ -161,8 +159,10 @@ int registry_from_json(const char *buf, size_t len, struct registry_entry *e, st
 	yajl_val ann = json_get_object(root, "annotations");
 	if ((r = registry_copy_str(root, "rootfs", e->rootfs, sizeof(e->rootfs), 0, err)) ||
 	    (r = registry_copy_str(root, "bundle", e->bundle, sizeof(e->bundle), 0, err)) ||
-	    (r = registry_copy_str(root, "mount_point", e->mount_point, sizeof(e->mount_point), 0, err)) ||
-	    (r = registry_copy_str(root, "hook_version", e->hook_version, sizeof(e->hook_version), 0, err)) ||
+	    (r = registry_copy_str(root, "mount_point", e->mount_point, sizeof(e->mount_point), 0,
+				   err)) ||
+	    (r = registry_copy_str(root, "hook_version", e->hook_version, sizeof(e->hook_version),
+				   0, err)) ||
 	    (r = registry_copy_str(ann, "profile", e->profile, sizeof(e->profile), 0, err)) ||
 	    (r = registry_copy_str(ann, "delay", e->delay, sizeof(e->delay), 0, err)) ||
 	    (r = registry_copy_str(ann, "frequency", e->frequency, sizeof(e->frequency), 0, err)))
@@ -238,7 +238,8 @@ int registry_remove(const char *dir, const char *id, struct fs_error *err)
 
 static int registry_cmp(const void *a, const void *b)
 {
-	return strcmp(((const struct registry_entry *)a)->id, ((const struct registry_entry *)b)->id);
+	return strcmp(((const struct registry_entry *)a)->id,
+		      ((const struct registry_entry *)b)->id);
 }
 
 int registry_list(const char *dir, struct registry_entry **out, size_t *n, struct fs_error *err)
@@ -315,10 +316,11 @@ int registry_find(const char *dir, const char *id_or_prefix, struct registry_ent
 	if (hits == 1)
 		return 0;
 	if (hits > 1)
-		return fs_error_set(err, EEXIST,
-				    "container id prefix '%s' matches %zu containers; give more characters "
-				    "(see `flamesidecar list`)",
-				    id_or_prefix, hits);
+		return fs_error_set(
+		    err, EEXIST,
+		    "container id prefix '%s' matches %zu containers; give more characters "
+		    "(see `flamesidecar list`)",
+		    id_or_prefix, hits);
 	return fs_error_set(err, ENOENT,
 			    "container '%s' is not registered in %s. Start it with the annotation "
 			    "flamesidecar.io/enable=true (or set \"enable\": \"always\" in "

@@ -10,21 +10,21 @@
 
 #include "error.h"
 
-#define REGISTRY_ID_MAX 128
+#define REGISTRY_ID_MAX		128
 #define REGISTRY_ANNOTATION_MAX 64
 
 struct registry_entry {
 	char id[REGISTRY_ID_MAX + 1];
-	pid_t pid;		   /* host pid of the container's init */
-	uint64_t start_time;	   /* its start time (proc_start_time) */
-	pid_t ns_pid;		   /* the same process as the container sees it */
-	uint64_t pid_ns, mnt_ns;   /* namespace inodes */
-	uid_t uid;		   /* the process user, host view */
+	pid_t pid;		 /* host pid of the container's init */
+	uint64_t start_time;	 /* its start time (proc_start_time) */
+	pid_t ns_pid;		 /* the same process as the container sees it */
+	uint64_t pid_ns, mnt_ns; /* namespace inodes */
+	uid_t uid;		 /* the process user, host view */
 	gid_t gid;
-	char rootfs[PATH_MAX];	   /* host path of the rootfs (as the runtime gave it) */
-	char bundle[PATH_MAX];	   /* OCI bundle directory */
+	char rootfs[PATH_MAX];	    /* host path of the rootfs (as the runtime gave it) */
+	char bundle[PATH_MAX];	    /* OCI bundle directory */
 	char mount_point[PATH_MAX]; /* agent bundle inside the container; "" = not mounted */
-	int64_t created;	   /* unix seconds */
+	int64_t created;	    /* unix seconds */
 	char hook_version[32];
 	/* Our own annotations (flamesidecar.io/...), verbatim, validated later. */
 	char profile[REGISTRY_ANNOTATION_MAX];

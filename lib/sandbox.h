@@ -29,11 +29,11 @@
 #include "error.h"
 
 struct sandbox_target {
-	pid_t pid;		/* host pid whose mount namespace is joined */
-	uint64_t start_time;	/* proc_start_time of pid; 0 = not checked */
-	uint64_t mnt_ns;	/* expected mount namespace inode; 0 = not checked */
-	uint64_t pid_ns;	/* expected pid namespace inode; 0 = not checked */
-	uid_t uid;		/* the child runs as uid:gid, no supplementary groups */
+	pid_t pid;	     /* host pid whose mount namespace is joined */
+	uint64_t start_time; /* proc_start_time of pid; 0 = not checked */
+	uint64_t mnt_ns;     /* expected mount namespace inode; 0 = not checked */
+	uint64_t pid_ns;     /* expected pid namespace inode; 0 = not checked */
+	uid_t uid;	     /* the child runs as uid:gid, no supplementary groups */
 	gid_t gid;
 };
 
@@ -61,8 +61,7 @@ int sandbox_run(const struct sandbox_target *t, const struct sandbox_job *job, c
 		size_t *out_len, struct fs_error *err);
 
 /* Child side. Append data to the output. 0 or -errno. */
-int sandbox_child_write(struct sandbox_child *c, const void *buf, size_t len,
-			struct fs_error *err);
+int sandbox_child_write(struct sandbox_child *c, const void *buf, size_t len, struct fs_error *err);
 /* Ask the parent to do something (e.g. "sigquit") and wait for its answer
  * until the child's deadline. 0, or the parent's error. */
 int sandbox_child_request(struct sandbox_child *c, const char *req, struct fs_error *err);

@@ -9,10 +9,10 @@
 
 enum fs_exit {
 	FS_EXIT_OK = 0,
-	FS_EXIT_FAIL = 1,	 /* the work failed (message on stderr) */
-	FS_EXIT_USAGE = 2,	 /* bad command line */
-	FS_EXIT_NOTFOUND = 3,	 /* container or process not found / not registered */
-	FS_EXIT_PERM = 4,	 /* not permitted (need root / capability) */
+	FS_EXIT_FAIL = 1,     /* the work failed (message on stderr) */
+	FS_EXIT_USAGE = 2,    /* bad command line */
+	FS_EXIT_NOTFOUND = 3, /* container or process not found / not registered */
+	FS_EXIT_PERM = 4,     /* not permitted (need root / capability) */
 	FS_EXIT_INTERRUPTED = 130,
 };
 

@@ -58,8 +58,8 @@ int common_parse_uint(const char *verb, const char *opt, const char *arg, unsign
 	errno = 0;
 	unsigned long v = strtoul(arg, &end, 10);
 	if (errno || end == arg || *end || arg[0] == '-' || v < lo || v > hi) {
-		fprintf(stderr, "flamesidecar %s: %s takes a number from %lu to %lu, not '%s'\n", verb,
-			opt, lo, hi, arg);
+		fprintf(stderr, "flamesidecar %s: %s takes a number from %lu to %lu, not '%s'\n",
+			verb, opt, lo, hi, arg);
 		return -EINVAL;
 	}
 	*out = (unsigned)v;
@@ -73,8 +73,8 @@ int common_parse_map_mode(const char *verb, const char *arg, enum map_mode *mode
 	else if (!strcmp(arg, "jcmd"))
 		*mode = MAP_MODE_JCMD;
 	else {
-		fprintf(stderr, "flamesidecar %s: --map-mode must be agent or jcmd, not '%s'\n", verb,
-			arg);
+		fprintf(stderr, "flamesidecar %s: --map-mode must be agent or jcmd, not '%s'\n",
+			verb, arg);
 		return -EINVAL;
 	}
 	return 0;

@@ -23,7 +23,7 @@ int common_find_container(const char *verb, const char *regdir, const char *id,
 /* What every verb that works on one container does first: insist on root
  * (why says what root is needed for), load the config, resolve the id.
  * Prints what went wrong and returns the exit code, or FS_EXIT_OK. */
-#define COMMON_WHY_PROFILE \
+#define COMMON_WHY_PROFILE                                                                         \
 	"system-wide perf events, and attaching to JVMs in the container's namespaces"
 int common_open_container(const char *verb, const char *why, const char *id, struct fs_config *cfg,
 			  struct registry_entry *e);

@@ -17,29 +17,30 @@
 
 static void diff_usage(FILE *out)
 {
-	fprintf(out,
-		"Usage: flamesidecar diff [OPTIONS] A.folded B.folded\n\n"
-		"Compare two folded profiles (before A, after B) in a differential flame\n"
-		"graph: widths from B, red where a function's own samples grew from A to B,\n"
-		"blue where they shrank, white-grey where unchanged; the stronger the colour\n"
-		"the larger the change. Tooltips give the change in percent of all samples.\n\n"
-		"Options:\n"
-		"  -o, --output FILE  write to FILE (default: standard output)\n"
-		"  -n, --normalize    scale A's counts so its total equals B's (compare\n"
-		"                     profiles of different length or sample rate)\n"
-		"  --negate           draw widths from A instead (what went away); red still\n"
-		"                     means more in B (= difffolded.pl B A | flamegraph.pl --negate)\n"
-		"  --folded           print \"stack countA countB\" lines instead of an SVG\n"
-		"                     (difffolded.pl output; A normalised with -n)\n"
-		"%s"
-		"  -h, --help         this text\n\n"
-		"Examples:\n"
-		"  flamesidecar diff before.folded after.folded > diff.svg\n"
-		"  flamesidecar diff -n --title 'v2 vs v1' v1.folded v2.folded -o diff.svg\n"
-		"  flamesidecar diff --negate before.folded after.folded > gone.svg\n"
-		"  flamesidecar diff --folded a.folded b.folded | flamesidecar render > diff.svg\n\n"
-		"Exit codes: 0 ok, 1 failed (unreadable input, no stacks), 2 usage.\n",
-		render_opts_help);
+	fprintf(
+	    out,
+	    "Usage: flamesidecar diff [OPTIONS] A.folded B.folded\n\n"
+	    "Compare two folded profiles (before A, after B) in a differential flame\n"
+	    "graph: widths from B, red where a function's own samples grew from A to B,\n"
+	    "blue where they shrank, white-grey where unchanged; the stronger the colour\n"
+	    "the larger the change. Tooltips give the change in percent of all samples.\n\n"
+	    "Options:\n"
+	    "  -o, --output FILE  write to FILE (default: standard output)\n"
+	    "  -n, --normalize    scale A's counts so its total equals B's (compare\n"
+	    "                     profiles of different length or sample rate)\n"
+	    "  --negate           draw widths from A instead (what went away); red still\n"
+	    "                     means more in B (= difffolded.pl B A | flamegraph.pl --negate)\n"
+	    "  --folded           print \"stack countA countB\" lines instead of an SVG\n"
+	    "                     (difffolded.pl output; A normalised with -n)\n"
+	    "%s"
+	    "  -h, --help         this text\n\n"
+	    "Examples:\n"
+	    "  flamesidecar diff before.folded after.folded > diff.svg\n"
+	    "  flamesidecar diff -n --title 'v2 vs v1' v1.folded v2.folded -o diff.svg\n"
+	    "  flamesidecar diff --negate before.folded after.folded > gone.svg\n"
+	    "  flamesidecar diff --folded a.folded b.folded | flamesidecar render > diff.svg\n\n"
+	    "Exit codes: 0 ok, 1 failed (unreadable input, no stacks), 2 usage.\n",
+	    render_opts_help);
 }
 
 /* Read one profile into tree; *bad and *lines get its malformed and
@@ -80,17 +81,17 @@ static int diff_print_stack(void *ctx, const char *stack, size_t len, uint64_t a
 int cmd_diff(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "normalize", no_argument, NULL, 'n' },
-		{ "normalise", no_argument, NULL, 'n' },
-		{ "negate", no_argument, NULL, 'N' },
-		{ "folded", no_argument, NULL, 'F' },
-		{ "help", no_argument, NULL, 'h' },
-		RENDER_LONG_OPTIONS,
-		{ NULL, 0, NULL, 0 },
+	    {"output", required_argument, NULL, 'o'},
+	    {"normalize", no_argument, NULL, 'n'},
+	    {"normalise", no_argument, NULL, 'n'},
+	    {"negate", no_argument, NULL, 'N'},
+	    {"folded", no_argument, NULL, 'F'},
+	    {"help", no_argument, NULL, 'h'},
+	    RENDER_LONG_OPTIONS,
+	    {NULL, 0, NULL, 0},
 	};
 	struct render_opts o;
-	struct fs_error err = { 0 };
+	struct fs_error err = {0};
 	const char *output = NULL;
 	bool normalize = false, folded = false;
 	int opt, r;
@@ -98,21 +99,11 @@ int cmd_diff(int argc, char **argv)
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "o:nh", longopts, NULL)) != -1) {
 		switch (opt) {
-		case 'o':
-			output = optarg;
-			break;
-		case 'n':
-			normalize = true;
-			break;
-		case 'N':
-			o.negate = true;
-			break;
-		case 'F':
-			folded = true;
-			break;
-		case 'h':
-			diff_usage(stdout);
-			return FS_EXIT_OK;
+		case 'o': output = optarg; break;
+		case 'n': normalize = true; break;
+		case 'N': o.negate = true; break;
+		case 'F': folded = true; break;
+		case 'h': diff_usage(stdout); return FS_EXIT_OK;
 		default:
 			r = render_opts_option(&o, opt, optarg, &err);
 			if (r > 0)
@@ -124,13 +115,16 @@ int cmd_diff(int argc, char **argv)
 		}
 	}
 	if (argc - optind != 2) {
-		fprintf(stderr, "flamesidecar diff: expected two folded files (before and after), got %d\n"
-				"Try 'flamesidecar diff --help'.\n", argc - optind);
+		fprintf(stderr,
+			"flamesidecar diff: expected two folded files (before and after), got %d\n"
+			"Try 'flamesidecar diff --help'.\n",
+			argc - optind);
 		return FS_EXIT_USAGE;
 	}
 	const char *path_a = argv[optind], *path_b = argv[optind + 1];
 	if (!strcmp(path_a, "-") && !strcmp(path_b, "-")) {
-		fprintf(stderr, "flamesidecar diff: only one of A and B can be standard input ('-')\n");
+		fprintf(stderr,
+			"flamesidecar diff: only one of A and B can be standard input ('-')\n");
 		return FS_EXIT_USAGE;
 	}
 
@@ -151,9 +145,11 @@ int cmd_diff(int argc, char **argv)
 	}
 	for (int i = 0; i < 2; i++)
 		if (bad[i])
-			fprintf(stderr, "flamesidecar diff: %s: skipped %llu of %llu lines that are not "
-					"\"frame;frame count\"\n", i ? path_b : path_a,
-				(unsigned long long)bad[i], (unsigned long long)lines[i]);
+			fprintf(stderr,
+				"flamesidecar diff: %s: skipped %llu of %llu lines that are not "
+				"\"frame;frame count\"\n",
+				i ? path_b : path_a, (unsigned long long)bad[i],
+				(unsigned long long)lines[i]);
 	uint64_t total_a = flame_node_total_a(tree, FLAME_ROOT);
 	uint64_t total_b = flame_node_total(tree, FLAME_ROOT);
 	if (normalize && total_a && total_b)
@@ -166,7 +162,7 @@ int cmd_diff(int argc, char **argv)
 		return FS_EXIT_FAIL;
 	}
 	if (folded) {
-		struct diff_folded df = { .out = d.f, .scale_a = o.scale_a > 0 ? o.scale_a : 1.0 };
+		struct diff_folded df = {.out = d.f, .scale_a = o.scale_a > 0 ? o.scale_a : 1.0};
 		r = flame_foreach_stack(tree, diff_print_stack, &df);
 		if (r < 0)
 			fs_error_set(&err, -r, "writing folded output");
@@ -184,8 +180,9 @@ int cmd_diff(int argc, char **argv)
 		return FS_EXIT_FAIL;
 	}
 	if ((o.negate ? total_a : total_b) == 0) {
-		fprintf(stderr, "flamesidecar diff: %s has no samples, so nothing has width; "
-				"are these folded files (\"frame;frame count\")?\n",
+		fprintf(stderr,
+			"flamesidecar diff: %s has no samples, so nothing has width; "
+			"are these folded files (\"frame;frame count\")?\n",
 			o.negate ? path_a : path_b);
 		return FS_EXIT_FAIL;
 	}

@@ -22,8 +22,8 @@ extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *st
 
 struct elfsym {
 	uint64_t addr;
-	uint32_t size;	/* clamped; 0 = unknown */
-	uint32_t name;	/* offset into pool */
+	uint32_t size; /* clamped; 0 = unknown */
+	uint32_t name; /* offset into pool */
 };
 
 struct elfload {
@@ -124,7 +124,8 @@ static int elfsyms_find_build_id(Elf *elf, unsigned char *id, size_t *len)
 		GElf_Phdr ph;
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE)
 			continue;
-		Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR);
+		Elf_Data *d =
+		    elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR);
 		if (elfsyms_note_build_id(d, id, len) == 0)
 			return 0;
 	}
@@ -140,7 +141,7 @@ static int elfsyms_read_loads(struct elfsyms *es, Elf *elf)
 		GElf_Phdr ph;
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
-		es->loads[es->nloads++] = (struct elfload){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
+		es->loads[es->nloads++] = (struct elfload){ph.p_offset, ph.p_vaddr, ph.p_filesz};
 	}
 	return 0;
 }
@@ -420,10 +421,10 @@ void elfsyms_strip_args(char *name)
 	for (size_t i = 0; i < len; i++) {
 		char c = name[i];
 		int top = !angle && !paren && !brace && !square;
-		if (top && c == 'o' && (i == 0 || !(name[i - 1] == '_' ||
-						 (name[i - 1] >= 'a' && name[i - 1] <= 'z') ||
-						 (name[i - 1] >= 'A' && name[i - 1] <= 'Z') ||
-						 (name[i - 1] >= '0' && name[i - 1] <= '9')))) {
+		if (top && c == 'o' &&
+		    (i == 0 || !(name[i - 1] == '_' || (name[i - 1] >= 'a' && name[i - 1] <= 'z') ||
+				 (name[i - 1] >= 'A' && name[i - 1] <= 'Z') ||
+				 (name[i - 1] >= '0' && name[i - 1] <= '9')))) {
 			size_t ol = elfsyms_operator_len(name + i);
 			if (ol) {
 				if (op_at == SIZE_MAX)
@@ -453,16 +454,12 @@ void elfsyms_strip_args(char *name)
 					cut = open;
 			}
 			break;
-		case '{':
-			brace++;
-			break;
+		case '{': brace++; break;
 		case '}':
 			if (brace)
 				brace--;
 			break;
-		case '[':
-			square++;
-			break;
+		case '[': square++; break;
 		case ']':
 			if (square)
 				square--;

@@ -14,13 +14,13 @@
 
 #include "error.h"
 
-#define ELFSYMS_MAX_FILE (1ull << 30)	  /* files larger than this are skipped */
-#define ELFSYMS_MAX_SYMBOLS (4u << 20)	  /* symbols kept per file */
-#define ELFSYMS_MAX_NAME 1024		  /* longer names are truncated */
-#define ELFSYMS_MAX_POOL (256u << 20)	  /* bytes of names per file */
-#define ELFSYMS_MAX_LOADS 64		  /* PT_LOAD segments kept */
-#define ELFSYMS_BUILD_ID_MAX 64
-#define ELFSYMS_SIZELESS_SPAN 4096	  /* a size-0 symbol covers at most this */
+#define ELFSYMS_MAX_FILE      (1ull << 30) /* files larger than this are skipped */
+#define ELFSYMS_MAX_SYMBOLS   (4u << 20)   /* symbols kept per file */
+#define ELFSYMS_MAX_NAME      1024	   /* longer names are truncated */
+#define ELFSYMS_MAX_POOL      (256u << 20) /* bytes of names per file */
+#define ELFSYMS_MAX_LOADS     64	   /* PT_LOAD segments kept */
+#define ELFSYMS_BUILD_ID_MAX  64
+#define ELFSYMS_SIZELESS_SPAN 4096 /* a size-0 symbol covers at most this */
 
 struct elfsyms;
 

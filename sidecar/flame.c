@@ -22,13 +22,13 @@
  * count (saturating at 7; only "more than FLAME_WIDE" matters). */
 #define FLAME_NAME_BITS 29
 #define FLAME_NAME_MASK ((1u << FLAME_NAME_BITS) - 1)
-#define FLAME_KIDS_MAX 7u
+#define FLAME_KIDS_MAX	7u
 
 struct flame_node {
 	uint32_t name_kids; /* name index (low 29 bits) | children (top 3) */
 	uint32_t parent;
-	uint32_t child;	    /* first child, FLAME_NONE if a leaf */
-	uint32_t sibling;   /* next sibling */
+	uint32_t child;	  /* first child, FLAME_NONE if a leaf */
+	uint32_t sibling; /* next sibling */
 	uint64_t total;	  /* column B, inclusive */
 	uint64_t self;	  /* column B, exclusive */
 };
@@ -149,7 +149,7 @@ static int flame_name_tab_grow(struct flame *f)
 		size_t s = f->names[i].hash & (size - 1);
 		while (tab[s].id != FLAME_NONE)
 			s = (s + 1) & (size - 1);
-		tab[s] = (struct flame_slot){ .id = i, .hash = f->names[i].hash };
+		tab[s] = (struct flame_slot){.id = i, .hash = f->names[i].hash};
 	}
 	free(f->name_tab);
 	f->name_tab = tab;
@@ -223,9 +223,10 @@ static int flame_intern(struct flame *f, const char *s, size_t len, uint32_t *id
 		f->pool_cap = cap;
 	}
 	memcpy(f->pool + f->pool_len, s, len);
-	f->names[f->nnames] = (struct flame_name){ .off = f->pool_len, .len = (uint32_t)len, .hash = hash };
+	f->names[f->nnames] =
+	    (struct flame_name){.off = f->pool_len, .len = (uint32_t)len, .hash = hash};
 	f->pool_len += len;
-	f->name_tab[slot] = (struct flame_slot){ .id = f->nnames, .hash = hash };
+	f->name_tab[slot] = (struct flame_slot){.id = f->nnames, .hash = hash};
 	*id = f->nnames++;
 	if ((size_t)f->nnames * 2 > f->name_mask + 1)
 		return flame_name_tab_grow(f);
@@ -262,7 +263,7 @@ static int flame_child_tab_add(struct flame *f, uint32_t id)
 	size_t i = h & f->child_mask;
 	while (f->child_tab[i].id != FLAME_NONE)
 		i = (i + 1) & f->child_mask;
-	f->child_tab[i] = (struct flame_slot){ .id = id, .hash = h };
+	f->child_tab[i] = (struct flame_slot){.id = id, .hash = h};
 	if (++f->child_used * 2 > f->child_mask + 1)
 		return flame_child_tab_grow(f);
 	return 0;
@@ -285,7 +286,8 @@ static int flame_nodes_grow(struct flame *f)
 	size_t old = (size_t)f->cap * sizeof(struct flame_node);
 	size_t bytes = (size_t)cap * sizeof(struct flame_node);
 	void *nn = f->nodes ? mremap(f->nodes, old, bytes, MREMAP_MAYMOVE)
-			    : mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			    : mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				   -1, 0);
 	if (nn == MAP_FAILED)
 		return -ENOMEM;
 	if (bytes >= (4u << 20))
@@ -333,7 +335,10 @@ static int flame_get_child(struct flame *f, uint32_t parent, const char *s, size
 	id = f->n++;
 	struct flame_node *p = &f->nodes[parent];
 	f->nodes[id] = (struct flame_node){
-		.name_kids = name, .parent = parent, .child = FLAME_NONE, .sibling = p->child,
+	    .name_kids = name,
+	    .parent = parent,
+	    .child = FLAME_NONE,
+	    .sibling = p->child,
 	};
 	p->child = id;
 	*out = id;
@@ -357,8 +362,8 @@ struct flame *flame_new(void)
 	if (!f)
 		return NULL;
 	uint32_t all;
-	if (flame_name_tab_grow(f) < 0 || flame_child_tab_grow(f) < 0 ||
-	    flame_nodes_grow(f) < 0 || flame_intern(f, "all", 3, &all) < 0) {
+	if (flame_name_tab_grow(f) < 0 || flame_child_tab_grow(f) < 0 || flame_nodes_grow(f) < 0 ||
+	    flame_intern(f, "all", 3, &all) < 0) {
 		free(f->name_tab);
 		free(f->child_tab);
 		if (f->nodes)
@@ -367,8 +372,8 @@ struct flame *flame_new(void)
 		free(f->pool);
 		return NULL;
 	}
-	f->nodes[0] = (struct flame_node){ .name_kids = all, .parent = FLAME_NONE,
-					   .child = FLAME_NONE, .sibling = FLAME_NONE };
+	f->nodes[0] = (struct flame_node){
+	    .name_kids = all, .parent = FLAME_NONE, .child = FLAME_NONE, .sibling = FLAME_NONE};
 	f->n = 1;
 	return steal_pointer(&f);
 }
@@ -515,7 +520,8 @@ static bool flame_take_count(const char *line, size_t *len, uint64_t *out)
 	uint64_t v = 0;
 	size_t p = i;
 	for (; p < end && line[p] >= '0' && line[p] <= '9'; p++) {
-		if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, (uint64_t)(line[p] - '0'), &v))
+		if (__builtin_mul_overflow(v, 10, &v) ||
+		    __builtin_add_overflow(v, (uint64_t)(line[p] - '0'), &v))
 			return false;
 	}
 	if (p == i)
@@ -586,7 +592,8 @@ int flame_parse_folded_as(struct flame *f, FILE *in, enum flame_column col, stru
 			continue;
 		}
 		if (eof) { /* last line without a newline */
-			if (!skipping && (r = flame_parse_line(f, buf + start, end - start, col)) < 0)
+			if (!skipping &&
+			    (r = flame_parse_line(f, buf + start, end - start, col)) < 0)
 				return fs_error_set(err, -r, "adding a stack to the flame graph");
 			break;
 		}
@@ -616,7 +623,8 @@ int flame_parse_folded_as(struct flame *f, FILE *in, enum flame_column col, stru
 		end += got;
 		if (got == 0) {
 			if (ferror(in))
-				return fs_error_set(err, errno ? errno : EIO, "reading folded stacks");
+				return fs_error_set(err, errno ? errno : EIO,
+						    "reading folded stacks");
 			eof = true;
 		}
 	}
@@ -710,7 +718,7 @@ int flame_foreach_stack(const struct flame *f,
 			int (*fn)(void *ctx, const char *stack, size_t len, uint64_t a, uint64_t b),
 			void *ctx)
 {
-	struct flame_walk w = { .f = f, .fn = fn, .ctx = ctx };
+	struct flame_walk w = {.f = f, .fn = fn, .ctx = ctx};
 	int r = flame_walk_node(&w, FLAME_ROOT, 0);
 	free(w.path);
 	return r;
@@ -752,7 +760,7 @@ static int flame_reverse_one(void *ctx, const char *stack, size_t len, uint64_t 
 
 struct flame *flame_reverse(const struct flame *f, struct fs_error *err)
 {
-	struct flame_rev rv = { .out = flame_new() };
+	struct flame_rev rv = {.out = flame_new()};
 	if (!rv.out) {
 		fs_error_set(err, ENOMEM, "reversing stacks");
 		return NULL;

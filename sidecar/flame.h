@@ -26,7 +26,7 @@
 
 /* Bounds on input: longer lines are skipped (and counted as malformed),
  * deeper stacks keep their FLAME_DEPTH_MAX outermost frames. */
-#define FLAME_LINE_MAX (1u << 20)
+#define FLAME_LINE_MAX	(1u << 20)
 #define FLAME_DEPTH_MAX 2048
 
 /* Node 0 is the root ("all"); FLAME_NONE ends child and sibling lists. */
@@ -59,8 +59,7 @@ int flame_add(struct flame *f, const char *stack, size_t len, uint64_t count);
 
 /* The same with a "before" (count_a) and "after" (count_b) count; makes the
  * tree differential. */
-int flame_add2(struct flame *f, const char *stack, size_t len, uint64_t count_a,
-	       uint64_t count_b);
+int flame_add2(struct flame *f, const char *stack, size_t len, uint64_t count_a, uint64_t count_b);
 
 /* Read folded lines "stack count" (flamegraph.pl input) or "stack countA
  * countB" (difffolded.pl output) until EOF. Malformed lines are skipped and
@@ -69,8 +68,7 @@ int flame_parse_folded(struct flame *f, FILE *in, struct fs_error *err);
 
 /* As flame_parse_folded, but single-count lines feed the given column
  * (two-count lines always feed both). Used by `diff` to load A and B. */
-int flame_parse_folded_as(struct flame *f, FILE *in, enum flame_column col,
-			  struct fs_error *err);
+int flame_parse_folded_as(struct flame *f, FILE *in, enum flame_column col, struct fs_error *err);
 
 /* A new tree with every stack reversed (leaf first) and merged, as
  * flamegraph.pl --reverse draws it. NULL with err set on failure. */
@@ -86,8 +84,8 @@ uint32_t flame_node_count(const struct flame *f);
 /* The node's frame name (not NUL-terminated) and its length. The root is "all". */
 const char *flame_node_name(const struct flame *f, uint32_t node, size_t *len);
 uint32_t flame_node_parent(const struct flame *f, uint32_t node);
-uint32_t flame_node_child(const struct flame *f, uint32_t node);	/* first child */
-uint32_t flame_node_sibling(const struct flame *f, uint32_t node);	/* next sibling */
+uint32_t flame_node_child(const struct flame *f, uint32_t node);   /* first child */
+uint32_t flame_node_sibling(const struct flame *f, uint32_t node); /* next sibling */
 /* Inclusive (total) and exclusive (self) counts of column B / column A. */
 uint64_t flame_node_total(const struct flame *f, uint32_t node);
 uint64_t flame_node_self(const struct flame *f, uint32_t node);

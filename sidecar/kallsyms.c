@@ -109,7 +109,8 @@ static int kallsyms_line(struct kallsyms *ks, const char *line, size_t len, uint
 		const char *me = memchr(m, ']', (size_t)(end - m));
 		if (me && me > m + 1) {
 			size_t ml = (size_t)(me - m - 1);
-			if (*last_mod_str && *last_mod_len == ml && !memcmp(*last_mod_str, m + 1, ml)) {
+			if (*last_mod_str && *last_mod_len == ml &&
+			    !memcmp(*last_mod_str, m + 1, ml)) {
 				mod = *last_mod;
 			} else {
 				int r = kallsyms_pool_add(ks, m + 1, ml, &mod);

@@ -9,9 +9,9 @@
 
 #include "error.h"
 
-#define KALLSYMS_PATH "/proc/kallsyms"
-#define KALLSYMS_MAX_SYMBOLS (4u << 20)	/* bound on lines kept */
-#define KALLSYMS_MAX_GAP (1u << 20)	/* a symbol covers at most 1 MiB */
+#define KALLSYMS_PATH	     "/proc/kallsyms"
+#define KALLSYMS_MAX_SYMBOLS (4u << 20) /* bound on lines kept */
+#define KALLSYMS_MAX_GAP     (1u << 20) /* a symbol covers at most 1 MiB */
 
 struct kallsyms;
 

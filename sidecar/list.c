@@ -20,7 +20,8 @@ static void list_profiles_table(const struct profile_info *p, size_t n, time_t n
 		char age[32], id[17];
 		common_format_age((long long)(now - p[i].time), age, sizeof(age));
 		snprintf(id, sizeof(id), "%s", p[i].id);
-		printf("%-16s %-9s %8s %s\n", id, p[i].running ? "profiling" : "done", age, p[i].path);
+		printf("%-16s %-9s %8s %s\n", id, p[i].running ? "profiling" : "done", age,
+		       p[i].path);
 	}
 }
 
@@ -32,7 +33,8 @@ static int list_profiles(const struct fs_config *cfg, int json)
 	profiles_list(cfg, &p, &n);
 	if (!json) {
 		if (n == 0)
-			printf("No triggered profiles (annotate a container flamesidecar.io/profile=30s).\n");
+			printf("No triggered profiles (annotate a container "
+			       "flamesidecar.io/profile=30s).\n");
 		else
 			list_profiles_table(p, n, now);
 		return FS_EXIT_OK;
@@ -41,8 +43,8 @@ static int list_profiles(const struct fs_config *cfg, int json)
 	for (size_t i = 0; i < n; i++) {
 		printf("%s\n  {\"id\":", i ? "," : "");
 		json_write_string(stdout, p[i].id);
-		printf(",\"state\":\"%s\",\"time\":%lld,\"svg\":", p[i].running ? "profiling" : "done",
-		       p[i].time);
+		printf(",\"state\":\"%s\",\"time\":%lld,\"svg\":",
+		       p[i].running ? "profiling" : "done", p[i].time);
 		json_write_string(stdout, p[i].path);
 		printf("}");
 	}
@@ -66,16 +68,17 @@ static void list_usage(FILE *out)
 		"Examples:\n"
 		"  flamesidecar list\n"
 		"  flamesidecar list --json | jq -r '.[] | select(.state == \"alive\") | .id'\n"
-		"  flamesidecar list --profiles --json | jq -r '.[] | select(.state == \"done\") | .svg'\n");
+		"  flamesidecar list --profiles --json | jq -r '.[] | select(.state == \"done\") | "
+		".svg'\n");
 }
 
 int cmd_list(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "profiles", no_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"json", no_argument, NULL, 'j'},
+	    {"profiles", no_argument, NULL, 'p'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int json = 0, only_profiles = 0, c;
 	optind = 1;
@@ -113,11 +116,12 @@ int cmd_list(int argc, char **argv)
 			const struct registry_entry *e = &all[i];
 			printf("%s\n  {\"id\":", i ? "," : "");
 			json_write_string(stdout, e->id);
-			printf(",\"pid\":%d,\"ns_pid\":%d,\"uid\":%u,\"gid\":%u,\"age_seconds\":%lld,"
-			       "\"created\":%lld,\"state\":\"%s\",\"mount_point\":",
-			       (int)e->pid, (int)e->ns_pid, (unsigned)e->uid, (unsigned)e->gid,
-			       (long long)(now - e->created), (long long)e->created,
-			       registry_entry_alive(e) ? "alive" : "stale");
+			printf(
+			    ",\"pid\":%d,\"ns_pid\":%d,\"uid\":%u,\"gid\":%u,\"age_seconds\":%lld,"
+			    "\"created\":%lld,\"state\":\"%s\",\"mount_point\":",
+			    (int)e->pid, (int)e->ns_pid, (unsigned)e->uid, (unsigned)e->gid,
+			    (long long)(now - e->created), (long long)e->created,
+			    registry_entry_alive(e) ? "alive" : "stale");
 			json_write_string(stdout, e->mount_point);
 			printf("}");
 		}

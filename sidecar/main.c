@@ -16,8 +16,6 @@
 #pragma weak cmd_render
 #pragma weak cmd_diff
 
-
-
 struct verb {
 	const char *name;
 	int (*fn)(int, char **);
@@ -25,21 +23,22 @@ struct verb {
 };
 
 static const struct verb verbs[] = {
-	{ "run", cmd_run, "profile a registered container and write a flame graph" },
-	{ "top", cmd_top, "live view of the hottest frames in a container" },
-	{ "map", cmd_map, "write /tmp/perf-<host pid>.map for the JVMs in a container" },
-	{ "list", cmd_list, "list registered containers (and profiles)" },
-	{ "gc", cmd_gc, "remove registry entries whose process is gone" },
-	{ "collapse", cmd_collapse, "perf script text -> folded stacks (stackcollapse-perf.pl)" },
-	{ "render", cmd_render, "folded stacks -> interactive SVG flame graph" },
-	{ "diff", cmd_diff, "two folded profiles -> differential flame graph" },
+    {"run", cmd_run, "profile a registered container and write a flame graph"},
+    {"top", cmd_top, "live view of the hottest frames in a container"},
+    {"map", cmd_map, "write /tmp/perf-<host pid>.map for the JVMs in a container"},
+    {"list", cmd_list, "list registered containers (and profiles)"},
+    {"gc", cmd_gc, "remove registry entries whose process is gone"},
+    {"collapse", cmd_collapse, "perf script text -> folded stacks (stackcollapse-perf.pl)"},
+    {"render", cmd_render, "folded stacks -> interactive SVG flame graph"},
+    {"diff", cmd_diff, "two folded profiles -> differential flame graph"},
 };
 
 static void usage(FILE *out)
 {
-	fprintf(out, "Usage: flamesidecar [--config FILE] VERB [OPTIONS]\n\n"
-		     "CPU flame graphs of JVMs and other processes in containers, from the host.\n\n"
-		     "Verbs:\n");
+	fprintf(out,
+		"Usage: flamesidecar [--config FILE] VERB [OPTIONS]\n\n"
+		"CPU flame graphs of JVMs and other processes in containers, from the host.\n\n"
+		"Verbs:\n");
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
 		fprintf(out, "  %-9s %s\n", verbs[i].name, verbs[i].summary);
 	fprintf(out, "\nGlobal options:\n"
@@ -83,7 +82,8 @@ int main(int argc, char **argv)
 		if (strcmp(argv[i], verbs[v].name))
 			continue;
 		if (!verbs[v].fn) {
-			fprintf(stderr, "flamesidecar: '%s' is not available in this build\n", argv[i]);
+			fprintf(stderr, "flamesidecar: '%s' is not available in this build\n",
+				argv[i]);
 			return FS_EXIT_FAIL;
 		}
 		return verbs[v].fn(argc - i, argv + i);

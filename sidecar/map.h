@@ -15,7 +15,7 @@
 #include "perfmap.h"
 #include "registry.h"
 
-#define MAP_AGENT_NAME "libflameagent.so"
+#define MAP_AGENT_NAME	       "libflameagent.so"
 #define MAP_DEFAULT_TIMEOUT_MS 5000
 
 enum map_mode {
@@ -26,19 +26,19 @@ enum map_mode {
 
 struct map_opts {
 	enum map_mode mode;
-	int continuous;	     /* agent option mode=continuous instead of oneshot */
-	unsigned timeout_ms; /* per JVM; 0 = MAP_DEFAULT_TIMEOUT_MS */
-	int write_host;	     /* also write /tmp/perf-<host pid>.map */
+	int continuous;	      /* agent option mode=continuous instead of oneshot */
+	unsigned timeout_ms;  /* per JVM; 0 = MAP_DEFAULT_TIMEOUT_MS */
+	int write_host;	      /* also write /tmp/perf-<host pid>.map */
 	const char *host_tmp; /* where that goes; NULL = "/tmp" */
 };
 
 struct map_result {
 	pid_t host_pid, ns_pid;
 	uid_t uid;
-	enum map_mode mode;   /* the one used (AGENT or JCMD) */
-	int signalled;	      /* we started the attach listener with SIGQUIT */
-	size_t entries;	      /* in the parsed map */
-	size_t bytes;	      /* of map text read */
+	enum map_mode mode; /* the one used (AGENT or JCMD) */
+	int signalled;	    /* we started the attach listener with SIGQUIT */
+	size_t entries;	    /* in the parsed map */
+	size_t bytes;	    /* of map text read */
 	uint64_t elapsed_us;
 };
 

@@ -6,11 +6,11 @@
 #include <string.h>
 
 static const char *const palette_names[PALETTE_COUNT] = {
-	[PALETTE_JAVA] = "java",     [PALETTE_HOT] = "hot",	    [PALETTE_MEM] = "mem",
-	[PALETTE_IO] = "io",	     [PALETTE_JS] = "js",	    [PALETTE_PERL] = "perl",
-	[PALETTE_WAKEUP] = "wakeup", [PALETTE_CHAIN] = "chain",	    [PALETTE_RED] = "red",
-	[PALETTE_GREEN] = "green",   [PALETTE_BLUE] = "blue",	    [PALETTE_AQUA] = "aqua",
-	[PALETTE_YELLOW] = "yellow", [PALETTE_PURPLE] = "purple", [PALETTE_ORANGE] = "orange",
+    [PALETTE_JAVA] = "java",	 [PALETTE_HOT] = "hot",	      [PALETTE_MEM] = "mem",
+    [PALETTE_IO] = "io",	 [PALETTE_JS] = "js",	      [PALETTE_PERL] = "perl",
+    [PALETTE_WAKEUP] = "wakeup", [PALETTE_CHAIN] = "chain",   [PALETTE_RED] = "red",
+    [PALETTE_GREEN] = "green",	 [PALETTE_BLUE] = "blue",     [PALETTE_AQUA] = "aqua",
+    [PALETTE_YELLOW] = "yellow", [PALETTE_PURPLE] = "purple", [PALETTE_ORANGE] = "orange",
 };
 
 int palette_from_name(const char *s, enum palette *out)
@@ -63,24 +63,77 @@ size_t palette_strip(const char *name, size_t len)
 /* Function names that only the kernel uses; perf prints kernel frames
  * without an annotation unless asked (`perf script` + stackcollapse --kernel). */
 static const char *const palette_kernel_prefixes[] = {
-	"__x64_sys_", "__ia32_sys_", "__arm64_sys_", "__se_sys_", "__do_sys_", "do_syscall_",
-	"entry_SYSCALL", "syscall_exit_", "syscall_trace_", "ksys_", "__schedule", "schedule",
-	"native_", "__do_softirq", "do_softirq", "irq_exit", "__irq_exit", "asm_exc_",
-	"asm_sysvec_", "asm_common_interrupt", "exc_page_fault", "do_page_fault", "page_fault",
-	"handle_mm_fault", "__handle_mm_fault", "do_user_addr_fault", "ret_from_fork",
-	"hrtimer_", "__hrtimer_", "tick_", "cpu_startup_entry", "do_idle", "futex_", "do_futex",
-	"__futex_", "finish_task_switch", "_raw_spin_", "copy_user_", "rep_movs_alternative",
-	"clear_page", "vfs_", "__vfs_", "tcp_", "__tcp_", "ip_", "__ip_", "__softirqentry",
-	"rcu_", "smp_call_function", "sysvec_", "__sysvec_", "exit_to_user_mode",
-	"syscall_exit_to_user_mode", "__x86_", "perf_event_", "__perf_event_", "__wake_up",
-	"try_to_wake_up", "wake_up_", "__mmdrop", "do_exit", "do_group_exit", "__x86_return_thunk",
+    "__x64_sys_",
+    "__ia32_sys_",
+    "__arm64_sys_",
+    "__se_sys_",
+    "__do_sys_",
+    "do_syscall_",
+    "entry_SYSCALL",
+    "syscall_exit_",
+    "syscall_trace_",
+    "ksys_",
+    "__schedule",
+    "schedule",
+    "native_",
+    "__do_softirq",
+    "do_softirq",
+    "irq_exit",
+    "__irq_exit",
+    "asm_exc_",
+    "asm_sysvec_",
+    "asm_common_interrupt",
+    "exc_page_fault",
+    "do_page_fault",
+    "page_fault",
+    "handle_mm_fault",
+    "__handle_mm_fault",
+    "do_user_addr_fault",
+    "ret_from_fork",
+    "hrtimer_",
+    "__hrtimer_",
+    "tick_",
+    "cpu_startup_entry",
+    "do_idle",
+    "futex_",
+    "do_futex",
+    "__futex_",
+    "finish_task_switch",
+    "_raw_spin_",
+    "copy_user_",
+    "rep_movs_alternative",
+    "clear_page",
+    "vfs_",
+    "__vfs_",
+    "tcp_",
+    "__tcp_",
+    "ip_",
+    "__ip_",
+    "__softirqentry",
+    "rcu_",
+    "smp_call_function",
+    "sysvec_",
+    "__sysvec_",
+    "exit_to_user_mode",
+    "syscall_exit_to_user_mode",
+    "__x86_",
+    "perf_event_",
+    "__perf_event_",
+    "__wake_up",
+    "try_to_wake_up",
+    "wake_up_",
+    "__mmdrop",
+    "do_exit",
+    "do_group_exit",
+    "__x86_return_thunk",
 };
 
 static bool palette_is_kernel_name(const char *s, size_t len)
 {
 	if (palette_contains(s, len, "[kernel.kallsyms]"))
 		return true;
-	for (size_t i = 0; i < sizeof(palette_kernel_prefixes) / sizeof(palette_kernel_prefixes[0]); i++)
+	for (size_t i = 0; i < sizeof(palette_kernel_prefixes) / sizeof(palette_kernel_prefixes[0]);
+	     i++)
 		if (palette_has_prefix(s, len, palette_kernel_prefixes[i]))
 			return true;
 	return false;
@@ -148,7 +201,8 @@ enum palette_kind palette_classify(enum palette p, const char *name, size_t len)
 	size_t n = palette_strip(name, len);
 	switch (p) {
 	case PALETTE_JS:
-		if (palette_contains(name, n, ".js") || palette_has_prefix(name, n, "LazyCompile:") ||
+		if (palette_contains(name, n, ".js") ||
+		    palette_has_prefix(name, n, "LazyCompile:") ||
 		    (n && (name[0] == '~' || name[0] == '*')))
 			return PALETTE_KIND_JAVA;
 		if (palette_has_prefix(name, n, "Builtin:") || palette_has_prefix(name, n, "Stub:"))
@@ -204,7 +258,7 @@ static uint8_t palette_ch(double base, double span, double v)
 
 static struct palette_rgb palette_rgb(uint8_t r, uint8_t g, uint8_t b)
 {
-	return (struct palette_rgb){ r, g, b };
+	return (struct palette_rgb){r, g, b};
 }
 
 /* One hue family with three variation values in [0,1). */
@@ -212,44 +266,50 @@ static struct palette_rgb palette_family(enum palette fam, double v1, double v2,
 {
 	switch (fam) {
 	case PALETTE_HOT:
-		return palette_rgb(palette_ch(205, 50, v3), palette_ch(0, 230, v1), palette_ch(0, 55, v2));
+		return palette_rgb(palette_ch(205, 50, v3), palette_ch(0, 230, v1),
+				   palette_ch(0, 55, v2));
 	case PALETTE_MEM:
-		return palette_rgb(palette_ch(0, 30, v3), palette_ch(185, 55, v2), palette_ch(0, 200, v1));
+		return palette_rgb(palette_ch(0, 30, v3), palette_ch(185, 55, v2),
+				   palette_ch(0, 200, v1));
 	case PALETTE_IO:
 	case PALETTE_WAKEUP:
-		return palette_rgb(palette_ch(80, 60, v1), palette_ch(80, 60, v1), palette_ch(190, 55, v2));
+		return palette_rgb(palette_ch(80, 60, v1), palette_ch(80, 60, v1),
+				   palette_ch(190, 55, v2));
 	case PALETTE_RED:
-		return palette_rgb(palette_ch(200, 55, v1), palette_ch(50, 80, v1), palette_ch(50, 80, v1));
+		return palette_rgb(palette_ch(200, 55, v1), palette_ch(50, 80, v1),
+				   palette_ch(50, 80, v1));
 	case PALETTE_GREEN:
-		return palette_rgb(palette_ch(50, 60, v1), palette_ch(190, 60, v1), palette_ch(50, 60, v1));
+		return palette_rgb(palette_ch(50, 60, v1), palette_ch(190, 60, v1),
+				   palette_ch(50, 60, v1));
 	case PALETTE_BLUE:
-		return palette_rgb(palette_ch(80, 60, v1), palette_ch(80, 60, v1), palette_ch(205, 50, v1));
+		return palette_rgb(palette_ch(80, 60, v1), palette_ch(80, 60, v1),
+				   palette_ch(205, 50, v1));
 	case PALETTE_AQUA:
-		return palette_rgb(palette_ch(50, 60, v1), palette_ch(165, 55, v1), palette_ch(165, 55, v1));
+		return palette_rgb(palette_ch(50, 60, v1), palette_ch(165, 55, v1),
+				   palette_ch(165, 55, v1));
 	case PALETTE_YELLOW:
-		return palette_rgb(palette_ch(175, 55, v1), palette_ch(175, 55, v1), palette_ch(50, 20, v1));
+		return palette_rgb(palette_ch(175, 55, v1), palette_ch(175, 55, v1),
+				   palette_ch(50, 20, v1));
 	case PALETTE_PURPLE:
-		return palette_rgb(palette_ch(190, 65, v1), palette_ch(80, 60, v1), palette_ch(190, 65, v1));
+		return palette_rgb(palette_ch(190, 65, v1), palette_ch(80, 60, v1),
+				   palette_ch(190, 65, v1));
 	case PALETTE_ORANGE:
-		return palette_rgb(palette_ch(190, 65, v1), palette_ch(90, 65, v1), palette_ch(0, 0, v1));
+		return palette_rgb(palette_ch(190, 65, v1), palette_ch(90, 65, v1),
+				   palette_ch(0, 0, v1));
 	default:
-		return palette_rgb(palette_ch(200, 55, v1), palette_ch(50, 80, v1), palette_ch(50, 80, v1));
+		return palette_rgb(palette_ch(200, 55, v1), palette_ch(50, 80, v1),
+				   palette_ch(50, 80, v1));
 	}
 }
 
 static enum palette palette_kind_family(enum palette_kind k)
 {
 	switch (k) {
-	case PALETTE_KIND_JAVA:
-		return PALETTE_GREEN;
-	case PALETTE_KIND_INLINED:
-		return PALETTE_AQUA;
-	case PALETTE_KIND_KERNEL:
-		return PALETTE_ORANGE;
-	case PALETTE_KIND_CPP:
-		return PALETTE_YELLOW;
-	default:
-		return PALETTE_RED;
+	case PALETTE_KIND_JAVA: return PALETTE_GREEN;
+	case PALETTE_KIND_INLINED: return PALETTE_AQUA;
+	case PALETTE_KIND_KERNEL: return PALETTE_ORANGE;
+	case PALETTE_KIND_CPP: return PALETTE_YELLOW;
+	default: return PALETTE_RED;
 	}
 }
 
@@ -284,14 +344,12 @@ struct palette_rgb palette_color(enum palette p, const char *name, size_t len, u
 	case PALETTE_AQUA:
 	case PALETTE_YELLOW:
 	case PALETTE_PURPLE:
-	case PALETTE_ORANGE:
-		return palette_family(p, v1, v2, v3);
+	case PALETTE_ORANGE: return palette_family(p, v1, v2, v3);
 	case PALETTE_CHAIN:
 		if (flags & PALETTE_F_WAKEUP)
 			return palette_family(PALETTE_WAKEUP, v1, v2, v3);
 		return palette_family(palette_kind_family(kind), v1, v2, v3);
-	default:
-		return palette_family(palette_kind_family(kind), v1, v2, v3);
+	default: return palette_family(palette_kind_family(kind), v1, v2, v3);
 	}
 }
 

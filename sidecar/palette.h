@@ -8,14 +8,15 @@
 #include <stdint.h>
 
 enum palette {
-	PALETTE_JAVA = 0, /* our default: green Java, aqua inlined, yellow C++, orange kernel, red native */
-	PALETTE_HOT,	  /* flamegraph.pl's default: red/orange/yellow */
+	PALETTE_JAVA =
+	    0, /* our default: green Java, aqua inlined, yellow C++, orange kernel, red native */
+	PALETTE_HOT, /* flamegraph.pl's default: red/orange/yellow */
 	PALETTE_MEM,
 	PALETTE_IO,
 	PALETTE_JS,
 	PALETTE_PERL,
 	PALETTE_WAKEUP,
-	PALETTE_CHAIN,	  /* like java, frames above a "--" frame in wakeup blue */
+	PALETTE_CHAIN, /* like java, frames above a "--" frame in wakeup blue */
 	PALETTE_RED,
 	PALETTE_GREEN,
 	PALETTE_BLUE,
@@ -40,7 +41,7 @@ struct palette_rgb {
 	uint8_t r, g, b;
 };
 
-#define PALETTE_F_HASH 1u   /* colour from the name's hash instead of rng */
+#define PALETTE_F_HASH	 1u /* colour from the name's hash instead of rng */
 #define PALETTE_F_WAKEUP 2u /* frame is above a "--" (chain palette) */
 
 /* "java" -> PALETTE_JAVA. 0 or -EINVAL. */

@@ -16,7 +16,8 @@
 #include "proc.h"
 #include "registry.h"
 
-static int profiles_push(struct profile_info **arr, size_t *n, size_t *cap, const struct profile_info *p)
+static int profiles_push(struct profile_info **arr, size_t *n, size_t *cap,
+			 const struct profile_info *p)
 {
 	if (*n == *cap) {
 		size_t nc = *cap ? *cap * 2 : 16;
@@ -39,7 +40,8 @@ static void profiles_running(const char *dir, struct profile_info **arr, size_t 
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		cleanup_close int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		cleanup_close int fd =
+		    openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		cleanup_free char *buf = NULL;
 		size_t len;
 		yajl_val v = NULL;
@@ -55,7 +57,8 @@ static void profiles_running(const char *dir, struct profile_info **arr, size_t 
 		json_get_int(v, "started", &started);
 		json_get_int(v, "duration", &dur);
 		json_get_int(v, "delay", &delay);
-		if (id && registry_validate_id(id, NULL) == 0 && proc_alive((pid_t)pid, (uint64_t)st)) {
+		if (id && registry_validate_id(id, NULL) == 0 &&
+		    proc_alive((pid_t)pid, (uint64_t)st)) {
 			snprintf(p.id, sizeof(p.id), "%s", id);
 			snprintf(p.path, sizeof(p.path), "%s", out ? out : "");
 			p.running = 1;
@@ -87,7 +90,8 @@ static void profiles_done(const char *dir, struct profile_info **arr, size_t *n,
 			size_t l = strlen(fe->d_name);
 			struct stat sb;
 			if (l < 5 || strcmp(fe->d_name + l - 4, ".svg") ||
-			    fstatat(dirfd(s), fe->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(sb.st_mode))
+			    fstatat(dirfd(s), fe->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
+			    !S_ISREG(sb.st_mode))
 				continue;
 			struct profile_info p;
 			memset(&p, 0, sizeof(p));

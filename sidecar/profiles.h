@@ -10,7 +10,7 @@
 
 struct profile_info {
 	char id[REGISTRY_ID_MAX + 1];
-	char path[PATH_MAX];	  /* the SVG (being) written */
+	char path[PATH_MAX]; /* the SVG (being) written */
 	int running;
 	long long time;		  /* started (running) or written (done), unix seconds */
 	unsigned seconds;	  /* delay + duration, when running */

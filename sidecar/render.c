@@ -20,19 +20,19 @@
 #include "cleanup.h"
 #include "cli.h"
 
-#define RENDER_XPAD 10
+#define RENDER_XPAD	   10
 #define RENDER_SEARCH_FILL "rgb(230,0,230)"
 
 void render_opts_init(struct render_opts *o)
 {
 	*o = (struct render_opts){
-		.width = 1200,
-		.frame_height = 16,
-		.font_size = 12,
-		.min_width = 0.1,
-		.palette = PALETTE_JAVA,
-		.count_name = "samples",
-		.name_type = "Function:",
+	    .width = 1200,
+	    .frame_height = 16,
+	    .font_size = 12,
+	    .min_width = 0.1,
+	    .palette = PALETTE_JAVA,
+	    .count_name = "samples",
+	    .name_type = "Function:",
 	};
 }
 
@@ -77,7 +77,8 @@ bad:
 /* Characters XML 1.0 allows but that have no business in a frame label. */
 static bool render_cp_bad(uint32_t cp)
 {
-	return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) || cp == 0xfffe || cp == 0xffff;
+	return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) || cp == 0xfffe ||
+	       cp == 0xffff;
 }
 
 size_t render_text_chars(const char *s, size_t len)
@@ -192,7 +193,7 @@ static int render_collect(struct render_ctx *c, uint32_t node, uint32_t depth, u
 		c->v = nv;
 		c->cap = cap;
 	}
-	c->v[c->n++] = (struct render_frame){ node, depth, start, wakeup };
+	c->v[c->n++] = (struct render_frame){node, depth, start, wakeup};
 	if (depth > c->max_depth)
 		c->max_depth = depth;
 	if (depth + 1 > FLAME_DEPTH_MAX)
@@ -224,141 +225,148 @@ static int render_collect(struct render_ctx *c, uint32_t node, uint32_t depth, u
 /* The script: written for this file, no external references. C.* values
  * are numbers written by render_svg just before it. */
 static const char render_js[] =
-	"'use strict';\n"
-	"var F = [], details, matched, unzoomBtn, searchBtn, prefix = '', zoomed = null, term = null;\n"
-	"function fsInit() {\n"
-	"  details = document.getElementById('details');\n"
-	"  matched = document.getElementById('matched');\n"
-	"  unzoomBtn = document.getElementById('unzoom');\n"
-	"  searchBtn = document.getElementById('search');\n"
-	"  prefix = details.getAttribute('data-prefix') || '';\n"
-	"  var root = document.getElementById('frames'), gs = root.children;\n"
-	"  for (var i = 0; i < gs.length; i++) {\n"
-	"    var g = gs[i], title = g.children[0].textContent, r = g.children[1];\n"
-	"    var p = title.lastIndexOf(' (');\n"
-	"    var f = { g: g, r: r, t: g.children[2], title: title, idx: i,\n"
-	"      name: p >= 0 ? title.substring(0, p) : title,\n"
-	"      samples: p >= 0 ? parseInt(title.substring(p + 2).replace(/,/g, ''), 10) : 0,\n"
-	"      x: parseFloat(r.getAttribute('x')), w: parseFloat(r.getAttribute('width')),\n"
-	"      y: parseFloat(r.getAttribute('y')), fill: r.getAttribute('fill') };\n"
-	"    f.depth = Math.round(C.inv ? (f.y - C.top) / C.fh : (C.base - f.y) / C.fh);\n"
-	"    g.fsIdx = i;\n"
-	"    F.push(f);\n"
-	"  }\n"
-	"  function frameOf(el) {\n"
-	"    while (el && el.parentNode !== root) el = el.parentNode;\n"
-	"    return el && el.fsIdx !== undefined ? F[el.fsIdx] : null;\n"
-	"  }\n"
-	"  root.addEventListener('click', function (e) { var f = frameOf(e.target); if (f) zoom(f); });\n"
-	"  root.addEventListener('mouseover', function (e) {\n"
-	"    var f = frameOf(e.target); if (f) details.textContent = prefix + ' ' + f.title; });\n"
-	"  root.addEventListener('mouseout', function () { details.textContent = ' '; });\n"
-	"  unzoomBtn.addEventListener('click', unzoom);\n"
-	"  searchBtn.addEventListener('click', function () { if (term !== null) resetSearch(); else askSearch(); });\n"
-	"  window.addEventListener('keydown', function (e) {\n"
-	"    if (e.key === 'F3' || ((e.ctrlKey || e.metaKey) && (e.key === 'f' || e.key === 'F'))) {\n"
-	"      e.preventDefault(); askSearch();\n"
-	"    } else if (e.key === 'Escape') { resetSearch(); }\n"
-	"  });\n"
-	"  var q = new URLSearchParams(window.location.search);\n"
-	"  if (q.has('x') && q.has('y')) {\n"
-	"    var hit = findAt(parseFloat(q.get('x')), parseFloat(q.get('y')));\n"
-	"    if (hit) zoom(hit);\n"
-	"  }\n"
-	"  if (q.get('s')) search(q.get('s'));\n"
-	"}\n"
-	"function findAt(x, y) {\n"
-	"  for (var i = 0; i < F.length; i++) {\n"
-	"    var f = F[i];\n"
-	"    if (y >= f.y - 0.5 && y < f.y + C.fh - 0.5 && x >= f.x - 0.005 && x < f.x + f.w) return f;\n"
-	"  }\n"
-	"  return null;\n"
-	"}\n"
-	"function label(f, w) {\n"
-	"  var max = Math.floor((w - 3) / (C.fs * 0.59)), cs = Array.from(f.name);\n"
-	"  f.t.textContent = max < 3 ? '' : cs.length <= max ? f.name : cs.slice(0, max - 2).join('') + '..';\n"
-	"}\n"
-	"function place(f, x, w, parent) {\n"
-	"  f.g.style.display = '';\n"
-	"  f.r.setAttribute('x', x.toFixed(2));\n"
-	"  f.r.setAttribute('width', w.toFixed(2));\n"
-	"  f.t.setAttribute('x', (x + 3).toFixed(2));\n"
-	"  if (parent) f.g.classList.add('parent'); else f.g.classList.remove('parent');\n"
-	"  label(f, w);\n"
-	"}\n"
-	"function zoom(f) {\n"
-	"  var n = F.length, end = f.idx + 1, d = f.depth, anc = {}, i;\n"
-	"  while (end < n && F[end].depth > f.depth) end++;\n"
-	"  for (i = f.idx - 1; i >= 0 && d > 0; i--) if (F[i].depth < d) { anc[i] = 1; d = F[i].depth; }\n"
-	"  var full = C.W - 2 * C.xpad, k = full / f.w;\n"
-	"  for (i = 0; i < n; i++) {\n"
-	"    var e = F[i];\n"
-	"    if (i >= f.idx && i < end) place(e, C.xpad + (e.x - f.x) * k, e.w * k, false);\n"
-	"    else if (anc[i]) place(e, C.xpad, full, true);\n"
-	"    else e.g.style.display = 'none';\n"
-	"  }\n"
-	"  zoomed = f;\n"
-	"  unzoomBtn.classList.remove('hide');\n"
-	"  saveState();\n"
-	"}\n"
-	"function unzoom() {\n"
-	"  for (var i = 0; i < F.length; i++) place(F[i], F[i].x, F[i].w, false);\n"
-	"  zoomed = null;\n"
-	"  unzoomBtn.classList.add('hide');\n"
-	"  saveState();\n"
-	"}\n"
-	"function search(t) {\n"
-	"  var re;\n"
-	"  try { re = new RegExp(t); } catch (err) { matched.textContent = 'Bad regex: ' + t; return; }\n"
-	"  var sum = 0, inside = -1;\n"
-	"  for (var i = 0; i < F.length; i++) {\n"
-	"    var f = F[i];\n"
-	"    if (inside >= 0 && f.depth <= inside) inside = -1;\n"
-	"    var m = re.test(f.name);\n"
-	"    f.r.setAttribute('fill', m ? C.hit : f.fill);\n"
-	"    if (m && inside < 0) { sum += f.samples; inside = f.depth; }\n"
-	"  }\n"
-	"  term = t;\n"
-	"  matched.textContent = 'Matched: ' + (C.total ? 100 * sum / C.total : 0).toFixed(1) + '%';\n"
-	"  searchBtn.textContent = 'Reset Search';\n"
-	"  saveState();\n"
-	"}\n"
-	"function askSearch() {\n"
-	"  var t = window.prompt('Search frames (regular expression):', term || '');\n"
-	"  if (t) search(t); else if (t === '') resetSearch();\n"
-	"}\n"
-	"function resetSearch() {\n"
-	"  for (var i = 0; i < F.length; i++) F[i].r.setAttribute('fill', F[i].fill);\n"
-	"  term = null;\n"
-	"  matched.textContent = ' ';\n"
-	"  searchBtn.textContent = 'Search';\n"
-	"  saveState();\n"
-	"}\n"
-	"function saveState() {\n"
-	"  var q = new URLSearchParams();\n"
-	"  if (zoomed) { q.set('x', zoomed.x); q.set('y', zoomed.y); }\n"
-	"  if (term !== null) q.set('s', term);\n"
-	"  var s = q.toString();\n"
-	"  try { history.replaceState(null, '', s ? '?' + s : window.location.pathname); } catch (e) {}\n"
-	"}\n";
+    "'use strict';\n"
+    "var F = [], details, matched, unzoomBtn, searchBtn, prefix = '', zoomed = null, term = null;\n"
+    "function fsInit() {\n"
+    "  details = document.getElementById('details');\n"
+    "  matched = document.getElementById('matched');\n"
+    "  unzoomBtn = document.getElementById('unzoom');\n"
+    "  searchBtn = document.getElementById('search');\n"
+    "  prefix = details.getAttribute('data-prefix') || '';\n"
+    "  var root = document.getElementById('frames'), gs = root.children;\n"
+    "  for (var i = 0; i < gs.length; i++) {\n"
+    "    var g = gs[i], title = g.children[0].textContent, r = g.children[1];\n"
+    "    var p = title.lastIndexOf(' (');\n"
+    "    var f = { g: g, r: r, t: g.children[2], title: title, idx: i,\n"
+    "      name: p >= 0 ? title.substring(0, p) : title,\n"
+    "      samples: p >= 0 ? parseInt(title.substring(p + 2).replace(/,/g, ''), 10) : 0,\n"
+    "      x: parseFloat(r.getAttribute('x')), w: parseFloat(r.getAttribute('width')),\n"
+    "      y: parseFloat(r.getAttribute('y')), fill: r.getAttribute('fill') };\n"
+    "    f.depth = Math.round(C.inv ? (f.y - C.top) / C.fh : (C.base - f.y) / C.fh);\n"
+    "    g.fsIdx = i;\n"
+    "    F.push(f);\n"
+    "  }\n"
+    "  function frameOf(el) {\n"
+    "    while (el && el.parentNode !== root) el = el.parentNode;\n"
+    "    return el && el.fsIdx !== undefined ? F[el.fsIdx] : null;\n"
+    "  }\n"
+    "  root.addEventListener('click', function (e) { var f = frameOf(e.target); if (f) zoom(f); "
+    "});\n"
+    "  root.addEventListener('mouseover', function (e) {\n"
+    "    var f = frameOf(e.target); if (f) details.textContent = prefix + ' ' + f.title; });\n"
+    "  root.addEventListener('mouseout', function () { details.textContent = ' '; });\n"
+    "  unzoomBtn.addEventListener('click', unzoom);\n"
+    "  searchBtn.addEventListener('click', function () { if (term !== null) resetSearch(); else "
+    "askSearch(); });\n"
+    "  window.addEventListener('keydown', function (e) {\n"
+    "    if (e.key === 'F3' || ((e.ctrlKey || e.metaKey) && (e.key === 'f' || e.key === 'F'))) {\n"
+    "      e.preventDefault(); askSearch();\n"
+    "    } else if (e.key === 'Escape') { resetSearch(); }\n"
+    "  });\n"
+    "  var q = new URLSearchParams(window.location.search);\n"
+    "  if (q.has('x') && q.has('y')) {\n"
+    "    var hit = findAt(parseFloat(q.get('x')), parseFloat(q.get('y')));\n"
+    "    if (hit) zoom(hit);\n"
+    "  }\n"
+    "  if (q.get('s')) search(q.get('s'));\n"
+    "}\n"
+    "function findAt(x, y) {\n"
+    "  for (var i = 0; i < F.length; i++) {\n"
+    "    var f = F[i];\n"
+    "    if (y >= f.y - 0.5 && y < f.y + C.fh - 0.5 && x >= f.x - 0.005 && x < f.x + f.w) return "
+    "f;\n"
+    "  }\n"
+    "  return null;\n"
+    "}\n"
+    "function label(f, w) {\n"
+    "  var max = Math.floor((w - 3) / (C.fs * 0.59)), cs = Array.from(f.name);\n"
+    "  f.t.textContent = max < 3 ? '' : cs.length <= max ? f.name : cs.slice(0, max - 2).join('') "
+    "+ '..';\n"
+    "}\n"
+    "function place(f, x, w, parent) {\n"
+    "  f.g.style.display = '';\n"
+    "  f.r.setAttribute('x', x.toFixed(2));\n"
+    "  f.r.setAttribute('width', w.toFixed(2));\n"
+    "  f.t.setAttribute('x', (x + 3).toFixed(2));\n"
+    "  if (parent) f.g.classList.add('parent'); else f.g.classList.remove('parent');\n"
+    "  label(f, w);\n"
+    "}\n"
+    "function zoom(f) {\n"
+    "  var n = F.length, end = f.idx + 1, d = f.depth, anc = {}, i;\n"
+    "  while (end < n && F[end].depth > f.depth) end++;\n"
+    "  for (i = f.idx - 1; i >= 0 && d > 0; i--) if (F[i].depth < d) { anc[i] = 1; d = F[i].depth; "
+    "}\n"
+    "  var full = C.W - 2 * C.xpad, k = full / f.w;\n"
+    "  for (i = 0; i < n; i++) {\n"
+    "    var e = F[i];\n"
+    "    if (i >= f.idx && i < end) place(e, C.xpad + (e.x - f.x) * k, e.w * k, false);\n"
+    "    else if (anc[i]) place(e, C.xpad, full, true);\n"
+    "    else e.g.style.display = 'none';\n"
+    "  }\n"
+    "  zoomed = f;\n"
+    "  unzoomBtn.classList.remove('hide');\n"
+    "  saveState();\n"
+    "}\n"
+    "function unzoom() {\n"
+    "  for (var i = 0; i < F.length; i++) place(F[i], F[i].x, F[i].w, false);\n"
+    "  zoomed = null;\n"
+    "  unzoomBtn.classList.add('hide');\n"
+    "  saveState();\n"
+    "}\n"
+    "function search(t) {\n"
+    "  var re;\n"
+    "  try { re = new RegExp(t); } catch (err) { matched.textContent = 'Bad regex: ' + t; return; "
+    "}\n"
+    "  var sum = 0, inside = -1;\n"
+    "  for (var i = 0; i < F.length; i++) {\n"
+    "    var f = F[i];\n"
+    "    if (inside >= 0 && f.depth <= inside) inside = -1;\n"
+    "    var m = re.test(f.name);\n"
+    "    f.r.setAttribute('fill', m ? C.hit : f.fill);\n"
+    "    if (m && inside < 0) { sum += f.samples; inside = f.depth; }\n"
+    "  }\n"
+    "  term = t;\n"
+    "  matched.textContent = 'Matched: ' + (C.total ? 100 * sum / C.total : 0).toFixed(1) + '%';\n"
+    "  searchBtn.textContent = 'Reset Search';\n"
+    "  saveState();\n"
+    "}\n"
+    "function askSearch() {\n"
+    "  var t = window.prompt('Search frames (regular expression):', term || '');\n"
+    "  if (t) search(t); else if (t === '') resetSearch();\n"
+    "}\n"
+    "function resetSearch() {\n"
+    "  for (var i = 0; i < F.length; i++) F[i].r.setAttribute('fill', F[i].fill);\n"
+    "  term = null;\n"
+    "  matched.textContent = ' ';\n"
+    "  searchBtn.textContent = 'Search';\n"
+    "  saveState();\n"
+    "}\n"
+    "function saveState() {\n"
+    "  var q = new URLSearchParams();\n"
+    "  if (zoomed) { q.set('x', zoomed.x); q.set('y', zoomed.y); }\n"
+    "  if (term !== null) q.set('s', term);\n"
+    "  var s = q.toString();\n"
+    "  try { history.replaceState(null, '', s ? '?' + s : window.location.pathname); } catch (e) "
+    "{}\n"
+    "}\n";
 
-static const char render_css[] =
-	"text{font-family:Verdana,'DejaVu Sans',sans-serif;fill:#000}\n"
-	"#title{text-anchor:middle;font-size:17px}\n"
-	"#subtitle{text-anchor:middle;fill:#808080}\n"
-	"#search,#unzoom{cursor:pointer;fill:#404040}\n"
-	"#search,#matched{text-anchor:end}\n"
-	".hide{display:none}\n"
-	"#frames g{cursor:pointer}\n"
-	"#frames text{pointer-events:none}\n"
-	"#frames g:hover rect{stroke:#303030;stroke-width:0.5}\n"
-	".parent{opacity:0.5}\n";
+static const char render_css[] = "text{font-family:Verdana,'DejaVu Sans',sans-serif;fill:#000}\n"
+				 "#title{text-anchor:middle;font-size:17px}\n"
+				 "#subtitle{text-anchor:middle;fill:#808080}\n"
+				 "#search,#unzoom{cursor:pointer;fill:#404040}\n"
+				 "#search,#matched{text-anchor:end}\n"
+				 ".hide{display:none}\n"
+				 "#frames g{cursor:pointer}\n"
+				 "#frames text{pointer-events:none}\n"
+				 "#frames g:hover rect{stroke:#303030;stroke-width:0.5}\n"
+				 ".parent{opacity:0.5}\n";
 
 struct render_geom {
 	double W, xpad, fh, fs, ypad1, ypad2, height, wps;
 };
 
-static double render_frame_y(const struct render_geom *g, const struct render_opts *o, uint32_t depth)
+static double render_frame_y(const struct render_geom *g, const struct render_opts *o,
+			     uint32_t depth)
 {
 	if (o->inverted)
 		return g->ypad1 + depth * g->fh;
@@ -366,7 +374,8 @@ static double render_frame_y(const struct render_geom *g, const struct render_op
 }
 
 static void render_frame(FILE *out, const struct render_ctx *c, const struct render_geom *g,
-			 const struct render_frame *fr, uint64_t total, double maxdelta, uint64_t *rng)
+			 const struct render_frame *fr, uint64_t total, double maxdelta,
+			 uint64_t *rng)
 {
 	const struct render_opts *o = c->o;
 	size_t len;
@@ -396,10 +405,12 @@ static void render_frame(FILE *out, const struct render_ctx *c, const struct ren
 	else if (fr->node == FLAME_ROOT)
 		rgb = palette_color(o->palette, "all", 3, PALETTE_F_HASH, rng);
 	else
-		rgb = palette_color(o->palette, name, len,
-				    (o->hash ? PALETTE_F_HASH : 0) | (fr->wakeup ? PALETTE_F_WAKEUP : 0), rng);
-	fprintf(out, ")</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
-		     "fill=\"rgb(%u,%u,%u)\" rx=\"2\" ry=\"2\"/><text x=\"%.2f\" y=\"%.1f\">",
+		rgb = palette_color(
+		    o->palette, name, len,
+		    (o->hash ? PALETTE_F_HASH : 0) | (fr->wakeup ? PALETTE_F_WAKEUP : 0), rng);
+	fprintf(out,
+		")</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
+		"fill=\"rgb(%u,%u,%u)\" rx=\"2\" ry=\"2\"/><text x=\"%.2f\" y=\"%.1f\">",
 		x, y, w, g->fh - 1, rgb.r, rgb.g, rgb.b, x + 3, y + (g->fh - 1) / 2 + g->fs * 0.35);
 	double maxc = (w - 3) / (g->fs * 0.59);
 	if (maxc >= 3)
@@ -411,18 +422,21 @@ static void render_header(FILE *out, const struct render_ctx *c, const struct re
 			  uint64_t total, const char *title)
 {
 	const struct render_opts *o = c->o;
-	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
-		     "<svg version=\"1.1\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
-		     "xmlns=\"http://www.w3.org/2000/svg\" onload=\"fsInit()\">\n"
-		     "<!-- flame graph written by flamesidecar %s -->\n",
+	fprintf(out,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+		"<svg version=\"1.1\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+		"xmlns=\"http://www.w3.org/2000/svg\" onload=\"fsInit()\">\n"
+		"<!-- flame graph written by flamesidecar %s -->\n",
 		g->W, g->height, g->W, g->height, FS_VERSION);
-	fprintf(out, "<defs><linearGradient id=\"bg\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
-		     "<stop stop-color=\"%s\" offset=\"5%%\"/><stop stop-color=\"%s\" offset=\"95%%\"/>"
-		     "</linearGradient></defs>\n",
+	fprintf(out,
+		"<defs><linearGradient id=\"bg\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
+		"<stop stop-color=\"%s\" offset=\"5%%\"/><stop stop-color=\"%s\" offset=\"95%%\"/>"
+		"</linearGradient></defs>\n",
 		c->diff ? "#ffffff" : "#f2f2f2", c->diff ? "#f4f4f4" : "#eeeedd");
 	fprintf(out, "<style>\ntext{font-size:%.0fpx}\n%s</style>\n", g->fs, render_css);
-	fprintf(out, "<script><![CDATA[\nvar C = { W: %.0f, xpad: %.0f, fh: %.0f, fs: %.0f, "
-		     "top: %.2f, base: %.2f, inv: %d, total: %llu, hit: '%s' };\n%s]]></script>\n",
+	fprintf(out,
+		"<script><![CDATA[\nvar C = { W: %.0f, xpad: %.0f, fh: %.0f, fs: %.0f, "
+		"top: %.2f, base: %.2f, inv: %d, total: %llu, hit: '%s' };\n%s]]></script>\n",
 		g->W, g->xpad, g->fh, g->fs, g->ypad1, g->height - g->ypad2 - g->fh, o->inverted,
 		(unsigned long long)total, RENDER_SEARCH_FILL, render_js);
 	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"url(#bg)\"/>\n",
@@ -473,13 +487,18 @@ int render_svg(const struct flame *tree, FILE *out, const struct render_opts *op
 		tree = rev;
 	}
 	struct render_ctx c = {
-		.f = tree, .o = &o, .diff = flame_is_diff(tree),
-		.scale_a = o.scale_a > 0 ? o.scale_a : 1.0,
+	    .f = tree,
+	    .o = &o,
+	    .diff = flame_is_diff(tree),
+	    .scale_a = o.scale_a > 0 ? o.scale_a : 1.0,
 	};
 	c.use_a = c.diff && o.negate;
 
 	struct render_geom g = {
-		.W = o.width, .xpad = RENDER_XPAD, .fh = o.frame_height, .fs = o.font_size,
+	    .W = o.width,
+	    .xpad = RENDER_XPAD,
+	    .fh = o.frame_height,
+	    .fs = o.font_size,
 	};
 	g.ypad1 = g.fs * 3 + (o.subtitle && *o.subtitle ? g.fs * 2 : 0);
 	g.ypad2 = g.fs * 2 + 10;
@@ -513,8 +532,9 @@ int render_svg(const struct flame *tree, FILE *out, const struct render_opts *op
 
 	const char *title = o.title;
 	if (!title)
-		title = c.diff ? (o.inverted ? "Differential Icicle Graph" : "Differential Flame Graph")
-			       : (o.inverted ? "Icicle Graph" : "Flame Graph");
+		title =
+		    c.diff ? (o.inverted ? "Differential Icicle Graph" : "Differential Flame Graph")
+			   : (o.inverted ? "Icicle Graph" : "Flame Graph");
 	g.height = (c.n ? c.max_depth + 1 : 1) * g.fh + g.ypad1 + g.ypad2;
 	render_header(out, &c, &g, total, title);
 
@@ -524,8 +544,10 @@ int render_svg(const struct flame *tree, FILE *out, const struct render_opts *op
 		render_frame(out, &c, &g, &c.v[i], total, maxdelta, &rng);
 	fputs("</g>\n", out);
 	if (total == 0)
-		fprintf(out, "<text x=\"%.1f\" y=\"%.0f\" style=\"text-anchor:middle\">"
-			     "No stack counts found</text>\n", g.W / 2, g.ypad1 + g.fh);
+		fprintf(out,
+			"<text x=\"%.1f\" y=\"%.0f\" style=\"text-anchor:middle\">"
+			"No stack counts found</text>\n",
+			g.W / 2, g.ypad1 + g.fh);
 	fputs("</svg>\n", out);
 	free(c.v);
 	flame_free(rev);
@@ -537,19 +559,19 @@ int render_svg(const struct flame *tree, FILE *out, const struct render_opts *op
 /* ---- options and output ---- */
 
 const char render_opts_help[] =
-	"  --title TEXT       title (default \"Flame Graph\")\n"
-	"  --subtitle TEXT    second line under the title\n"
-	"  --width PX         image width (default 1200)\n"
-	"  --height PX        frame height (default 16)\n"
-	"  --fontsize PX      font size (default 12)\n"
-	"  --minwidth PX|N%   elide frames narrower than this (default 0.1 px)\n"
-	"  --reverse          reverse every stack (leaf first) and merge\n"
-	"  --inverted         icicle graph: root at the top, growing down\n"
-	"  --colors NAME      palette: java (default), hot, mem, io, js, perl, wakeup,\n"
-	"                     chain, red, green, blue, aqua, yellow, purple, orange\n"
-	"  --hash             colour by function name hash (stable across graphs)\n"
-	"  --countname WORD   count unit in tooltips (default \"samples\")\n"
-	"  --nametype TEXT    prefix of the hovered frame line (default \"Function:\")\n";
+    "  --title TEXT       title (default \"Flame Graph\")\n"
+    "  --subtitle TEXT    second line under the title\n"
+    "  --width PX         image width (default 1200)\n"
+    "  --height PX        frame height (default 16)\n"
+    "  --fontsize PX      font size (default 12)\n"
+    "  --minwidth PX|N%   elide frames narrower than this (default 0.1 px)\n"
+    "  --reverse          reverse every stack (leaf first) and merge\n"
+    "  --inverted         icicle graph: root at the top, growing down\n"
+    "  --colors NAME      palette: java (default), hot, mem, io, js, perl, wakeup,\n"
+    "                     chain, red, green, blue, aqua, yellow, purple, orange\n"
+    "  --hash             colour by function name hash (stable across graphs)\n"
+    "  --countname WORD   count unit in tooltips (default \"samples\")\n"
+    "  --nametype TEXT    prefix of the hovered frame line (default \"Function:\")\n";
 
 static int render_parse_uint(const char *arg, unsigned lo, unsigned hi, unsigned *out)
 {
@@ -566,21 +588,20 @@ int render_opts_option(struct render_opts *o, int opt, const char *arg, struct f
 {
 	char *end;
 	switch (opt) {
-	case RENDER_OPT_TITLE:
-		o->title = arg;
-		return 1;
-	case RENDER_OPT_SUBTITLE:
-		o->subtitle = arg;
-		return 1;
+	case RENDER_OPT_TITLE: o->title = arg; return 1;
+	case RENDER_OPT_SUBTITLE: o->subtitle = arg; return 1;
 	case RENDER_OPT_WIDTH:
 		if (render_parse_uint(arg, 100, 1000000, &o->width) < 0) {
-			fs_error_set(err, 0, "--width '%s': expected pixels from 100 to 1000000", arg);
+			fs_error_set(err, 0, "--width '%s': expected pixels from 100 to 1000000",
+				     arg);
 			return -EINVAL;
 		}
 		return 1;
 	case RENDER_OPT_HEIGHT:
 		if (render_parse_uint(arg, 2, 1000, &o->frame_height) < 0) {
-			fs_error_set(err, 0, "--height '%s': expected a frame height from 2 to 1000 px", arg);
+			fs_error_set(err, 0,
+				     "--height '%s': expected a frame height from 2 to 1000 px",
+				     arg);
 			return -EINVAL;
 		}
 		return 1;
@@ -596,42 +617,34 @@ int render_opts_option(struct render_opts *o, int opt, const char *arg, struct f
 		bool pct = *end == '%';
 		if (errno || end == arg || (pct ? end[1] != '\0' : *end != '\0') || !(v >= 0) ||
 		    v > (pct ? 100 : 1e6)) {
-			fs_error_set(err, 0, "--minwidth '%s': expected pixels (0.1) or a percentage (0.5%%)", arg);
+			fs_error_set(
+			    err, 0,
+			    "--minwidth '%s': expected pixels (0.1) or a percentage (0.5%%)", arg);
 			return -EINVAL;
 		}
 		o->min_width = pct ? 0 : v;
 		o->min_width_pct = pct ? v : 0;
 		return 1;
 	}
-	case RENDER_OPT_REVERSE:
-		o->reverse = true;
-		return 1;
-	case RENDER_OPT_INVERTED:
-		o->inverted = true;
-		return 1;
+	case RENDER_OPT_REVERSE: o->reverse = true; return 1;
+	case RENDER_OPT_INVERTED: o->inverted = true; return 1;
 	case RENDER_OPT_COLORS:
 		if (palette_from_name(arg, &o->palette) < 0) {
-			fs_error_set(err, 0, "--colors '%s': unknown palette; use one of: %s", arg, palette_list());
+			fs_error_set(err, 0, "--colors '%s': unknown palette; use one of: %s", arg,
+				     palette_list());
 			return -EINVAL;
 		}
 		return 1;
-	case RENDER_OPT_HASH:
-		o->hash = true;
-		return 1;
-	case RENDER_OPT_COUNTNAME:
-		o->count_name = arg;
-		return 1;
-	case RENDER_OPT_NAMETYPE:
-		o->name_type = arg;
-		return 1;
-	default:
-		return 0;
+	case RENDER_OPT_HASH: o->hash = true; return 1;
+	case RENDER_OPT_COUNTNAME: o->count_name = arg; return 1;
+	case RENDER_OPT_NAMETYPE: o->name_type = arg; return 1;
+	default: return 0;
 	}
 }
 
 int render_dest_open(struct render_dest *d, const char *path, struct fs_error *err)
 {
-	*d = (struct render_dest){ .f = stdout };
+	*d = (struct render_dest){.f = stdout};
 	if (!path || !strcmp(path, "-"))
 		return 0;
 	d->path = path;
@@ -644,7 +657,9 @@ int render_dest_open(struct render_dest *d, const char *path, struct fs_error *e
 		int e = errno;
 		free(d->tmp);
 		d->tmp = NULL;
-		return fs_error_set(err, e, "creating a temporary file beside '%s' (is the directory writable?)", path);
+		return fs_error_set(
+		    err, e, "creating a temporary file beside '%s' (is the directory writable?)",
+		    path);
 	}
 	mode_t mask = umask(0);
 	umask(mask);
@@ -687,55 +702,50 @@ int render_dest_close(struct render_dest *d, bool commit, struct fs_error *err)
 
 static void render_usage(FILE *out)
 {
-	fprintf(out,
-		"Usage: flamesidecar render [OPTIONS] [FILE]\n\n"
-		"Draw folded stacks (\"frame;frame;frame count\" lines, as written by\n"
-		"`flamesidecar collapse` or stackcollapse-*.pl) as an interactive SVG flame\n"
-		"graph. FILE defaults to standard input. Lines with two counts (\"stack A B\",\n"
-		"difffolded.pl output) give a differential graph.\n\n"
-		"Options:\n"
-		"  -o, --output FILE  write the SVG to FILE (default: standard output)\n"
-		"%s"
-		"  --negate           differential input: widths from the first count (A)\n"
-		"  -h, --help         this text\n\n"
-		"In the SVG: click a frame to zoom, \"Reset Zoom\" to go back, Ctrl-F or\n"
-		"\"Search\" for a regular expression; open it with ?s=REGEX to search on load\n"
-		"or ?x=X&y=Y to zoom on the frame at that point.\n\n"
-		"Examples:\n"
-		"  perf script | flamesidecar collapse | flamesidecar render > cpu.svg\n"
-		"  flamesidecar render --title 'checkout service' --colors java -o cpu.svg cpu.folded\n"
-		"  flamesidecar render --reverse --hash --minwidth 0.5%% cpu.folded > callers.svg\n"
-		"  flamesidecar render --inverted --colors mem alloc.folded > icicle.svg\n\n"
-		"Exit codes: 0 ok, 1 failed (unreadable input, no stacks), 2 usage.\n",
-		render_opts_help);
+	fprintf(
+	    out,
+	    "Usage: flamesidecar render [OPTIONS] [FILE]\n\n"
+	    "Draw folded stacks (\"frame;frame;frame count\" lines, as written by\n"
+	    "`flamesidecar collapse` or stackcollapse-*.pl) as an interactive SVG flame\n"
+	    "graph. FILE defaults to standard input. Lines with two counts (\"stack A B\",\n"
+	    "difffolded.pl output) give a differential graph.\n\n"
+	    "Options:\n"
+	    "  -o, --output FILE  write the SVG to FILE (default: standard output)\n"
+	    "%s"
+	    "  --negate           differential input: widths from the first count (A)\n"
+	    "  -h, --help         this text\n\n"
+	    "In the SVG: click a frame to zoom, \"Reset Zoom\" to go back, Ctrl-F or\n"
+	    "\"Search\" for a regular expression; open it with ?s=REGEX to search on load\n"
+	    "or ?x=X&y=Y to zoom on the frame at that point.\n\n"
+	    "Examples:\n"
+	    "  perf script | flamesidecar collapse | flamesidecar render > cpu.svg\n"
+	    "  flamesidecar render --title 'checkout service' --colors java -o cpu.svg cpu.folded\n"
+	    "  flamesidecar render --reverse --hash --minwidth 0.5%% cpu.folded > callers.svg\n"
+	    "  flamesidecar render --inverted --colors mem alloc.folded > icicle.svg\n\n"
+	    "Exit codes: 0 ok, 1 failed (unreadable input, no stacks), 2 usage.\n",
+	    render_opts_help);
 }
 
 int cmd_render(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "negate", no_argument, NULL, 'N' },
-		{ "help", no_argument, NULL, 'h' },
-		RENDER_LONG_OPTIONS,
-		{ NULL, 0, NULL, 0 },
+	    {"output", required_argument, NULL, 'o'},
+	    {"negate", no_argument, NULL, 'N'},
+	    {"help", no_argument, NULL, 'h'},
+	    RENDER_LONG_OPTIONS,
+	    {NULL, 0, NULL, 0},
 	};
 	struct render_opts o;
-	struct fs_error err = { 0 };
+	struct fs_error err = {0};
 	const char *output = NULL;
 	int opt, r;
 	render_opts_init(&o);
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
 		switch (opt) {
-		case 'o':
-			output = optarg;
-			break;
-		case 'N':
-			o.negate = true;
-			break;
-		case 'h':
-			render_usage(stdout);
-			return FS_EXIT_OK;
+		case 'o': output = optarg; break;
+		case 'N': o.negate = true; break;
+		case 'h': render_usage(stdout); return FS_EXIT_OK;
 		default:
 			r = render_opts_option(&o, opt, optarg, &err);
 			if (r > 0)
@@ -747,8 +757,10 @@ int cmd_render(int argc, char **argv)
 		}
 	}
 	if (argc - optind > 1) {
-		fprintf(stderr, "flamesidecar render: expected at most one input file, got %d\n"
-				"Try 'flamesidecar render --help'.\n", argc - optind);
+		fprintf(stderr,
+			"flamesidecar render: expected at most one input file, got %d\n"
+			"Try 'flamesidecar render --help'.\n",
+			argc - optind);
 		return FS_EXIT_USAGE;
 	}
 	const char *input = optind < argc ? argv[optind] : "-";
@@ -756,12 +768,15 @@ int cmd_render(int argc, char **argv)
 	if (strcmp(input, "-")) {
 		in = fopen(input, "re");
 		if (!in) {
-			fprintf(stderr, "flamesidecar render: cannot open '%s': %s\n", input, strerror(errno));
+			fprintf(stderr, "flamesidecar render: cannot open '%s': %s\n", input,
+				strerror(errno));
 			return FS_EXIT_FAIL;
 		}
 	} else if (isatty(STDIN_FILENO)) {
-		fprintf(stderr, "flamesidecar render: no input: give a folded file or pipe folded stacks in\n"
-				"Try 'flamesidecar render --help'.\n");
+		fprintf(
+		    stderr,
+		    "flamesidecar render: no input: give a folded file or pipe folded stacks in\n"
+		    "Try 'flamesidecar render --help'.\n");
 		return FS_EXIT_USAGE;
 	}
 
@@ -777,14 +792,16 @@ int cmd_render(int argc, char **argv)
 	}
 	const struct flame_stats *st = flame_stats(tree);
 	if (st->malformed)
-		fprintf(stderr, "flamesidecar render: %s: skipped %llu of %llu lines that are not "
-				"\"frame;frame count\"\n", input, (unsigned long long)st->malformed,
-			(unsigned long long)st->lines);
+		fprintf(stderr,
+			"flamesidecar render: %s: skipped %llu of %llu lines that are not "
+			"\"frame;frame count\"\n",
+			input, (unsigned long long)st->malformed, (unsigned long long)st->lines);
 	if (st->truncated)
-		fprintf(stderr, "flamesidecar render: %s: %llu stacks deeper than %d frames were cut\n",
+		fprintf(stderr,
+			"flamesidecar render: %s: %llu stacks deeper than %d frames were cut\n",
 			input, (unsigned long long)st->truncated, FLAME_DEPTH_MAX);
-	bool empty = flame_node_total(tree, FLAME_ROOT) == 0 &&
-		     flame_node_total_a(tree, FLAME_ROOT) == 0;
+	bool empty =
+	    flame_node_total(tree, FLAME_ROOT) == 0 && flame_node_total_a(tree, FLAME_ROOT) == 0;
 
 	struct render_dest d;
 	if (render_dest_open(&d, output, &err) < 0) {
@@ -804,8 +821,10 @@ int cmd_render(int argc, char **argv)
 		return FS_EXIT_FAIL;
 	}
 	if (empty) {
-		fprintf(stderr, "flamesidecar render: %s: no stacks with samples found; the SVG says so. "
-				"Is this folded output (\"frame;frame count\")?\n", input);
+		fprintf(stderr,
+			"flamesidecar render: %s: no stacks with samples found; the SVG says so. "
+			"Is this folded output (\"frame;frame count\")?\n",
+			input);
 		return FS_EXIT_FAIL;
 	}
 	return FS_EXIT_OK;

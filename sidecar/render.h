@@ -35,8 +35,8 @@ struct render_opts {
 	const char *count_name; /* "samples" */
 	const char *name_type;	/* "Function:" */
 	/* differential trees only */
-	bool negate;		/* widths from A instead of B; red still means "more in B" */
-	double scale_a;		/* multiply A's counts by this (diff -n); 0 means 1 */
+	bool negate;	/* widths from A instead of B; red still means "more in B" */
+	double scale_a; /* multiply A's counts by this (diff -n); 0 means 1 */
 };
 
 void render_opts_init(struct render_opts *o);
@@ -72,20 +72,22 @@ enum {
 	RENDER_OPT_NAMETYPE,
 };
 
-#define RENDER_LONG_OPTIONS                                                          \
-	{ "title", required_argument, NULL, RENDER_OPT_TITLE },                      \
-	{ "subtitle", required_argument, NULL, RENDER_OPT_SUBTITLE },                \
-	{ "width", required_argument, NULL, RENDER_OPT_WIDTH },                      \
-	{ "height", required_argument, NULL, RENDER_OPT_HEIGHT },                    \
-	{ "fontsize", required_argument, NULL, RENDER_OPT_FONTSIZE },                \
-	{ "minwidth", required_argument, NULL, RENDER_OPT_MINWIDTH },                \
-	{ "reverse", no_argument, NULL, RENDER_OPT_REVERSE },                        \
-	{ "inverted", no_argument, NULL, RENDER_OPT_INVERTED },                      \
-	{ "colors", required_argument, NULL, RENDER_OPT_COLORS },                    \
-	{ "colours", required_argument, NULL, RENDER_OPT_COLORS },                   \
-	{ "hash", no_argument, NULL, RENDER_OPT_HASH },                              \
-	{ "countname", required_argument, NULL, RENDER_OPT_COUNTNAME },              \
-	{ "nametype", required_argument, NULL, RENDER_OPT_NAMETYPE }
+#define RENDER_LONG_OPTIONS                                                                        \
+	{"title", required_argument, NULL, RENDER_OPT_TITLE},                                      \
+	    {"subtitle", required_argument, NULL, RENDER_OPT_SUBTITLE},                            \
+	    {"width", required_argument, NULL, RENDER_OPT_WIDTH},                                  \
+	    {"height", required_argument, NULL, RENDER_OPT_HEIGHT},                                \
+	    {"fontsize", required_argument, NULL, RENDER_OPT_FONTSIZE},                            \
+	    {"minwidth", required_argument, NULL, RENDER_OPT_MINWIDTH},                            \
+	    {"reverse", no_argument, NULL, RENDER_OPT_REVERSE},                                    \
+	    {"inverted", no_argument, NULL, RENDER_OPT_INVERTED},                                  \
+	    {"colors", required_argument, NULL, RENDER_OPT_COLORS},                                \
+	    {"colours", required_argument, NULL, RENDER_OPT_COLORS},                               \
+	    {"hash", no_argument, NULL, RENDER_OPT_HASH},                                          \
+	    {"countname", required_argument, NULL, RENDER_OPT_COUNTNAME},                          \
+	{                                                                                          \
+		"nametype", required_argument, NULL, RENDER_OPT_NAMETYPE                           \
+	}
 
 /* Apply one getopt_long result. 1 if it was a render option, 0 if not,
  * -EINVAL with a message for a bad value. */

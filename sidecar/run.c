@@ -151,8 +151,8 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 			}
 			break;
 		case 'F':
-			if (common_parse_uint("run", "--frequency", optarg, 1, SAMPLER_MAX_FREQUENCY,
-					   &a->prof.frequency) < 0)
+			if (common_parse_uint("run", "--frequency", optarg, 1,
+					      SAMPLER_MAX_FREQUENCY, &a->prof.frequency) < 0)
 				return FS_EXIT_USAGE;
 			break;
 		case 'p':
@@ -170,13 +170,13 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 			break;
 		case RUN_OPT_MAP_TIMEOUT:
 			if (common_parse_uint("run", "--map-timeout", optarg, 1, 600000,
-					   &a->prof.map.timeout_ms) < 0)
+					      &a->prof.map.timeout_ms) < 0)
 				return FS_EXIT_USAGE;
 			break;
 		case RUN_OPT_PERF_MAP: a->prof.map.write_host = 1; break;
 		case RUN_OPT_MAX_STACK:
-			if (common_parse_uint("run", "--max-stack", optarg, 1, SYMBOLIZER_MAX_FRAMES,
-					   &a->prof.max_stack) < 0)
+			if (common_parse_uint("run", "--max-stack", optarg, 1,
+					      SYMBOLIZER_MAX_FRAMES, &a->prof.max_stack) < 0)
 				return FS_EXIT_USAGE;
 			break;
 		case RUN_OPT_USER_ONLY: a->prof.user_only = 1; break;
@@ -459,7 +459,8 @@ int cmd_run(int argc, char **argv)
 	struct tm tm;
 	gmtime_r(&started, &tm);
 	if (!a.render.title) {
-		snprintf(title, sizeof(title), "CPU of container %.*s", common_id_width(e.id), e.id);
+		snprintf(title, sizeof(title), "CPU of container %.*s", common_id_width(e.id),
+			 e.id);
 		a.render.title = title;
 	}
 	if (!a.render.subtitle) {

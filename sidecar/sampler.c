@@ -19,7 +19,7 @@
 #define SAMPLER_RECORD_MAX 65536 /* perf_event_header.size is 16 bits */
 
 enum sampler_scope { SCOPE_ALL, SCOPE_CGROUP, SCOPE_PIDNS, SCOPE_PID };
-static const char *const sampler_scope_names[] = { "all", "cgroup", "pid_ns", "pid" };
+static const char *const sampler_scope_names[] = {"all", "cgroup", "pid_ns", "pid"};
 
 enum pid_state { PID_UNKNOWN = 0, PID_IN, PID_OUT };
 
@@ -50,7 +50,7 @@ struct sampler {
 	void (*on_task)(const struct sampler_task *, void *);
 	void *task_ctx;
 	struct sampler_pident pids[SAMPLER_PID_CACHE]; /* direct-mapped */
-	uint64_t copy[SAMPLER_RECORD_MAX / 8];	    /* a record that wraps the ring */
+	uint64_t copy[SAMPLER_RECORD_MAX / 8];	       /* a record that wraps the ring */
 };
 
 static long sampler_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group,
@@ -151,9 +151,9 @@ static void sampler_attr(struct perf_event_attr *a, const struct sampler_opts *o
 	a->exclude_hv = 1;
 	a->exclude_idle = 1; /* the idle task is never in scope */
 	a->sample_max_stack = (uint16_t)max_stack;
-	a->task = 1;	     /* PERF_RECORD_FORK / EXIT: scope inheritance */
+	a->task = 1; /* PERF_RECORD_FORK / EXIT: scope inheritance */
 	a->comm = 1;
-	a->comm_exec = 1;    /* PERF_RECORD_COMM marks exec: symbol caches go stale */
+	a->comm_exec = 1; /* PERF_RECORD_COMM marks exec: symbol caches go stale */
 	a->watermark = 1;
 	a->wakeup_watermark = (uint32_t)(ring_bytes / 4);
 }
@@ -176,7 +176,7 @@ static int sampler_open_ring(struct sampler_ring *ring, size_t pages)
 
 int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct fs_error *err)
 {
-	struct sampler_opts o = opts ? *opts : (struct sampler_opts){ 0 };
+	struct sampler_opts o = opts ? *opts : (struct sampler_opts){0};
 	unsigned freq = o.frequency ? o.frequency : SAMPLER_DEFAULT_FREQUENCY;
 	unsigned max_rate = sampler_read_sysctl("perf_event_max_sample_rate", 100000);
 	if (freq > SAMPLER_MAX_FREQUENCY || freq > max_rate)
@@ -190,8 +190,8 @@ int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct f
 		max_stack = sys_stack;
 	size_t pages = o.ring_pages ? o.ring_pages : SAMPLER_DEFAULT_RING_PAGES;
 	if (pages & (pages - 1) || pages > 4096)
-		return fs_error_set(err, EINVAL, "ring of %zu pages: must be a power of two <= 4096",
-				    pages);
+		return fs_error_set(err, EINVAL,
+				    "ring of %zu pages: must be a power of two <= 4096", pages);
 
 	struct sampler *s = calloc(1, sizeof(*s));
 	if (!s)
@@ -232,7 +232,8 @@ int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct f
 	long psz = sysconf(_SC_PAGESIZE);
 	int hw = !o.software_only;
 	pid_t target = s->scope == SCOPE_CGROUP ? cgfd : -1;
-	unsigned long flags = PERF_FLAG_FD_CLOEXEC | (s->scope == SCOPE_CGROUP ? PERF_FLAG_PID_CGROUP : 0);
+	unsigned long flags =
+	    PERF_FLAG_FD_CLOEXEC | (s->scope == SCOPE_CGROUP ? PERF_FLAG_PID_CGROUP : 0);
 	for (int i = 0; i < ncpu; i++) {
 		struct perf_event_attr attr;
 		long fd;
@@ -242,7 +243,8 @@ int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct f
 			if (fd >= 0 || !hw)
 				break;
 			/* No PMU (VMs, these machines): cpu-clock instead. */
-			if (errno != ENOENT && errno != EOPNOTSUPP && errno != ENODEV && errno != EINVAL)
+			if (errno != ENOENT && errno != EOPNOTSUPP && errno != ENODEV &&
+			    errno != EINVAL)
 				break;
 			hw = 0;
 		}
@@ -254,11 +256,12 @@ int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct f
 			if (e == EACCES || e == EPERM)
 				return sampler_perm_error(err, e, cpus[i]);
 			if (target >= 0 && (e == EBADF || e == EINVAL || e == ENOENT))
-				return fs_error_set(err, e,
-						    "perf_event_open for cgroup %s on CPU %d (is it a "
-						    "cgroup v2 directory, or is the v1 perf_event "
-						    "controller mounted there?)",
-						    o.cgroup_path, cpus[i]);
+				return fs_error_set(
+				    err, e,
+				    "perf_event_open for cgroup %s on CPU %d (is it a "
+				    "cgroup v2 directory, or is the v1 perf_event "
+				    "controller mounted there?)",
+				    o.cgroup_path, cpus[i]);
 			return fs_error_set(err, e, "perf_event_open (%s, %u Hz) on CPU %d",
 					    hw ? "cycles" : "cpu-clock", freq, cpus[i]);
 		}
@@ -274,11 +277,12 @@ int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct f
 					    "kernel.perf_event_mlock_kb)",
 					    (pages + 1) * (size_t)psz / 1024, cpus[i]);
 		}
-		s->pfds[s->nrings - 1] = (struct pollfd){ .fd = (int)fd, .events = POLLIN };
+		s->pfds[s->nrings - 1] = (struct pollfd){.fd = (int)fd, .events = POLLIN};
 	}
 	if (s->nrings == 0) {
 		sampler_close(s);
-		return fs_error_set(err, ENODEV, "perf_event_open: no online CPU accepted an event");
+		return fs_error_set(err, ENODEV,
+				    "perf_event_open: no online CPU accepted an event");
 	}
 	s->st.hardware = hw;
 	s->st.cpus = s->nrings;
@@ -327,12 +331,9 @@ static int sampler_in_scope(struct sampler *s, pid_t pid)
 		return 0; /* idle */
 	switch (s->scope) {
 	case SCOPE_ALL:
-	case SCOPE_CGROUP: /* the kernel filtered */
-		return 1;
-	case SCOPE_PID:
-		return pid == s->pid;
-	case SCOPE_PIDNS:
-		break;
+	case SCOPE_CGROUP: /* the kernel filtered */ return 1;
+	case SCOPE_PID: return pid == s->pid;
+	case SCOPE_PIDNS: break;
 	}
 	int state = sampler_pid_state(s, pid);
 	if (state == PID_UNKNOWN) {
@@ -354,7 +355,7 @@ struct sampler_task_rec {
 
 static void sampler_task_record(struct sampler *s, const struct perf_event_header *h)
 {
-	struct sampler_task t = { 0 };
+	struct sampler_task t = {0};
 	s->st.tasks++;
 	if (h->type == PERF_RECORD_COMM) {
 		if (h->size < sizeof(*h) + 8 || !(h->misc & PERF_RECORD_MISC_COMM_EXEC))
@@ -394,7 +395,7 @@ static void sampler_task_record(struct sampler *s, const struct perf_event_heade
 		t.kind = SAMPLER_TASK_EXIT;
 	}
 	t.in_scope = s->scope == SCOPE_PIDNS ? sampler_pid_state(s, t.pid) == PID_IN
-					      : sampler_in_scope(s, t.pid);
+					     : sampler_in_scope(s, t.pid);
 	if (s->on_task)
 		s->on_task(&t, s->task_ctx);
 	if (t.kind == SAMPLER_TASK_EXIT && r.pid == r.tid && sampler_pid_state(s, t.pid))
@@ -439,8 +440,7 @@ static int sampler_record(struct sampler *s, const struct perf_event_header *h,
 			  sampler_sample_fn fn, void *ctx)
 {
 	switch (h->type) {
-	case PERF_RECORD_SAMPLE:
-		return sampler_sample_record(s, h, fn, ctx);
+	case PERF_RECORD_SAMPLE: return sampler_sample_record(s, h, fn, ctx);
 	case PERF_RECORD_LOST:
 		if (h->size >= sizeof(*h) + 16)
 			s->st.lost += ((const uint64_t *)(h + 1))[1];
@@ -449,16 +449,11 @@ static int sampler_record(struct sampler *s, const struct perf_event_header *h,
 		if (h->size >= sizeof(*h) + 8)
 			s->st.lost += ((const uint64_t *)(h + 1))[0];
 		return 0;
-	case PERF_RECORD_THROTTLE:
-		s->st.throttled++;
-		return 0;
+	case PERF_RECORD_THROTTLE: s->st.throttled++; return 0;
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
-	case PERF_RECORD_COMM:
-		sampler_task_record(s, h);
-		return 0;
-	default:
-		return 0;
+	case PERF_RECORD_COMM: sampler_task_record(s, h); return 0;
+	default: return 0;
 	}
 }
 

@@ -26,36 +26,36 @@
 
 #include "error.h"
 
-#define SAMPLER_DEFAULT_FREQUENCY 99
-#define SAMPLER_MAX_FREQUENCY 10000
-#define SAMPLER_DEFAULT_MAX_STACK 127
+#define SAMPLER_DEFAULT_FREQUENCY  99
+#define SAMPLER_MAX_FREQUENCY	   10000
+#define SAMPLER_DEFAULT_MAX_STACK  127
 #define SAMPLER_DEFAULT_RING_PAGES 64 /* data pages per CPU (power of two) */
-#define SAMPLER_MAX_CPUS 4096
-#define SAMPLER_PID_CACHE 8192	      /* pids whose scope is remembered */
+#define SAMPLER_MAX_CPUS	   4096
+#define SAMPLER_PID_CACHE	   8192 /* pids whose scope is remembered */
 
 struct sampler;
 
 struct sampler_opts {
-	unsigned frequency;	 /* Hz per CPU; 0 = SAMPLER_DEFAULT_FREQUENCY */
-	unsigned max_stack;	 /* frames; 0 = SAMPLER_DEFAULT_MAX_STACK */
-	unsigned ring_pages;	 /* 0 = SAMPLER_DEFAULT_RING_PAGES */
-	int user_only;		 /* no kernel frames */
-	int software_only;	 /* do not try the hardware cycles event */
+	unsigned frequency;  /* Hz per CPU; 0 = SAMPLER_DEFAULT_FREQUENCY */
+	unsigned max_stack;  /* frames; 0 = SAMPLER_DEFAULT_MAX_STACK */
+	unsigned ring_pages; /* 0 = SAMPLER_DEFAULT_RING_PAGES */
+	int user_only;	     /* no kernel frames */
+	int software_only;   /* do not try the hardware cycles event */
 	/* scope: the first one set wins, in this order */
 	const char *cgroup_path; /* cgroup directory (PERF_FLAG_PID_CGROUP) */
 	uint64_t pid_ns;	 /* pid namespace inode */
 	pid_t pid;		 /* one process */
 	/* (none of them: every process on the host) */
-	const char *proc_root;	 /* NULL = /proc (tests) */
+	const char *proc_root; /* NULL = /proc (tests) */
 };
 
 struct sample {
-	pid_t pid, tid;		 /* host view: tgid and thread id */
+	pid_t pid, tid; /* host view: tgid and thread id */
 	uint32_t cpu;
-	uint64_t time;		 /* perf clock, ns */
-	uint64_t period;	 /* ns of cpu-clock (or cycles) this sample stands for */
+	uint64_t time;	 /* perf clock, ns */
+	uint64_t period; /* ns of cpu-clock (or cycles) this sample stands for */
 	uint64_t ip;
-	const uint64_t *ips;	 /* callchain, leaf first, with PERF_CONTEXT_* markers */
+	const uint64_t *ips; /* callchain, leaf first, with PERF_CONTEXT_* markers */
 	size_t nr;
 };
 

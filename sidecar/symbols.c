@@ -16,9 +16,9 @@
 #include "kallsyms.h"
 #include "perfmap.h"
 
-#define SYMBOLIZER_BUCKETS 1024
-#define SYMBOLIZER_JIT_MAX 64
-#define SYMBOLIZER_ARENA (SYMBOLIZER_MAX_FRAMES * 160)
+#define SYMBOLIZER_BUCKETS    1024
+#define SYMBOLIZER_JIT_MAX    64
+#define SYMBOLIZER_ARENA      (SYMBOLIZER_MAX_FRAMES * 160)
 #define SYMBOLIZER_KERNEL_MIN 0xffff800000000000ull
 
 enum symmap_type { SYMMAP_FILE, SYMMAP_ANON, SYMMAP_VDSO, SYMMAP_SPECIAL };
@@ -173,7 +173,7 @@ int symbolizer_set_jit(struct symbolizer *sym, pid_t pid, symbolizer_jit_fn fn, 
 		return 0;
 	if (sym->njit == SYMBOLIZER_JIT_MAX)
 		return -ENOSPC;
-	sym->jit[sym->njit++] = (struct symjit){ pid, fn, ctx };
+	sym->jit[sym->njit++] = (struct symjit){pid, fn, ctx};
 	return 0;
 }
 
@@ -239,8 +239,9 @@ static int symbolizer_parse_maps(FILE *f, struct sympid *sp)
 		unsigned maj, min;
 		char perms[8];
 		int pos = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff, &maj,
-			   &min, &ino, &pos) < 7 || pos == 0)
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff,
+			   &maj, &min, &ino, &pos) < 7 ||
+		    pos == 0)
 			continue;
 		if (!strchr(perms, 'x') || end <= start)
 			continue;
@@ -280,7 +281,8 @@ static int symbolizer_parse_maps(FILE *f, struct sympid *sp)
 
 static struct sympid *symbolizer_find_pid(struct symbolizer *sym, pid_t pid)
 {
-	for (struct sympid *sp = sym->buckets[(unsigned)pid % SYMBOLIZER_BUCKETS]; sp; sp = sp->next)
+	for (struct sympid *sp = sym->buckets[(unsigned)pid % SYMBOLIZER_BUCKETS]; sp;
+	     sp = sp->next)
 		if (sp->pid == pid)
 			return sp;
 	return NULL;
@@ -317,7 +319,7 @@ static int symbolizer_read_maps(struct symbolizer *sym, struct sympid *sp, struc
 		sp->gone = 1;
 		return fs_error_set(err, e, "reading %s", path);
 	}
-	struct sympid fresh = { .pid = sp->pid };
+	struct sympid fresh = {.pid = sp->pid};
 	int r = symbolizer_parse_maps(f, &fresh);
 	if (r < 0 || fresh.n == 0) {
 		for (size_t i = 0; i < fresh.n; i++)
@@ -333,7 +335,8 @@ static int symbolizer_read_maps(struct symbolizer *sym, struct sympid *sp, struc
 		while (j < sp->n && sp->maps[j].start < fresh.maps[i].start)
 			j++;
 		if (j < sp->n && sp->maps[j].start == fresh.maps[i].start &&
-		    sp->maps[j].end == fresh.maps[i].end && sp->maps[j].pgoff == fresh.maps[i].pgoff &&
+		    sp->maps[j].end == fresh.maps[i].end &&
+		    sp->maps[j].pgoff == fresh.maps[i].pgoff &&
 		    sp->maps[j].type == fresh.maps[i].type) {
 			fresh.maps[i].file = sp->maps[j].file;
 			fresh.maps[i].tried = sp->maps[j].tried;
@@ -510,7 +513,8 @@ static struct elfsyms *symbolizer_vdso(struct symbolizer *sym)
 			continue;
 		if (sscanf(line, "%llx-%llx", &start, &end) == 2 && start == base && end > start &&
 		    end - start <= (1u << 20))
-			elfsyms_load_mem((const void *)(uintptr_t)start, end - start, &sym->vdso, NULL);
+			elfsyms_load_mem((const void *)(uintptr_t)start, end - start, &sym->vdso,
+					 NULL);
 		break;
 	}
 	return sym->vdso;
@@ -694,14 +698,10 @@ void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *st)
 const char *symbolizer_kind_name(enum symbolizer_kind kind)
 {
 	switch (kind) {
-	case SYMBOLIZER_KIND_KERNEL:
-		return "kernel";
-	case SYMBOLIZER_KIND_NATIVE:
-		return "native";
-	case SYMBOLIZER_KIND_JIT:
-		return "jit";
+	case SYMBOLIZER_KIND_KERNEL: return "kernel";
+	case SYMBOLIZER_KIND_NATIVE: return "native";
+	case SYMBOLIZER_KIND_JIT: return "jit";
 	case SYMBOLIZER_KIND_UNKNOWN:
-	default:
-		return "unknown";
+	default: return "unknown";
 	}
 }

@@ -27,14 +27,14 @@
 
 #include "error.h"
 
-#define SYMBOLIZER_MAX_FRAMES 256	   /* frames per callchain handled */
-#define SYMBOLIZER_MAX_PIDS 4096	   /* cached processes (then the cache restarts) */
-#define SYMBOLIZER_MAX_MAPS 16384	   /* executable mappings kept per process */
-#define SYMBOLIZER_MAX_FILES 4096	   /* ELF files cached */
+#define SYMBOLIZER_MAX_FRAMES	  256	       /* frames per callchain handled */
+#define SYMBOLIZER_MAX_PIDS	  4096	       /* cached processes (then the cache restarts) */
+#define SYMBOLIZER_MAX_MAPS	  16384	       /* executable mappings kept per process */
+#define SYMBOLIZER_MAX_FILES	  4096	       /* ELF files cached */
 #define SYMBOLIZER_MAX_ELF_MEMORY (1ull << 30) /* bytes of ELF symbol tables cached */
-#define SYMBOLIZER_MAPS_MAX_BYTES (16u << 20) /* a /proc/<pid>/maps larger than this is cut */
-#define SYMBOLIZER_REFRESH_MS 1000	   /* re-read maps on a miss at most this often */
-#define SYMBOLIZER_NAME_MAX 1024
+#define SYMBOLIZER_MAPS_MAX_BYTES (16u << 20)  /* a /proc/<pid>/maps larger than this is cut */
+#define SYMBOLIZER_REFRESH_MS	  1000	       /* re-read maps on a miss at most this often */
+#define SYMBOLIZER_NAME_MAX	  1024
 
 struct symbolizer;
 
@@ -47,7 +47,7 @@ enum symbolizer_kind {
 };
 
 /* Options (flags). */
-#define SYMBOLIZER_JIT_SUFFIX 0x1 /* append "_[j]" to JIT frames (stackcollapse --jit) */
+#define SYMBOLIZER_JIT_SUFFIX	    0x1 /* append "_[j]" to JIT frames (stackcollapse --jit) */
 #define SYMBOLIZER_NO_KERNEL_SUFFIX 0x2 /* no "_[k]" on kernel frames */
 
 struct symbolizer_opts {
@@ -57,10 +57,10 @@ struct symbolizer_opts {
 };
 
 struct symbolizer_frame {
-	const char *name;	/* valid until the next call on the symbolizer */
-	uint64_t addr;		/* the address looked up */
+	const char *name; /* valid until the next call on the symbolizer */
+	uint64_t addr;	  /* the address looked up */
 	enum symbolizer_kind kind;
-	int resolved;		/* 1 when name is a real symbol */
+	int resolved; /* 1 when name is a real symbol */
 };
 
 struct symbolizer_stats {

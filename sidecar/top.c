@@ -148,8 +148,8 @@ static int top_parse(int argc, char **argv, struct top_args *a)
 				optarg);
 			return FS_EXIT_USAGE;
 		case 'F':
-			if (common_parse_uint("top", "--frequency", optarg, 1, SAMPLER_MAX_FREQUENCY,
-					   &a->prof.frequency) < 0)
+			if (common_parse_uint("top", "--frequency", optarg, 1,
+					      SAMPLER_MAX_FREQUENCY, &a->prof.frequency) < 0)
 				return FS_EXIT_USAGE;
 			break;
 		case 'p':
@@ -243,8 +243,8 @@ static void top_show(struct profile *p, const struct top_args *a, const struct t
 	}
 	printf("flamesidecar top %.*s  %02d:%02d:%02d  scope %s  %u Hz  %s %llu.%llu s  "
 	       "samples %llu  lost %llu  named %.1f%%\n",
-	       common_id_width(a->prof.entry->id), a->prof.entry->id, tm.tm_hour, tm.tm_min, tm.tm_sec,
-	       st.scope, a->prof.frequency ? a->prof.frequency : 99,
+	       common_id_width(a->prof.entry->id), a->prof.entry->id, tm.tm_hour, tm.tm_min,
+	       tm.tm_sec, st.scope, a->prof.frequency ? a->prof.frequency : 99,
 	       a->cumulative ? "since start" : "last", (unsigned long long)(span_ms / 1000),
 	       (unsigned long long)(span_ms % 1000 / 100), (unsigned long long)total,
 	       (unsigned long long)st.lost, all ? 100.0 * (double)named / (double)all : 0.0);
