@@ -208,29 +208,33 @@ static int registry_read_at(int dfd, const char *dir, const char *name, struct r
 	return 0;
 }
 
-int registry_read(const char *dir, const char *id, struct registry_entry *e, struct fs_error *err)
+/* The registry directory (returned) and the entry's file name for id,
+ * after validating id. */
+static int registry_entry_at(const char *dir, const char *id, char name[REGISTRY_ID_MAX + 16],
+			     struct fs_error *err)
 {
 	int r = registry_validate_id(id, err);
 	if (r < 0)
 		return r;
-	cleanup_close int dfd = registry_open_dir(dir, 0, err);
+	snprintf(name, REGISTRY_ID_MAX + 16, "%s.json", id);
+	return registry_open_dir(dir, 0, err);
+}
+
+int registry_read(const char *dir, const char *id, struct registry_entry *e, struct fs_error *err)
+{
+	char name[REGISTRY_ID_MAX + 16];
+	cleanup_close int dfd = registry_entry_at(dir, id, name, err);
 	if (dfd < 0)
 		return dfd;
-	char name[REGISTRY_ID_MAX + 16];
-	snprintf(name, sizeof(name), "%s.json", id);
 	return registry_read_at(dfd, dir, name, e, err);
 }
 
 int registry_remove(const char *dir, const char *id, struct fs_error *err)
 {
-	int r = registry_validate_id(id, err);
-	if (r < 0)
-		return r;
-	cleanup_close int dfd = registry_open_dir(dir, 0, err);
+	char name[REGISTRY_ID_MAX + 16];
+	cleanup_close int dfd = registry_entry_at(dir, id, name, err);
 	if (dfd < 0)
 		return dfd;
-	char name[REGISTRY_ID_MAX + 16];
-	snprintf(name, sizeof(name), "%s.json", id);
 	if (unlinkat(dfd, name, 0) < 0)
 		return fs_error_set(err, errno, "removing %s/%s", dir, name);
 	return 0;
