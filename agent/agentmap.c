@@ -358,14 +358,23 @@ int agentmap_open(const char *dir, pid_t pid, bool truncate, struct fs_error *er
 	struct stat st;
 
 	snprintf(path, sizeof(path), "%s/perf-%d.map", dir, (int)pid);
-	int fd =
-	    open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
+	/* O_NONBLOCK: a FIFO planted there with no reader fails at once
+	 * (ENXIO) instead of blocking the JVM's attach thread; regular files
+	 * ignore it. */
+	int fd = open(
+	    path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+	    0644);
 	if (fd < 0) {
 		int e = errno;
 		if (e == ELOOP)
 			return fs_error_set(err, e,
 					    "opening %s: it is a symbolic link, "
 					    "refusing to follow it; remove it",
+					    path);
+		if (e == ENXIO)
+			return fs_error_set(err, e,
+					    "opening %s: it is a FIFO, refusing to write to it; "
+					    "remove it",
 					    path);
 		return fs_error_set(err, e, "opening %s", path);
 	}

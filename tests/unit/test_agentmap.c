@@ -187,7 +187,10 @@ static void test_open(void)
 	unlink(path);
 
 	ok(mkfifo(path, 0644) == 0, "fifo planted");
-	fd = open(path, O_RDONLY | O_NONBLOCK); /* so the O_WRONLY open does not block */
+	/* With no reader the open must fail at once, not block the JVM. */
+	is_int(agentmap_open(dir, 4242, true, &err), -ENXIO, "a fifo with no reader is refused at once");
+	ok(strstr(err.msg, "FIFO") != NULL, "and says so: %s", err.msg);
+	fd = open(path, O_RDONLY | O_NONBLOCK); /* now with a reader */
 	is_int(agentmap_open(dir, 4242, true, &err), -EPERM, "a fifo is refused");
 	ok(strstr(err.msg, "not a regular file") != NULL, "and says so: %s", err.msg);
 	close(fd);
