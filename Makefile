@@ -144,6 +144,10 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/flamehook $(DESTDIR)$(BINDIR)/flamesidecar \
 		$(DESTDIR)$(BINDIR)/flamesidecar-runtime \
 		$(DESTDIR)$(BUNDLEDIR)/libflameagent.so $(DESTDIR)$(HOOKSDIR)/flamesidecar*.json
+	for m in docs/man/*.1; do rm -f $(DESTDIR)$(MANDIR)/man1/$$(basename "$$m"); done
+	for m in docs/man/*.5; do rm -f $(DESTDIR)$(MANDIR)/man5/$$(basename "$$m"); done
+	-rmdir $(DESTDIR)$(BUNDLEDIR) $(DESTDIR)$(LIBDIR)/flamesidecar 2>/dev/null
+	@echo "kept $(DESTDIR)$(SYSCONFDIR)/flamesidecar/config.json (your configuration)"
 
 demo: deps
 	$(MAKE) all
