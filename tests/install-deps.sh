@@ -31,4 +31,6 @@ echo "install-deps: installing:$missing"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends $missing >/dev/null
+# With recommends: that is how the tested machines got them (Podman needs
+# its network plugins, Chromium its fonts).
+apt-get install -y -qq $missing >/dev/null
