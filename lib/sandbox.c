@@ -257,7 +257,6 @@ static const char *const sb_allowed[] = {
 	"getpid", "gettid", "tgkill", "getuid", "geteuid", "getgid", "getegid",
 	"futex", "getrandom", "sched_yield",
 	"sigaltstack", /* AddressSanitizer checks it on _exit and exec */
-	"inotify_init1", "inotify_add_watch", /* waiting for the attach socket */
 };
 /* clang-format on */
 
