@@ -66,15 +66,15 @@ int common_parse_uint(const char *verb, const char *opt, const char *arg, unsign
 	return 0;
 }
 
-int common_parse_map_mode(const char *verb, const char *arg, enum map_mode *mode)
+int common_parse_map_mode(const char *verb, const char *opt, const char *arg, enum map_mode *mode)
 {
 	if (!strcmp(arg, "agent"))
 		*mode = MAP_MODE_AGENT;
 	else if (!strcmp(arg, "jcmd"))
 		*mode = MAP_MODE_JCMD;
 	else {
-		fprintf(stderr, "flamesidecar %s: --map-mode must be agent or jcmd, not '%s'\n",
-			verb, arg);
+		fprintf(stderr, "flamesidecar %s: %s must be agent or jcmd, not '%s'\n", verb, opt,
+			arg);
 		return -EINVAL;
 	}
 	return 0;

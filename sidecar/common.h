@@ -32,7 +32,7 @@ int common_open_container(const char *verb, const char *why, const char *id, str
  * -EINVAL when arg is not a whole number in [lo, hi] / not agent|jcmd. */
 int common_parse_uint(const char *verb, const char *opt, const char *arg, unsigned long lo,
 		      unsigned long hi, unsigned *out);
-int common_parse_map_mode(const char *verb, const char *arg, enum map_mode *mode);
+int common_parse_map_mode(const char *verb, const char *opt, const char *arg, enum map_mode *mode);
 
 /* CLOCK_MONOTONIC in milliseconds. */
 uint64_t common_now_ms(void);

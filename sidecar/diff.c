@@ -170,12 +170,7 @@ int cmd_diff(int argc, char **argv)
 		r = render_svg(tree, d.f, &o, &err);
 	}
 	flame_free(tree);
-	if (r < 0) {
-		render_dest_close(&d, false, NULL);
-		fprintf(stderr, "flamesidecar diff: %s\n", err.msg);
-		return FS_EXIT_FAIL;
-	}
-	if (render_dest_close(&d, true, &err) < 0) {
+	if (render_dest_finish(&d, r, &err) < 0) {
 		fprintf(stderr, "flamesidecar diff: %s\n", err.msg);
 		return FS_EXIT_FAIL;
 	}

@@ -399,17 +399,8 @@ int cmd_map(int argc, char **argv)
 			break;
 		}
 		case 'm':
-			if (!strcmp(optarg, "agent"))
-				o.mode = MAP_MODE_AGENT;
-			else if (!strcmp(optarg, "jcmd"))
-				o.mode = MAP_MODE_JCMD;
-			else {
-				fprintf(stderr,
-					"flamesidecar map: --mode must be agent or jcmd, "
-					"not '%s'\n",
-					optarg);
+			if (common_parse_map_mode("map", "--mode", optarg, &o.mode) < 0)
 				return FS_EXIT_USAGE;
-			}
 			break;
 		case 'c': o.continuous = 1; break;
 		case 't': {
@@ -437,19 +428,11 @@ int cmd_map(int argc, char **argv)
 			"flamesidecar map: --continuous needs the agent, not --mode jcmd\n");
 		return FS_EXIT_USAGE;
 	}
-	if (geteuid() != 0) {
-		fprintf(stderr, "flamesidecar map: must run as root (it joins the container's "
-				"mount namespace)\n");
-		return FS_EXIT_PERM;
-	}
-
 	struct fs_config cfg;
 	struct registry_entry e;
-	char regdir[PATH_MAX];
-	int rc = common_load_config("map", &cfg, regdir, sizeof(regdir));
+	int rc = common_open_container("map", "it joins the container's mount namespace",
+				       argv[optind], &cfg, &e);
 	if (rc)
-		return rc;
-	if ((rc = common_find_container("map", regdir, argv[optind], &e)))
 		return rc;
 	if (!registry_entry_alive(&e)) {
 		fprintf(stderr,

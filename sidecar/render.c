@@ -698,6 +698,15 @@ int render_dest_close(struct render_dest *d, bool commit, struct fs_error *err)
 	return r;
 }
 
+int render_dest_finish(struct render_dest *d, int r, struct fs_error *err)
+{
+	if (r < 0) {
+		render_dest_close(d, false, NULL);
+		return r;
+	}
+	return render_dest_close(d, true, err);
+}
+
 /* ---- flamesidecar render ---- */
 
 static void render_usage(FILE *out)
@@ -811,12 +820,7 @@ int cmd_render(int argc, char **argv)
 	}
 	r = render_svg(tree, d.f, &o, &err);
 	flame_free(tree);
-	if (r < 0) {
-		render_dest_close(&d, false, NULL);
-		fprintf(stderr, "flamesidecar render: %s\n", err.msg);
-		return FS_EXIT_FAIL;
-	}
-	if (render_dest_close(&d, true, &err) < 0) {
+	if (render_dest_finish(&d, r, &err) < 0) {
 		fprintf(stderr, "flamesidecar render: %s\n", err.msg);
 		return FS_EXIT_FAIL;
 	}

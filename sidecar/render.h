@@ -108,5 +108,9 @@ struct render_dest {
 int render_dest_open(struct render_dest *d, const char *path, struct fs_error *err);
 /* Flush and, if commit, rename into place; else remove. 0 or -errno. */
 int render_dest_close(struct render_dest *d, bool commit, struct fs_error *err);
+/* After writing with result r: keep the file when r == 0, discard it
+ * otherwise. Returns r when it failed (err already says why), else the
+ * result of closing. */
+int render_dest_finish(struct render_dest *d, int r, struct fs_error *err);
 
 #endif

@@ -165,7 +165,8 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 		case 'q': a->quiet = 1; break;
 		case RUN_OPT_NO_MAP: a->prof.no_map = 1; break;
 		case RUN_OPT_MAP_MODE:
-			if (common_parse_map_mode("run", optarg, &a->prof.map.mode) < 0)
+			if (common_parse_map_mode("run", "--map-mode", optarg, &a->prof.map.mode) <
+			    0)
 				return FS_EXIT_USAGE;
 			break;
 		case RUN_OPT_MAP_TIMEOUT:
@@ -255,12 +256,9 @@ static int run_write_folded(struct profile *p, const char *path, struct fs_error
 	if (r < 0)
 		return r;
 	r = fold_write(profile_table(p), d.f);
-	if (r < 0) {
-		fs_error_set(err, -r, "writing %s", path);
-		render_dest_close(&d, false, NULL);
-		return r;
-	}
-	return render_dest_close(&d, true, err);
+	if (r < 0)
+		r = fs_error_set(err, -r, "writing %s", path);
+	return render_dest_finish(&d, r, err);
 }
 
 static int run_write_svg(struct profile *p, const char *path, const struct render_opts *ro,
@@ -281,11 +279,7 @@ static int run_write_svg(struct profile *p, const char *path, const struct rende
 	}
 	r = render_svg(tree, d.f, ro, err);
 	flame_free(tree);
-	if (r < 0) {
-		render_dest_close(&d, false, NULL);
-		return r;
-	}
-	return render_dest_close(&d, true, err);
+	return render_dest_finish(&d, r, err);
 }
 
 static double run_pct(uint64_t part, uint64_t whole)

@@ -159,7 +159,8 @@ static int top_parse(int argc, char **argv, struct top_args *a)
 			break;
 		case TOP_OPT_NO_MAP: a->prof.no_map = 1; break;
 		case TOP_OPT_MAP_MODE:
-			if (common_parse_map_mode("top", optarg, &a->prof.map.mode) < 0)
+			if (common_parse_map_mode("top", "--map-mode", optarg, &a->prof.map.mode) <
+			    0)
 				return FS_EXIT_USAGE;
 			break;
 		case TOP_OPT_USER_ONLY: a->prof.user_only = 1; break;
