@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include "attach.h"
+#include "cgroup.h"
 #include "cleanup.h"
+#include "jvmflags.h"
 #include "proc.h"
 #include "sampler.h"
 
@@ -87,163 +89,6 @@ static void profile_warn(struct profile *p, const char *fmt, ...)
 	p->o.warn(p->o.warn_ctx, msg);
 }
 
-/* ---- frame pointers ------------------------------------------------------ */
-
-/* Apply one option word to *state (1 on, 0 off, -1 unknown). */
-static void profile_fp_word(const char *w, size_t len, int *state)
-{
-	static const char on[] = "-XX:+PreserveFramePointer", off[] = "-XX:-PreserveFramePointer";
-	if (len == sizeof(on) - 1 && !memcmp(w, on, len))
-		*state = 1;
-	else if (len == sizeof(off) - 1 && !memcmp(w, off, len))
-		*state = 0;
-}
-
-static void profile_fp_words(const char *s, int *state)
-{
-	while (s && *s) {
-		while (*s == ' ' || *s == '\t' || *s == '\n')
-			s++;
-		const char *w = s;
-		while (*s && *s != ' ' && *s != '\t' && *s != '\n')
-			s++;
-		if (s > w)
-			profile_fp_word(w, (size_t)(s - w), state);
-	}
-}
-
-/* Launcher options whose value is the next argument. */
-static int profile_takes_value(const char *a)
-{
-	static const char *const opts[] = {
-	    "-cp",
-	    "-classpath",
-	    "--class-path",
-	    "--module-path",
-	    "-p",
-	    "--upgrade-module-path",
-	    "--add-modules",
-	    "--limit-modules",
-	    "--add-exports",
-	    "--add-opens",
-	    "--add-reads",
-	    "--patch-module",
-	    "--enable-native-access",
-	};
-	for (size_t i = 0; i < FS_ARRAY_SIZE(opts); i++)
-		if (!strcmp(a, opts[i]))
-			return 1;
-	return 0;
-}
-
-int profile_fp_decide(const char *tool_opts, const char *jdk_opts, const char *cmdline,
-		      size_t cmdline_len, const char *underscore_opts)
-{
-	int state = -1;
-	profile_fp_words(tool_opts, &state);
-	profile_fp_words(jdk_opts, &state);
-	/* argv[0] is the launcher; options end at the main class or -jar FILE */
-	int skip = 1; /* argv[0], or the value of the previous option */
-	for (size_t i = 0; i < cmdline_len;) {
-		const char *a = cmdline + i;
-		size_t len = strnlen(a, cmdline_len - i);
-		i += len + 1;
-		if (skip) {
-			skip = 0;
-			continue;
-		}
-		if (a[0] != '-' || !strcmp(a, "-jar") || !strcmp(a, "-m") || !strcmp(a, "--module"))
-			break;
-		if (profile_takes_value(a))
-			skip = 1;
-		else
-			profile_fp_word(a, len, &state);
-	}
-	profile_fp_words(underscore_opts, &state);
-	return state == 0 || state == -1 ? 1 : 0;
-}
-
-/* The value of NAME= in a NUL-separated environment block, or NULL. */
-static const char *profile_env_get(const char *env, size_t len, const char *name)
-{
-	size_t nl = strlen(name);
-	for (size_t i = 0; i < len;) {
-		const char *v = env + i;
-		size_t l = strnlen(v, len - i);
-		if (l > nl && !memcmp(v, name, nl) && v[nl] == '=')
-			return v + nl + 1;
-		i += l + 1;
-	}
-	return NULL;
-}
-
-int profile_fp_missing(pid_t pid, struct fs_error *err)
-{
-	char path[64];
-	cleanup_free char *cmd = NULL, *env = NULL;
-	size_t clen = 0, elen = 0;
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	int r = proc_read_file(path, PROFILE_ENV_MAX, &cmd, &clen, err);
-	if (r < 0)
-		return r;
-	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-	if (proc_read_file(path, PROFILE_ENV_MAX, &env, &elen, NULL) < 0)
-		elen = 0; /* unreadable or huge: decide on the command line alone */
-	return profile_fp_decide(env ? profile_env_get(env, elen, "JAVA_TOOL_OPTIONS") : NULL,
-				 env ? profile_env_get(env, elen, "JDK_JAVA_OPTIONS") : NULL, cmd,
-				 clen, env ? profile_env_get(env, elen, "_JAVA_OPTIONS") : NULL);
-}
-
-/* ---- cgroup -------------------------------------------------------------- */
-
-static int profile_is_dir(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-int profile_cgroup_dir(pid_t pid, const char *root, char *buf, size_t len)
-{
-	char path[64];
-	cleanup_free char *text = NULL;
-	size_t n = 0;
-	char v2[PATH_MAX] = "", v1[PATH_MAX] = "";
-	if (!root)
-		root = "/sys/fs/cgroup";
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	if (proc_read_file(path, 1u << 16, &text, &n, NULL) < 0)
-		return -ENOENT;
-	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l;
-	     l = strtok_r(NULL, "\n", &save)) {
-		char *c1 = strchr(l, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-		if (!c2)
-			continue;
-		*c1 = *c2 = '\0';
-		const char *ctl = c1 + 1, *cg = c2 + 1;
-		if (!strcmp(l, "0") && !*ctl)
-			snprintf(v2, sizeof(v2), "%s", cg);
-		else if (strstr(ctl, "perf_event"))
-			snprintf(v1, sizeof(v1), "%s", cg);
-	}
-	/* With a v1 perf_event hierarchy the kernel filters by that one. */
-	if (v1[0]) {
-		if (strcmp(v1, "/") && snprintf(buf, len, "%s/perf_event%s", root, v1) < (int)len &&
-		    profile_is_dir(buf))
-			return 0;
-		return -ENOENT;
-	}
-	if (!v2[0] || !strcmp(v2, "/"))
-		return -ENOENT; /* the root cgroup is the whole host */
-	if (snprintf(buf, len, "%s/unified%s", root, v2) < (int)len && profile_is_dir(buf))
-		return 0;
-	char probe[PATH_MAX];
-	snprintf(probe, sizeof(probe), "%s/cgroup.controllers", root);
-	if (access(probe, F_OK) == 0 && snprintf(buf, len, "%s%s", root, v2) < (int)len &&
-	    profile_is_dir(buf))
-		return 0;
-	return -ENOENT;
-}
-
 /* ---- processes ----------------------------------------------------------- */
 
 static struct profile_pid *profile_pid_slot(struct profile *p, pid_t pid)
@@ -261,7 +106,7 @@ static void profile_pid_jvm(struct profile *p, struct profile_pid *pp)
 		return;
 	pp->jvm = 1;
 	p->st.jvms++;
-	if (profile_fp_missing(pp->pid, NULL) == 1) {
+	if (jvmflags_fp_missing(pp->pid, NULL) == 1) {
 		const char *comm = symbolizer_comm(p->sym, pp->pid);
 		profile_warn(p,
 			     "JVM pid %d (%s) runs without -XX:+PreserveFramePointer: its Java "
@@ -426,7 +271,7 @@ int profile_open(const struct profile_opts *o, struct profile **out, struct fs_e
 			    (int)o->pid, e->id, e->id);
 		so.pid = o->pid;
 		r = sampler_open(&so, &p->s, err);
-	} else if (profile_cgroup_dir(e->pid, o->cgroup_root, cg, sizeof(cg)) == 0) {
+	} else if (cgroup_perf_dir(e->pid, o->cgroup_root, cg, sizeof(cg)) == 0) {
 		so.cgroup_path = cg;
 		r = sampler_open(&so, &p->s, err);
 		if (r < 0 && r != -EACCES && r != -EPERM) {
@@ -737,149 +582,4 @@ void profile_close(struct profile *p)
 	free(p->pids);
 	free(p->line);
 	free(p);
-}
-
-/* ---- hottest frames -------------------------------------------------------- */
-
-struct profile_hot {
-	struct profile_frame *v; /* open addressing by name */
-	uint64_t *stamp;	 /* last stack that counted this frame's total */
-	size_t cap, n;
-	uint64_t stack;
-};
-
-static uint64_t profile_name_hash(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-	return h;
-}
-
-static int profile_hot_grow(struct profile_hot *h)
-{
-	size_t ncap = h->cap ? h->cap * 2 : 1024;
-	struct profile_frame *nv = calloc(ncap, sizeof(*nv));
-	uint64_t *ns = calloc(ncap, sizeof(*ns));
-	if (!nv || !ns) {
-		free(nv);
-		free(ns);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < h->cap; i++) {
-		if (!h->v[i].name)
-			continue;
-		size_t j = profile_name_hash(h->v[i].name, strlen(h->v[i].name)) & (ncap - 1);
-		while (nv[j].name)
-			j = (j + 1) & (ncap - 1);
-		nv[j] = h->v[i];
-		ns[j] = h->stamp[i];
-	}
-	free(h->v);
-	free(h->stamp);
-	h->v = nv;
-	h->stamp = ns;
-	h->cap = ncap;
-	return 0;
-}
-
-static int profile_hot_add(struct profile_hot *h, const char *name, size_t len, uint64_t count,
-			   int leaf)
-{
-	if ((h->n + 1) * 2 > h->cap && profile_hot_grow(h) < 0)
-		return -ENOMEM;
-	size_t mask = h->cap - 1, i = profile_name_hash(name, len) & mask;
-	for (; h->v[i].name; i = (i + 1) & mask)
-		if (!strncmp(h->v[i].name, name, len) && h->v[i].name[len] == '\0')
-			break;
-	struct profile_frame *f = &h->v[i];
-	if (!f->name) {
-		char *s = strndup(name, len);
-		if (!s)
-			return -ENOMEM;
-		f->name = s;
-		h->n++;
-	}
-	if (h->stamp[i] != h->stack) { /* recursion counts once per stack */
-		h->stamp[i] = h->stack;
-		f->total += count;
-	}
-	if (leaf)
-		f->self += count;
-	return 0;
-}
-
-static int profile_hot_stack(const char *stack, size_t len, uint64_t count, void *arg)
-{
-	struct profile_hot *h = arg;
-	h->stack++;
-	const char *end = stack + len, *s = memchr(stack, ';', len);
-	if (!s)
-		return 0; /* only the process name */
-	for (s++; s <= end;) {
-		const char *e = memchr(s, ';', (size_t)(end - s));
-		if (!e)
-			e = end;
-		if (e > s && profile_hot_add(h, s, (size_t)(e - s), count, e == end) < 0)
-			return -ENOMEM;
-		s = e + 1;
-	}
-	return 0;
-}
-
-static int profile_by_self(const void *a, const void *b)
-{
-	const struct profile_frame *x = a, *y = b;
-	if (x->self != y->self)
-		return x->self < y->self ? 1 : -1;
-	if (x->total != y->total)
-		return x->total < y->total ? 1 : -1;
-	return strcmp(x->name, y->name);
-}
-
-static int profile_by_total(const void *a, const void *b)
-{
-	const struct profile_frame *x = a, *y = b;
-	if (x->total != y->total)
-		return x->total < y->total ? 1 : -1;
-	if (x->self != y->self)
-		return x->self < y->self ? 1 : -1;
-	return strcmp(x->name, y->name);
-}
-
-int profile_hot_frames(const struct fold *f, int by_total, size_t max, struct profile_frame **out,
-		       size_t *n)
-{
-	struct profile_hot h = {0};
-	*out = NULL;
-	*n = 0;
-	int r = fold_foreach(f, profile_hot_stack, &h);
-	size_t k = 0;
-	for (size_t i = 0; i < h.cap; i++)
-		if (h.v[i].name)
-			h.v[k++] = h.v[i];
-	free(h.stamp);
-	if (r < 0) {
-		profile_frames_free(h.v, k);
-		return -ENOMEM;
-	}
-	if (k > 1)
-		qsort(h.v, k, sizeof(*h.v), by_total ? profile_by_total : profile_by_self);
-	if (max && k > max) {
-		for (size_t i = max; i < k; i++)
-			free((char *)h.v[i].name);
-		k = max;
-	}
-	*out = h.v;
-	*n = k;
-	return 0;
-}
-
-void profile_frames_free(struct profile_frame *fr, size_t n)
-{
-	if (!fr)
-		return;
-	for (size_t i = 0; i < n; i++)
-		free((char *)fr[i].name);
-	free(fr);
 }

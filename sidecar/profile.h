@@ -127,36 +127,4 @@ void profile_stats(const struct profile *p, struct profile_stats *st);
 
 void profile_close(struct profile *p);
 
-/* ---- the hottest frames of a fold table ---- */
-
-struct profile_frame {
-	const char *name; /* NUL-terminated; owned by the array */
-	uint64_t self;	  /* samples with this frame as the leaf */
-	uint64_t total;	  /* samples with this frame anywhere in the stack */
-};
-
-/* Every frame of f except the first of each stack (the process name),
- * sorted by self (by_total: total) samples, descending, ties by name.
- * At most max entries (0 = all). *out is freed with profile_frames_free.
- * 0 or -ENOMEM. */
-int profile_hot_frames(const struct fold *f, int by_total, size_t max, struct profile_frame **out,
-		       size_t *n);
-void profile_frames_free(struct profile_frame *fr, size_t n);
-
-/* Does pid run a JVM without -XX:+PreserveFramePointer? 1 yes (off), 0 no
- * (on, or not decidable), -errno when /proc cannot be read. Looks at
- * JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS, the command line (up to the main
- * class) and _JAVA_OPTIONS, in that order; the last setting wins. */
-int profile_fp_missing(pid_t pid, struct fs_error *err);
-
-/* The same decision on given texts (exposed for tests): cmdline is
- * NUL-separated (cmdline_len bytes); the others are space-separated or NULL. */
-int profile_fp_decide(const char *tool_opts, const char *jdk_opts, const char *cmdline,
-		      size_t cmdline_len, const char *underscore_opts);
-
-/* The container's cgroup directory usable for perf (its cgroup v2 path
- * under <root>/unified or <root>, or the perf_event v1 one), into buf.
- * 0 or -ENOENT (none: use the pid namespace). */
-int profile_cgroup_dir(pid_t pid, const char *root, char *buf, size_t len);
-
 #endif

@@ -11,7 +11,6 @@
 #ifndef FS_RENDER_H
 #define FS_RENDER_H
 
-#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -54,63 +53,5 @@ size_t render_escape(FILE *out, const char *s, size_t len, size_t max_chars);
 
 /* Number of characters (code points, invalid bytes counting one each). */
 size_t render_text_chars(const char *s, size_t len);
-
-/* ---- command-line options shared by `render` and `diff` ---- */
-
-enum {
-	RENDER_OPT_TITLE = 0x100,
-	RENDER_OPT_SUBTITLE,
-	RENDER_OPT_WIDTH,
-	RENDER_OPT_HEIGHT,
-	RENDER_OPT_FONTSIZE,
-	RENDER_OPT_MINWIDTH,
-	RENDER_OPT_REVERSE,
-	RENDER_OPT_INVERTED,
-	RENDER_OPT_COLORS,
-	RENDER_OPT_HASH,
-	RENDER_OPT_COUNTNAME,
-	RENDER_OPT_NAMETYPE,
-};
-
-#define RENDER_LONG_OPTIONS                                                                        \
-	{"title", required_argument, NULL, RENDER_OPT_TITLE},                                      \
-	    {"subtitle", required_argument, NULL, RENDER_OPT_SUBTITLE},                            \
-	    {"width", required_argument, NULL, RENDER_OPT_WIDTH},                                  \
-	    {"height", required_argument, NULL, RENDER_OPT_HEIGHT},                                \
-	    {"fontsize", required_argument, NULL, RENDER_OPT_FONTSIZE},                            \
-	    {"minwidth", required_argument, NULL, RENDER_OPT_MINWIDTH},                            \
-	    {"reverse", no_argument, NULL, RENDER_OPT_REVERSE},                                    \
-	    {"inverted", no_argument, NULL, RENDER_OPT_INVERTED},                                  \
-	    {"colors", required_argument, NULL, RENDER_OPT_COLORS},                                \
-	    {"colours", required_argument, NULL, RENDER_OPT_COLORS},                               \
-	    {"hash", no_argument, NULL, RENDER_OPT_HASH},                                          \
-	    {"countname", required_argument, NULL, RENDER_OPT_COUNTNAME},                          \
-	{                                                                                          \
-		"nametype", required_argument, NULL, RENDER_OPT_NAMETYPE                           \
-	}
-
-/* Apply one getopt_long result. 1 if it was a render option, 0 if not,
- * -EINVAL with a message for a bad value. */
-int render_opts_option(struct render_opts *o, int opt, const char *arg, struct fs_error *err);
-
-/* The help lines for RENDER_LONG_OPTIONS. */
-extern const char render_opts_help[];
-
-/* An output that is stdout (path NULL or "-") or a file written to a
- * temporary name beside it and renamed into place on commit, so a failed
- * run never leaves half an SVG behind. */
-struct render_dest {
-	FILE *f;
-	char *tmp;
-	const char *path;
-};
-
-int render_dest_open(struct render_dest *d, const char *path, struct fs_error *err);
-/* Flush and, if commit, rename into place; else remove. 0 or -errno. */
-int render_dest_close(struct render_dest *d, bool commit, struct fs_error *err);
-/* After writing with result r: keep the file when r == 0, discard it
- * otherwise. Returns r when it failed (err already says why), else the
- * result of closing. */
-int render_dest_finish(struct render_dest *d, int r, struct fs_error *err);
 
 #endif

@@ -17,8 +17,11 @@
 #include "common.h"
 #include "flame.h"
 #include "fold.h"
+#include "hot.h"
 #include "profile.h"
+#include "outfile.h"
 #include "render.h"
+#include "render_cli.h"
 #include "sampler.h"
 
 #define RUN_DEFAULT_MS 30000ull
@@ -251,14 +254,14 @@ static int run_tree_add(const char *stack, size_t len, uint64_t count, void *arg
 
 static int run_write_folded(struct profile *p, const char *path, struct fs_error *err)
 {
-	struct render_dest d;
-	int r = render_dest_open(&d, path, err);
+	struct outfile d;
+	int r = outfile_open(&d, path, err);
 	if (r < 0)
 		return r;
 	r = fold_write(profile_table(p), d.f);
 	if (r < 0)
 		r = fs_error_set(err, -r, "writing %s", path);
-	return render_dest_finish(&d, r, err);
+	return outfile_finish(&d, r, err);
 }
 
 static int run_write_svg(struct profile *p, const char *path, const struct render_opts *ro,
@@ -272,14 +275,14 @@ static int run_write_svg(struct profile *p, const char *path, const struct rende
 		flame_free(tree);
 		return fs_error_set(err, -r, "building the frame tree");
 	}
-	struct render_dest d;
-	if ((r = render_dest_open(&d, path, err)) < 0) {
+	struct outfile d;
+	if ((r = outfile_open(&d, path, err)) < 0) {
 		flame_free(tree);
 		return r;
 	}
 	r = render_svg(tree, d.f, ro, err);
 	flame_free(tree);
-	return render_dest_finish(&d, r, err);
+	return outfile_finish(&d, r, err);
 }
 
 static double run_pct(uint64_t part, uint64_t whole)
@@ -334,16 +337,16 @@ static void run_summary(struct profile *p, const struct run_args *a, uint64_t wi
 			printf("jvm        pid %d: not mapped (see the warning above)\n",
 			       (int)j->pid);
 	}
-	struct profile_frame *hot = NULL;
+	struct hot_frame *hot = NULL;
 	size_t n = 0;
 	uint64_t total = fold_total(profile_table(p));
-	if (profile_hot_frames(profile_table(p), 0, RUN_HOT_FRAMES, &hot, &n) == 0 && n) {
+	if (hot_frames(profile_table(p), 0, RUN_HOT_FRAMES, &hot, &n) == 0 && n) {
 		printf("hottest    (self samples)\n");
 		for (size_t i = 0; i < n; i++)
 			printf("  %5.1f%% %8llu  %s\n", run_pct(hot[i].self, total),
 			       (unsigned long long)hot[i].self, hot[i].name);
 	}
-	profile_frames_free(hot, n);
+	hot_frames_free(hot, n);
 	if (!total)
 		printf("note       no samples: was the container idle (or its processes gone)?\n");
 	printf("svg        %s\n", svg);

@@ -13,7 +13,9 @@
 #include "cleanup.h"
 #include "cli.h"
 #include "flame.h"
+#include "outfile.h"
 #include "render.h"
+#include "render_cli.h"
 
 static void diff_usage(FILE *out)
 {
@@ -155,8 +157,8 @@ int cmd_diff(int argc, char **argv)
 	if (normalize && total_a && total_b)
 		o.scale_a = (double)total_b / (double)total_a;
 
-	struct render_dest d;
-	if (render_dest_open(&d, output, &err) < 0) {
+	struct outfile d;
+	if (outfile_open(&d, output, &err) < 0) {
 		fprintf(stderr, "flamesidecar diff: %s\n", err.msg);
 		flame_free(tree);
 		return FS_EXIT_FAIL;
@@ -170,7 +172,7 @@ int cmd_diff(int argc, char **argv)
 		r = render_svg(tree, d.f, &o, &err);
 	}
 	flame_free(tree);
-	if (render_dest_finish(&d, r, &err) < 0) {
+	if (outfile_finish(&d, r, &err) < 0) {
 		fprintf(stderr, "flamesidecar diff: %s\n", err.msg);
 		return FS_EXIT_FAIL;
 	}

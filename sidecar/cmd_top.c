@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "common.h"
 #include "fold.h"
+#include "hot.h"
 #include "profile.h"
 #include "sampler.h"
 
@@ -228,7 +229,7 @@ static void top_show(struct profile *p, const struct top_args *a, const struct t
 		     uint64_t span_ms)
 {
 	struct profile_stats st;
-	struct profile_frame *fr = NULL;
+	struct hot_frame *fr = NULL;
 	size_t n = 0;
 	profile_stats(p, &st);
 	uint64_t total = fold_total(profile_table(p));
@@ -250,7 +251,7 @@ static void top_show(struct profile *p, const struct top_args *a, const struct t
 	       (unsigned long long)(span_ms % 1000 / 100), (unsigned long long)total,
 	       (unsigned long long)st.lost, all ? 100.0 * (double)named / (double)all : 0.0);
 	printf("%7s %7s %8s  %s\n", "SELF%", "TOTAL%", "SAMPLES", "FRAME");
-	if (profile_hot_frames(profile_table(p), a->by_total, a->rows, &fr, &n) < 0)
+	if (hot_frames(profile_table(p), a->by_total, a->rows, &fr, &n) < 0)
 		printf("(out of memory)\n");
 	for (size_t i = 0; i < n; i++) {
 		int room = t->width ? (int)t->width - 26 : INT_MAX;
@@ -264,7 +265,7 @@ static void top_show(struct profile *p, const struct top_args *a, const struct t
 	if (!a->once && !t->out_tty)
 		printf("\n");
 	fflush(stdout);
-	profile_frames_free(fr, n);
+	hot_frames_free(fr, n);
 }
 
 /* Sample until the deadline, a signal or q. 1 when asked to quit. */
