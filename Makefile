@@ -25,7 +25,7 @@ WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wstrict-prototyp
 	-Wno-unused-parameter -Wno-format-truncation -Werror
 HARDEN := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
 override CFLAGS := -std=gnu11 -O2 -g $(CFLAGS)
-override CFLAGS += $(WARN) -D_GNU_SOURCE -DFS_VERSION='"$(VERSION)"' -Ilib -Ihook -Isidecar -Itests/lib -MMD -MP
+override CFLAGS += $(WARN) -D_GNU_SOURCE -DFS_VERSION='"$(VERSION)"' -MMD -MP
 override LDFLAGS += -Wl,-z,relro,-z,now -pie
 ifeq ($(SANITIZE),1)
   override CFLAGS += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -52,9 +52,35 @@ else
 	-static-libstdc++ -lstdc++
 endif
 
+# Folders and who may include whom. Each folder's objects are compiled with
+# only the include paths of the folders it may use, so a stray dependency
+# (an engine including a verb's header, the graph reaching into the
+# sampler) is a compile error, not a review comment.
+#   lib/                 shared by the hook, the wrapper and the sidecar
+#   sidecar/jvm/         finding JVMs, attach, sandbox, perf maps
+#   sidecar/symbolize/   addresses -> frame names (kernel, ELF, JIT maps)
+#   sidecar/fold/        folded-stack tables, perf script collapse, hot frames
+#   sidecar/graph/       frame tree, SVG, palettes
+#   sidecar/profile/     the sampler and the record -> symbolize -> fold loop
+#   sidecar/             the CLI: main, one cmd_<verb>.c per verb
+SIDECAR_DIRS := jvm symbolize fold graph profile
+INC_lib := -Ilib
+INC_hook := -Ilib -Ihook
+INC_wrapper := -Ilib -Iwrapper
+INC_sidecar_jvm := -Ilib -Isidecar/jvm
+INC_sidecar_symbolize := $(INC_sidecar_jvm) -Isidecar/symbolize
+INC_sidecar_fold := -Ilib -Isidecar/fold
+INC_sidecar_graph := -Ilib -Isidecar/graph
+INC_sidecar_profile := $(INC_sidecar_symbolize) -Isidecar/fold -Isidecar/profile
+INC_sidecar := -Ilib $(addprefix -Isidecar/,$(SIDECAR_DIRS)) -Isidecar
+INC_ALL := $(INC_sidecar) -Ihook -Iwrapper -Itests/lib
+# The include paths of the folder an object's source is in (tests: all).
+dirkey = $(subst /,_,$(patsubst %/,%,$(dir $(patsubst $(BUILD)/obj/%,%,$(1)))))
+inc_for = $(or $(INC_$(call dirkey,$(1))),$(INC_ALL))
+
 LIB_SRC := $(wildcard lib/*.c)
 HOOK_SRC := $(filter-out hook/main.c,$(wildcard hook/*.c))
-SIDECAR_SRC := $(filter-out sidecar/main.c,$(wildcard sidecar/*.c))
+SIDECAR_SRC := $(filter-out sidecar/main.c,$(wildcard sidecar/*.c $(SIDECAR_DIRS:%=sidecar/%/*.c)))
 UNIT_SRC := $(wildcard tests/unit/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
@@ -68,7 +94,7 @@ all: $(PROGRAMS) $(UNIT_BIN) agent wrapper
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) $(call inc_for,$@) -c -o $@ $<
 
 $(BUILD)/libfs.a: $(LIB_OBJ)
 	@rm -f $@
@@ -83,9 +109,7 @@ $(BUILD)/libsidecar.a: $(SIDECAR_OBJ)
 $(BUILD)/flamehook: $(BUILD)/obj/hook/main.o $(BUILD)/libhook.a $(BUILD)/libfs.a
 	$(CC) $(HOOK_LDFLAGS) -o $@ $^ $(HOOK_LIBS)
 
-# Objects, not the archive: verbs are weak references in main.o, and weak
-# references do not pull members out of an archive.
-$(BUILD)/flamesidecar: $(BUILD)/obj/sidecar/main.o $(SIDECAR_OBJ) $(BUILD)/libfs.a
+$(BUILD)/flamesidecar: $(BUILD)/obj/sidecar/main.o $(BUILD)/libsidecar.a $(BUILD)/libfs.a
 	$(CC) $(SIDECAR_LDFLAGS) -o $@ $^ $(SIDECAR_LIBS)
 
 $(BUILD)/tests/%.t: $(BUILD)/obj/tests/unit/%.o $(BUILD)/obj/tests/lib/tap.o $(BUILD)/libsidecar.a $(BUILD)/libhook.a $(BUILD)/libfs.a
@@ -118,7 +142,7 @@ check-asan: deps
 # libFuzzer targets: tests/fuzz/fuzz_*.c, each linked with the library code.
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(FUZZ_SRC))
-FUZZ_CFLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -DFS_VERSION='"$(VERSION)"' -Ilib -Ihook -Isidecar \
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -DFS_VERSION='"$(VERSION)"' $(INC_ALL) \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 fuzz: $(FUZZ_BIN)
 build-fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(HOOK_SRC) $(SIDECAR_SRC)
@@ -154,7 +178,7 @@ demo: deps
 	tests/demo.sh
 
 format-check:
-	clang-format --dry-run --Werror lib/*.[ch] hook/*.[ch] sidecar/*.[ch] wrapper/*.[ch] agent/*.[ch]
+	clang-format --dry-run --Werror lib/*.[ch] hook/*.[ch] sidecar/*.[ch] sidecar/*/*.[ch] wrapper/*.[ch] agent/*.[ch]
 
 clean:
 	rm -rf build build-asan build-fuzz

@@ -5,17 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Verbs are weak so the program links while a verb is still being written;
- * a missing one says so instead of crashing. */
-#pragma weak cmd_list
-#pragma weak cmd_gc
-#pragma weak cmd_run
-#pragma weak cmd_map
-#pragma weak cmd_top
-#pragma weak cmd_collapse
-#pragma weak cmd_render
-#pragma weak cmd_diff
-
 struct verb {
 	const char *name;
 	int (*fn)(int, char **);

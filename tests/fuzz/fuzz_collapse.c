@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../sidecar/collapse.h"
-#include "../../sidecar/fold.h"
+#include "collapse.h"
+#include "fold.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

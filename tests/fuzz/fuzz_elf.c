@@ -12,8 +12,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../../sidecar/elfsyms.h"
-#include "../../sidecar/kallsyms.h"
+#include "elfsyms.h"
+#include "kallsyms.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

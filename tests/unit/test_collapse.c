@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../sidecar/collapse.h"
+#include "collapse.h"
 #include "tap.h"
 
 /* Collapse text with opts and return the folded output (static buffer). */

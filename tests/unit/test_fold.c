@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../sidecar/fold.h"
+#include "fold.h"
 #include "tap.h"
 
 struct collect {

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../sidecar/flame.h"
-#include "../../sidecar/palette.h"
-#include "../../sidecar/render.h"
+#include "flame.h"
+#include "palette.h"
+#include "render.h"
 #include "tap.h"
 
 /* render_escape into a malloc'd string. */

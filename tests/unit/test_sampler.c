@@ -30,8 +30,8 @@
 #include "cleanup.h"
 #include "perfmap.h"
 #include "tap.h"
-#include "../../sidecar/sampler.h"
-#include "../../sidecar/symbols.h"
+#include "sampler.h"
+#include "symbols.h"
 
 #define CGROUP2_MAGIC 0x63677270
 

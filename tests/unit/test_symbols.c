@@ -13,9 +13,9 @@
 #include "cleanup.h"
 #include "perfmap.h"
 #include "tap.h"
-#include "../../sidecar/elfsyms.h"
-#include "../../sidecar/kallsyms.h"
-#include "../../sidecar/symbols.h"
+#include "elfsyms.h"
+#include "kallsyms.h"
+#include "symbols.h"
 
 /* A function with a name we know, kept out of line. */
 __attribute__((noinline, used)) static int test_symbols_marker(int x)
@@ -207,7 +207,7 @@ static void test_jit(struct symbolizer *sym)
 	is_str(name, "java.util.HashMap.get", "JIT name from the callback, verbatim");
 	ok(kind == SYMBOLIZER_KIND_JIT && resolved, "jit, resolved");
 
-	/* The perf map adapter (lib/perfmap.h). */
+	/* The perf map adapter (sidecar/jvm/perfmap.h). */
 	char text[128];
 	int tl = snprintf(text, sizeof(text), "%llx 100 Lcom/example/App;run\n",
 			  (unsigned long long)base + 0x200);

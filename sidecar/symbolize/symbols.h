@@ -75,7 +75,7 @@ struct symbolizer_stats {
  * and return 1, or return 0 when unknown. */
 typedef int (*symbolizer_jit_fn)(void *ctx, pid_t pid, uint64_t addr, char *buf, size_t len);
 
-/* A symbolizer_jit_fn over a parsed perf map (lib/perfmap.h): pass the
+/* A symbolizer_jit_fn over a parsed perf map (sidecar/jvm/perfmap.h): pass the
  * struct perfmap * as ctx. Names are copied verbatim (truncated to len). */
 int symbolizer_jit_perfmap(void *ctx, pid_t pid, uint64_t addr, char *buf, size_t len);
 

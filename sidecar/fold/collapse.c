@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include "cleanup.h"
-#include "cli.h"
 
 struct cbuf {
 	char *p;

@@ -17,8 +17,6 @@
 
 #include "attach.h"
 #include "cleanup.h"
-#include "cli.h"
-#include "common.h"
 #include "proc.h"
 #include "sandbox.h"
 
