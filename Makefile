@@ -68,9 +68,10 @@ SIDECAR_DIRS := jvm symbolize hotspot fold graph profile
 INC_lib := -Ilib
 INC_hook := -Ilib -Ihook
 INC_wrapper := -Ilib -Iwrapper
-INC_sidecar_jvm := -Ilib -Isidecar/jvm
+# jvm/map.c falls back to reading the code cache from the host (hotspot/hsmap.h).
+INC_sidecar_jvm := -Ilib -Isidecar/jvm -Isidecar/hotspot
 INC_sidecar_symbolize := $(INC_sidecar_jvm) -Isidecar/symbolize
-INC_sidecar_hotspot := $(INC_sidecar_symbolize) -Isidecar/hotspot
+INC_sidecar_hotspot := $(INC_sidecar_symbolize)
 INC_sidecar_fold := -Ilib -Isidecar/fold
 INC_sidecar_graph := -Ilib -Isidecar/graph
 INC_sidecar_profile := $(INC_sidecar_symbolize) -Isidecar/fold -Isidecar/profile

@@ -15,7 +15,7 @@ static void map_usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "Usage: flamesidecar map <container-id> [--pid N] [--mode agent|jcmd]\n"
+	    "Usage: flamesidecar map <container-id> [--pid N] [--mode agent|jcmd|vmstructs]\n"
 	    "                        [--continuous] [--timeout MS]\n\n"
 	    "Make every JVM of a registered container write its JIT symbol map, read it\n"
 	    "safely (as the JVM's own user, inside the container's mount namespace), and\n"
@@ -24,7 +24,10 @@ static void map_usage(FILE *f)
 	    "  -p, --pid N        only this JVM (host pid; must be in the container)\n"
 	    "  -m, --mode MODE    agent: load <mount point>/%s (the default when\n"
 	    "                     the bundle is mounted); jcmd: Compiler.perfmap (JDK 17+;\n"
-	    "                     the default when it is not)\n"
+	    "                     the default when it is not); vmstructs: read the code\n"
+	    "                     cache from the host through the JVM's VMStructs, no\n"
+	    "                     attach, nothing written in the container (the fallback\n"
+	    "                     when attach is impossible or fails; outer methods only)\n"
 	    "  -c, --continuous   the agent keeps the container's map up to date as code\n"
 	    "                     is compiled; run map again to copy it to the host\n"
 	    "  -t, --timeout MS   per JVM, attach included (default %d)\n"
@@ -33,6 +36,7 @@ static void map_usage(FILE *f)
 	    "Examples:\n"
 	    "  flamesidecar map 3f2a9c\n"
 	    "  flamesidecar map 3f2a9c --pid 41236 --mode jcmd\n"
+	    "  flamesidecar map 3f2a9c --mode vmstructs   # JVM with attach disabled\n"
 	    "  flamesidecar map 3f2a9c --continuous\n"
 	    "  flamesidecar map 3f2a9c && perf record -g -p 41236 -- sleep 10 && perf report\n\n"
 	    "Exit codes: 0 every JVM mapped, 1 one failed, 2 usage, 3 container or JVM not\n"
@@ -99,9 +103,9 @@ int cmd_map(int argc, char **argv)
 		fprintf(stderr, "flamesidecar map: expected one container id (see --help)\n");
 		return FS_EXIT_USAGE;
 	}
-	if (o.continuous && o.mode == MAP_MODE_JCMD) {
-		fprintf(stderr,
-			"flamesidecar map: --continuous needs the agent, not --mode jcmd\n");
+	if (o.continuous && (o.mode == MAP_MODE_JCMD || o.mode == MAP_MODE_VMSTRUCTS)) {
+		fprintf(stderr, "flamesidecar map: --continuous needs the agent, not --mode %s\n",
+			map_mode_name(o.mode));
 		return FS_EXIT_USAGE;
 	}
 	struct fs_config cfg;

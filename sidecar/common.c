@@ -72,9 +72,11 @@ int common_parse_map_mode(const char *verb, const char *opt, const char *arg, en
 		*mode = MAP_MODE_AGENT;
 	else if (!strcmp(arg, "jcmd"))
 		*mode = MAP_MODE_JCMD;
+	else if (!strcmp(arg, "vmstructs"))
+		*mode = MAP_MODE_VMSTRUCTS;
 	else {
-		fprintf(stderr, "flamesidecar %s: %s must be agent or jcmd, not '%s'\n", verb, opt,
-			arg);
+		fprintf(stderr, "flamesidecar %s: %s must be agent, jcmd or vmstructs, not '%s'\n",
+			verb, opt, arg);
 		return -EINVAL;
 	}
 	return 0;

@@ -17,6 +17,7 @@
 
 #include "attach.h"
 #include "cleanup.h"
+#include "hsmap.h"
 #include "proc.h"
 #include "sandbox.h"
 
@@ -25,6 +26,7 @@ const char *map_mode_name(enum map_mode m)
 	switch (m) {
 	case MAP_MODE_AGENT: return "agent";
 	case MAP_MODE_JCMD: return "jcmd";
+	case MAP_MODE_VMSTRUCTS: return "vmstructs";
 	default: return "auto";
 	}
 }
@@ -236,6 +238,65 @@ int map_find_jvms(const struct registry_entry *e, pid_t **pids, size_t *n, struc
 	return 0;
 }
 
+/* The map from the JVM's code cache, read from the host (hsmap.h). */
+static int map_vmstructs(pid_t host_pid, struct perfmap **m, struct map_result *res,
+			 struct fs_error *err)
+{
+	struct hsmap_stats st;
+	int r = hsmap_build(host_pid, m, &st, err);
+	if (r < 0)
+		return fs_error_wrap(err, "pid %d: reading its code cache from the host",
+				     (int)host_pid);
+	res->mode = MAP_MODE_VMSTRUCTS;
+	res->bytes = st.bytes;
+	return 0;
+}
+
+static int map_finish(pid_t host_pid, const struct map_opts *o, const struct timespec *ts0,
+		      struct perfmap *m, struct perfmap **out, struct map_result *res,
+		      struct fs_error *err)
+{
+	int r;
+	res->entries = m->count;
+	if (o->write_host && (r = perfmap_write_host(o->host_tmp, host_pid, m, err)) < 0) {
+		perfmap_free(m);
+		return r;
+	}
+	struct timespec ts1;
+	clock_gettime(CLOCK_MONOTONIC, &ts1);
+	res->elapsed_us = (uint64_t)(ts1.tv_sec - ts0->tv_sec) * 1000000 +
+			  (uint64_t)((ts1.tv_nsec - ts0->tv_nsec) / 1000);
+	if (out)
+		*out = m;
+	else
+		perfmap_free(m);
+	return 0;
+}
+
+/* AUTO: attach (agent or jcmd) when it can work, else, or when it fails,
+ * the code cache read from the host, so nothing is created in the
+ * container. 1 when the vmstructs map was taken (*m set), 0 to attach. */
+static int map_fallback(pid_t host_pid, const struct map_opts *o, int attach_rc, struct perfmap **m,
+			struct map_result *res, struct fs_error *err)
+{
+	struct fs_error verr = {0};
+	if (o->mode != MAP_MODE_AUTO && o->mode != MAP_MODE_VMSTRUCTS)
+		return 0;
+	if (o->mode == MAP_MODE_AUTO && attach_rc == 0) {
+		struct fs_error ignored;
+		if (attach_check_signal(host_pid, &ignored) == 0)
+			return 0; /* attach looks possible: try it first */
+	}
+	int r = map_vmstructs(host_pid, m, res, o->mode == MAP_MODE_VMSTRUCTS ? err : &verr);
+	if (r == 0)
+		return 1;
+	if (o->mode == MAP_MODE_VMSTRUCTS)
+		return r;
+	if (attach_rc < 0) /* both failed: say both */
+		fs_error_wrap(err, "%s; and attach", verr.msg);
+	return attach_rc < 0 ? attach_rc : 0;
+}
+
 int map_jvm(const struct registry_entry *e, pid_t host_pid, const struct map_opts *o,
 	    struct perfmap **out, struct map_result *res, struct fs_error *err)
 {
@@ -265,6 +326,9 @@ int map_jvm(const struct registry_entry *e, pid_t host_pid, const struct map_opt
 		return r;
 	res->ns_pid = proc_status_ns_pid(&st);
 	res->uid = st.uid[1];
+	struct perfmap *vm = NULL;
+	if ((r = map_fallback(host_pid, o, 0, &vm, res, err)) != 0)
+		return r < 0 ? r : map_finish(host_pid, o, &ts0, vm, out, res, err);
 
 	cleanup_free struct map_child_arg *ca = calloc(1, sizeof(*ca));
 	if (!ca)
@@ -301,7 +365,9 @@ int map_jvm(const struct registry_entry *e, pid_t host_pid, const struct map_opt
 	if (r < 0) {
 		if (r == -ETIMEDOUT)
 			attach_explain_failure(host_pid, start_time, err);
-		return fs_error_wrap(err, "pid %d (ns pid %d)", (int)host_pid, (int)res->ns_pid);
+		fs_error_wrap(err, "pid %d (ns pid %d)", (int)host_pid, (int)res->ns_pid);
+		int f = map_fallback(host_pid, o, r, &vm, res, err);
+		return f == 1 ? map_finish(host_pid, o, &ts0, vm, out, res, err) : f;
 	}
 
 	int mode = 0, sig = 0, hl = 0;
@@ -315,18 +381,5 @@ int map_jvm(const struct registry_entry *e, pid_t host_pid, const struct map_opt
 	r = perfmap_parse(data + hl, len - (size_t)hl, 1, &m, err);
 	if (r < 0)
 		return fs_error_wrap(err, "pid %d", (int)host_pid);
-	res->entries = m->count;
-	if (o->write_host && (r = perfmap_write_host(o->host_tmp, host_pid, m, err)) < 0) {
-		perfmap_free(m);
-		return r;
-	}
-	struct timespec ts1;
-	clock_gettime(CLOCK_MONOTONIC, &ts1);
-	res->elapsed_us = (uint64_t)(ts1.tv_sec - ts0.tv_sec) * 1000000 +
-			  (uint64_t)((ts1.tv_nsec - ts0.tv_nsec) / 1000);
-	if (out)
-		*out = m;
-	else
-		perfmap_free(m);
-	return 0;
+	return map_finish(host_pid, o, &ts0, m, out, res, err);
 }
