@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <asm/perf_regs.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -17,6 +18,12 @@
 #include "cleanup.h"
 
 #define SAMPLER_RECORD_MAX 65536 /* perf_event_header.size is 16 bits */
+
+/* The user registers the unwinder needs, x86_64 numbering; the kernel
+ * writes them in ascending bit order: bp, sp, ip. */
+#define SAMPLER_REGS_MASK                                                                          \
+	((1ull << PERF_REG_X86_BP) | (1ull << PERF_REG_X86_SP) | (1ull << PERF_REG_X86_IP))
+#define SAMPLER_NREGS 3
 
 enum sampler_scope { SCOPE_ALL, SCOPE_CGROUP, SCOPE_PIDNS, SCOPE_PID };
 static const char *const sampler_scope_names[] = {"all", "cgroup", "pid_ns", "pid"};
@@ -42,6 +49,7 @@ struct sampler {
 	pid_t pid;
 	uint64_t pid_ns;
 	unsigned max_stack;
+	unsigned stack_copy; /* bytes per sample, 0 off */
 	char proc_root[256];
 	struct sampler_ring *rings;
 	struct pollfd *pfds;
@@ -151,6 +159,11 @@ static void sampler_attr(struct perf_event_attr *a, const struct sampler_opts *o
 	a->exclude_hv = 1;
 	a->exclude_idle = 1; /* the idle task is never in scope */
 	a->sample_max_stack = (uint16_t)max_stack;
+	if (o->stack_copy) {
+		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a->sample_regs_user = SAMPLER_REGS_MASK;
+		a->sample_stack_user = o->stack_copy;
+	}
 	a->task = 1; /* PERF_RECORD_FORK / EXIT: scope inheritance */
 	a->comm = 1;
 	a->comm_exec = 1; /* PERF_RECORD_COMM marks exec: symbol caches go stale */
@@ -188,10 +201,23 @@ int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct f
 	unsigned sys_stack = sampler_read_sysctl("perf_event_max_stack", 127);
 	if (max_stack > sys_stack)
 		max_stack = sys_stack;
+	if (o.stack_copy > SAMPLER_MAX_STACK_COPY)
+		return fs_error_set(err, EINVAL, "stack copy of %u bytes: over the limit (%u)",
+				    o.stack_copy, SAMPLER_MAX_STACK_COPY);
+	o.stack_copy = (o.stack_copy + 7) & ~7u;
 	size_t pages = o.ring_pages ? o.ring_pages : SAMPLER_DEFAULT_RING_PAGES;
 	if (pages & (pages - 1) || pages > 4096)
 		return fs_error_set(err, EINVAL,
 				    "ring of %zu pages: must be a power of two <= 4096", pages);
+	if (o.stack_copy && !o.ring_pages) {
+		/* Room for SAMPLER_STACK_RING_SAMPLES copies per CPU between two
+		 * polls: 128 x 16 KiB = 2 MiB (at 999 Hz a 100 ms poll needs
+		 * 100); lost records are counted either way. */
+		size_t want = (size_t)o.stack_copy * SAMPLER_STACK_RING_SAMPLES /
+			      (size_t)sysconf(_SC_PAGESIZE);
+		while (pages < want && pages < 4096)
+			pages *= 2;
+	}
 
 	struct sampler *s = calloc(1, sizeof(*s));
 	if (!s)
@@ -199,6 +225,9 @@ int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct f
 	const char *root = o.proc_root ? o.proc_root : "/proc";
 	snprintf(s->proc_root, sizeof(s->proc_root), "%s", root);
 	s->max_stack = max_stack;
+	s->stack_copy = o.stack_copy;
+	s->st.stack_copy = o.stack_copy;
+	s->st.ring_pages = (unsigned)pages;
 	cleanup_close int cgfd = -1;
 	if (o.cgroup_path && *o.cgroup_path) {
 		s->scope = SCOPE_CGROUP;
@@ -402,8 +431,48 @@ static void sampler_task_record(struct sampler *s, const struct perf_event_heade
 		sampler_pid_set(s, t.pid, PID_UNKNOWN); /* the pid may be reused */
 }
 
+/* The tail of a sample with stack copies: abi, regs[abi ? 3 : 0], size,
+ * data[size], dyn_size (when size != 0). words: what is left of the record
+ * at p. 0 or -1 malformed. */
+static int sampler_user_regs(struct sampler *s, const uint64_t *p, size_t words, struct sample *smp)
+{
+	if (words < 1)
+		return -1;
+	uint64_t abi = *p++;
+	words--;
+	if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+		if (words < SAMPLER_NREGS)
+			return -1;
+		smp->user_bp = p[0];
+		smp->user_sp = p[1];
+		smp->user_ip = p[2];
+		p += SAMPLER_NREGS;
+		words -= SAMPLER_NREGS;
+	}
+	if (words < 1)
+		return -1;
+	uint64_t size = *p++;
+	words--;
+	if (size == 0)
+		return 0; /* a kernel thread: no user stack */
+	if (size % 8 || size / 8 + 1 > words)
+		return -1;
+	uint64_t dyn = p[size / 8];
+	if (dyn > size)
+		return -1;
+	if (abi == PERF_SAMPLE_REGS_ABI_NONE)
+		return 0;
+	smp->has_regs = 1;
+	smp->stack = (const uint8_t *)p;
+	smp->stack_size = (size_t)dyn;
+	s->st.stack_copies++;
+	s->st.stack_bytes += dyn;
+	return 0;
+}
+
 /* A PERF_RECORD_SAMPLE laid out by our sample_type:
- * ip, pid/tid, time, cpu/res, period, nr, ips[nr]. */
+ * ip, pid/tid, time, cpu/res, period, nr, ips[nr], then with stack copies
+ * the user registers and stack (sampler_user_regs). */
 static int sampler_sample_record(struct sampler *s, const struct perf_event_header *h,
 				 sampler_sample_fn fn, void *ctx)
 {
@@ -426,8 +495,16 @@ static int sampler_sample_record(struct sampler *s, const struct perf_event_head
 		return 0;
 	}
 	smp.ips = p + 6;
+	smp.has_regs = 0;
+	smp.stack = NULL;
+	smp.stack_size = 0;
+	smp.user_ip = smp.user_sp = smp.user_bp = 0;
 	if (!sampler_in_scope(s, smp.pid)) {
 		s->st.filtered++;
+		return 0;
+	}
+	if (s->stack_copy && sampler_user_regs(s, p + 6 + smp.nr, words - 6 - smp.nr, &smp) < 0) {
+		s->st.malformed++;
 		return 0;
 	}
 	if (smp.nr >= s->max_stack)
