@@ -34,7 +34,7 @@ else
   override CFLAGS += $(HARDEN)
 endif
 
-LIBS := -lyajl -lseccomp -lcap -lelf -lstdc++
+LIBS := -lyajl -lseccomp -lcap -ldw -lelf -lstdc++
 # The hook is linked statically so that nothing from the environment
 # (LD_PRELOAD, LD_LIBRARY_PATH from an image or a runtime) can run code in it.
 # The sidecar too: it runs as root, and a static start costs 0.35 ms of CPU
@@ -48,7 +48,8 @@ else
   HOOK_LDFLAGS := -static-pie -Wl,-z,relro,-z,now
   HOOK_LIBS := -l:libyajl_s.a -l:libseccomp.a -l:libcap.a
   SIDECAR_LDFLAGS := -static-pie -Wl,-z,relro,-z,now
-  SIDECAR_LIBS := -l:libyajl_s.a -l:libseccomp.a -l:libcap.a -l:libelf.a -l:libz.a \
+  SIDECAR_LIBS := -l:libyajl_s.a -l:libseccomp.a -l:libcap.a -l:libdw.a -l:libelf.a -l:libz.a \
+	-l:liblzma.a -l:libbz2.a \
 	-static-libstdc++ -lstdc++
 endif
 
@@ -62,9 +63,10 @@ endif
 #   sidecar/hotspot/     a HotSpot JVM read from the host through its VMStructs
 #   sidecar/fold/        folded-stack tables, perf script collapse, hot frames
 #   sidecar/graph/       frame tree, SVG, palettes
+#   sidecar/unwind/      the HotSpot-aware unwinder (stack copies -> callchains)
 #   sidecar/profile/     the sampler and the record -> symbolize -> fold loop
 #   sidecar/             the CLI: main, one cmd_<verb>.c per verb
-SIDECAR_DIRS := jvm symbolize hotspot fold graph profile
+SIDECAR_DIRS := jvm symbolize hotspot fold graph unwind profile
 INC_lib := -Ilib
 INC_hook := -Ilib -Ihook
 INC_wrapper := -Ilib -Iwrapper
@@ -74,7 +76,8 @@ INC_sidecar_symbolize := $(INC_sidecar_jvm) -Isidecar/symbolize
 INC_sidecar_hotspot := $(INC_sidecar_symbolize)
 INC_sidecar_fold := -Ilib -Isidecar/fold
 INC_sidecar_graph := -Ilib -Isidecar/graph
-INC_sidecar_profile := $(INC_sidecar_symbolize) -Isidecar/fold -Isidecar/profile
+INC_sidecar_unwind := -Ilib -Isidecar/hotspot -Isidecar/symbolize -Isidecar/unwind
+INC_sidecar_profile := $(INC_sidecar_symbolize) -Isidecar/fold -Isidecar/unwind -Isidecar/profile
 INC_sidecar := -Ilib $(addprefix -Isidecar/,$(SIDECAR_DIRS)) -Isidecar
 INC_ALL := $(INC_sidecar) -Ihook -Iwrapper -Itests/lib
 # The include paths of the folder an object's source is in (tests: all).

@@ -74,6 +74,10 @@ static void run_usage(FILE *out)
 		"      --max-stack N    deepest callchain kept (default 127)\n"
 		"      --user-only      no kernel frames\n"
 		"      --with-pid       root frame \"comm-PID\" (one tower per process)\n"
+		"      --unwind MODE    auto (default: JVMs without frame pointers get the\n"
+		"                       HotSpot unwinder over stack copies), fp (frame\n"
+		"                       pointers only), hotspot (every JVM: also names\n"
+		"                       interpreted frames; costs a stack copy per sample)\n"
 		"%s"
 		"  -h, --help           this text\n\n"
 		"The summary (stdout) gives the samples taken and lost, the share of frames\n"
@@ -99,6 +103,7 @@ enum {
 	RUN_OPT_MAX_STACK,
 	RUN_OPT_USER_ONLY,
 	RUN_OPT_WITH_PID,
+	RUN_OPT_UNWIND,
 };
 
 struct run_args {
@@ -136,6 +141,7 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 	    {"max-stack", required_argument, NULL, RUN_OPT_MAX_STACK},
 	    {"user-only", no_argument, NULL, RUN_OPT_USER_ONLY},
 	    {"with-pid", no_argument, NULL, RUN_OPT_WITH_PID},
+	    {"unwind", required_argument, NULL, RUN_OPT_UNWIND},
 	    {"help", no_argument, NULL, 'h'},
 	    RENDER_LONG_OPTIONS,
 	    {NULL, 0, NULL, 0},
@@ -187,6 +193,21 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 			break;
 		case RUN_OPT_USER_ONLY: a->prof.user_only = 1; break;
 		case RUN_OPT_WITH_PID: a->prof.with_pid = 1; break;
+		case RUN_OPT_UNWIND:
+			if (!strcmp(optarg, "auto"))
+				a->prof.unwind = PROFILE_UNWIND_AUTO;
+			else if (!strcmp(optarg, "fp"))
+				a->prof.unwind = PROFILE_UNWIND_FP;
+			else if (!strcmp(optarg, "hotspot"))
+				a->prof.unwind = PROFILE_UNWIND_HOTSPOT;
+			else {
+				fprintf(stderr,
+					"flamesidecar run: --unwind takes auto, fp or hotspot; "
+					"not '%s'\n",
+					optarg);
+				return FS_EXIT_USAGE;
+			}
+			break;
 		case 'h': run_usage(stdout); return -1;
 		default:
 			r = render_opts_option(&a->render, c, optarg, &err);
@@ -292,6 +313,29 @@ static double run_pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+/* One line per JVM: which unwinder it got, and how deep it went. */
+static void run_summary_unwind(const struct profile_stats *st)
+{
+	if (st->stack_copy)
+		printf("unwind     stack copies of %u bytes with %llu samples\n", st->stack_copy,
+		       (unsigned long long)st->stack_copies);
+	for (size_t i = 0; i < st->nunwinder; i++) {
+		const struct profile_unwinder *u = &st->unwinder[i];
+		const char *fp = u->fp_missing ? "without frame pointers" : "with frame pointers";
+		if (u->hotspot)
+			printf("unwinder   pid %d (%s): hotspot, %llu samples, %.1f%% reached the "
+			       "thread's base, %llu interpreted frames\n",
+			       (int)u->pid, fp, (unsigned long long)u->samples,
+			       run_pct(u->reached_root, u->samples),
+			       (unsigned long long)u->interpreted);
+		else if (u->why[0])
+			printf("unwinder   pid %d (%s): frame pointers (no hotspot unwinder: %s)\n",
+			       (int)u->pid, fp, u->why);
+		else
+			printf("unwinder   pid %d (%s): frame pointers\n", (int)u->pid, fp);
+	}
+}
+
 static void run_summary(struct profile *p, const struct run_args *a, uint64_t window_ms,
 			const char *svg, const char *folded, uint64_t after_ms)
 {
@@ -339,6 +383,7 @@ static void run_summary(struct profile *p, const struct run_args *a, uint64_t wi
 			printf("jvm        pid %d: not mapped (see the warning above)\n",
 			       (int)j->pid);
 	}
+	run_summary_unwind(&st);
 	struct hot_frame *hot = NULL;
 	size_t n = 0;
 	uint64_t total = fold_total(profile_table(p));

@@ -14,6 +14,7 @@
 #include "cgroup.h"
 #include "cleanup.h"
 #include "jvmflags.h"
+#include "jvmunwind.h"
 #include "proc.h"
 #include "sampler.h"
 
@@ -37,6 +38,7 @@ struct profile_pid {
 	uint64_t start_time;
 	int jvm; /* maps HotSpot's libjvm.so */
 	int warned_map;
+	int unwinder; /* index + 1 into st.unwinder, 0 none */
 };
 
 struct profile_jit {
@@ -66,6 +68,8 @@ struct profile {
 	char *line;
 	struct profile_stats st;
 	struct sampler_stats sst; /* kept after profile_stop */
+	struct jvmunwind *ju;	  /* with stack copies */
+	uint64_t chain[SYMBOLIZER_MAX_FRAMES];
 };
 
 static uint64_t profile_now_us(void)
@@ -99,22 +103,46 @@ static struct profile_pid *profile_pid_slot(struct profile *p, pid_t pid)
 			return &p->pids[i];
 }
 
-/* pid runs HotSpot: count it and warn once if it lacks frame pointers. */
+/* pid runs HotSpot: count it, choose its unwinder (jvmunwind.h when the
+ * window has stack copies and it needs or is asked to use it), and warn
+ * once if it lacks frame pointers and gets no HotSpot unwinder. */
 static void profile_pid_jvm(struct profile *p, struct profile_pid *pp)
 {
 	if (pp->jvm)
 		return;
 	pp->jvm = 1;
 	p->st.jvms++;
-	if (jvmflags_fp_missing(pp->pid, NULL) == 1) {
-		const char *comm = symbolizer_comm(p->sym, pp->pid);
-		profile_warn(p,
-			     "JVM pid %d (%s) runs without -XX:+PreserveFramePointer: its Java "
-			     "stacks will be shallow (cut after the first compiled frame); "
-			     "restart it with -XX:+PreserveFramePointer (e.g. in "
-			     "JAVA_TOOL_OPTIONS)",
-			     (int)pp->pid, comm ? comm : "?");
+	int missing = jvmflags_fp_missing(pp->pid, NULL) == 1;
+	struct profile_unwinder *u = NULL;
+	if (p->st.nunwinder < PROFILE_MAX_JVMS) {
+		u = &p->st.unwinder[p->st.nunwinder++];
+		memset(u, 0, sizeof(*u));
+		u->pid = pp->pid;
+		u->fp_missing = missing;
+		pp->unwinder = (int)p->st.nunwinder;
 	}
+	const char *comm = symbolizer_comm(p->sym, pp->pid);
+	struct fs_error err = {0};
+	if (p->ju && (missing || p->o.unwind == PROFILE_UNWIND_HOTSPOT)) {
+		if (jvmunwind_add(p->ju, pp->pid, &err) == 0) {
+			if (u)
+				u->hotspot = 1;
+			return;
+		}
+		if (u)
+			snprintf(u->why, sizeof(u->why), "%s", err.msg);
+	} else if (missing && u) {
+		snprintf(u->why, sizeof(u->why), "%s",
+			 p->o.unwind == PROFILE_UNWIND_FP ? "--unwind fp"
+							  : "started after the window opened");
+	}
+	if (missing)
+		profile_warn(p,
+			     "JVM pid %d (%s) runs without -XX:+PreserveFramePointer and gets no "
+			     "HotSpot unwinder (%s): its Java stacks will be shallow (cut after "
+			     "the first compiled frame); restart it with "
+			     "-XX:+PreserveFramePointer (e.g. in JAVA_TOOL_OPTIONS)",
+			     (int)pp->pid, comm ? comm : "?", u ? u->why : "too many JVMs");
 }
 
 /* First sight of pid: cache its maps for the symbolizer (so it can be
@@ -149,6 +177,9 @@ static void profile_on_task(const struct sampler_task *t, void *ctx)
 			p->st.jvms--;
 		pp->jvm = 0;
 		pp->warned_map = 0;
+		pp->unwinder = 0;
+		if (p->ju)
+			jvmunwind_remove(p->ju, t->pid);
 		symbolizer_load_pid(p->sym, t->pid, NULL);
 		if (attach_check_hotspot(t->pid, NULL) == 0)
 			profile_pid_jvm(p, pp);
@@ -226,12 +257,46 @@ static int profile_add(struct profile *p, pid_t pid, const uint64_t *ips, size_t
 	return 0;
 }
 
+/* The per-sample path: JVMs with the HotSpot unwinder get their user
+ * chain rebuilt from the stack copy (jvmunwind.h); everything else keeps
+ * the kernel's chain. */
 static int profile_on_sample(const struct sample *smp, void *ctx)
 {
 	struct profile *p = ctx;
-	profile_pid_note(p, smp->pid);
-	if (profile_add(p, smp->pid, smp->ips, smp->nr) < 0)
+	struct profile_pid *pp = profile_pid_note(p, smp->pid);
+	const uint64_t *ips = smp->ips;
+	size_t nr = smp->nr;
+	if (p->ju && smp->has_regs && pp && pp->jvm) {
+		size_t n = jvmunwind_sample(p->ju, smp, p->chain, SYMBOLIZER_MAX_FRAMES);
+		if (n) {
+			ips = p->chain;
+			nr = n;
+		}
+	}
+	if (profile_add(p, smp->pid, ips, nr) < 0)
 		p->st.dropped++;
+	return 0;
+}
+
+/* Stack copies for this window? Decided before the events open, from
+ * the JVMs running now (docs/unwind.md). */
+static int profile_want_copies(const struct profile_opts *o, const struct registry_entry *e)
+{
+	if (o->unwind == PROFILE_UNWIND_FP)
+		return 0;
+	cleanup_free pid_t *jvms = NULL;
+	size_t n = 0;
+	if (o->pid) {
+		if (attach_check_hotspot(o->pid, NULL) < 0)
+			return 0;
+		return o->unwind == PROFILE_UNWIND_HOTSPOT ||
+		       jvmflags_fp_missing(o->pid, NULL) == 1;
+	}
+	if (map_find_jvms(e, &jvms, &n, NULL) < 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (o->unwind == PROFILE_UNWIND_HOTSPOT || jvmflags_fp_missing(jvms[i], NULL) == 1)
+			return 1;
 	return 0;
 }
 
@@ -259,6 +324,8 @@ int profile_open(const struct profile_opts *o, struct profile **out, struct fs_e
 
 	struct sampler_opts so = {
 	    .frequency = o->frequency, .max_stack = o->max_stack, .user_only = o->user_only};
+	if (profile_want_copies(o, e))
+		so.stack_copy = o->stack_copy ? o->stack_copy : SAMPLER_DEFAULT_STACK_COPY;
 	char cg[PATH_MAX];
 	int r;
 	if (o->pid) {
@@ -288,6 +355,11 @@ int profile_open(const struct profile_opts *o, struct profile **out, struct fs_e
 	if (r < 0)
 		return r;
 	sampler_set_task_cb(p->s, profile_on_task, p);
+	p->st.stack_copy = so.stack_copy;
+	if (so.stack_copy && jvmunwind_new(&p->ju) < 0) {
+		profile_close(steal_pointer(&p));
+		return fs_error_set(err, ENOMEM, "allocating the unwinder");
+	}
 
 	struct symbolizer_opts yo = {0};
 	p->pids = calloc(PROFILE_PID_SLOTS, sizeof(*p->pids));
@@ -301,6 +373,8 @@ int profile_open(const struct profile_opts *o, struct profile **out, struct fs_e
 		profile_close(steal_pointer(&p));
 		return r;
 	}
+	if (p->ju)
+		symbolizer_set_method(p->sym, jvmunwind_method_name, p->ju);
 	/* The JVMs running now: warn about frame pointers before the window. */
 	cleanup_free pid_t *jvms = NULL;
 	size_t n = 0;
@@ -564,6 +638,20 @@ void profile_stats(const struct profile *p, struct profile_stats *st)
 	st->chains = p->count;
 	st->words = p->nwords;
 	st->pids = p->npids;
+	st->stack_copies = ss.stack_copies;
+	for (size_t i = 0; p->ju && i < jvmunwind_count(p->ju); i++) {
+		struct jvmunwind_jvm_stats js;
+		jvmunwind_stats(p->ju, i, &js);
+		for (size_t k = 0; k < st->nunwinder; k++) {
+			struct profile_unwinder *u = &st->unwinder[k];
+			if (u->pid != js.pid)
+				continue;
+			u->samples = js.samples;
+			u->reached_root = js.ends[UNWIND_END_ROOT];
+			u->interpreted = js.interpreted;
+			u->frames = js.frames;
+		}
+	}
 }
 
 void profile_close(struct profile *p)
@@ -574,6 +662,7 @@ void profile_close(struct profile *p)
 		sampler_close(p->s);
 	if (p->sym)
 		symbolizer_close(p->sym);
+	jvmunwind_free(p->ju);
 	for (size_t i = 0; i < p->njit; i++)
 		perfmap_free(p->jit[i].map);
 	fold_free(p->table);

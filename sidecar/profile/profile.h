@@ -43,6 +43,16 @@
 #define PROFILE_MAX_PIDS      4096	 /* processes remembered (JVM or not, warned) */
 #define PROFILE_MAX_JVMS      64	 /* JVMs mapped (symbolizer_set_jit's limit) */
 
+/* Which unwinder JVMs get (docs/unwind.md). The choice of stack copies is
+ * made once at open for the whole window (the events are per CPU). */
+enum profile_unwind {
+	PROFILE_UNWIND_AUTO = 0, /* stack copies when a JVM in scope lacks frame
+				  * pointers; the HotSpot unwinder for those JVMs */
+	PROFILE_UNWIND_FP,	 /* the kernel's frame-pointer chains only */
+	PROFILE_UNWIND_HOTSPOT,	 /* stack copies, the HotSpot unwinder for every JVM
+				  * (interpreted frames named also with frame pointers) */
+};
+
 /* Called with one line of warning text (no trailing newline). */
 typedef void (*profile_warn_fn)(void *ctx, const char *msg);
 
@@ -55,6 +65,8 @@ struct profile_opts {
 	int no_map;			    /* do not attach to JVMs (JIT frames stay [unknown]) */
 	struct map_opts map;		    /* how JVMs are mapped */
 	int with_pid;			    /* root frame "comm-PID" instead of "comm" */
+	enum profile_unwind unwind;	    /* see above */
+	unsigned stack_copy;		    /* bytes per sample; 0 = SAMPLER_DEFAULT_STACK_COPY */
 	const char *cgroup_root;	    /* NULL = /sys/fs/cgroup (tests) */
 	size_t raw_max_words;		    /* 0 = PROFILE_RAW_MAX_WORDS (tests: smaller) */
 	profile_warn_fn warn;		    /* NULL = warnings are dropped */
@@ -66,6 +78,15 @@ struct profile_jvm_result {
 	int ok;		       /* mapped */
 	struct map_result res; /* when ok */
 	char msg[256];	       /* why not, when !ok */
+};
+
+/* Which unwinder a JVM got, for the summary. */
+struct profile_unwinder {
+	pid_t pid;
+	int hotspot;	/* 1: the HotSpot unwinder, 0: frame pointers */
+	int fp_missing; /* runs without -XX:+PreserveFramePointer */
+	char why[160];	/* when it needed the HotSpot unwinder but did not get it */
+	uint64_t samples, reached_root, interpreted, frames;
 };
 
 struct profile_stats {
@@ -89,6 +110,11 @@ struct profile_stats {
 	struct profile_jvm_result jvm[PROFILE_MAX_JVMS];
 	size_t njvm;
 	uint64_t map_us, symbolize_us; /* time of the last profile_fold's two phases */
+	/* unwinding */
+	unsigned stack_copy; /* bytes per sample, 0: no stack copies this window */
+	uint64_t stack_copies;
+	struct profile_unwinder unwinder[PROFILE_MAX_JVMS];
+	size_t nunwinder;
 };
 
 struct profile;

@@ -72,6 +72,8 @@ struct symbolizer {
 	size_t elf_memory;
 	struct symjit jit[SYMBOLIZER_JIT_MAX];
 	size_t njit;
+	symbolizer_method_fn method_fn;
+	void *method_ctx;
 	struct symbolizer_stats st;
 	char arena[SYMBOLIZER_ARENA];
 	size_t arena_len;
@@ -175,6 +177,12 @@ int symbolizer_set_jit(struct symbolizer *sym, pid_t pid, symbolizer_jit_fn fn, 
 		return -ENOSPC;
 	sym->jit[sym->njit++] = (struct symjit){pid, fn, ctx};
 	return 0;
+}
+
+void symbolizer_set_method(struct symbolizer *sym, symbolizer_method_fn fn, void *ctx)
+{
+	sym->method_fn = fn;
+	sym->method_ctx = ctx;
 }
 
 int symbolizer_jit_perfmap(void *ctx, pid_t pid, uint64_t addr, char *buf, size_t len)
@@ -583,12 +591,29 @@ static const char *symbolizer_user(struct symbolizer *sym, struct sympid *sp, ui
 	return name ? name : m->label;
 }
 
+/* An interpreted frame (a tagged Method*, see symbols.h): "class.method_[0]". */
+static const char *symbolizer_method(struct symbolizer *sym, pid_t pid, uint64_t word,
+				     int *resolved)
+{
+	char buf[SYMBOLIZER_NAME_MAX];
+	uint64_t method = word & SYMBOLIZER_METHOD_MASK;
+	if (sym->method_fn && sym->method_fn(sym->method_ctx, pid, method, buf, sizeof(buf)) == 1) {
+		buf[sizeof(buf) - 1] = '\0';
+		*resolved = 1;
+		return symbolizer_keep(sym, buf, "_[0]");
+	}
+	return "Interpreter_[0]";
+}
+
 static const char *symbolizer_one(struct symbolizer *sym, struct sympid *sp, uint64_t addr,
 				  int kernel, enum symbolizer_kind *kind, int *resolved)
 {
 	const char *name;
 	*resolved = 0;
-	if (kernel) {
+	if (!kernel && sp && symbolizer_is_method(addr)) {
+		*kind = SYMBOLIZER_KIND_JIT;
+		name = symbolizer_method(sym, sp->pid, addr, resolved);
+	} else if (kernel) {
 		*kind = SYMBOLIZER_KIND_KERNEL;
 		name = symbolizer_kernel(sym, addr, resolved);
 	} else if (sp) {
@@ -643,7 +668,7 @@ int symbolizer_symbolize(struct symbolizer *sym, pid_t pid, const uint64_t *ips,
 		if (ctx == 2)
 			continue;
 		int kernel = ctx == 1 || (ctx == -1 && ip >= SYMBOLIZER_KERNEL_MIN);
-		uint64_t addr = (first || ip == 0) ? ip : ip - 1;
+		uint64_t addr = (first || ip == 0 || symbolizer_is_method(ip)) ? ip : ip - 1;
 		first = 0;
 		if (!kernel && !sp)
 			sp = symbolizer_get_pid(sym, pid, NULL);
