@@ -420,6 +420,63 @@ static void test_lost(void)
 	reap(child);
 }
 
+struct copies {
+	unsigned samples, with_regs, ip_match, sizes_ok;
+};
+
+static int on_copy(const struct sample *smp, void *ctx)
+{
+	struct copies *c = ctx;
+	c->samples++;
+	if (!smp->has_regs)
+		return 0;
+	c->with_regs++;
+	if (smp->ip == smp->user_ip)
+		c->ip_match++; /* a sample taken in user mode */
+	if (smp->stack && smp->stack_size > 0 && smp->stack_size <= 8192)
+		c->sizes_ok++;
+	return 0;
+}
+
+/* PERF_SAMPLE_REGS_USER + STACK_USER: registers and a stack copy with
+ * each sample, rings grown to hold them. */
+static void test_stack_copy(void)
+{
+	pid_t child = fork();
+	if (child == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		hot_spin(NULL);
+	}
+	struct sampler_opts o = { .frequency = 499, .pid = child, .stack_copy = 8190 };
+	struct sampler *s = NULL;
+	struct fs_error err = { 0 };
+	int r = sampler_open(&o, &s, &err);
+	ok(r == 0, "sampler_open with stack copies: %s", r ? err.msg : "ok");
+	if (r == 0) {
+		struct copies c = { 0 };
+		uint64_t end = now_ms() + 5000;
+		while (now_ms() < end && c.with_regs < 20)
+			sampler_poll(s, 100, on_copy, &c);
+		struct sampler_stats st;
+		sampler_stats(s, &st);
+		diag_stats(s);
+		ok(c.with_regs >= 20 && c.with_regs == c.samples,
+		   "every sample has registers (%u of %u)", c.with_regs, c.samples);
+		ok(c.ip_match * 2 >= c.with_regs, "user ip = sample ip in user mode (%u)",
+		   c.ip_match);
+		is_int(c.sizes_ok, c.with_regs, "stack copies of 1..8192 bytes");
+		is_int(st.stack_copy, 8192, "copy size rounded up to 8 bytes");
+		ok(st.ring_pages >= 256, "ring grown for copies (%u pages)", st.ring_pages);
+		ok(st.stack_copies == c.with_regs && st.stack_bytes >= st.stack_copies,
+		   "copies counted (%llu, %llu bytes)", (unsigned long long)st.stack_copies,
+		   (unsigned long long)st.stack_bytes);
+		sampler_close(s);
+	}
+	reap(child);
+	struct sampler_opts big = { .stack_copy = SAMPLER_MAX_STACK_COPY + 8 };
+	ok(sampler_open(&big, &s, &err) == -EINVAL, "a copy over the record size refused");
+}
+
 static void test_cpulist(void)
 {
 	int cpus[16];
@@ -655,6 +712,7 @@ int main(int argc, char **argv)
 	test_pidns_scope(sym);
 	test_cgroup_scope(sym);
 	test_lost();
+	test_stack_copy();
 	symbolizer_close(sym);
 	return tap_done();
 }
