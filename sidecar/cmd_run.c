@@ -78,6 +78,8 @@ static void run_usage(FILE *out)
 		"                       HotSpot unwinder over stack copies), fp (frame\n"
 		"                       pointers only), hotspot (every JVM: also names\n"
 		"                       interpreted frames; costs a stack copy per sample)\n"
+		"      --stack-copy BYTES  user stack copied per sample for the HotSpot\n"
+		"                       unwinder (default %u, at most %u)\n"
 		"%s"
 		"  -h, --help           this text\n\n"
 		"The summary (stdout) gives the samples taken and lost, the share of frames\n"
@@ -90,7 +92,8 @@ static void run_usage(FILE *out)
 		"  flamesidecar run 3f2a9c -d 60s -o - --no-folded > cpu.svg\n\n"
 		"Exit codes: 0 graph written, 1 failed, 2 usage, 3 container or process not\n"
 		"found (or not running), 4 not permitted (run as root).\n",
-		MAP_DEFAULT_TIMEOUT_MS, render_opts_help);
+		MAP_DEFAULT_TIMEOUT_MS, SAMPLER_DEFAULT_STACK_COPY, SAMPLER_MAX_STACK_COPY,
+		render_opts_help);
 }
 
 enum {
@@ -104,6 +107,7 @@ enum {
 	RUN_OPT_USER_ONLY,
 	RUN_OPT_WITH_PID,
 	RUN_OPT_UNWIND,
+	RUN_OPT_STACK_COPY,
 };
 
 struct run_args {
@@ -142,6 +146,7 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 	    {"user-only", no_argument, NULL, RUN_OPT_USER_ONLY},
 	    {"with-pid", no_argument, NULL, RUN_OPT_WITH_PID},
 	    {"unwind", required_argument, NULL, RUN_OPT_UNWIND},
+	    {"stack-copy", required_argument, NULL, RUN_OPT_STACK_COPY},
 	    {"help", no_argument, NULL, 'h'},
 	    RENDER_LONG_OPTIONS,
 	    {NULL, 0, NULL, 0},
@@ -193,6 +198,11 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 			break;
 		case RUN_OPT_USER_ONLY: a->prof.user_only = 1; break;
 		case RUN_OPT_WITH_PID: a->prof.with_pid = 1; break;
+		case RUN_OPT_STACK_COPY:
+			if (common_parse_uint("run", "--stack-copy", optarg, 512,
+					      SAMPLER_MAX_STACK_COPY, &a->prof.stack_copy) < 0)
+				return FS_EXIT_USAGE;
+			break;
 		case RUN_OPT_UNWIND:
 			if (!strcmp(optarg, "auto"))
 				a->prof.unwind = PROFILE_UNWIND_AUTO;
@@ -324,9 +334,11 @@ static void run_summary_unwind(const struct profile_stats *st)
 		const char *fp = u->fp_missing ? "without frame pointers" : "with frame pointers";
 		if (u->hotspot)
 			printf("unwinder   pid %d (%s): hotspot, %llu samples, %.1f%% reached the "
-			       "thread's base, %llu interpreted frames\n",
+			       "thread's base (stack used p50 %u KiB, p99 %u KiB, max %u KiB), "
+			       "%llu interpreted frames\n",
 			       (int)u->pid, fp, (unsigned long long)u->samples,
-			       run_pct(u->reached_root, u->samples),
+			       run_pct(u->reached_root, u->samples), u->depth_p50_kib,
+			       u->depth_p99_kib, u->depth_max_kib,
 			       (unsigned long long)u->interpreted);
 		else if (u->why[0])
 			printf("unwinder   pid %d (%s): frame pointers (no hotspot unwinder: %s)\n",

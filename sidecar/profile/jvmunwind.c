@@ -201,6 +201,11 @@ size_t jvmunwind_sample(struct jvmunwind *ju, const struct sample *smp, uint64_t
 	j->st.native_cfi += res.native_cfi;
 	j->st.native_fp += res.native_fp;
 	j->st.ends[res.end]++;
+	if (res.end == UNWIND_END_ROOT) {
+		uint64_t kib = res.depth / 1024;
+		j->st
+		    .depth_kib[kib < JVMUNWIND_DEPTH_BUCKETS ? kib : JVMUNWIND_DEPTH_BUCKETS - 1]++;
+	}
 	return n + got;
 }
 

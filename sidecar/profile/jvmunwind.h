@@ -22,9 +22,10 @@
 #include "sampler.h"
 #include "unwind.h"
 
-#define JVMUNWIND_MAX_JVMS    64
-#define JVMUNWIND_BLOB_CACHE  4096 /* blobs cached per JVM */
-#define JVMUNWIND_BLOB_TTL_MS 1000
+#define JVMUNWIND_MAX_JVMS	64
+#define JVMUNWIND_BLOB_CACHE	4096 /* blobs cached per JVM */
+#define JVMUNWIND_BLOB_TTL_MS	1000
+#define JVMUNWIND_DEPTH_BUCKETS 65
 
 struct jvmunwind;
 
@@ -37,6 +38,9 @@ struct jvmunwind_jvm_stats {
 	uint64_t interpreted, compiled, native_cfi, native_fp;
 	uint64_t ends[UNWIND_END_COUNT];
 	uint64_t blob_lookups, blob_hits;
+	/* stack used by walks that reached the thread's base, per KiB (the
+	 * last bucket: 64 KiB and more): what sizes the stack copy */
+	uint64_t depth_kib[JVMUNWIND_DEPTH_BUCKETS];
 };
 
 int jvmunwind_new(struct jvmunwind **out);

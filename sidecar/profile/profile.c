@@ -622,6 +622,25 @@ int profile_reset_table(struct profile *p)
 	return 0;
 }
 
+/* Percentiles of the stack used by whole walks (KiB, rounded up). */
+static void profile_depths(const struct jvmunwind_jvm_stats *js, struct profile_unwinder *u)
+{
+	uint64_t all = 0, seen = 0;
+	for (unsigned k = 0; k < JVMUNWIND_DEPTH_BUCKETS; k++)
+		all += js->depth_kib[k];
+	u->depth_p50_kib = u->depth_p99_kib = u->depth_max_kib = 0;
+	for (unsigned k = 0; all && k < JVMUNWIND_DEPTH_BUCKETS; k++) {
+		if (!js->depth_kib[k])
+			continue;
+		seen += js->depth_kib[k];
+		if (!u->depth_p50_kib && seen * 2 >= all)
+			u->depth_p50_kib = k + 1;
+		if (!u->depth_p99_kib && seen * 100 >= all * 99)
+			u->depth_p99_kib = k + 1;
+		u->depth_max_kib = k + 1;
+	}
+}
+
 void profile_stats(const struct profile *p, struct profile_stats *st)
 {
 	*st = p->st;
@@ -650,6 +669,7 @@ void profile_stats(const struct profile *p, struct profile_stats *st)
 			u->reached_root = js.ends[UNWIND_END_ROOT];
 			u->interpreted = js.interpreted;
 			u->frames = js.frames;
+			profile_depths(&js, u);
 		}
 	}
 }

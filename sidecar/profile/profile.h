@@ -87,6 +87,7 @@ struct profile_unwinder {
 	int fp_missing; /* runs without -XX:+PreserveFramePointer */
 	char why[160];	/* when it needed the HotSpot unwinder but did not get it */
 	uint64_t samples, reached_root, interpreted, frames;
+	unsigned depth_p50_kib, depth_p99_kib, depth_max_kib; /* of whole walks */
 };
 
 struct profile_stats {

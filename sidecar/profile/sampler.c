@@ -211,7 +211,7 @@ int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct f
 				    "ring of %zu pages: must be a power of two <= 4096", pages);
 	if (o.stack_copy && !o.ring_pages) {
 		/* Room for SAMPLER_STACK_RING_SAMPLES copies per CPU between two
-		 * polls: 128 x 16 KiB = 2 MiB (at 999 Hz a 100 ms poll needs
+		 * polls: 128 x 32 KiB = 4 MiB (at 999 Hz a 100 ms poll needs
 		 * 100); lost records are counted either way. */
 		size_t want = (size_t)o.stack_copy * SAMPLER_STACK_RING_SAMPLES /
 			      (size_t)sysconf(_SC_PAGESIZE);

@@ -37,7 +37,7 @@
  * docs/unwind.md for why this size); the record size field is 16 bits, so
  * a copy is at most SAMPLER_MAX_STACK_COPY. Rings grow to hold at least
  * SAMPLER_STACK_RING_SAMPLES copies per CPU. */
-#define SAMPLER_DEFAULT_STACK_COPY 16384
+#define SAMPLER_DEFAULT_STACK_COPY 32768
 #define SAMPLER_MAX_STACK_COPY	   (65536 - 4096)
 #define SAMPLER_STACK_RING_SAMPLES 128
 

@@ -191,5 +191,6 @@ size_t unwind_walk(const struct unwind_ops *ops, const struct unwind_regs *regs,
 		out[n++] = r.ip;
 	}
 	res->n = n;
+	res->depth = r.sp > regs->sp ? r.sp - regs->sp : 0;
 	return n;
 }

@@ -87,6 +87,7 @@ struct unwind_result {
 	size_t native_cfi;   /* native frames stepped by CFI */
 	size_t native_fp;    /* native frames stepped by frame pointer */
 	enum unwind_end end; /* why it stopped */
+	uint64_t depth;	     /* bytes of stack the walk went through (last sp - first sp) */
 };
 
 /* Walk: out[0] = regs->ip, then one word per caller (return address, or a

@@ -95,7 +95,28 @@ whole_stacks() {
 	[ "$total" -gt 100 ]
 	[ "$pct" -ge 90 ]
 	grep -q 'flametest\.Workload\.hotMethod' u.folded
-	sort -k2 -nr -t" " u.folded | awk "{print \$NF, \$0}" | sort -nr | head -5 | cut -c1-600 >&3; grep -c . u.folded >&3
+}
+
+# start_jetty NAME JAVA PORT: Debian's jetty9 serving a static root webapp,
+# without frame pointers; its jetty.base is a read-only bind mount.
+start_jetty() {
+	local name=$1 java=$2 port=$3 dir="$FS_TMP/$1"
+	CTRS+=("$name")
+	mkdir -p "$FS_TMP/jb/webapps/ROOT"
+	cp /usr/share/jetty9/default-root/* "$FS_TMP/jb/webapps/ROOT/"
+	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- \
+		"$java" -XX:-PreserveFramePointer -Djetty.home=/usr/share/jetty9 -Djetty.base=/opt/jb \
+		-jar /usr/share/jetty9/start.jar --module=deploy,http "jetty.http.port=$port"
+	jq --arg s "$FS_TMP/jb" '
+		.mounts += [{destination: "/opt/jb", type: "bind", source: $s, options: ["rbind", "ro"]}]
+	' "$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
+	fs_runc_run "$name" "$dir"
+	fs_wait_for 90 curl -sf -o /dev/null "http://127.0.0.1:$port/" || {
+		cat "$dir/out.log" >&2
+		return 1
+	}
+	fs_wait_for 10 test -f "$FS_RUN/containers/$name.json"
+	PID=$(fs_container_pid "$name")
 }
 
 @test "unwind: JDK 17 without PreserveFramePointer: whole Java stacks" {
@@ -147,4 +168,28 @@ whole_stacks() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"frame pointers (no hotspot unwinder: --unwind fp)"* ]]
 	[[ "$output" != *"stack copies"* ]]
+}
+
+@test "unwind: Debian's jetty9 under load without PreserveFramePointer: whole Java stacks" {
+	needs_jvm "$JAVA17"
+	fs_require_cmd wrk curl
+	[ -f /usr/share/jetty9/start.jar ] || skip "jetty9 is not installed"
+	local name="unwind-$$-$BATS_TEST_NUMBER" port=$((20000 + $$ % 10000))
+	start_jetty "$name" "$JAVA17" "$port"
+	wrk -t1 -c16 -d8s "http://127.0.0.1:$port/" >/dev/null # warm up: JIT compiles
+	wrk -t1 -c16 -d8s "http://127.0.0.1:$port/" >"$OUT/wrk.txt" &
+	local wrkpid=$!
+	cd "$OUT"
+	run "$FS_SIDECAR" run "$name" -d 5s -F 199 -o j.svg ${FS_UNWIND_STACK_COPY:+--stack-copy "$FS_UNWIND_STACK_COPY"}
+	wait "$wrkpid" || true
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"(without frame pointers): hotspot"* ]]
+	local pct total
+	read -r pct total < <(whole_pct j.folded)
+	echo "# jetty9: $pct% of $total Java samples reach the thread's base" >&3
+	echo "# $(grep -o 'hotspot, .*' <<<"$output" | head -1)" >&3
+	[ "$total" -gt 50 ]
+	[ "$pct" -ge 90 ]
+	grep -q 'org\.eclipse\.jetty\.' j.folded
 }
