@@ -1,0 +1,123 @@
+#!/bin/bash
+# bench/unwind.sh - what the HotSpot-aware unwinder costs against the kernel's
+# frame-pointer chains: the Workload JVM (hotMethod calls per second, from
+# its --ops-file) in a runc container WITHOUT -XX:+PreserveFramePointer, in
+# alternating windows of one invocation:
+#
+#   none        nothing profiles it (the baseline)
+#   fp99        flamesidecar run -F 99 --unwind fp      (kernel chains only)
+#   copy99      flamesidecar run -F 99 --unwind hotspot (32 KiB stack copies)
+#   fp999       the same at 999 Hz
+#   copy999
+#
+# Per mode: the workload's ops/s (median over the rounds, with its ratio to
+# `none`) and the CPU time of the `run` process (user + system, /usr/bin/time,
+# median), which is robust to other load on the machine. The modes rotate
+# ROUNDS times so drifting load hits every mode alike. Needs root, runc,
+# openjdk-17.
+#
+# Usage: bench/unwind.sh [WINDOW_SECONDS [ROUNDS [BUILD_DIR]]]   (default 8 3)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+WIN=${1:-8}
+ROUNDS=${2:-3}
+export FS_TOP=$PWD FS_BUILD=${3:-$PWD/build}
+JDK=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}
+COPY=${FS_STACK_COPY:-}
+
+skip() { echo "bench/unwind.sh: skipped: $*" >&2; exit 0; }
+# shellcheck source=../tests/lib/containers.bash
+. tests/lib/containers.bash
+[ "$(id -u)" = 0 ] || skip "needs root"
+command -v runc >/dev/null || skip "runc is not installed"
+[ -x /usr/bin/time ] || skip "/usr/bin/time is not installed"
+[ -x "$JDK/bin/java" ] || skip "no JDK 17 at $JDK"
+[ -x "$FS_SIDECAR" ] && [ -d "$FS_BUILD/java/flametest" ] || skip "build first (make)"
+MODES="none fp99 copy99 fp999 copy999"
+
+fs_setup
+PROF=""
+cleanup() {
+	set +e
+	[ -n "$PROF" ] && kill "$PROF" 2>/dev/null && wait "$PROF" 2>/dev/null
+	fs_cleanup
+}
+trap cleanup EXIT
+
+NAME=benchunwind-$$
+dir=$FS_TMP/$NAME
+# one hot thread: the other CPU is left for the profiler, as on a real host
+fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- \
+	"$JDK/bin/java" -XX:-PreserveFramePointer -cp /opt/fsjava flametest.Workload \
+	--threads 1 --ops-file /tmp/ops
+jq --arg s "$FS_BUILD/java" '
+	.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}]
+' "$dir/config.json" >"$dir/c.json" && mv "$dir/c.json" "$dir/config.json"
+fs_runc_run "$NAME" "$dir"
+PID=$(fs_container_pid "$NAME")
+fs_wait_for 60 grep -q READY "$dir/out.log" || { cat "$dir/out.log"; exit 1; }
+fs_wait_for 10 test -f "$FS_RUN/containers/$NAME.json"
+OPS=/proc/$PID/root/tmp/ops
+fs_wait_for 10 test -s "$OPS"
+W=$FS_TMP/work
+mkdir -p "$W"
+
+# the ops file as "OPS MS", after its next update (it is rewritten every 500 ms)
+read_ops() {
+	local first
+	first=$(cat "$OPS")
+	fs_wait_for 5 sh -c "[ \"\$(cat $OPS)\" != \"$first\" ]"
+	cat "$OPS"
+}
+
+# window MODE: ops per second over WIN seconds while MODE profiles, then
+# the profiler's CPU seconds
+window() {
+	local mode=$1 a b hz unw cpu=0
+	PROF=""
+	case "$mode" in
+	fp* | copy*)
+		hz=${mode#fp}
+		hz=${hz#copy}
+		unw=fp
+		[ "${mode#copy}" != "$mode" ] && unw=hotspot
+		/usr/bin/time -f "%U %S" -o "$W/$mode.time" "$FS_SIDECAR" run "$NAME" \
+			-d "$((WIN + 3))s" -F "$hz" --unwind "$unw" ${COPY:+--stack-copy "$COPY"} \
+			-o "$W/$mode.svg" >"$W/$mode.out" 2>"$W/$mode.err" &
+		PROF=$!
+		;;
+	esac
+	sleep 1 # let the profiler open its events
+	a=$(read_ops)
+	sleep "$WIN"
+	b=$(read_ops)
+	if [ -n "$PROF" ]; then
+		wait "$PROF" || true
+		cpu=$(awk '{ print $1 + $2 }' "$W/$mode.time")
+	fi
+	PROF=""
+	awk -v a="$a" -v b="$b" -v c="$cpu" 'BEGIN { split(a, x, " "); split(b, y, " ");
+		printf "%.1f %.2f\n", (y[1] - x[1]) * 1000 / (y[2] - x[2]), c }'
+}
+
+med() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+echo "# bench/unwind.sh: $ROUNDS rounds of ${WIN}s windows, modes: $MODES, stack copy ${COPY:-default}"
+echo "# Workload --threads 1 in runc without frame pointers, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+for r in $(seq 1 "$ROUNDS"); do
+	for m in $MODES; do
+		v=$(window "$m")
+		echo "$m $v" >>"$W/results"
+		echo "# round $r $m: $v (ops/s, profiler CPU s)"
+	done
+done
+echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+grep -h '^unwind\|^unwinder' "$W"/copy*.out | sed 's/^/# /' || true
+base=$(awk '$1 == "none" { print $2 }' "$W/results" | med)
+printf '%-8s %12s %10s %10s %16s\n' mode "ops/s (med)" "vs none" overhead "run CPU s (med)"
+for m in $MODES; do
+	x=$(awk -v m="$m" '$1 == m { print $2 }' "$W/results" | med)
+	c=$(awk -v m="$m" '$1 == m { print $3 }' "$W/results" | med)
+	awk -v m="$m" -v x="$x" -v b="$base" -v c="$c" 'BEGIN {
+		printf "%-8s %12.1f %9.3fx %9.1f%% %16.2f\n", m, x, x / b, (1 - x / b) * 100, c }'
+done
