@@ -3,7 +3,8 @@
 # missing. Idempotent. Used by `make check`, `make demo` and .ci/run.
 set -eu
 
-BUILD_PKGS="build-essential pkg-config libseccomp-dev libyajl-dev libcap-dev libelf-dev zlib1g-dev"
+BUILD_PKGS="build-essential pkg-config libseccomp-dev libyajl-dev libcap-dev libelf-dev libdw-dev zlib1g-dev
+liblzma-dev libbz2-dev"
 TEST_PKGS="openjdk-17-jdk-headless runc crun podman bats linux-perf musl-tools clang
 libclang-rt-14-dev libfuzzer-14-dev libxml2-utils jq chromium util-linux procps iproute2
 perl bc lintian rpm python3-yaml file man-db groff-base containerd clang-format"
