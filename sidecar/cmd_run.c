@@ -333,13 +333,14 @@ static void run_summary_unwind(const struct profile_stats *st)
 		const struct profile_unwinder *u = &st->unwinder[i];
 		const char *fp = u->fp_missing ? "without frame pointers" : "with frame pointers";
 		if (u->hotspot)
-			printf("unwinder   pid %d (%s): hotspot, %llu samples, %.1f%% reached the "
-			       "thread's base (stack used p50 %u KiB, p99 %u KiB, max %u KiB), "
-			       "%llu interpreted frames\n",
-			       (int)u->pid, fp, (unsigned long long)u->samples,
-			       run_pct(u->reached_root, u->samples), u->depth_p50_kib,
-			       u->depth_p99_kib, u->depth_max_kib,
-			       (unsigned long long)u->interpreted);
+			printf(
+			    "unwinder   pid %d (%s): hotspot, %llu samples, %.1f%% reached the "
+			    "thread's base (stack used p50 %u KiB, p99 %u KiB, max %u KiB), "
+			    "%llu interpreted frames, %.1f us CPU per sample\n",
+			    (int)u->pid, fp, (unsigned long long)u->samples,
+			    run_pct(u->reached_root, u->samples), u->depth_p50_kib,
+			    u->depth_p99_kib, u->depth_max_kib, (unsigned long long)u->interpreted,
+			    u->samples ? (double)u->unwind_ns / 1000.0 / (double)u->samples : 0.0);
 		else if (u->why[0])
 			printf("unwinder   pid %d (%s): frame pointers (no hotspot unwinder: %s)\n",
 			       (int)u->pid, fp, u->why);

@@ -669,6 +669,7 @@ void profile_stats(const struct profile *p, struct profile_stats *st)
 			u->reached_root = js.ends[UNWIND_END_ROOT];
 			u->interpreted = js.interpreted;
 			u->frames = js.frames;
+			u->unwind_ns = js.unwind_ns;
 			profile_depths(&js, u);
 		}
 	}

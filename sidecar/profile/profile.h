@@ -88,6 +88,7 @@ struct profile_unwinder {
 	char why[160];	/* when it needed the HotSpot unwinder but did not get it */
 	uint64_t samples, reached_root, interpreted, frames;
 	unsigned depth_p50_kib, depth_p99_kib, depth_max_kib; /* of whole walks */
+	uint64_t unwind_ns;				      /* CPU time unwinding */
 };
 
 struct profile_stats {

@@ -180,7 +180,7 @@ start_jetty() {
 	wrk -t1 -c16 -d8s "http://127.0.0.1:$port/" >"$OUT/wrk.txt" &
 	local wrkpid=$!
 	cd "$OUT"
-	run "$FS_SIDECAR" run "$name" -d 5s -F 199 -o j.svg ${FS_UNWIND_STACK_COPY:+--stack-copy "$FS_UNWIND_STACK_COPY"}
+	run ${FS_UNWIND_WRAP:-} "$FS_SIDECAR" run "$name" -d 5s -F 199 -o j.svg ${FS_UNWIND_STACK_COPY:+--stack-copy "$FS_UNWIND_STACK_COPY"}
 	wait "$wrkpid" || true
 	echo "$output"
 	[ "$status" -eq 0 ]
