@@ -11,8 +11,10 @@
 #   copy999
 #
 # Per mode: the workload's ops/s (median over the rounds, with its ratio to
-# `none`) and the CPU time of the `run` process (user + system, /usr/bin/time,
-# median), which is robust to other load on the machine. The modes rotate
+# `none`), its ops per CPU second of the JVM (utime + stime from /proc: less
+# sensitive to other load on the machine than wall time, and it includes
+# the sampling interrupts charged to the JVM), and the CPU time of the `run`
+# process (user + system, /usr/bin/time, median). The modes rotate
 # ROUNDS times so drifting load hits every mode alike. Needs root, runc,
 # openjdk-17.
 #
@@ -89,16 +91,24 @@ window() {
 	esac
 	sleep 1 # let the profiler open its events
 	a=$(read_ops)
+	local j0 j1
+	j0=$(jvm_cpu)
 	sleep "$WIN"
 	b=$(read_ops)
+	j1=$(jvm_cpu)
 	if [ -n "$PROF" ]; then
 		wait "$PROF" || true
 		cpu=$(awk '{ print $1 + $2 }' "$W/$mode.time")
 	fi
 	PROF=""
-	awk -v a="$a" -v b="$b" -v c="$cpu" 'BEGIN { split(a, x, " "); split(b, y, " ");
-		printf "%.1f %.2f\n", (y[1] - x[1]) * 1000 / (y[2] - x[2]), c }'
+	awk -v a="$a" -v b="$b" -v c="$cpu" -v j0="$j0" -v j1="$j1" 'BEGIN { split(a, x, " "); split(b, y, " ");
+		printf "%.1f %.2f %.1f\n", (y[1] - x[1]) * 1000 / (y[2] - x[2]), c,
+			(y[1] - x[1]) / ((j1 - j0) > 0 ? (j1 - j0) : 1) }'
 }
+
+TCK=$(getconf CLK_TCK)
+# the JVM's CPU seconds so far (all threads)
+jvm_cpu() { awk -v t="$TCK" '{ sub(/.*\) /, ""); printf "%.2f\n", ($12 + $13) / t }' "/proc/$PID/stat"; }
 
 med() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
@@ -108,16 +118,18 @@ for r in $(seq 1 "$ROUNDS"); do
 	for m in $MODES; do
 		v=$(window "$m")
 		echo "$m $v" >>"$W/results"
-		echo "# round $r $m: $v (ops/s, profiler CPU s)"
+		echo "# round $r $m: $v (ops/s, profiler CPU s, ops per JVM CPU s)"
 	done
 done
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 grep -h '^unwind\|^unwinder' "$W"/copy*.out | sed 's/^/# /' || true
 base=$(awk '$1 == "none" { print $2 }' "$W/results" | med)
-printf '%-8s %12s %10s %10s %16s\n' mode "ops/s (med)" "vs none" overhead "run CPU s (med)"
+basec=$(awk '$1 == "none" { print $4 }' "$W/results" | med)
+printf '%-8s %12s %10s %16s %10s %16s\n' mode "ops/s (med)" "vs none" "ops/JVM CPU s" "vs none" "run CPU s (med)"
 for m in $MODES; do
 	x=$(awk -v m="$m" '$1 == m { print $2 }' "$W/results" | med)
 	c=$(awk -v m="$m" '$1 == m { print $3 }' "$W/results" | med)
-	awk -v m="$m" -v x="$x" -v b="$base" -v c="$c" 'BEGIN {
-		printf "%-8s %12.1f %9.3fx %9.1f%% %16.2f\n", m, x, x / b, (1 - x / b) * 100, c }'
+	e=$(awk -v m="$m" '$1 == m { print $4 }' "$W/results" | med)
+	awk -v m="$m" -v x="$x" -v b="$base" -v c="$c" -v e="$e" -v be="$basec" 'BEGIN {
+		printf "%-8s %12.1f %9.3fx %16.1f %9.3fx %16.2f\n", m, x, x / b, e, e / be, c }'
 done
