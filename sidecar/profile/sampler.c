@@ -209,15 +209,6 @@ int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct f
 	if (pages & (pages - 1) || pages > 4096)
 		return fs_error_set(err, EINVAL,
 				    "ring of %zu pages: must be a power of two <= 4096", pages);
-	if (o.stack_copy && !o.ring_pages) {
-		/* Room for SAMPLER_STACK_RING_SAMPLES copies per CPU between two
-		 * polls: 128 x 32 KiB = 4 MiB (at 999 Hz a 100 ms poll needs
-		 * 100); lost records are counted either way. */
-		size_t want = (size_t)o.stack_copy * SAMPLER_STACK_RING_SAMPLES /
-			      (size_t)sysconf(_SC_PAGESIZE);
-		while (pages < want && pages < 4096)
-			pages *= 2;
-	}
 
 	struct sampler *s = calloc(1, sizeof(*s));
 	if (!s)
@@ -251,6 +242,18 @@ int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct f
 	if (ncpu < 0) {
 		free(s);
 		return ncpu;
+	}
+	if (o.stack_copy && !o.ring_pages) {
+		/* Room for SAMPLER_STACK_RING_SAMPLES copies per CPU between two
+		 * polls: 128 x 32 KiB = 4 MiB (at 999 Hz a 100 ms poll needs
+		 * 100), but at most SAMPLER_STACK_RING_TOTAL locked in all (many
+		 * CPUs); lost records are counted either way. */
+		size_t psz = (size_t)sysconf(_SC_PAGESIZE);
+		size_t want = (size_t)o.stack_copy * SAMPLER_STACK_RING_SAMPLES / psz;
+		size_t cap = SAMPLER_STACK_RING_TOTAL / psz / (size_t)ncpu;
+		while (pages < want && pages * 2 <= cap && pages < 4096)
+			pages *= 2;
+		s->st.ring_pages = (unsigned)pages;
 	}
 	s->rings = calloc((size_t)ncpu, sizeof(*s->rings));
 	s->pfds = calloc((size_t)ncpu, sizeof(*s->pfds));

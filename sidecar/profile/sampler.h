@@ -36,10 +36,12 @@
  * the kernel copies this many bytes from the user sp with each sample (see
  * docs/unwind.md for why this size); the record size field is 16 bits, so
  * a copy is at most SAMPLER_MAX_STACK_COPY. Rings grow to hold at least
- * SAMPLER_STACK_RING_SAMPLES copies per CPU. */
+ * SAMPLER_STACK_RING_SAMPLES copies per CPU (SAMPLER_STACK_RING_TOTAL at
+ * most for all CPUs). */
 #define SAMPLER_DEFAULT_STACK_COPY 32768
 #define SAMPLER_MAX_STACK_COPY	   (65536 - 4096)
 #define SAMPLER_STACK_RING_SAMPLES 128
+#define SAMPLER_STACK_RING_TOTAL   (128u << 20) /* bytes of rings, all CPUs */
 
 struct sampler;
 
