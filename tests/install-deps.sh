@@ -3,12 +3,13 @@
 # missing. Idempotent. Used by `make check`, `make demo` and .ci/run.
 set -eu
 
-BUILD_PKGS="build-essential pkg-config libseccomp-dev libyajl-dev libcap-dev libelf-dev libdw-dev zlib1g-dev
-liblzma-dev libbz2-dev"
+BUILD_PKGS="build-essential pkg-config libseccomp-dev libyajl-dev libcap-dev libelf-dev zlib1g-dev"
 TEST_PKGS="openjdk-17-jdk-headless runc crun podman bats linux-perf musl-tools clang
 libclang-rt-14-dev libfuzzer-14-dev libxml2-utils jq chromium util-linux procps iproute2
 perl bc lintian rpm python3-yaml file man-db groff-base containerd clang-format"
 PKGS="$BUILD_PKGS"
+PKGS="$PKGS libdw-dev liblzma-dev libbz2-dev" # CFI of native frames (sidecar/unwind/cfi.c)
+TEST_PKGS="$TEST_PKGS jetty9 wrk curl"       # tests/integration/unwind.bats
 [ "${FS_DEPS:-all}" = build ] || PKGS="$PKGS $TEST_PKGS"
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
