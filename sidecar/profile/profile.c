@@ -103,8 +103,8 @@ static struct profile_pid *profile_pid_slot(struct profile *p, pid_t pid)
 			return &p->pids[i];
 }
 
-/* pid runs HotSpot: count it, choose its unwinder (jvmunwind.h when the
- * window has stack copies and it needs or is asked to use it), and warn
+/* pid runs HotSpot: count it, choose its unwinder (jvmunwind.h whenever
+ * the window has stack copies), and warn
  * once if it lacks frame pointers and gets no HotSpot unwinder. */
 static void profile_pid_jvm(struct profile *p, struct profile_pid *pp)
 {
@@ -123,7 +123,10 @@ static void profile_pid_jvm(struct profile *p, struct profile_pid *pp)
 	}
 	const char *comm = symbolizer_comm(p->sym, pp->pid);
 	struct fs_error err = {0};
-	if (p->ju && (missing || p->o.unwind == PROFILE_UNWIND_HOTSPOT)) {
+	/* With copies on (paid for the whole window anyway), every JVM gets
+	 * the HotSpot unwinder: those with frame pointers too, for their
+	 * interpreted frames' names. */
+	if (p->ju) {
 		if (jvmunwind_add(p->ju, pp->pid, &err) == 0) {
 			if (u)
 				u->hotspot = 1;

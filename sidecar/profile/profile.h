@@ -47,7 +47,7 @@
  * made once at open for the whole window (the events are per CPU). */
 enum profile_unwind {
 	PROFILE_UNWIND_AUTO = 0, /* stack copies when a JVM in scope lacks frame
-				  * pointers; the HotSpot unwinder for those JVMs */
+				  * pointers; then the HotSpot unwinder for every JVM */
 	PROFILE_UNWIND_FP,	 /* the kernel's frame-pointer chains only */
 	PROFILE_UNWIND_HOTSPOT,	 /* stack copies, the HotSpot unwinder for every JVM
 				  * (interpreted frames named also with frame pointers) */
