@@ -179,6 +179,31 @@ void jvmunwind_remove(struct jvmunwind *ju, pid_t pid)
 	}
 }
 
+/* The walk stopped short of the base (the copy ended, a frame we cannot
+ * step): when the kernel's frame-pointer chain holds the walk's last
+ * return address (a JVM with frame pointers), go on with the kernel's
+ * frames after it. Returns the new length. */
+static size_t jvmunwind_splice(const struct sample *smp, uint64_t *out, size_t n, size_t max,
+			       struct jvmunwind_jvm *j)
+{
+	uint64_t last = out[n - 1];
+	size_t i = 0;
+	while (i < smp->nr && smp->ips[i] != (uint64_t)PERF_CONTEXT_USER)
+		i++;
+	for (i++; i < smp->nr; i++)
+		if (smp->ips[i] == last)
+			break;
+	if (i >= smp->nr)
+		return n;
+	j->st.spliced++;
+	for (i++; i < smp->nr && n < max; i++) {
+		if (smp->ips[i] >= (uint64_t)PERF_CONTEXT_MAX)
+			break;
+		out[n++] = smp->ips[i];
+	}
+	return n;
+}
+
 size_t jvmunwind_sample(struct jvmunwind *ju, const struct sample *smp, uint64_t *out, size_t max)
 {
 	struct jvmunwind_jvm *j = jvmunwind_find(ju, smp->pid);
@@ -215,6 +240,8 @@ size_t jvmunwind_sample(struct jvmunwind *ju, const struct sample *smp, uint64_t
 		j->st
 		    .depth_kib[kib < JVMUNWIND_DEPTH_BUCKETS ? kib : JVMUNWIND_DEPTH_BUCKETS - 1]++;
 	}
+	if (got > 1 && res.end != UNWIND_END_ROOT && !unwind_is_method(out[n + got - 1]))
+		return jvmunwind_splice(smp, out, n + got, max, j);
 	return n + got;
 }
 

@@ -38,6 +38,7 @@ struct jvmunwind_jvm_stats {
 	uint64_t interpreted, compiled, native_cfi, native_fp;
 	uint64_t ends[UNWIND_END_COUNT];
 	uint64_t blob_lookups, blob_hits;
+	uint64_t spliced;   /* walks continued with the kernel's frame-pointer chain */
 	uint64_t unwind_ns; /* thread CPU time spent in jvmunwind_sample */
 	/* stack used by walks that reached the thread's base, per KiB (the
 	 * last bucket: 64 KiB and more): what sizes the stack copy */

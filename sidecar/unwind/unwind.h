@@ -41,6 +41,10 @@
  * collides with neither. */
 #define UNWIND_METHOD_TAG  SYMBOLIZER_METHOD_TAG
 #define UNWIND_METHOD_MASK SYMBOLIZER_METHOD_MASK
+static inline int unwind_is_method(uint64_t word)
+{
+	return symbolizer_is_method(word);
+}
 
 struct unwind_regs {
 	uint64_t ip, sp, bp;
