@@ -186,7 +186,7 @@ void jvmunwind_remove(struct jvmunwind *ju, pid_t pid)
 static size_t jvmunwind_splice(const struct sample *smp, uint64_t *out, size_t n, size_t max,
 			       struct jvmunwind_jvm *j)
 {
-	uint64_t last = out[n - 1];
+	uint64_t last = out[n - 1] & ~UNWIND_C1_TAG;
 	size_t i = 0;
 	while (i < smp->nr && smp->ips[i] != (uint64_t)PERF_CONTEXT_USER)
 		i++;

@@ -591,6 +591,20 @@ static const char *symbolizer_user(struct symbolizer *sym, struct sympid *sp, ui
 	return name ? name : m->label;
 }
 
+/* "a->b->c" of a C1 frame: "a_[1]->b->c" (the compiled method is the
+ * first of an inline chain). */
+static const char *symbolizer_mark_c1(struct symbolizer *sym, const char *name)
+{
+	char buf[SYMBOLIZER_NAME_MAX];
+	const char *arrow = strstr(name, "->");
+	size_t head = arrow ? (size_t)(arrow - name) : strlen(name);
+	if (head + 5 > sizeof(buf) || (head >= 4 && !memcmp(name + head - 4, "_[", 2)))
+		return name; /* too long, or already marked */
+	memcpy(buf, name, head);
+	memcpy(buf + head, "_[1]", 5);
+	return symbolizer_keep(sym, buf, arrow);
+}
+
 /* An interpreted frame (a tagged Method*, see symbols.h): "class.method_[0]". */
 static const char *symbolizer_method(struct symbolizer *sym, pid_t pid, uint64_t word,
 				     int *resolved)
@@ -668,6 +682,9 @@ int symbolizer_symbolize(struct symbolizer *sym, pid_t pid, const uint64_t *ips,
 		if (ctx == 2)
 			continue;
 		int kernel = ctx == 1 || (ctx == -1 && ip >= SYMBOLIZER_KERNEL_MIN);
+		int c1 = !kernel && symbolizer_is_c1(ip);
+		if (c1)
+			ip &= ~SYMBOLIZER_C1_TAG;
 		uint64_t addr = (first || ip == 0 || symbolizer_is_method(ip)) ? ip : ip - 1;
 		first = 0;
 		if (!kernel && !sp)
@@ -675,6 +692,8 @@ int symbolizer_symbolize(struct symbolizer *sym, pid_t pid, const uint64_t *ips,
 		struct symbolizer_frame *f = &frames[out++];
 		f->addr = addr;
 		f->name = symbolizer_one(sym, sp, addr, kernel, &f->kind, &f->resolved);
+		if (c1 && f->kind == SYMBOLIZER_KIND_JIT && f->resolved)
+			f->name = symbolizer_mark_c1(sym, f->name);
 	}
 	*n = out;
 	return 0;

@@ -87,6 +87,16 @@ static inline int symbolizer_is_method(uint64_t word)
 	return (word >> 62) == 1;
 }
 
+/* A C1-compiled Java frame (compilation levels 1-3) in a user callchain:
+ * its pc or return address with bit 61 set (62 and 63 clear). Looked up
+ * without the tag; its name is marked "_[1]" on the compiled method (before
+ * the first "->" of an inline chain, whose inlined parts become "_[i]"). */
+#define SYMBOLIZER_C1_TAG (1ull << 61)
+static inline int symbolizer_is_c1(uint64_t word)
+{
+	return (word >> 61) == 1;
+}
+
 /* Name a Method* of pid ("java.util.HashMap.get") into buf: 1 named, 0 not. */
 typedef int (*symbolizer_method_fn)(void *ctx, pid_t pid, uint64_t method, char *buf, size_t len);
 

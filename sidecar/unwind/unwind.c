@@ -166,6 +166,9 @@ size_t unwind_walk(const struct unwind_ops *ops, const struct unwind_regs *regs,
 				e = unwind_blob_step(ops, st, &b, &r, leaf);
 				if (b.kind == HOTSPOT_BLOB_NMETHOD)
 					res->compiled++;
+				if (b.kind == HOTSPOT_BLOB_NMETHOD && b.comp_level >= 1 &&
+				    b.comp_level <= 3)
+					out[n - 1] |= UNWIND_C1_TAG;
 			}
 		} else if (ops->is_text && ops->is_text(ops->ctx, r.ip)) {
 			e = unwind_native_step(ops, st, &r, leaf, res);

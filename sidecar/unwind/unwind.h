@@ -41,6 +41,8 @@
  * collides with neither. */
 #define UNWIND_METHOD_TAG  SYMBOLIZER_METHOD_TAG
 #define UNWIND_METHOD_MASK SYMBOLIZER_METHOD_MASK
+/* A C1-compiled frame's word: its pc with bit 61 set (symbols.h). */
+#define UNWIND_C1_TAG SYMBOLIZER_C1_TAG
 static inline int unwind_is_method(uint64_t word)
 {
 	return symbolizer_is_method(word);
@@ -95,7 +97,8 @@ struct unwind_result {
 };
 
 /* Walk: out[0] = regs->ip, then one word per caller (return address, or a
- * tagged Method* for an interpreted frame). At most max words (and
+ * tagged Method* for an interpreted frame); a C1-compiled frame's word has
+ * UNWIND_C1_TAG set. At most max words (and
  * UNWIND_MAX_FRAMES). Returns the number of words (>= 1 when regs->ip is
  * not 0). */
 size_t unwind_walk(const struct unwind_ops *ops, const struct unwind_regs *regs,

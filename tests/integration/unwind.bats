@@ -199,3 +199,18 @@ start_jetty() {
 	[ "$pct" -ge 90 ]
 	grep -q 'org\.eclipse\.jetty\.' j.folded
 }
+
+@test "unwind: a C1-only JVM shows its compiled methods marked _[1]" {
+	needs_jvm "$JAVA17"
+	local name="unwind-$$-$BATS_TEST_NUMBER"
+	start_jvm "$name" "$JAVA17" -XX:TieredStopAtLevel=1 -XX:-PreserveFramePointer -- --threads 1 --warmup 1
+	cd "$OUT"
+	run "$FS_SIDECAR" run "$name" -d 2s -F 199 -o c1.svg
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q 'flametest\.Workload\.hotMethod_\[1\]' c1.folded
+	local pct total
+	read -r pct total < <(whole_pct c1.folded)
+	echo "# C1 only: $pct% of $total Java samples reach the thread's base" >&3
+	[ "$pct" -ge 90 ]
+}

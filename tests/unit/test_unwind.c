@@ -116,7 +116,9 @@ static void test_whole_thread(void)
 	size_t n = unwind_walk(&ops, &regs, &st, out, 16, &res);
 	is_int(n, 5, "whole thread: 5 frames");
 	is_int(out[0], NMETHOD_A + 0x50, "leaf pc");
-	is_int(out[1], NMETHOD_B + 0x40, "compiled caller by frame size");
+	is_int(out[1], (NMETHOD_B + 0x40) | UNWIND_C1_TAG,
+	       "compiled caller by frame size, tagged C1 (level 1)");
+	ok(!symbolizer_is_c1(out[0]), "a C2 frame is not tagged");
 	is_int(out[2], UNWIND_METHOD_TAG | 0x333000, "interpreted frame as a tagged Method*");
 	is_int(out[3], CALLSTUB + 0x30, "call stub by frame link");
 	is_int(out[4], TEXT_LOW + 0x1234, "native caller by frame pointer");
@@ -144,6 +146,8 @@ static void test_prologue(void)
 	struct unwind_stack st = fx_stack(16);
 	size_t n = unwind_walk(&ops, &regs, &st, out, 16, &res);
 	ok(n >= 2 && out[1] == TEXT_LOW + 0x10, "prologue: return address at sp");
+	ok(!symbolizer_is_c1(out[1]) && !symbolizer_is_method(out[1]),
+	   "a native frame is untagged");
 	/* after push rbp: saved rbp at sp, return address one word up */
 	stack[0] = AT(4);
 	stack[1] = TEXT_LOW + 0x20;
@@ -303,6 +307,39 @@ static int fx_method_name(void *ctx, pid_t pid, uint64_t method, char *buf, size
 	return 1;
 }
 
+static int fx_jit(void *ctx, pid_t pid, uint64_t addr, char *buf, size_t len)
+{
+	if (addr == 0x10000 || addr == 0x10000 - 1)
+		snprintf(buf, len, "a.B.outer->a.B.inl");
+	else if (addr == 0x20000 - 1)
+		snprintf(buf, len, "a.B.plain");
+	else
+		return 0;
+	return 1;
+}
+
+static void test_symbolize_c1(void)
+{
+	struct symbolizer *sym;
+	struct fs_error err = {0};
+	if (symbolizer_open(NULL, &sym, &err) < 0) {
+		tap_ok(0, "symbolizer_open: %s", err.msg);
+		return;
+	}
+	symbolizer_set_jit(sym, getpid(), fx_jit, NULL);
+	/* anonymous memory (JIT) of this process: map two pages to name */
+	uint64_t chain[] = {(uint64_t)PERF_CONTEXT_USER, 0x10000 | SYMBOLIZER_C1_TAG,
+			    0x20000 | SYMBOLIZER_C1_TAG, 0x20000};
+	struct symbolizer_frame f[4];
+	size_t n = 0;
+	symbolizer_symbolize(sym, getpid(), chain, 4, f, 4, &n);
+	is_int(n, 3, "three frames");
+	is_str(f[0].name, "a.B.outer_[1]->a.B.inl", "C1 leaf: _[1] on the compiled method");
+	is_str(f[1].name, "a.B.plain_[1]", "C1 caller looked up at ra - 1 without the tag");
+	is_str(f[2].name, "a.B.plain", "the same pc untagged: no mark");
+	symbolizer_close(sym);
+}
+
 static void test_symbolize_method(void)
 {
 	struct symbolizer *sym;
@@ -334,5 +371,6 @@ int main(void)
 	test_limit();
 	test_cfi();
 	test_symbolize_method();
+	test_symbolize_c1();
 	return tap_done();
 }
