@@ -140,8 +140,12 @@ size_t unwind_walk(const struct unwind_ops *ops, const struct unwind_regs *regs,
 	if (max > UNWIND_MAX_FRAMES)
 		max = UNWIND_MAX_FRAMES;
 	res->end = UNWIND_END_ROOT;
-	if (max == 0 || regs->ip == 0)
+	/* No user pc is at or above 2^57: such a word would also read as a
+	 * tag (bits 61, 62) in the callchain. */
+	if (max == 0 || regs->ip == 0 || regs->ip > UNWIND_METHOD_MASK) {
+		res->end = regs->ip ? UNWIND_END_BAD : UNWIND_END_ROOT;
 		return 0;
+	}
 	struct unwind_regs r = *regs;
 	size_t n = 0;
 	out[n++] = r.ip;
@@ -185,6 +189,10 @@ size_t unwind_walk(const struct unwind_ops *ops, const struct unwind_regs *regs,
 		}
 		if (r.ip == 0) {
 			res->end = UNWIND_END_ROOT;
+			break;
+		}
+		if (r.ip > UNWIND_METHOD_MASK) {
+			res->end = UNWIND_END_BAD; /* garbage, not a return address */
 			break;
 		}
 		if (r.sp <= prev.sp) {

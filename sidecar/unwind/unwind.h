@@ -96,8 +96,8 @@ struct unwind_result {
 	uint64_t depth;	     /* bytes of stack the walk went through (last sp - first sp) */
 };
 
-/* Walk: out[0] = regs->ip, then one word per caller (return address, or a
- * tagged Method* for an interpreted frame); a C1-compiled frame's word has
+/* Walk: out[0] = regs->ip (nothing when it is 0 or no user address), then one word per caller
+ * (return address, or a tagged Method* for an interpreted frame); a C1-compiled frame's word has
  * UNWIND_C1_TAG set. At most max words (and
  * UNWIND_MAX_FRAMES). Returns the number of words (>= 1 when regs->ip is
  * not 0). */

@@ -206,6 +206,13 @@ static void test_corrupt(void)
 	regs = (struct unwind_regs){.ip = NMETHOD_A + 0x50, .sp = AT(0), .bp = 0};
 	n = unwind_walk(&ops, &regs, &st, out, 16, &res);
 	ok(n == 5 && out[2] == INTERP + 0x80, "an impossible Method* keeps the pc");
+	/* a return address that is no user address ends the walk (it would
+	 * read as a tag) */
+	fx_thread();
+	stack[3] = 0x4000000000001000ull;
+	regs = (struct unwind_regs){.ip = NMETHOD_A + 0x50, .sp = AT(0), .bp = 0};
+	n = unwind_walk(&ops, &regs, &st, out, 16, &res);
+	ok(n == 1 && res.end == UNWIND_END_BAD, "a return address >= 2^57 ends the walk");
 	/* zero registers */
 	regs = (struct unwind_regs){0};
 	is_int(unwind_walk(&ops, &regs, &st, out, 16, &res), 0, "ip 0: no frames");
