@@ -175,13 +175,15 @@ start_jetty() {
 	[[ "$output" != *"stack copies"* ]]
 }
 
-@test "unwind: Debian's jetty9 under load without PreserveFramePointer: whole Java stacks" {
-	needs_jvm "$JAVA17"
+# jetty_whole LABEL JAVA: Debian's jetty9 under wrk load, no frame pointers,
+# >= 90% whole stacks.
+jetty_whole() {
+	needs_jvm "$2"
 	fs_require_cmd wrk curl
 	[ -f /usr/share/jetty9/start.jar ] || skip "jetty9 is not installed"
-	local name="unwind-$$-$BATS_TEST_NUMBER" port=$((20000 + $$ % 10000))
-	start_jetty "$name" "$JAVA17" "$port"
-	wrk -t1 -c16 -d8s "http://127.0.0.1:$port/" >/dev/null # warm up: JIT compiles
+	local name="unwind-$$-$BATS_TEST_NUMBER" port=$((20000 + ($$ * 8 + BATS_TEST_NUMBER) % 10000))
+	start_jetty "$name" "$2" "$port"
+	wrk -t1 -c16 -d5s "http://127.0.0.1:$port/" >/dev/null # warm up: JIT compiles
 	wrk -t1 -c16 -d"${FS_UNWIND_LOAD_SECONDS:-8}s" "http://127.0.0.1:$port/" >"$OUT/wrk.txt" &
 	local wrkpid=$!
 	cd "$OUT"
@@ -193,11 +195,19 @@ start_jetty() {
 	[[ "$output" == *"(without frame pointers): hotspot"* ]]
 	local pct total
 	read -r pct total < <(whole_pct j.folded)
-	echo "# jetty9: $pct% of $total Java samples reach the thread's base" >&3
+	echo "# jetty9 $1: $pct% of $total Java samples reach the thread's base" >&3
 	echo "# $(grep -o 'hotspot, .*' <<<"$output" | head -1)" >&3
 	[ "$total" -gt 50 ]
 	[ "$pct" -ge 90 ]
 	grep -q 'org\.eclipse\.jetty\.' j.folded
+}
+
+@test "unwind: Debian's jetty9 under load on JDK 17 without PreserveFramePointer: whole stacks" {
+	jetty_whole "JDK 17" "$JAVA17"
+}
+
+@test "unwind: Debian's jetty9 under load on JDK 25 without PreserveFramePointer: whole stacks" {
+	jetty_whole "JDK 25" "$JAVA25"
 }
 
 @test "unwind: a C1-only JVM shows its compiled methods marked _[1]" {
