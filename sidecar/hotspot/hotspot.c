@@ -205,9 +205,13 @@ int hotspot_open_reader(const struct hs_reader *r, const struct hs_syms *syms, s
 		if (rc < 0)
 			fs_error_set(err, -rc, "reading CodeCache::_heaps");
 	}
+	/* the caches are allocated after the heaps were read: a failure there
+	 * leaves them NULL, which hotspot_close handles */
 	if (rc == 0) {
 		hs->mcache = calloc(HS_METHOD_CACHE_SIZE, sizeof(*hs->mcache));
-		if (!hs->mcache)
+		hs->bcache = calloc(HS_BLOB_CACHE_SIZE, sizeof(*hs->bcache));
+		hs->blob_ttl_ms = HS_BLOB_CACHE_TTL_MS;
+		if (!hs->mcache || !hs->bcache)
 			rc = fs_error_set(err, ENOMEM, "allocating the method cache");
 	}
 	if (rc < 0) {
@@ -246,6 +250,7 @@ void hotspot_close(struct hotspot *hs)
 			free(hs->mcache[i].name);
 		free(hs->mcache);
 	}
+	free(hs->bcache);
 	vmstructs_free(hs->vs);
 	free(hs);
 }

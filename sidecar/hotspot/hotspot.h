@@ -63,8 +63,14 @@ struct hotspot_blob {
 };
 
 /* Find the blob containing pc. 1 found (*out filled), 0 not in the code
- * cache (out->kind = HOTSPOT_BLOB_NONE), -errno on a read failure. */
+ * cache (out->kind = HOTSPOT_BLOB_NONE), -errno on a read failure.
+ * Found blobs are cached for up to a second (a hit costs no read; a miss
+ * two or three process_vm_readv calls). */
 int hotspot_find_blob(struct hotspot *hs, uint64_t pc, struct hotspot_blob *out);
+
+/* Drop every cached blob, blob name and method name (after a long pause,
+ * or when the JVM is known to have flushed code). */
+void hotspot_forget(struct hotspot *hs);
 
 /* Quick range check without reading the process: 1 when pc lies in one of
  * the code heaps, else 0. */

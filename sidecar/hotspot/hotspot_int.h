@@ -33,6 +33,9 @@
 #define HS_MAX_BLOB_HEADER   1024	       /* bytes of a CodeBlob/nmethod header read */
 #define HS_MAX_SYMBOL	     1024	       /* bytes of a Symbol's body read */
 #define HS_METHOD_CACHE_SIZE 4096	       /* Method* -> name slots (direct-mapped) */
+#define HS_BLOB_CACHE_SIZE   4096	       /* pc -> blob entries (2-way sets) */
+#define HS_BLOB_CACHE_TTL_MS 1000	       /* a cached blob is trusted this long */
+#define HS_NAME_CACHE_SIZE   64		       /* blob name pointer -> name */
 #define HS_USER_TOP	     0x800000000000ull /* x86_64 user addresses are below */
 
 /* Read len bytes at addr of the target into buf: 0, or -errno (-EFAULT not
@@ -167,6 +170,17 @@ struct hs_method_slot {
 	char *name;
 };
 
+struct hs_blob_slot {
+	uint64_t lo, hi; /* the block; hi 0: empty */
+	uint64_t stamp_ms;
+	struct hotspot_blob b;
+};
+
+struct hs_name_slot {
+	uint64_t ptr; /* 0: empty */
+	char name[64];
+};
+
 struct hotspot {
 	struct hs_reader r;
 	pid_t pid;
@@ -178,6 +192,9 @@ struct hotspot {
 	struct hs_heap heaps[HS_MAX_HEAPS];
 	size_t nheaps;
 	struct hs_method_slot *mcache; /* HS_METHOD_CACHE_SIZE slots */
+	struct hs_blob_slot *bcache;   /* HS_BLOB_CACHE_SIZE slots */
+	uint64_t blob_ttl_ms;	       /* 0: no blob cache (tests) */
+	struct hs_name_slot ncache[HS_NAME_CACHE_SIZE];
 	char namebuf[HS_MAX_SYMBOL * 2 + 2];
 };
 

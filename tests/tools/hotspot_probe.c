@@ -5,6 +5,8 @@
  *   hotspot_probe PID check MAPFILE  compare with the JVM's own
  *                                    `jcmd PID Compiler.perfmap` output
  *   hotspot_probe PID nmethods       every nmethod: "START SIZE name"
+ *   hotspot_probe PID bench N        time N opens, then N rounds of
+ *                                    find_blob + method_name over every blob
  *
  * check: for every line of MAPFILE, find the blob at its start address and
  * compare: a Java method line ("ret pkg.Class.m(args)") must be found as an
@@ -16,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "hotspot.h"
 #include "hotspot_int.h"
@@ -137,6 +140,68 @@ static int print_nmethod(void *ctx, const struct hotspot_blob *b)
 	return 0;
 }
 
+struct bench_pcs {
+	uint64_t pc[4096];
+	size_t n;
+};
+
+static int collect_pc(void *ctx, const struct hotspot_blob *b)
+{
+	struct bench_pcs *p = ctx;
+	if (p->n < sizeof(p->pc) / sizeof(p->pc[0]))
+		p->pc[p->n++] = b->code_begin + (b->code_end - b->code_begin) / 2;
+	return 0;
+}
+
+static double now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* Open cost, and the per-pc cost of find_blob (+ method_name, cached after
+ * the first round) over a pc in the middle of every blob. */
+static int cmd_bench(struct hotspot *hs, pid_t pid, int rounds)
+{
+	struct fs_error err = {0};
+	double t0 = now_us();
+	for (int i = 0; i < rounds; i++) {
+		struct hotspot *h2;
+		if (hotspot_open(pid, &h2, &err) < 0)
+			return 1;
+		hotspot_close(h2);
+	}
+	double t1 = now_us();
+	static struct bench_pcs p;
+	p.n = 0;
+	codecache_each_blob(hs, 4096, collect_pc, &p);
+	double t2 = now_us();
+	size_t found = 0;
+	char name[512];
+	for (int r = 0; r < rounds; r++)
+		for (size_t i = 0; i < p.n; i++) {
+			struct hotspot_blob b;
+			if (hotspot_find_blob(hs, p.pc[i], &b) > 0) {
+				found++;
+				if (b.kind == HOTSPOT_BLOB_NMETHOD)
+					hotspot_method_name(hs, b.method, name, sizeof(name));
+			}
+		}
+	double t3 = now_us();
+	hotspot_forget(hs);
+	for (size_t i = 0; i < p.n; i++) {
+		struct hotspot_blob b;
+		hotspot_find_blob(hs, p.pc[i], &b);
+	}
+	double t4 = now_us();
+	printf("open %.1f us; walk of %zu blobs %.1f us; find_blob+name %.2f us per pc "
+	       "(%zu of %zu found, %d rounds); uncached find_blob %.2f us per pc\n",
+	       (t1 - t0) / rounds, p.n, t2 - t1, (t3 - t2) / ((double)rounds * (double)p.n), found,
+	       (size_t)rounds * p.n, rounds, (t4 - t3) / (double)p.n);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -158,6 +223,8 @@ int main(int argc, char **argv)
 			print_blob(hs, strtoull(argv[i], NULL, 16));
 	else if (strcmp(argv[2], "check") == 0 && argc == 4)
 		rc = cmd_check(hs, argv[3]);
+	else if (strcmp(argv[2], "bench") == 0 && argc == 4)
+		rc = cmd_bench(hs, (pid_t)atoi(argv[1]), atoi(argv[3]) > 0 ? atoi(argv[3]) : 1);
 	else if (strcmp(argv[2], "nmethods") == 0)
 		rc = codecache_each_blob(hs, 1u << 20, print_nmethod, hs) < 0 ? 1 : 0;
 	else

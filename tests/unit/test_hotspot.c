@@ -172,6 +172,33 @@ static void test_lies(void)
 	ok(!open_img(&err, &rc) && rc < 0, "zero code heaps refused");
 }
 
+static void test_cache(void)
+{
+	struct fs_error err = {0};
+	struct hotspot_blob b;
+	char name[64];
+	int rc;
+	hsi_build(&img, 25);
+	struct hotspot *hs = open_img(&err, &rc);
+	if (!ok(hs, "opens"))
+		return;
+	uint64_t pc = HSI_BLOB(HSI_NM_SEG) + HSI_CODE_OFF + 8;
+	is_int(hotspot_find_blob(hs, pc, &b), 1, "found");
+	hotspot_method_name(hs, b.method, name, sizeof(name));
+	memset(img.mem + HSI_SEGMAP, 0xFF, HSI_SEGS); /* the JVM frees everything */
+	is_int(hotspot_find_blob(hs, pc, &b), 1, "cached blob: found without a read");
+	is_int(hotspot_find_blob(hs, pc + 0x80, &b), 0, "another line of the block: read, free");
+	hotspot_forget(hs);
+	is_int(hotspot_find_blob(hs, pc, &b), 0, "after hotspot_forget: read again, free");
+	is_int(hotspot_method_name(hs, HSI_METHOD, name, sizeof(name)), 1, "name read again");
+	hs->blob_ttl_ms = 0;
+	hsi_build(&img, 25);
+	is_int(hotspot_find_blob(hs, pc, &b), 1, "no cache: found");
+	img.mem[HSI_HEAP + (HSI_NM_SEG << HSI_LOG2) + 8] = 0;
+	is_int(hotspot_find_blob(hs, pc, &b), 0, "no cache: the change is seen");
+	hotspot_close(hs);
+}
+
 static void test_hidden_class(void)
 {
 	struct fs_error err = {0};
@@ -193,5 +220,6 @@ int main(void)
 	test_style(25);
 	test_lies();
 	test_hidden_class();
+	test_cache();
 	return tap_done();
 }
