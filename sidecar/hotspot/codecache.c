@@ -384,6 +384,7 @@ void hotspot_forget(struct hotspot *hs)
 {
 	memset(hs->bcache, 0, HS_BLOB_CACHE_SIZE * sizeof(*hs->bcache));
 	memset(hs->ncache, 0, sizeof(hs->ncache));
+	hsscopes_forget(hs);
 	for (size_t i = 0; i < HS_METHOD_CACHE_SIZE; i++) {
 		free(hs->mcache[i].name);
 		hs->mcache[i].name = NULL;

@@ -81,6 +81,23 @@ int hotspot_in_code_cache(const struct hotspot *hs, uint64_t pc);
  * Method*. 1 named (buf NUL-terminated), 0 not a readable Method*, -errno. */
 int hotspot_method_name(struct hotspot *hs, uint64_t method, char *buf, size_t len);
 
+/* One frame of an inline chain. */
+struct hotspot_scope {
+	uint64_t method; /* Method* */
+	int bci;	 /* bytecode index, -1 unknown (or the method's entry) */
+};
+
+/* The inline chain HotSpot recorded for pc in nmethod b (from
+ * hotspot_find_blob), innermost first: out[0] is the method executing at
+ * pc, out[n-1] the nmethod's own method. pc is matched as HotSpot does: the
+ * first PcDesc at or after pc, so a return address (or return address - 1)
+ * gets the chain of its own call site. Returns the number of frames
+ * (1: nothing inlined there), 0 when the nmethod has no debug info for pc
+ * (name it by b->method), -errno. The nmethod's debug info is copied once
+ * and cached (16 nmethods). */
+int hotspot_scopes(struct hotspot *hs, const struct hotspot_blob *b, uint64_t pc,
+		   struct hotspot_scope *out, int max);
+
 /* x86_64 frame facts the unwinder needs, in bytes relative to the frame
  * pointer (rbp) of an interpreted frame. */
 struct hotspot_frame_layout {
