@@ -1,6 +1,6 @@
 /* fuzz_hotspot.c - sidecar/hotspot over a fake JVM image that the fuzzer
  * corrupts: tables, strides, strings, code heap, segment map, blobs,
- * Method chains. It must never crash, read outside the image, or loop.
+ * Method chains, nmethod debug info. It must never crash, read outside the image, or loop.
  *
  * Input: byte 0 picks the layout (JDK 17 or 25 style); then groups of 4
  * bytes (u16 offset into the image, u8 value, u8 mode): mode & 1 writes the
@@ -15,10 +15,21 @@
 
 static struct hsi img;
 
+static int range(void *ctx, uint64_t start, uint64_t end, const struct hotspot_scope *sc, int n)
+{
+	char name[128];
+	for (int i = 0; i < n; i++)
+		hotspot_method_name(ctx, sc[i].method, name, sizeof(name));
+	return 0;
+}
+
 static int count(void *ctx, const struct hotspot_blob *b)
 {
 	char name[128];
+	struct hotspot_scope sc[8];
 	hotspot_method_name(ctx, b->method, name, sizeof(name));
+	hotspot_scopes(ctx, b, b->code_begin + 0x40, sc, 8);
+	hsscopes_ranges(ctx, b, range, ctx);
 	return 0;
 }
 

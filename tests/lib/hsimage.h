@@ -10,7 +10,12 @@
  * style 17 lays CodeBlob out as JDK 11-21 do (code range as pointers, kind
  * by name), style 25 as JDK 23+ (offsets, a _kind byte, int16 frame
  * complete offset, u1 comp level, uint32 block length). The field offsets
- * are made up: the reader must take them from the tables. */
+ * are made up: the reader must take them from the tables.
+ *
+ * The nmethod carries debug info (inside it for style 17, in immutable and
+ * mutable data for 25): PcDescs at code offsets 0x20 (scope pkg.Foo.bar @5),
+ * 0x40 (pkg.Foo.bar @5 -> pkg.Foo.baz @300, a two-byte int) and 0x100 (no
+ * scope), its code ending at offset 0x200. */
 #ifndef FS_TESTS_HSIMAGE_H
 #define FS_TESTS_HSIMAGE_H
 
@@ -46,6 +51,8 @@
 #define HSI_BLOB(s)	(HSI_SEG_ADDR(s) + HSI_HB)
 #define HSI_CODE_OFF	0x60u /* code starts this far into a blob */
 #define HSI_METHOD	(HSI_BASE + HSI_META)
+#define HSI_METHOD2	(HSI_BASE + HSI_META + 0x300)
+#define HSI_NM_CODE_END 0x200u /* the nmethod's code: [HSI_CODE_OFF, this) */
 
 struct hsi {
 	uint8_t mem[HSI_SIZE];
@@ -118,14 +125,15 @@ static inline void hsi_block(struct hsi *im, int style, uint32_t seg, uint32_t l
 	hsi_put(im, blob + 8, size, 4);
 	hsi_put(im, blob + 12, (uint64_t)frame_words, 4);
 	hsi_put(im, blob + 16, 0x10, style == 25 ? 2 : 4);
+	uint32_t code_end = nmethod ? HSI_NM_CODE_END : size - 8;
 	if (style == 25) {
 		hsi_put(im, blob + 24, HSI_CODE_OFF, 4);
-		hsi_put(im, blob + 28, size - 8, 4);
+		hsi_put(im, blob + 28, code_end, 4);
 		im->mem[blob + 40] = nmethod ? 1 : 6;
 		im->mem[blob + 56] = 4;
 	} else {
 		hsi_put(im, blob + 24, HSI_BASE + blob + HSI_CODE_OFF, 8);
-		hsi_put(im, blob + 32, HSI_BASE + blob + size - 8, 8);
+		hsi_put(im, blob + 32, HSI_BASE + blob + code_end, 8);
 		hsi_put(im, blob + 56, 4, 4);
 	}
 	if (nmethod)
@@ -170,6 +178,21 @@ static inline void hsi_tables(struct hsi *im, int style)
 		hsi_field(im, "CompiledMethod", "_method", "Method*", 0, 48);
 		hsi_field(im, "nmethod", "_comp_level", "int", 0, 56);
 	}
+	hsi_field(im, "PcDesc", "_pc_offset", "int", 0, 0);
+	hsi_field(im, "PcDesc", "_scope_decode_offset", "int", 0, 4);
+	hsi_field(im, "nmethod", "_scopes_pcs_offset", "int", 0, 64);
+	if (style == 25) {
+		hsi_field(im, "nmethod", "_scopes_data_offset", "int", 0, 68);
+		hsi_field(im, "nmethod", "_immutable_data_size", "int", 0, 72);
+		hsi_field(im, "nmethod", "_immutable_data", "address", 0, 80);
+		hsi_field(im, "CodeBlob", "_mutable_data", "address", 0, 88);
+		hsi_field(im, "CodeBlob", "_mutable_data_size", "int", 0, 96);
+		hsi_field(im, "CodeBlob", "_relocation_size", "int", 0, 100);
+	} else {
+		hsi_field(im, "nmethod", "_dependencies_offset", "int", 0, 68);
+		hsi_field(im, "nmethod", "_metadata_offset", "int", 0, 72);
+		hsi_field(im, "CompiledMethod", "_scopes_data_begin", "address", 0, 80);
+	}
 	hsi_field(im, "Method", "_constMethod", "ConstMethod*", 0, 8);
 	hsi_field(im, "ConstMethod", "_constants", "ConstantPool*", 0, 8);
 	hsi_field(im, "ConstMethod", "_name_index", "u2", 0, 34);
@@ -191,13 +214,61 @@ static inline void hsi_tables(struct hsi *im, int style)
 		     {"CompLevel", 1},
 		     {"CodeBlobKind", 1},
 		     {"HeapBlock", HSI_HB},
-		     {"ConstantPool", HSI_CP_SIZE}};
+		     {"ConstantPool", HSI_CP_SIZE},
+		     {"PcDesc", 16}};
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
 		hsi_type(im, types[i].n, types[i].s);
 	if (style == 25) {
 		hsi_put(im, HSI_INTS + 0, hsi_string(im, "CodeBlobKind::Nmethod"), 8);
 		hsi_put(im, HSI_INTS + 8, 1, 4);
 	}
+}
+
+/* The nmethod's debug info: metadata {bar, baz}, scopes data (offset 0 is
+ * never a record), PcDescs. */
+static inline void hsi_debug_info(struct hsi *im, int style)
+{
+	uint32_t blob = HSI_HEAP + (HSI_NM_SEG << HSI_LOG2) + HSI_HB;
+	/* X = 1 (JDK 20+) adds 1 to every byte; 301 takes two bytes */
+	static const uint8_t data17[] = {0xAA, 0, 1, 6, 1, 2, 237, 1};
+	static const uint8_t data25[] = {0xAA, 1, 2, 7, 2, 3, 238, 2};
+	const uint8_t *data = style == 25 ? data25 : data17;
+	const int32_t pcs[4][2] = {{-1, 0}, {0x20, 1}, {0x40, 4}, {0x100, 0}};
+	uint32_t meta, sdata, spcs, base;
+	if (style == 25) {
+		base = HSI_META + 0x400; /* immutable: PcDescs, then scopes data */
+		spcs = base;
+		sdata = base + 0x40;
+		meta = HSI_META + 0x500 + 8; /* mutable: 8 bytes of relocations first */
+		hsi_put(im, blob + 64, 0, 4);
+		hsi_put(im, blob + 68, 0x40, 4);
+		hsi_put(im, blob + 72, 0x40 + sizeof(data17), 4);
+		hsi_put(im, blob + 80, HSI_BASE + base, 8);
+		hsi_put(im, blob + 88, HSI_BASE + HSI_META + 0x500, 8);
+		hsi_put(im, blob + 96, 8 + 16, 4);
+		hsi_put(im, blob + 100, 8, 4);
+	} else {
+		meta = blob + HSI_NM_CODE_END; /* inside the nmethod */
+		sdata = meta + 16;
+		spcs = sdata + 0x10;
+		hsi_put(im, blob + 64, spcs - blob, 4);
+		hsi_put(im, blob + 68, spcs - blob + 64, 4);
+		hsi_put(im, blob + 72, meta - blob, 4);
+		hsi_put(im, blob + 80, HSI_BASE + sdata, 8);
+	}
+	hsi_put(im, meta, HSI_METHOD, 8);
+	hsi_put(im, meta + 8, HSI_METHOD2, 8);
+	memcpy(im->mem + sdata, data, sizeof(data17));
+	for (uint32_t i = 0; i < 4; i++) {
+		hsi_put(im, spcs + i * 16, (uint32_t)pcs[i][0], 4);
+		hsi_put(im, spcs + i * 16 + 4, (uint32_t)pcs[i][1], 4);
+	}
+	/* pkg.Foo.baz: a second Method in the same class, name index 4 */
+	uint32_t m2 = HSI_META + 0x300, cm2 = m2 + 0x40, cp = HSI_META + 0x80;
+	hsi_put(im, m2 + 8, HSI_BASE + cm2, 8);
+	hsi_put(im, cm2 + 8, HSI_BASE + cp, 8);
+	hsi_put(im, cm2 + 34, 4, 2);
+	hsi_put(im, cp + HSI_CP_SIZE + 4 * 8, hsi_symbol(im, HSI_META + 0x280, "baz"), 8);
 }
 
 /* Statics, the heap and the metadata of the nmethod. */
@@ -248,6 +319,7 @@ static inline void hsi_build(struct hsi *im, int style)
 	im->str = HSI_STRINGS;
 	hsi_tables(im, style);
 	hsi_objects(im, style);
+	hsi_debug_info(im, style);
 	static const uint64_t vals[HS_SYM_COUNT] = {
 	    [HS_SYM_STRUCTS] = HSI_BASE + HSI_STRUCTS,
 	    [HS_SYM_TYPES] = HSI_BASE + HSI_TYPES,

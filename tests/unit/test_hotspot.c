@@ -172,6 +172,79 @@ static void test_lies(void)
 	ok(!open_img(&err, &rc) && rc < 0, "zero code heaps refused");
 }
 
+struct range {
+	uint64_t start, end;
+	int n;
+	uint64_t inner;
+};
+
+static int collect_range(void *ctx, uint64_t start, uint64_t end, const struct hotspot_scope *sc,
+			 int n)
+{
+	struct range *r = ctx;
+	while (r->end)
+		r++;
+	r->start = start;
+	r->end = end;
+	r->n = n;
+	r->inner = n ? sc[0].method : 0;
+	return 0;
+}
+
+static void test_scopes(int style)
+{
+	struct fs_error err = {0};
+	struct hotspot_blob b;
+	struct hotspot_scope sc[8];
+	int rc;
+	hsi_build(&img, style);
+	struct hotspot *hs = open_img(&err, &rc);
+	if (!ok(hs, "style %d: opens", style))
+		return;
+	uint64_t cb = HSI_BLOB(HSI_NM_SEG) + HSI_CODE_OFF;
+	is_int(hotspot_find_blob(hs, cb + 0x10, &b), 1, "style %d: nmethod", style);
+	is_int(hotspot_scopes(hs, &b, cb + 0x10, sc, 8), 1, "style %d: before 1st PcDesc", style);
+	ok(sc[0].method == HSI_METHOD && sc[0].bci == 5, "style %d: bar @5", style);
+	is_int(hotspot_scopes(hs, &b, cb + 0x40, sc, 8), 2, "style %d: return address", style);
+	ok(sc[0].method == HSI_METHOD2 && sc[0].bci == 300 && sc[1].method == HSI_METHOD &&
+	       sc[1].bci == 5,
+	   "style %d: baz @300 (two-byte int) inlined into bar @5", style);
+	is_int(hotspot_scopes(hs, &b, cb + 0x3f, sc, 8), 2, "style %d: return address - 1", style);
+	is_int(hotspot_scopes(hs, &b, cb + 0x40, sc, 1), 1, "style %d: bounded by max", style);
+	is_int(hotspot_scopes(hs, &b, cb + 0x41, sc, 8), 1, "style %d: next PcDesc", style);
+	ok(sc[0].method == HSI_METHOD && sc[0].bci == -1, "style %d: no scope: own method", style);
+	is_int(hotspot_scopes(hs, &b, cb + 0x150, sc, 8), 0, "style %d: after the last", style);
+	char name[64];
+	hotspot_method_name(hs, HSI_METHOD2, name, sizeof(name));
+	is_str(name, "pkg.Foo.baz", "style %d: the inlined method's name", style);
+
+	struct range r[8] = {{0}};
+	is_int(hsscopes_ranges(hs, &b, collect_range, r), 0, "style %d: ranges", style);
+	ok(r[0].start == cb && r[0].end == cb + 0x21 && r[0].n == 1 && r[1].start == cb + 0x21 &&
+	       r[1].end == cb + 0x41 && r[1].n == 2 && r[1].inner == HSI_METHOD2 &&
+	       r[2].end == cb + 0x101 && r[3].start == cb + 0x101 &&
+	       r[3].end == HSI_BLOB(HSI_NM_SEG) + HSI_NM_CODE_END && r[3].n == 0 && !r[4].end,
+	   "style %d: ranges (prev, pc] cover the code in order", style);
+
+	/* lies: a sender after its callee, a method index past the metadata */
+	hotspot_forget(hs);
+	uint32_t off =
+	    style == 25 ? HSI_META + 0x440 : HSI_HEAP + (HSI_NM_SEG << HSI_LOG2) + HSI_HB + 0x210;
+	img.mem[off + 4] = (uint8_t)(style == 25 ? 8 : 7); /* sender 7 > 4 */
+	is_int(hotspot_scopes(hs, &b, cb + 0x40, sc, 8), 0, "style %d: sender loop refused", style);
+	hsi_build(&img, style);
+	hotspot_forget(hs);
+	img.mem[off + 5] = 9;
+	is_int(hotspot_scopes(hs, &b, cb + 0x40, sc, 8), 0, "style %d: bad method index", style);
+	hsi_build(&img, style);
+	hotspot_forget(hs);
+	img.mem[off + 6] = 0xFF; /* a long int running towards the section's end */
+	img.mem[off + 7] = 0xFF;
+	rc = hotspot_scopes(hs, &b, cb + 0x40, sc, 8);
+	ok(rc >= 0 && rc <= 2, "style %d: long int: bounded (%d)", style, rc);
+	hotspot_close(hs);
+}
+
 static void test_cache(void)
 {
 	struct fs_error err = {0};
@@ -221,5 +294,7 @@ int main(void)
 	test_lies();
 	test_hidden_class();
 	test_cache();
+	test_scopes(17);
+	test_scopes(25);
 	return tap_done();
 }
