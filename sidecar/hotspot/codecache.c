@@ -390,31 +390,68 @@ void hotspot_forget(struct hotspot *hs)
 		hs->mcache[i].name = NULL;
 		hs->mcache[i].method = 0;
 	}
+	for (size_t i = 0; i < HS_KLASS_CACHE_SIZE; i++) {
+		free(hs->kcache[i].name);
+		hs->kcache[i].name = NULL;
+		hs->kcache[i].method = 0;
+	}
+}
+
+/* A window of heap memory for the walk: blocks are read 64 KiB at a time
+ * instead of one or two reads per block. */
+struct cc_window {
+	uint64_t lo, hi; /* [lo, hi) held */
+	uint8_t buf[HS_MAX_READ];
+};
+
+/* The n bytes at a, from the window (refilled from a when needed, up to
+ * end); NULL when they cannot be read. */
+static const uint8_t *cc_window_get(struct hotspot *hs, struct cc_window *w, uint64_t a, size_t n,
+				    uint64_t end)
+{
+	if (a >= w->lo && a + n <= w->hi)
+		return w->buf + (a - w->lo);
+	if (a >= end || n > end - a || n > sizeof(w->buf))
+		return NULL;
+	size_t len = end - a < sizeof(w->buf) ? (size_t)(end - a) : sizeof(w->buf);
+	w->lo = w->hi = 0;
+	if (hsmem_read(&hs->r, a, w->buf, len) < 0)
+		return NULL;
+	w->lo = a;
+	w->hi = a + len;
+	return w->buf;
 }
 
 /* One heap, block by block from its first segment, following each block's
  * length in segments. */
-static int cc_each_in_heap(struct hotspot *hs, const struct hs_heap *h, size_t *left,
-			   int (*fn)(void *ctx, const struct hotspot_blob *b), void *ctx)
+static int cc_each_in_heap(struct hotspot *hs, const struct hs_heap *h, struct cc_window *w,
+			   size_t *left, int (*fn)(void *ctx, const struct hotspot_blob *b),
+			   void *ctx)
 {
 	const struct hs_layout *l = &hs->l;
 	uint64_t nseg = (h->committed - h->low) >> h->log2_segment;
-	uint8_t hdr[64];
-	if (l->hb_size > sizeof(hdr))
+	if (l->hb_size > 64)
 		return -EINVAL;
+	w->lo = w->hi = 0;
 	for (uint64_t seg = 0; seg<nseg && * left> 0;) {
-		uint64_t block = h->low + (seg << h->log2_segment), len;
-		int rc = hsmem_read(&hs->r, block, hdr, l->hb_size);
-		if (rc < 0)
-			return rc == -EFAULT ? 0 : rc;
-		len = 0;
+		uint64_t block = h->low + (seg << h->log2_segment), len = 0;
+		const uint8_t *hdr = cc_window_get(hs, w, block, l->hb_size, h->committed);
+		if (!hdr)
+			return 0;
 		memcpy(&len, hdr + l->hb_len_off, (size_t)l->hb_len_width);
 		if (len == 0 || len > nseg - seg)
 			return 0; /* inconsistent (or being changed): stop this heap */
 		if (hdr[l->hb_used_off]) {
 			struct hotspot_blob b;
+			uint64_t blob = block + l->hb_size;
+			int rc;
 			(*left)--;
-			rc = codecache_read_blob(hs, block + l->hb_size, &b);
+			const uint8_t *bh = cc_window_get(hs, w, blob, l->blob_read, h->committed);
+			cc_blob_none(&b);
+			if (bh)
+				rc = cc_parse_blob(hs, blob, bh, &b);
+			else
+				rc = codecache_read_blob(hs, blob, &b);
 			if (rc < 0)
 				return rc;
 			if (rc > 0 && (rc = fn(ctx, &b)) != 0)
@@ -432,7 +469,11 @@ int codecache_each_blob(struct hotspot *hs, size_t max_blobs,
 	if (rc < 0)
 		return rc;
 	size_t left = max_blobs;
+	struct cc_window *w = malloc(sizeof(*w));
+	if (!w)
+		return -ENOMEM;
 	for (size_t i = 0; i < hs->nheaps && rc == 0; i++)
-		rc = cc_each_in_heap(hs, &hs->heaps[i], &left, fn, ctx);
+		rc = cc_each_in_heap(hs, &hs->heaps[i], w, &left, fn, ctx);
+	free(w);
 	return rc;
 }

@@ -261,8 +261,9 @@ int hotspot_open_reader(const struct hs_reader *r, const struct hs_syms *syms, s
 	if (rc == 0) {
 		hs->mcache = calloc(HS_METHOD_CACHE_SIZE, sizeof(*hs->mcache));
 		hs->bcache = calloc(HS_BLOB_CACHE_SIZE, sizeof(*hs->bcache));
+		hs->kcache = calloc(HS_KLASS_CACHE_SIZE, sizeof(*hs->kcache));
 		hs->blob_ttl_ms = HS_BLOB_CACHE_TTL_MS;
-		if (!hs->mcache || !hs->bcache)
+		if (!hs->mcache || !hs->bcache || !hs->kcache)
 			rc = fs_error_set(err, ENOMEM, "allocating the method cache");
 	}
 	if (rc < 0) {
@@ -302,6 +303,11 @@ void hotspot_close(struct hotspot *hs)
 		free(hs->mcache);
 	}
 	free(hs->bcache);
+	if (hs->kcache) {
+		for (size_t i = 0; i < HS_KLASS_CACHE_SIZE; i++)
+			free(hs->kcache[i].name);
+		free(hs->kcache);
+	}
 	hsscopes_forget(hs);
 	vmstructs_free(hs->vs);
 	free(hs);

@@ -34,6 +34,7 @@
 #define HS_MAX_BLOB_HEADER   1024	       /* bytes of a CodeBlob/nmethod header read */
 #define HS_MAX_SYMBOL	     1024	       /* bytes of a Symbol's body read */
 #define HS_METHOD_CACHE_SIZE 4096	       /* Method* -> name slots (direct-mapped) */
+#define HS_KLASS_CACHE_SIZE  1024	       /* Klass* -> dotted class name */
 #define HS_BLOB_CACHE_SIZE   4096	       /* pc -> blob entries (2-way sets) */
 #define HS_BLOB_CACHE_TTL_MS 1000	       /* a cached blob is trusted this long */
 #define HS_NAME_CACHE_SIZE   64		       /* blob name pointer -> name */
@@ -210,6 +211,7 @@ struct hotspot {
 	struct hs_heap heaps[HS_MAX_HEAPS];
 	size_t nheaps;
 	struct hs_method_slot *mcache; /* HS_METHOD_CACHE_SIZE slots */
+	struct hs_method_slot *kcache; /* HS_KLASS_CACHE_SIZE slots (Klass* -> class) */
 	struct hs_blob_slot *bcache;   /* HS_BLOB_CACHE_SIZE slots */
 	uint64_t blob_ttl_ms;	       /* 0: no blob cache (tests) */
 	struct hs_name_slot ncache[HS_NAME_CACHE_SIZE];
