@@ -208,9 +208,9 @@ oracle() {
 # attached to names >= 95% of its Java frames through vmstructs, and the
 # container's rootfs and /tmp are unchanged.
 run_fallback() {
-	local name=$1
-	shift
-	start_hs "$name" "$JAVA17" "$@" -- --threads 2 --warmup 1
+	local name=$1 java=$2
+	shift 2
+	start_hs "$name" "$java" "$@" -- --threads 2 --warmup 1
 	listing "$name" "$PID" >"$OUT/before"
 	cd "$OUT"
 	run "$FS_SIDECAR" run "$name" -d 3s -F 199 -o fb.svg
@@ -228,11 +228,17 @@ run_fallback() {
 
 @test "run: a JVM with -XX:+DisableAttachMechanism is named through vmstructs, nothing created" {
 	needs_jvm "$JAVA17"
-	run_fallback "hs-$$-$BATS_TEST_NUMBER" --jvm-opt -XX:+PreserveFramePointer \
+	run_fallback "hs-$$-$BATS_TEST_NUMBER" "$JAVA17" --jvm-opt -XX:+PreserveFramePointer \
+		--jvm-opt -XX:+DisableAttachMechanism
+}
+
+@test "run: a JDK 25 JVM with -XX:+DisableAttachMechanism is named through vmstructs, nothing created" {
+	needs_jvm "$JAVA25"
+	run_fallback "hs-$$-$BATS_TEST_NUMBER" "$JAVA25" --jvm-opt -XX:+PreserveFramePointer \
 		--jvm-opt -XX:+DisableAttachMechanism
 }
 
 @test "run: a JVM with a read-only /tmp and rootfs is named through vmstructs, nothing created" {
 	needs_jvm "$JAVA17"
-	run_fallback "hs-$$-$BATS_TEST_NUMBER" --ro-tmp --jvm-opt -XX:+PreserveFramePointer
+	run_fallback "hs-$$-$BATS_TEST_NUMBER" "$JAVA17" --ro-tmp --jvm-opt -XX:+PreserveFramePointer
 }
