@@ -9,7 +9,10 @@
  * and the CodeBlob follows it. This is how the serviceability agent finds a
  * blob (CodeHeap::find_start in HotSpot); every step here is bounded. */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "hotspot_int.h"
 
@@ -207,26 +210,37 @@ static int cc_code_range(const struct hs_layout *l, uint64_t blob, const uint8_t
 	return 1;
 }
 
-int codecache_read_blob(struct hotspot *hs, uint64_t blob, struct hotspot_blob *out)
+/* A blob's name from its (libjvm read-only) name pointer, through a small
+ * cache: a JVM has a few dozen distinct blob names. */
+static void cc_blob_name(struct hotspot *hs, uint64_t ptr, char *out, size_t len)
+{
+	size_t slot = (size_t)(ptr >> 3) % HS_NAME_CACHE_SIZE;
+	struct hs_name_slot *s = &hs->ncache[slot];
+	out[0] = '\0';
+	if (!hsmem_ptr_ok(ptr, 1))
+		return;
+	if (s->ptr != ptr) {
+		char buf[sizeof(s->name)];
+		int rc = hsmem_read_cstr(&hs->r, ptr, buf, sizeof(buf));
+		if (rc < 0 && rc != -ENAMETOOLONG)
+			return;
+		memcpy(s->name, buf, sizeof(s->name));
+		s->ptr = ptr;
+	}
+	snprintf(out, len, "%s", s->name);
+}
+
+/* Fill out from a copy of a blob's header (hs->l.blob_read bytes). */
+static int cc_parse_blob(struct hotspot *hs, uint64_t blob, const uint8_t *hdr,
+			 struct hotspot_blob *out)
 {
 	const struct hs_layout *l = &hs->l;
-	uint8_t hdr[HS_MAX_BLOB_HEADER];
-	memset(out, 0, sizeof(*out));
-	out->kind = HOTSPOT_BLOB_NONE;
-	out->frame_complete = -1;
-	if (!hsmem_ptr_ok(blob, 8))
-		return 0;
-	int rc = hsmem_read(&hs->r, blob, hdr, l->blob_read);
-	if (rc == -EFAULT)
-		return 0;
-	if (rc < 0)
-		return rc;
 	int32_t size, fsz;
 	uint64_t name;
 	memcpy(&size, hdr + l->cb_size_off, sizeof(size));
 	memcpy(&fsz, hdr + l->cb_frame_size_off, sizeof(fsz));
 	memcpy(&name, hdr + l->cb_name_off, sizeof(name));
-	if (size <= 0 || (uint32_t)size > CC_MAX_BLOB || (uint64_t)size < l->blob_read / 2)
+	if (size < 16 || (uint32_t)size > CC_MAX_BLOB)
 		return 0;
 	if (!cc_code_range(l, blob, hdr, size, out))
 		return 0;
@@ -245,10 +259,8 @@ int codecache_read_blob(struct hotspot *hs, uint64_t blob, struct hotspot_blob *
 	}
 	out->frame_complete =
 	    fco >= 0 && (uint64_t)fco <= out->code_end - out->code_begin ? (int32_t)fco : -1;
-	char nbuf[sizeof(out->name)] = "";
-	if (!hsmem_ptr_ok(name, 1) || hsmem_read_cstr(&hs->r, name, nbuf, sizeof(nbuf)) == -EFAULT)
-		nbuf[0] = '\0';
-	nbuf[sizeof(nbuf) - 1] = '\0';
+	char nbuf[sizeof(out->name)];
+	cc_blob_name(hs, name, nbuf, sizeof(nbuf));
 	out->kind = HOTSPOT_BLOB_STUB;
 	cc_blob_kind(hs, hdr, nbuf, out);
 	if (out->kind == HOTSPOT_BLOB_STUB)
@@ -256,64 +268,190 @@ int codecache_read_blob(struct hotspot *hs, uint64_t blob, struct hotspot_blob *
 	return 1;
 }
 
-int hotspot_find_blob(struct hotspot *hs, uint64_t pc, struct hotspot_blob *out)
+static void cc_blob_none(struct hotspot_blob *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->kind = HOTSPOT_BLOB_NONE;
 	out->frame_complete = -1;
+}
+
+int codecache_read_blob(struct hotspot *hs, uint64_t blob, struct hotspot_blob *out)
+{
+	uint8_t hdr[HS_MAX_BLOB_HEADER];
+	cc_blob_none(out);
+	if (!hsmem_ptr_ok(blob, 8))
+		return 0;
+	int rc = hsmem_read(&hs->r, blob, hdr, hs->l.blob_read);
+	if (rc < 0)
+		return rc == -EFAULT ? 0 : rc;
+	return cc_parse_blob(hs, blob, hdr, out);
+}
+
+static uint64_t cc_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The blob cache: two-way sets chosen by a hash of the pc's 128-byte line;
+ * an entry covers its whole block and is trusted for hs->blob_ttl_ms (code
+ * is flushed and its memory reused, so a stale entry could name the wrong
+ * method). A new entry goes in way 0, the previous one moves to way 1. */
+static struct hs_blob_slot *cc_set(struct hotspot *hs, uint64_t pc)
+{
+	uint64_t h = (pc >> 7) * 0x9E3779B97F4A7C15ull;
+	return &hs->bcache[(size_t)(h >> 40) % (HS_BLOB_CACHE_SIZE / 2) * 2];
+}
+
+static const struct hs_blob_slot *cc_cached(struct hotspot *hs, uint64_t pc, uint64_t now)
+{
+	const struct hs_blob_slot *set = cc_set(hs, pc);
+	for (int w = 0; w < 2; w++) {
+		const struct hs_blob_slot *e = &set[w];
+		if (e->hi && pc >= e->lo && pc < e->hi && now - e->stamp_ms < hs->blob_ttl_ms)
+			return e;
+	}
+	return NULL;
+}
+
+static void cc_remember(struct hotspot *hs, uint64_t pc, uint64_t lo, uint64_t hi, uint64_t now,
+			const struct hotspot_blob *b)
+{
+	struct hs_blob_slot *set = cc_set(hs, pc);
+	set[1] = set[0];
+	set[0].lo = lo;
+	set[0].hi = hi;
+	set[0].stamp_ms = now;
+	set[0].b = *b;
+}
+
+/* Read the block holding segment seg of h and its blob: 1, 0, -errno. */
+static int cc_read_block(struct hotspot *hs, const struct hs_heap *h, uint64_t seg, uint64_t pc,
+			 struct hotspot_blob *out, uint64_t *block_end)
+{
+	const struct hs_layout *l = &hs->l;
+	uint8_t buf[64 + HS_MAX_BLOB_HEADER];
+	uint64_t block = h->low + (seg << h->log2_segment), len = 0;
+	if (l->hb_size > 64)
+		return 0;
+	/* header and blob in one read; near the end of the heap, the header
+	 * alone first tells whether the rest is there */
+	int rc = hsmem_read(&hs->r, block, buf, l->hb_size + l->blob_read);
+	if (rc == -EFAULT)
+		return 0;
+	if (rc < 0)
+		return rc;
+	memcpy(&len, buf + l->hb_len_off, (size_t)l->hb_len_width);
+	if (!buf[l->hb_used_off] || len == 0 || len > (h->high - block) >> h->log2_segment)
+		return 0;
+	*block_end = block + (len << h->log2_segment);
+	if (pc >= *block_end) /* the block must hold pc */
+		return 0;
+	return cc_parse_blob(hs, block + l->hb_size, buf + l->hb_size, out);
+}
+
+int hotspot_find_blob(struct hotspot *hs, uint64_t pc, struct hotspot_blob *out)
+{
+	cc_blob_none(out);
 	const struct hs_heap *h = cc_heap_of(hs, pc);
 	if (!h)
 		return 0;
-	uint64_t seg = (pc - h->low) >> h->log2_segment;
+	uint64_t now = hs->blob_ttl_ms ? cc_now_ms() : 0;
+	const struct hs_blob_slot *hit = hs->blob_ttl_ms ? cc_cached(hs, pc, now) : NULL;
+	if (hit) {
+		*out = hit->b;
+		return 1;
+	}
+	uint64_t seg = (pc - h->low) >> h->log2_segment, end = 0;
 	if (seg >= h->segmap_high - h->segmap_low)
 		return 0;
 	int rc = cc_block_start(hs, h, &seg);
 	if (rc <= 0)
 		return rc;
-	uint64_t block = h->low + (seg << h->log2_segment), len = 0;
-	uint8_t hdr[64];
-	if (hs->l.hb_size > sizeof(hdr))
-		return 0;
-	rc = hsmem_read(&hs->r, block, hdr, hs->l.hb_size);
-	if (rc < 0)
-		return rc == -EFAULT ? 0 : rc;
-	memcpy(&len, hdr + hs->l.hb_len_off, (size_t)hs->l.hb_len_width);
-	if (!hdr[hs->l.hb_used_off] || len == 0 || len > (h->high - block) >> h->log2_segment)
-		return 0;
-	/* the block must hold pc */
-	if (pc >= block + (len << h->log2_segment))
-		return 0;
 	struct hotspot_blob b;
-	rc = codecache_read_blob(hs, block + hs->l.hb_size, &b);
+	cc_blob_none(&b);
+	rc = cc_read_block(hs, h, seg, pc, &b, &end);
 	if (rc <= 0)
 		return rc;
 	*out = b;
+	if (hs->blob_ttl_ms)
+		cc_remember(hs, pc, h->low + (seg << h->log2_segment), end, now, &b);
 	return 1;
+}
+
+void hotspot_forget(struct hotspot *hs)
+{
+	memset(hs->bcache, 0, HS_BLOB_CACHE_SIZE * sizeof(*hs->bcache));
+	memset(hs->ncache, 0, sizeof(hs->ncache));
+	hsscopes_forget(hs);
+	for (size_t i = 0; i < HS_METHOD_CACHE_SIZE; i++) {
+		free(hs->mcache[i].name);
+		hs->mcache[i].name = NULL;
+		hs->mcache[i].method = 0;
+	}
+	for (size_t i = 0; i < HS_KLASS_CACHE_SIZE; i++) {
+		free(hs->kcache[i].name);
+		hs->kcache[i].name = NULL;
+		hs->kcache[i].method = 0;
+	}
+}
+
+/* A window of heap memory for the walk: blocks are read 64 KiB at a time
+ * instead of one or two reads per block. */
+struct cc_window {
+	uint64_t lo, hi; /* [lo, hi) held */
+	uint8_t buf[HS_MAX_READ];
+};
+
+/* The n bytes at a, from the window (refilled from a when needed, up to
+ * end); NULL when they cannot be read. */
+static const uint8_t *cc_window_get(struct hotspot *hs, struct cc_window *w, uint64_t a, size_t n,
+				    uint64_t end)
+{
+	if (a >= w->lo && a + n <= w->hi)
+		return w->buf + (a - w->lo);
+	if (a >= end || n > end - a || n > sizeof(w->buf))
+		return NULL;
+	size_t len = end - a < sizeof(w->buf) ? (size_t)(end - a) : sizeof(w->buf);
+	w->lo = w->hi = 0;
+	if (hsmem_read(&hs->r, a, w->buf, len) < 0)
+		return NULL;
+	w->lo = a;
+	w->hi = a + len;
+	return w->buf;
 }
 
 /* One heap, block by block from its first segment, following each block's
  * length in segments. */
-static int cc_each_in_heap(struct hotspot *hs, const struct hs_heap *h, size_t *left,
-			   int (*fn)(void *ctx, const struct hotspot_blob *b), void *ctx)
+static int cc_each_in_heap(struct hotspot *hs, const struct hs_heap *h, struct cc_window *w,
+			   size_t *left, int (*fn)(void *ctx, const struct hotspot_blob *b),
+			   void *ctx)
 {
 	const struct hs_layout *l = &hs->l;
 	uint64_t nseg = (h->committed - h->low) >> h->log2_segment;
-	uint8_t hdr[64];
-	if (l->hb_size > sizeof(hdr))
+	if (l->hb_size > 64)
 		return -EINVAL;
+	w->lo = w->hi = 0;
 	for (uint64_t seg = 0; seg<nseg && * left> 0;) {
-		uint64_t block = h->low + (seg << h->log2_segment), len;
-		int rc = hsmem_read(&hs->r, block, hdr, l->hb_size);
-		if (rc < 0)
-			return rc == -EFAULT ? 0 : rc;
-		len = 0;
+		uint64_t block = h->low + (seg << h->log2_segment), len = 0;
+		const uint8_t *hdr = cc_window_get(hs, w, block, l->hb_size, h->committed);
+		if (!hdr)
+			return 0;
 		memcpy(&len, hdr + l->hb_len_off, (size_t)l->hb_len_width);
 		if (len == 0 || len > nseg - seg)
 			return 0; /* inconsistent (or being changed): stop this heap */
 		if (hdr[l->hb_used_off]) {
 			struct hotspot_blob b;
+			uint64_t blob = block + l->hb_size;
+			int rc;
 			(*left)--;
-			rc = codecache_read_blob(hs, block + l->hb_size, &b);
+			const uint8_t *bh = cc_window_get(hs, w, blob, l->blob_read, h->committed);
+			cc_blob_none(&b);
+			if (bh)
+				rc = cc_parse_blob(hs, blob, bh, &b);
+			else
+				rc = codecache_read_blob(hs, blob, &b);
 			if (rc < 0)
 				return rc;
 			if (rc > 0 && (rc = fn(ctx, &b)) != 0)
@@ -331,7 +469,11 @@ int codecache_each_blob(struct hotspot *hs, size_t max_blobs,
 	if (rc < 0)
 		return rc;
 	size_t left = max_blobs;
+	struct cc_window *w = malloc(sizeof(*w));
+	if (!w)
+		return -ENOMEM;
 	for (size_t i = 0; i < hs->nheaps && rc == 0; i++)
-		rc = cc_each_in_heap(hs, &hs->heaps[i], &left, fn, ctx);
+		rc = cc_each_in_heap(hs, &hs->heaps[i], w, &left, fn, ctx);
+	free(w);
 	return rc;
 }

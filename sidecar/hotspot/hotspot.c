@@ -120,6 +120,55 @@ static void hs_resolve_blob(struct hs_resolve *x, struct hs_layout *l)
 	l->blob_read = end;
 }
 
+/* The nmethod debug info, optional: without it nmethods are named by their
+ * outer method only. */
+static void hs_resolve_scopes(const struct vmstructs *vs, struct hs_layout *l)
+{
+	uint64_t end = 0;
+	int ok =
+	    vmstructs_type_size(vs, "PcDesc", &l->pcdesc_size) == 0 &&
+	    vmstructs_field(vs, "PcDesc", "_pc_offset", &l->pcd_pc_off, NULL) == 0 &&
+	    vmstructs_field(vs, "PcDesc", "_scope_decode_offset", &l->pcd_decode_off, NULL) == 0 &&
+	    vmstructs_field(vs, "nmethod", "_scopes_pcs_offset", &l->nm_pcs_off, NULL) == 0;
+	if (!ok || l->pcdesc_size < 8 || l->pcdesc_size > 64 ||
+	    l->pcd_pc_off + 4 > l->pcdesc_size || l->pcd_decode_off + 4 > l->pcdesc_size)
+		return;
+	if (vmstructs_field(vs, "nmethod", "_immutable_data", &l->nm_imm_off, NULL) == 0 &&
+	    vmstructs_field(vs, "nmethod", "_immutable_data_size", &l->nm_imm_size_off, NULL) ==
+		0 &&
+	    vmstructs_field(vs, "nmethod", "_scopes_data_offset", &l->nm_data_off, NULL) == 0 &&
+	    vmstructs_field(vs, "CodeBlob", "_mutable_data", &l->cb_mut_off, NULL) == 0 &&
+	    vmstructs_field(vs, "CodeBlob", "_mutable_data_size", &l->cb_mut_size_off, NULL) == 0 &&
+	    vmstructs_field(vs, "CodeBlob", "_relocation_size", &l->cb_reloc_size_off, NULL) == 0) {
+		l->dbg_style = 2;
+		hs_bump(&end, l->nm_imm_off, 8);
+		hs_bump(&end, l->nm_imm_size_off, 4);
+		hs_bump(&end, l->nm_data_off, 4);
+		hs_bump(&end, l->cb_mut_off, 8);
+		hs_bump(&end, l->cb_mut_size_off, 4);
+		hs_bump(&end, l->cb_reloc_size_off, 4);
+	} else if (vmstructs_field(vs, "nmethod", "_metadata_offset", &l->nm_meta_off, NULL) == 0 &&
+		   vmstructs_field(vs, "nmethod", "_dependencies_offset", &l->nm_deps_off, NULL) ==
+		       0 &&
+		   (vmstructs_field(vs, "CompiledMethod", "_scopes_data_begin", &l->nm_data_off,
+				    NULL) == 0 ||
+		    vmstructs_field(vs, "nmethod", "_scopes_data_begin", &l->nm_data_off, NULL) ==
+			0)) {
+		l->dbg_style = 1;
+		hs_bump(&end, l->nm_meta_off, 4);
+		hs_bump(&end, l->nm_deps_off, 4);
+		hs_bump(&end, l->nm_data_off, 8);
+	} else {
+		return;
+	}
+	hs_bump(&end, l->nm_pcs_off, 4);
+	if (end > HS_MAX_BLOB_HEADER) {
+		l->dbg_style = 0;
+		return;
+	}
+	l->dbg_read = end;
+}
+
 static void hs_resolve(struct hs_resolve *x, struct hs_layout *l)
 {
 	l->heaps_var = hs_need_static(x, "CodeCache", "_heaps");
@@ -147,6 +196,8 @@ static void hs_resolve(struct hs_resolve *x, struct hs_layout *l)
 	l->k_name_off = hs_need(x, NULL, "Klass", "_name", NULL, NULL);
 	l->sym_len_off = hs_need(x, NULL, "Symbol", "_length", NULL, NULL);
 	l->sym_body_off = hs_need(x, NULL, "Symbol", "_body[0]", "Symbol", "_body");
+	if (x->rc == 0)
+		hs_resolve_scopes(x->vs, l);
 	if (x->rc == 0 && l->hb_len_width != 4 && l->hb_len_width != 8)
 		l->hb_len_width = 8;
 	if (x->rc == 0 && (l->hb_used_off >= l->hb_size ||
@@ -205,9 +256,14 @@ int hotspot_open_reader(const struct hs_reader *r, const struct hs_syms *syms, s
 		if (rc < 0)
 			fs_error_set(err, -rc, "reading CodeCache::_heaps");
 	}
+	/* the caches are allocated after the heaps were read: a failure there
+	 * leaves them NULL, which hotspot_close handles */
 	if (rc == 0) {
 		hs->mcache = calloc(HS_METHOD_CACHE_SIZE, sizeof(*hs->mcache));
-		if (!hs->mcache)
+		hs->bcache = calloc(HS_BLOB_CACHE_SIZE, sizeof(*hs->bcache));
+		hs->kcache = calloc(HS_KLASS_CACHE_SIZE, sizeof(*hs->kcache));
+		hs->blob_ttl_ms = HS_BLOB_CACHE_TTL_MS;
+		if (!hs->mcache || !hs->bcache || !hs->kcache)
 			rc = fs_error_set(err, ENOMEM, "allocating the method cache");
 	}
 	if (rc < 0) {
@@ -246,6 +302,13 @@ void hotspot_close(struct hotspot *hs)
 			free(hs->mcache[i].name);
 		free(hs->mcache);
 	}
+	free(hs->bcache);
+	if (hs->kcache) {
+		for (size_t i = 0; i < HS_KLASS_CACHE_SIZE; i++)
+			free(hs->kcache[i].name);
+		free(hs->kcache);
+	}
+	hsscopes_forget(hs);
 	vmstructs_free(hs->vs);
 	free(hs);
 }

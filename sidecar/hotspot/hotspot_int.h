@@ -9,6 +9,7 @@
  *                hs_layout, the version, the interpreter, frame constants
  *   codecache.c  code heaps, segment-map walk, CodeBlob -> hotspot_blob
  *   hsmethod.c   Method* -> "pkg.Class.method", cached
+ *   hsscopes.c   the inline chain at a pc (PcDesc + scopes stream)
  *   hsmap.c      every nmethod of the code heaps as a struct perfmap
  *
  * The reader is a function pointer so the unit tests and the fuzzer run the
@@ -33,6 +34,11 @@
 #define HS_MAX_BLOB_HEADER   1024	       /* bytes of a CodeBlob/nmethod header read */
 #define HS_MAX_SYMBOL	     1024	       /* bytes of a Symbol's body read */
 #define HS_METHOD_CACHE_SIZE 4096	       /* Method* -> name slots (direct-mapped) */
+#define HS_KLASS_CACHE_SIZE  1024	       /* Klass* -> dotted class name */
+#define HS_BLOB_CACHE_SIZE   4096	       /* pc -> blob entries (2-way sets) */
+#define HS_BLOB_CACHE_TTL_MS 1000	       /* a cached blob is trusted this long */
+#define HS_NAME_CACHE_SIZE   64		       /* blob name pointer -> name */
+#define HS_DBG_CACHE	     16		       /* nmethods whose debug info is kept */
 #define HS_USER_TOP	     0x800000000000ull /* x86_64 user addresses are below */
 
 /* Read len bytes at addr of the target into buf: 0, or -errno (-EFAULT not
@@ -160,11 +166,38 @@ struct hs_layout {
 	/* Method -> name */
 	uint64_t m_const_off, cm_constants_off, cm_name_index_off, cp_holder_off, cp_size;
 	uint64_t k_name_off, sym_len_off, sym_body_off;
+	/* nmethod debug info (hsscopes.c); dbg_style 0: not available,
+	 * 1: inside the nmethod (JDK 11-21), 2: immutable/mutable data (23+) */
+	int dbg_style;
+	uint64_t nm_pcs_off, nm_data_off, nm_meta_off, nm_deps_off;
+	uint64_t nm_imm_off, nm_imm_size_off, cb_mut_off, cb_reloc_size_off, cb_mut_size_off;
+	uint64_t dbg_read; /* header bytes holding all of them */
+	uint64_t pcdesc_size, pcd_pc_off, pcd_decode_off;
+};
+
+/* One nmethod's debug info, copied out of the JVM (hsscopes.c). */
+struct hs_nm_dbg {
+	uint64_t nm; /* the nmethod; 0: empty */
+	uint8_t *pcs, *data;
+	size_t pcs_len, data_len;
+	uint64_t *meta;
+	size_t nmeta;
 };
 
 struct hs_method_slot {
 	uint64_t method; /* 0: empty */
 	char *name;
+};
+
+struct hs_blob_slot {
+	uint64_t lo, hi; /* the block; hi 0: empty */
+	uint64_t stamp_ms;
+	struct hotspot_blob b;
+};
+
+struct hs_name_slot {
+	uint64_t ptr; /* 0: empty */
+	char name[64];
 };
 
 struct hotspot {
@@ -178,6 +211,11 @@ struct hotspot {
 	struct hs_heap heaps[HS_MAX_HEAPS];
 	size_t nheaps;
 	struct hs_method_slot *mcache; /* HS_METHOD_CACHE_SIZE slots */
+	struct hs_method_slot *kcache; /* HS_KLASS_CACHE_SIZE slots (Klass* -> class) */
+	struct hs_blob_slot *bcache;   /* HS_BLOB_CACHE_SIZE slots */
+	uint64_t blob_ttl_ms;	       /* 0: no blob cache (tests) */
+	struct hs_name_slot ncache[HS_NAME_CACHE_SIZE];
+	struct hs_nm_dbg dcache[HS_DBG_CACHE];
 	char namebuf[HS_MAX_SYMBOL * 2 + 2];
 };
 
@@ -185,6 +223,22 @@ struct hotspot {
  * hsmem_read_pid. */
 int hotspot_open_reader(const struct hs_reader *r, const struct hs_syms *syms, struct hotspot **out,
 			struct fs_error *err);
+
+/* ---- hsscopes.c --------------------------------------------------------- */
+
+/* Free the cached debug info. */
+void hsscopes_forget(struct hotspot *hs);
+
+#define HS_MAX_CHAIN 16 /* inline frames kept per range */
+
+/* The ranges of nmethod b with one inline chain each, in order, covering
+ * [code_begin, code_end): fn(ctx, start, end, chain innermost first, n);
+ * n 0 where nothing is recorded (name it by b->method). A non-zero return
+ * of fn stops the walk and is returned; -errno when b has no debug info. */
+typedef int (*hsscopes_range_fn)(void *ctx, uint64_t start, uint64_t end,
+				 const struct hotspot_scope *chain, int n);
+int hsscopes_ranges(struct hotspot *hs, const struct hotspot_blob *b, hsscopes_range_fn fn,
+		    void *ctx);
 
 /* ---- codecache.c -------------------------------------------------------- */
 

@@ -6,8 +6,13 @@
  * named by its Method* ("pkg.Class.method", as the agent names it), a stub
  * by its blob name, the interpreter "Interpreter".
  *
- * Inlined frames are not split out: an nmethod is named by its outer
- * (compiled) method only, like the agent's nounfold option. */
+ * An nmethod is split at its inlining boundaries as HotSpot records them
+ * (its PcDescs and scopes, hotspot_scopes): each range is named by its
+ * chain, outermost first, joined by "->", like the agent's unfoldall. A
+ * pc belongs to the first PcDesc at or after it, so a range ends just after
+ * its PcDesc's pc: a return address and the address before it both fall
+ * in the range of their own call site. An nmethod without debug info
+ * (native wrappers) is named by its method. */
 #ifndef FS_HSMAP_H
 #define FS_HSMAP_H
 
@@ -22,7 +27,8 @@
 
 struct hsmap_stats {
 	int major;	 /* the JVM's major version */
-	size_t nmethods; /* entries named by a Method* */
+	size_t nmethods; /* nmethods named by their Method* */
+	size_t inlined;	 /* ranges with an inline chain (2 frames or more) */
 	size_t stubs;	 /* entries named by a blob name (the interpreter included) */
 	size_t unnamed;	 /* nmethods whose Method* could not be read (left out) */
 	size_t bytes;	 /* of map text made */

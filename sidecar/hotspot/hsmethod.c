@@ -12,29 +12,41 @@
  * A hidden class's Symbol says "Foo+0x..." where JVMTI (and so the agent)
  * says "Foo.0x...": the last '+' becomes '.'. Names are cached per Method*
  * in a direct-mapped table; a Method* freed by class unloading and reused
- * keeps its old name until its slot is taken (a wrong name, never a fault). */
+ * keeps its old name until its slot is taken (a wrong name, never a fault).
+ * Class names are cached per Klass* the same way. A name costs five reads
+ * (Method, ConstMethod, the pool's holder and slot, the Symbol), two more
+ * for a class not seen before. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hotspot_int.h"
 
-#define HSM_MAX_CP_INDEX 65535
+#define HSM_SYM_GUESS 128 /* Symbol bytes read in the first read */
 
-/* The bytes of a Symbol into buf (NUL-terminated): 0 or -errno/-EINVAL. */
+/* The bytes of a Symbol into buf (NUL-terminated): 0 or -errno/-EINVAL.
+ * One read for the usual short symbol (header and body together), a second
+ * when it is longer or the first ran off a mapping. */
 static int hsm_symbol(struct hotspot *hs, uint64_t sym, char *buf, size_t len, size_t *outlen)
 {
 	const struct hs_layout *l = &hs->l;
+	uint8_t head[HSM_SYM_GUESS];
 	uint64_t n;
-	if (!hsmem_ptr_ok(sym, 4))
+	size_t body = (size_t)l->sym_body_off, have = 0;
+	if (!hsmem_ptr_ok(sym, 4) || body > 32 || l->sym_len_off + 2 > sizeof(head))
 		return -EINVAL;
-	int rc = hsmem_read_uint(&hs->r, sym + l->sym_len_off, 2, &n);
-	if (rc < 0)
+	int rc = hsmem_read(&hs->r, sym, head, sizeof(head));
+	if (rc == 0) {
+		n = (uint64_t)head[l->sym_len_off] | (uint64_t)head[l->sym_len_off + 1] << 8;
+		have = sizeof(head) - body;
+	} else if ((rc = hsmem_read_uint(&hs->r, sym + l->sym_len_off, 2, &n)) < 0) {
 		return rc;
+	}
 	if (n == 0 || n >= len || n > HS_MAX_SYMBOL)
 		return -EINVAL;
-	rc = hsmem_read(&hs->r, sym + l->sym_body_off, buf, (size_t)n);
-	if (rc < 0)
+	if (n <= have)
+		memcpy(buf, head + body, (size_t)n);
+	else if ((rc = hsmem_read(&hs->r, sym + body, buf, (size_t)n)) < 0)
 		return rc;
 	buf[n] = '\0';
 	if (memchr(buf, '\0', (size_t)n))
@@ -43,11 +55,43 @@ static int hsm_symbol(struct hotspot *hs, uint64_t sym, char *buf, size_t len, s
 	return 0;
 }
 
+/* A class's dotted name, through a cache per Klass*: many methods share a
+ * class. 0 (cls filled) or -errno/-EINVAL. */
+static int hsm_class(struct hotspot *hs, uint64_t klass, char *cls, size_t len, size_t *clen)
+{
+	struct hs_method_slot *s = &hs->kcache[(size_t)(klass >> 3) % HS_KLASS_CACHE_SIZE];
+	if (s->method == klass && s->name) {
+		*clen = strlen(s->name);
+		memcpy(cls, s->name, *clen + 1);
+		return 0;
+	}
+	uint64_t kname;
+	int rc = hsmem_read_u64(&hs->r, klass + hs->l.k_name_off, &kname);
+	if (rc == 0)
+		rc = hsm_symbol(hs, kname, cls, len, clen);
+	if (rc < 0)
+		return rc;
+	char *plus = strrchr(cls, '+');
+	if (plus)
+		*plus = '.'; /* a hidden class, as JVMTI spells it */
+	for (char *p = cls; *p; p++)
+		if (*p == '/')
+			*p = '.';
+	char *copy = strdup(cls);
+	if (copy) {
+		free(s->name);
+		s->name = copy;
+		s->method = klass;
+	}
+	return 0;
+}
+
 /* Read the pieces of a name; 1 named, 0 not a Method*, -errno. */
 static int hsm_read_name(struct hotspot *hs, uint64_t method, char *out, size_t outlen)
 {
 	const struct hs_layout *l = &hs->l;
-	uint64_t cm, cp, holder, kname, nidx, msym;
+	uint64_t cm, cp, holder, msym;
+	uint8_t cmb[64];
 	int rc;
 	if (!hsmem_ptr_ok(method, 8))
 		return 0;
@@ -55,29 +99,30 @@ static int hsm_read_name(struct hotspot *hs, uint64_t method, char *out, size_t 
 		return rc == -EFAULT ? 0 : rc;
 	if (!hsmem_ptr_ok(cm, 8))
 		return 0;
-	if ((rc = hsmem_read_u64(&hs->r, cm + l->cm_constants_off, &cp)) < 0 ||
-	    (rc = hsmem_read_uint(&hs->r, cm + l->cm_name_index_off, 2, &nidx)) < 0)
+	/* the constants pointer and the name index in one read */
+	uint64_t lo =
+	    l->cm_constants_off < l->cm_name_index_off ? l->cm_constants_off : l->cm_name_index_off;
+	uint64_t hi = l->cm_constants_off + 8 > l->cm_name_index_off + 2 ? l->cm_constants_off + 8
+									 : l->cm_name_index_off + 2;
+	if (hi - lo > sizeof(cmb))
+		return 0;
+	if ((rc = hsmem_read(&hs->r, cm + lo, cmb, (size_t)(hi - lo))) < 0)
 		return rc == -EFAULT ? 0 : rc;
-	if (!hsmem_ptr_ok(cp, 8) || nidx == 0 || nidx > HSM_MAX_CP_INDEX)
+	uint16_t nidx;
+	memcpy(&cp, cmb + (l->cm_constants_off - lo), 8);
+	memcpy(&nidx, cmb + (l->cm_name_index_off - lo), 2);
+	if (!hsmem_ptr_ok(cp, 8) || nidx == 0)
 		return 0;
 	if ((rc = hsmem_read_u64(&hs->r, cp + l->cp_holder_off, &holder)) < 0 ||
-	    (rc = hsmem_read_u64(&hs->r, cp + l->cp_size + nidx * 8, &msym)) < 0)
+	    (rc = hsmem_read_u64(&hs->r, cp + l->cp_size + (uint64_t)nidx * 8, &msym)) < 0)
 		return rc == -EFAULT ? 0 : rc;
 	if (!hsmem_ptr_ok(holder, 8))
 		return 0;
-	if ((rc = hsmem_read_u64(&hs->r, holder + l->k_name_off, &kname)) < 0)
-		return rc == -EFAULT ? 0 : rc;
 	char *cls = hs->namebuf, *meth = hs->namebuf + HS_MAX_SYMBOL + 1;
 	size_t clen, mlen;
-	if ((rc = hsm_symbol(hs, kname, cls, HS_MAX_SYMBOL + 1, &clen)) < 0 ||
+	if ((rc = hsm_class(hs, holder, cls, HS_MAX_SYMBOL + 1, &clen)) < 0 ||
 	    (rc = hsm_symbol(hs, msym, meth, HS_MAX_SYMBOL + 1, &mlen)) < 0)
 		return rc == -EFAULT || rc == -EINVAL ? 0 : rc;
-	char *plus = strrchr(cls, '+');
-	if (plus)
-		*plus = '.';
-	for (char *p = cls; *p; p++)
-		if (*p == '/')
-			*p = '.';
 	if (outlen < 2)
 		return 0;
 	size_t n = clen < outlen - 1 ? clen : outlen - 1;

@@ -2,7 +2,8 @@
 # sidecar/hotspot: a HotSpot JVM read from the host through its VMStructs.
 # Oracles: the JVM's own Compiler.perfmap (every nmethod it lists must be
 # found at its address with the same method name, the interpreter's range
-# must match), and, for the map mode, `run` naming Java frames of JVMs that
+# must match), the inline chains JVMTI gives our agent (at the start of each
+# of its inlined ranges, the same chain), and, for the map mode, `run` naming Java frames of JVMs that
 # cannot be attached to, with nothing created inside the container.
 # JDKs: Debian's openjdk-17 and the Temurin 25 under /usr/lib/jvm (JDK 11
 # and 21 are not installed on these machines).
@@ -84,7 +85,7 @@ java_named_pct() {
 setup_file() {
 	[ "$(id -u)" = 0 ] || return 0
 	fs_setup
-	export FS_TMP FS_RUN FS_CONFIG FLAMESIDECAR_CONFIG
+	export FS_TMP FS_RUN FS_CONFIG FLAMESIDECAR_CONFIG FS_BUNDLE_DIR
 }
 
 teardown_file() {
@@ -127,6 +128,17 @@ oracle() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"major $3"* ]]
 	run "$PROBE" "$PID" check "/tmp/perf-$PID.map"
+	echo "$output"
+	echo "# $1: ${lines[${#lines[@]} - 1]}" >&3
+	[ "$status" -eq 0 ]
+	# Inline chains: our agent's ranges (JVMTI's own PcDesc data, unfoldall
+	# names "outer->inner") must start where hotspot_scopes gives the same
+	# chain.
+	[ -f "$FS_BUNDLE_DIR/libflameagent.so" ] || return 0
+	run "$FS_SIDECAR" map "$name" --mode agent
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run "$PROBE" "$PID" inline "/tmp/perf-$PID.map"
 	echo "$output"
 	echo "# $1: ${lines[${#lines[@]} - 1]}" >&3
 	[ "$status" -eq 0 ]
@@ -183,6 +195,8 @@ oracle() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == *" vmstructs "* ]]
 	grep -q ' flametest\.Workload\.hotMethod$' "/tmp/perf-$PID.map"
+	# nmethods are split at their inlining boundaries
+	grep -q -- '[a-zA-Z]->[a-zA-Z]' "/tmp/perf-$PID.map"
 	grep -q ' Interpreter$' "/tmp/perf-$PID.map"
 	listing "$name" "$PID" >"$OUT/after"
 	diff "$OUT/before" "$OUT/after"
@@ -194,9 +208,9 @@ oracle() {
 # attached to names >= 95% of its Java frames through vmstructs, and the
 # container's rootfs and /tmp are unchanged.
 run_fallback() {
-	local name=$1
-	shift
-	start_hs "$name" "$JAVA17" "$@" -- --threads 2 --warmup 1
+	local name=$1 java=$2
+	shift 2
+	start_hs "$name" "$java" "$@" -- --threads 2 --warmup 1
 	listing "$name" "$PID" >"$OUT/before"
 	cd "$OUT"
 	run "$FS_SIDECAR" run "$name" -d 3s -F 199 -o fb.svg
@@ -214,11 +228,17 @@ run_fallback() {
 
 @test "run: a JVM with -XX:+DisableAttachMechanism is named through vmstructs, nothing created" {
 	needs_jvm "$JAVA17"
-	run_fallback "hs-$$-$BATS_TEST_NUMBER" --jvm-opt -XX:+PreserveFramePointer \
+	run_fallback "hs-$$-$BATS_TEST_NUMBER" "$JAVA17" --jvm-opt -XX:+PreserveFramePointer \
+		--jvm-opt -XX:+DisableAttachMechanism
+}
+
+@test "run: a JDK 25 JVM with -XX:+DisableAttachMechanism is named through vmstructs, nothing created" {
+	needs_jvm "$JAVA25"
+	run_fallback "hs-$$-$BATS_TEST_NUMBER" "$JAVA25" --jvm-opt -XX:+PreserveFramePointer \
 		--jvm-opt -XX:+DisableAttachMechanism
 }
 
 @test "run: a JVM with a read-only /tmp and rootfs is named through vmstructs, nothing created" {
 	needs_jvm "$JAVA17"
-	run_fallback "hs-$$-$BATS_TEST_NUMBER" --ro-tmp --jvm-opt -XX:+PreserveFramePointer
+	run_fallback "hs-$$-$BATS_TEST_NUMBER" "$JAVA17" --ro-tmp --jvm-opt -XX:+PreserveFramePointer
 }
