@@ -190,6 +190,7 @@ jetty_whole() {
 	# shellcheck disable=SC2086 # FS_UNWIND_RUN_ARGS: other windows for measurements
 	run ${FS_UNWIND_WRAP:-} "$FS_SIDECAR" run "$name" ${FS_UNWIND_RUN_ARGS:--d 5s -F 199} -o j.svg ${FS_UNWIND_STACK_COPY:+--stack-copy "$FS_UNWIND_STACK_COPY"}
 	wait "$wrkpid" || true
+	[ -z "${FS_UNWIND_KEEP:-}" ] || cp j.folded "$FS_UNWIND_KEEP/jetty-${1// /}.folded"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"(without frame pointers): hotspot"* ]]
