@@ -464,12 +464,14 @@ int cfi_proc_step(struct cfi_proc *p, struct unwind_regs *r, const struct unwind
 		int u = cfi_caller_reg(fr, CFI_REG_RA, r, cfa, st, 0, &ra);
 		if (u == 1) {
 			ret = 2; /* the outermost frame: _start, clone */
-		} else if (u == 0 && cfi_caller_reg(fr, CFI_REG_RBP, r, cfa, st, r->bp, &bp) >= 0) {
-			/* an undefined rbp (1) leaves bp as it was: harmless */
-			if (cfi_caller_reg(fr, CFI_REG_RBP, r, cfa, st, r->bp, &bp) == 1)
-				bp = r->bp;
-			*r = (struct unwind_regs){.ip = ra, .sp = cfa, .bp = bp};
-			ret = 1;
+		} else if (u == 0) {
+			int b = cfi_caller_reg(fr, CFI_REG_RBP, r, cfa, st, r->bp, &bp);
+			if (b >= 0) {
+				if (b == 1)
+					bp = r->bp; /* undefined: keep it, harmless */
+				*r = (struct unwind_regs){.ip = ra, .sp = cfa, .bp = bp};
+				ret = 1;
+			}
 		}
 	}
 	free(fr);
