@@ -69,6 +69,10 @@ struct profile {
 	struct profile_stats st;
 	struct sampler_stats sst; /* kept after profile_stop */
 	struct jvmunwind *ju;	  /* with stack copies */
+	struct sampler_opts so;	  /* as opened (for a reopen with copies) */
+	char cg[PATH_MAX];
+	int want_copies;	   /* a JVM without frame pointers appeared: reopen */
+	struct sampler_stats base; /* counts of samplers closed by a reopen */
 	uint64_t chain[SYMBOLIZER_MAX_FRAMES];
 };
 
@@ -134,10 +138,14 @@ static void profile_pid_jvm(struct profile *p, struct profile_pid *pp)
 		}
 		if (u)
 			snprintf(u->why, sizeof(u->why), "%s", err.msg);
+	} else if (missing && p->o.unwind == PROFILE_UNWIND_AUTO && p->s) {
+		/* Started after the window opened: the events are reopened
+		 * with stack copies at the next poll (profile_reopen). */
+		p->want_copies = 1;
+		return;
 	} else if (missing && u) {
 		snprintf(u->why, sizeof(u->why), "%s",
-			 p->o.unwind == PROFILE_UNWIND_FP ? "--unwind fp"
-							  : "started after the window opened");
+			 p->o.unwind == PROFILE_UNWIND_FP ? "--unwind fp" : "no stack copies");
 	}
 	if (missing)
 		profile_warn(p,
@@ -359,6 +367,11 @@ int profile_open(const struct profile_opts *o, struct profile **out, struct fs_e
 		return r;
 	sampler_set_task_cb(p->s, profile_on_task, p);
 	p->st.stack_copy = so.stack_copy;
+	p->so = so;
+	if (so.cgroup_path) {
+		snprintf(p->cg, sizeof(p->cg), "%s", so.cgroup_path);
+		p->so.cgroup_path = p->cg;
+	}
 	if (so.stack_copy && jvmunwind_new(&p->ju) < 0) {
 		profile_close(steal_pointer(&p));
 		return fs_error_set(err, ENOMEM, "allocating the unwinder");
@@ -406,11 +419,71 @@ static void profile_warm(struct profile *p, uint64_t budget_us)
 	}
 }
 
+static void profile_add_counts(struct sampler_stats *to, const struct sampler_stats *from)
+{
+	to->samples += from->samples;
+	to->lost += from->lost;
+	to->throttled += from->throttled;
+	to->truncated += from->truncated;
+	to->stack_copies += from->stack_copies;
+}
+
+/* A JVM without frame pointers appeared in a window opened without stack
+ * copies (auto): close the events and open them again with copies (the
+ * events are per CPU: copies are for every sample or none), then give every
+ * JVM seen so far the HotSpot unwinder. Samples in between are not lost:
+ * the old rings are drained first; the gap is one reopen (~1 ms). */
+static void profile_reopen(struct profile *p)
+{
+	p->want_copies = 0;
+	struct sampler_stats ss;
+	sampler_poll(p->s, 0, profile_on_sample, p);
+	sampler_stats(p->s, &ss);
+	struct sampler_opts so = p->so;
+	so.stack_copy = p->o.stack_copy ? p->o.stack_copy : SAMPLER_DEFAULT_STACK_COPY;
+	struct sampler *ns = NULL;
+	struct fs_error e2 = {0};
+	if (jvmunwind_new(&p->ju) < 0 || sampler_open(&so, &ns, &e2) < 0) {
+		jvmunwind_free(p->ju);
+		p->ju = NULL;
+		profile_warn(p,
+			     "cannot reopen the events with stack copies (%s): JVMs that "
+			     "started without frame pointers keep shallow stacks",
+			     e2.msg);
+		return;
+	}
+	profile_add_counts(&p->base, &ss);
+	sampler_close(p->s);
+	p->s = ns;
+	p->so = so;
+	sampler_set_task_cb(p->s, profile_on_task, p);
+	symbolizer_set_method(p->sym, jvmunwind_method_name, p->ju);
+	p->st.stack_copy = so.stack_copy;
+	for (size_t i = 0; i < PROFILE_PID_SLOTS; i++) {
+		struct profile_pid *pp = &p->pids[i];
+		if (!pp->pid || !pp->jvm)
+			continue;
+		struct profile_unwinder *u =
+		    pp->unwinder ? &p->st.unwinder[pp->unwinder - 1] : NULL;
+		struct fs_error je = {0};
+		if (jvmunwind_add(p->ju, pp->pid, &je) == 0) {
+			if (u) {
+				u->hotspot = 1;
+				u->why[0] = '\0';
+			}
+		} else if (u) {
+			snprintf(u->why, sizeof(u->why), "%s", je.msg);
+		}
+	}
+}
+
 int profile_poll(struct profile *p, int timeout_ms, struct fs_error *err)
 {
 	if (!p->s)
 		return 0;
 	int r = sampler_poll(p->s, timeout_ms, profile_on_sample, p);
+	if (p->want_copies && !p->ju)
+		profile_reopen(p);
 	profile_warm(p, PROFILE_WARM_US);
 	if (r < 0 && r != -EINTR)
 		return fs_error_set(err, -r, "reading samples");
@@ -650,6 +723,7 @@ void profile_stats(const struct profile *p, struct profile_stats *st)
 	struct sampler_stats ss = p->sst;
 	if (p->s)
 		sampler_stats(p->s, &ss);
+	profile_add_counts(&ss, &p->base);
 	st->scope = ss.scope ? ss.scope : "?";
 	st->cpus = ss.cpus;
 	st->hardware = ss.hardware;

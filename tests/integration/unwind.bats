@@ -225,3 +225,33 @@ jetty_whole() {
 	echo "# C1 only: $pct% of $total Java samples reach the thread's base" >&3
 	[ "$pct" -ge 90 ]
 }
+
+@test "unwind: a JVM without frame pointers that starts during the window gets the unwinder" {
+	needs_jvm "$JAVA17"
+	local name="unwind-$$-$BATS_TEST_NUMBER" dir
+	dir="$FS_TMP/$name"
+	CTRS+=("$name")
+	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- /bin/sh -c \
+		"until [ -p /tmp/go ]; do sleep 0.05; done; read -r _ </tmp/go; exec $JAVA17 -XX:-PreserveFramePointer -cp /opt/fsjava flametest.Workload --threads 1 --warmup 1"
+	jq --arg s "$FS_BUILD/java" '
+		.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}]
+	' "$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
+	fs_runc_run "$name" "$dir"
+	fs_wait_for 10 test -f "$FS_RUN/containers/$name.json"
+	PID=$(fs_container_pid "$name")
+	mkfifo "/proc/$PID/root/tmp/go"
+	cd "$OUT"
+	"$FS_SIDECAR" run "$name" -d 8s -F 199 -o late.svg >late.out 2>late.err &
+	local runpid=$!
+	# the window is open (its first line is on stderr): start the JVM
+	fs_wait_for 10 grep -q recording late.err
+	timeout 10 sh -c "echo go >/proc/$PID/root/tmp/go"
+	wait "$runpid"
+	cat late.out late.err
+	grep -q "unwinder   pid $PID (without frame pointers): hotspot" late.out
+	grep -q "unwind     stack copies" late.out
+	local pct total
+	read -r pct total < <(whole_pct late.folded)
+	echo "# started during the window: $pct% of $total Java samples reach the thread's base" >&3
+	[ "$pct" -ge 80 ]
+}
