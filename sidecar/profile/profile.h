@@ -4,8 +4,8 @@
  *   sampler  every thread of every process of a container (its cgroup v2
  *            directory when there is one, else its pid namespace) or one
  *            process of it
- *   unwind   with stack copies (opts.unwind; on for the whole window when a
- *            JVM in scope lacks frame pointers at open), each JVM's user
+ *   unwind   with stack copies (opts.unwind; on from when a JVM in scope
+ *            without frame pointers is seen, for every sample), each JVM's user
  *            chain is rebuilt by the HotSpot-aware unwinder (jvmunwind.h):
  *            the one change on the per-sample path (profile_on_sample)
  *   raw      while recording, samples are aggregated by (pid, callchain):
