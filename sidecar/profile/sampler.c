@@ -187,6 +187,9 @@ static int sampler_open_ring(struct sampler_ring *ring, size_t pages)
 	return 0;
 }
 
+/* Over 100 lines on purpose: option checks, ring sizing, scope, then the
+ * per-CPU opens with their fallback and error wording read best as one
+ * sequence. */
 int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct fs_error *err)
 {
 	struct sampler_opts o = opts ? *opts : (struct sampler_opts){0};
