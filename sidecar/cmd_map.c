@@ -26,8 +26,8 @@ static void map_usage(FILE *f)
 	    "                     the bundle is mounted); jcmd: Compiler.perfmap (JDK 17+;\n"
 	    "                     the default when it is not); vmstructs: read the code\n"
 	    "                     cache from the host through the JVM's VMStructs, no\n"
-	    "                     attach, nothing written in the container (the fallback\n"
-	    "                     when attach is impossible or fails; outer methods only)\n"
+	    "                     attach, nothing written in the container: for JVMs that\n"
+	    "                     cannot be attached to (run and top fall back to it)\n"
 	    "  -c, --continuous   the agent keeps the container's map up to date as code\n"
 	    "                     is compiled; run map again to copy it to the host\n"
 	    "  -t, --timeout MS   per JVM, attach included (default %d)\n"
@@ -153,6 +153,9 @@ int cmd_map(int argc, char **argv)
 		int r = map_jvm(&e, pids[i], &o, NULL, &res, &err);
 		if (r < 0) {
 			fprintf(stderr, "flamesidecar map: %s\n", err.msg);
+			if (o.mode != MAP_MODE_VMSTRUCTS && r != -ESRCH && r != -ENOEXEC)
+				fprintf(stderr, "flamesidecar map: --mode vmstructs maps a JVM "
+						"without attaching to it\n");
 			if (exit_code == FS_EXIT_OK)
 				exit_code = map_exit_code(r);
 			continue;

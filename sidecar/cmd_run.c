@@ -385,6 +385,7 @@ int cmd_run(int argc, char **argv)
 	struct run_args a = {.duration_ms = RUN_DEFAULT_MS};
 	render_opts_init(&a.render);
 	a.prof.map.mode = MAP_MODE_AUTO;
+	a.prof.map.fallback = 1; /* JVMs that cannot be attached to: vmstructs */
 	a.prof.map.timeout_ms = MAP_DEFAULT_TIMEOUT_MS;
 	int rc = run_parse(argc, argv, &a);
 	if (rc)

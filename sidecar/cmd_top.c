@@ -296,6 +296,7 @@ int cmd_top(int argc, char **argv)
 			     .map_every_ms = TOP_DEFAULT_MAP_EVERY_MS,
 			     .rows = TOP_DEFAULT_ROWS};
 	a.prof.map.mode = MAP_MODE_AUTO;
+	a.prof.map.fallback = 1; /* JVMs that cannot be attached to: vmstructs */
 	a.prof.map.timeout_ms = MAP_DEFAULT_TIMEOUT_MS;
 	int rc = top_parse(argc, argv, &a);
 	if (rc)
