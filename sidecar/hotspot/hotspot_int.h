@@ -166,6 +166,7 @@ struct hs_layout {
 	/* Method -> name */
 	uint64_t m_const_off, cm_constants_off, cm_name_index_off, cp_holder_off, cp_size;
 	uint64_t k_name_off, sym_len_off, sym_body_off;
+	uint64_t cm_size, cm_code_size_off; /* 0: no bci (optional) */
 	/* nmethod debug info (hsscopes.c); dbg_style 0: not available,
 	 * 1: inside the nmethod (JDK 11-21), 2: immutable/mutable data (23+) */
 	int dbg_style;
