@@ -24,6 +24,7 @@ int cmd_top(int argc, char **argv);
 int cmd_collapse(int argc, char **argv);
 int cmd_render(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
 
 /* Global options parsed by main() before the verb. */
 extern const char *cli_config_path; /* --config FILE, or NULL for the default */
