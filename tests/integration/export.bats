@@ -9,7 +9,7 @@ JAVA17=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java
 FIX="$FS_TOP/tests/fixtures/export"
 PF="$FS_TOP/tests/lib/pprof_folded.py"
 # where tests/install-deps.sh installs the speedscope npm package
-SPEEDSCOPE_DIR=${FS_SPEEDSCOPE_DIR:-/var/cache/flamesidecar-tests/npm/node_modules/speedscope/dist/release}
+SPEEDSCOPE_DIR=${FS_SPEEDSCOPE_CACHE:-/var/cache/flamesidecar-tests/npm}/node_modules/speedscope/dist/release
 
 needs_go() {
 	command -v go >/dev/null || skip "go (golang-go) is not installed"
