@@ -1,7 +1,6 @@
 /* cmd_convert.c - `flamesidecar convert`: a folded profile (ours, or
  * stackcollapse-perf.pl's) -> pprof and/or speedscope (export/). */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,10 +12,6 @@
 #include "common.h"
 #include "export_cli.h"
 #include "export.h"
-#include "fileio.h"
-#include "fold.h"
-
-#define CONVERT_INPUT_MAX (4ull << 30) /* bytes of folded text read */
 
 static void convert_usage(FILE *out)
 {
@@ -108,14 +103,13 @@ static int convert_parse(int argc, char **argv, struct convert_args *a)
 	return 0;
 }
 
-/* Read the whole input (a file or stdin). Prints what failed. */
-static int convert_read(const char *input, char **buf, size_t *len)
+/* Open the input (a file, or stdin unless it is a terminal). Prints what
+ * failed and returns an exit code, or 0. */
+static int convert_open(const char *input, FILE **in)
 {
-	struct fs_error err = {0};
-	cleanup_close int fd = -1;
+	*in = stdin;
 	if (strcmp(input, "-")) {
-		fd = open(input, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
+		if (!(*in = fopen(input, "re"))) {
 			fprintf(stderr, "flamesidecar convert: cannot open '%s': %s\n", input,
 				strerror(errno));
 			return FS_EXIT_FAIL;
@@ -124,10 +118,6 @@ static int convert_read(const char *input, char **buf, size_t *len)
 		fprintf(stderr, "flamesidecar convert: no input: give a folded file or pipe folded "
 				"stacks in\nTry 'flamesidecar convert --help'.\n");
 		return FS_EXIT_USAGE;
-	}
-	if (fileio_read_fd(fd >= 0 ? fd : STDIN_FILENO, CONVERT_INPUT_MAX, buf, len, &err) < 0) {
-		fprintf(stderr, "flamesidecar convert: reading %s: %s\n", input, err.msg);
-		return FS_EXIT_FAIL;
 	}
 	return 0;
 }
@@ -138,28 +128,23 @@ int cmd_convert(int argc, char **argv)
 	int rc = convert_parse(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? FS_EXIT_OK : rc;
-	cleanup_free char *buf = NULL;
-	size_t len = 0;
-	if ((rc = convert_read(a.input, &buf, &len)))
+	FILE *in = NULL;
+	if ((rc = convert_open(a.input, &in)))
 		return rc;
 	struct fs_error err = {0};
-	struct fold *f = fold_new();
 	struct export *x = export_new();
-	int r = f && x ? 0 : -ENOMEM;
-	if (r < 0)
-		fs_error_set(&err, ENOMEM, "converting");
-	else if ((r = fold_parse(f, buf, len, &err)) < 0)
+	int r = x ? 0 : fs_error_set(&err, ENOMEM, "converting");
+	if (r == 0 && (r = export_read_folded(x, in, &err)) < 0)
 		fs_error_wrap(&err, "%s", a.input);
-	else if ((r = export_cli_from_fold(f, x, &err)) < 0)
-		;
-	else if (!x->total) {
+	else if (r == 0 && !x->total) {
 		fs_error_set(&err, 0,
 			     "%s: no stacks with samples found; is this folded output "
 			     "(\"frame;frame count\")?",
 			     a.input);
 		r = -EINVAL;
 	}
-	fold_free(f);
+	if (in != stdin)
+		fclose(in);
 	if (r == 0) {
 		x->period_ns = 1000000000ull / (a.frequency ? a.frequency : 99);
 		x->root_is_process = a.process_root;

@@ -8,14 +8,6 @@
 #include "pprof.h"
 #include "speedscope.h"
 
-int export_cli_from_fold(const struct fold *f, struct export *x, struct fs_error *err)
-{
-	int r = fold_foreach(f, export_add_folded, x);
-	if (r < 0)
-		return fs_error_set(err, -r, "converting the folded stacks");
-	return 0;
-}
-
 int export_cli_write_pprof(const struct export *x, const char *path, struct fs_error *err)
 {
 	struct outfile d;

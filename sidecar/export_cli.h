@@ -1,6 +1,6 @@
 /* export_cli.h - what `run` and `convert` share to write pprof and
  * speedscope files (export/): outputs written to a temporary name and
- * renamed into place (outfile.h), folded tables into an export. */
+ * renamed into place (outfile.h), stacks of a profile into an export. */
 #ifndef FS_EXPORT_CLI_H
 #define FS_EXPORT_CLI_H
 
@@ -8,11 +8,7 @@
 
 #include "error.h"
 #include "export.h"
-#include "fold.h"
 #include "registry.h"
-
-/* Add every stack of f (pid unknown) to x. 0 or -errno. */
-int export_cli_from_fold(const struct fold *f, struct export *x, struct fs_error *err);
 
 /* Write x as pprof / speedscope to path ("-" = standard output). 0 or
  * -errno; a failed write leaves no file. */

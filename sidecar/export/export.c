@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fold.h"
+
 #define EXPORT_INITIAL_SLOTS 1024u
 
 struct export *export_new(void)
@@ -19,6 +21,12 @@ struct export *export_new(void)
 		return NULL;
 	}
 	x->mask = EXPORT_INITIAL_SLOTS - 1;
+	x->prev_end = malloc(EXPORT_MAX_DEPTH * sizeof(*x->prev_end));
+	if (!x->prev_end) {
+		free(x->slots);
+		free(x);
+		return NULL;
+	}
 	return x;
 }
 
@@ -40,6 +48,8 @@ void export_free(struct export *x)
 	free(x->samples);
 	free(x->slots);
 	free(x->name);
+	free(x->prev);
+	free(x->prev_end);
 	free(x);
 }
 
@@ -300,12 +310,63 @@ static int export_reserve(void **arr, size_t *cap, size_t need, size_t size)
 	return 0;
 }
 
+/* Bytes a and b have in common at the start. */
+static size_t export_common(const char *a, size_t na, const char *b, size_t nb)
+{
+	size_t n = na < nb ? na : nb, i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x, y;
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			break;
+	}
+	while (i < n && a[i] == b[i])
+		i++;
+	return i;
+}
+
+/* How many leading frames of the previous stack the new one shares: whole
+ * frames inside the common prefix that end at a frame boundary of both.
+ * Sorted input (fold_foreach order) shares most of each stack. */
+static uint32_t export_shared(const struct export *x, const char *stack, size_t len)
+{
+	if (!x->prev_depth)
+		return 0;
+	size_t c = export_common(stack, len, x->prev, x->prev_len);
+	uint32_t k = 0;
+	while (k < x->prev_depth && x->prev_end[k] <= c &&
+	       (x->prev_end[k] == len || stack[x->prev_end[k]] == ';'))
+		k++;
+	return k;
+}
+
+/* Remember this stack (its text, frame ends, sample) for the next add. */
+static void export_remember(struct export *x, const char *stack, size_t len, size_t off,
+			    uint32_t depth)
+{
+	x->prev_depth = 0;
+	if (export_reserve((void **)&x->prev, &x->prev_cap, len + 1, 1) < 0)
+		return;
+	memcpy(x->prev, stack, len);
+	x->prev_len = len;
+	x->prev_off = off;
+	x->prev_depth = depth;
+}
+
 int export_add(struct export *x, const char *stack, size_t len, uint64_t count, pid_t pid)
 {
 	size_t start = x->nstack;
-	uint32_t depth = 0;
-	int r = 0;
-	for (size_t i = 0; i < len && depth < EXPORT_MAX_DEPTH;) {
+	uint32_t depth = export_shared(x, stack, len);
+	int r = export_reserve((void **)&x->stack, &x->stack_cap, x->nstack + depth + 1,
+			       sizeof(*x->stack));
+	if (r < 0)
+		return r;
+	memmove(x->stack + start, x->stack + x->prev_off, depth * sizeof(*x->stack));
+	x->nstack += depth;
+	x->prev_depth = 0; /* prev_end is rewritten from depth on */
+	for (size_t i = depth ? x->prev_end[depth - 1] + 1 : 0;
+	     i < len && depth < EXPORT_MAX_DEPTH;) {
 		const char *semi = memchr(stack + i, ';', len - i);
 		size_t end = semi ? (size_t)(semi - stack) : len;
 		if (end > i) {
@@ -315,7 +376,7 @@ int export_add(struct export *x, const char *stack, size_t len, uint64_t count, 
 						sizeof(*x->stack))) < 0)
 				break;
 			x->stack[x->nstack++] = id;
-			depth++;
+			x->prev_end[depth++] = end;
 		}
 		i = end + 1;
 	}
@@ -331,10 +392,49 @@ int export_add(struct export *x, const char *stack, size_t len, uint64_t count, 
 	x->samples[x->nsamples++] =
 	    (struct export_sample){.off = start, .depth = depth, .pid = pid, .count = count};
 	x->total = x->total + count < x->total ? UINT64_MAX : x->total + count;
+	export_remember(x, stack, len, start, depth);
 	return 0;
 }
 
 int export_add_folded(const char *stack, size_t len, uint64_t count, void *arg)
 {
 	return export_add(arg, stack, len, count, 0);
+}
+
+int export_read_folded(struct export *x, FILE *in, struct fs_error *err)
+{
+	char *line = NULL;
+	size_t cap = 0, lineno = 0;
+	ssize_t n;
+	int r = 0;
+	errno = 0;
+	while ((n = getline(&line, &cap, in)) >= 0) {
+		const char *stack;
+		size_t slen;
+		uint64_t count;
+		lineno++;
+		if ((size_t)n > FOLD_STACK_MAX + 32) {
+			r = fs_error_set(err, E2BIG, "folded line %zu: longer than %u bytes",
+					 lineno, FOLD_STACK_MAX);
+			break;
+		}
+		if (n && line[n - 1] == '\n')
+			n--;
+		int k = fold_parse_line(line, (size_t)n, &stack, &slen, &count);
+		if (k < 0) {
+			r = fs_error_set(err, EINVAL,
+					 "folded line %zu: no count at the end of the line",
+					 lineno);
+			break;
+		}
+		if (k > 0 && (k = export_add(x, stack, slen, count, 0)) < 0) {
+			r = fs_error_set(err, -k, "folded line %zu: adding the stack", lineno);
+			break;
+		}
+		errno = 0;
+	}
+	if (!r && ferror(in))
+		r = fs_error_set(err, errno ? errno : EIO, "reading folded text");
+	free(line);
+	return r;
 }

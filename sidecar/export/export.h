@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "error.h"
@@ -85,6 +86,11 @@ struct export
 	uint32_t *slots; /* frame index + 1; 0 = empty */
 	size_t mask;
 	size_t frames_cap, stack_cap, samples_cap;
+	/* private: the previous stack, whose leading frames the next may share */
+	char *prev;
+	size_t prev_len, prev_cap, prev_off;
+	size_t *prev_end; /* byte offset after each of its frames */
+	uint32_t prev_depth;
 };
 
 /* An empty profile, or NULL when out of memory. */
@@ -100,6 +106,14 @@ int export_set_label(struct export *x, const char *key, const char *value);
  * with its count and pid. Empty frames are skipped; a stack without any
  * frame is ignored. 0, -ENOMEM or -E2BIG (too many distinct frames). */
 int export_add(struct export *x, const char *stack, size_t len, uint64_t count, pid_t pid);
+
+/* Read folded text ("stack count" lines, fold.h's format: ours and
+ * stackcollapse-perf.pl's) from in, adding each stack with pid 0 in file
+ * order. Equal stacks are not merged (pprof and speedscope readers sum
+ * them), so memory is the export's only. A line that does not end in a
+ * count, or is longer than FOLD_STACK_MAX, is an error naming it. 0 or
+ * -errno. */
+int export_read_folded(struct export *x, FILE *in, struct fs_error *err);
 
 /* A fold_fn (fold.h) adding each stack with pid 0: arg is the export. */
 int export_add_folded(const char *stack, size_t len, uint64_t count, void *arg);

@@ -1,4 +1,5 @@
-/* speedscope.c - see speedscope.h. */
+/* speedscope.c - see speedscope.h. Written with the unlocked stdio calls:
+ * the stream is ours alone, and a large profile is tens of MB of JSON. */
 #include "speedscope.h"
 
 #include <errno.h>
@@ -28,17 +29,17 @@ const char *speedscope_file(const struct export_frame *f)
 /* A JSON string; s is valid UTF-8 (export.h). */
 static void speedscope_string(FILE *f, const char *s)
 {
-	putc('"', f);
+	putc_unlocked('"', f);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		if (*p == '"' || *p == '\\') {
-			putc('\\', f);
-			putc(*p, f);
+			putc_unlocked('\\', f);
+			putc_unlocked(*p, f);
 		} else if (*p < 0x20 || *p == 0x7f)
 			fprintf(f, "\\u%04x", *p);
 		else
-			putc(*p, f);
+			putc_unlocked(*p, f);
 	}
-	putc('"', f);
+	putc_unlocked('"', f);
 }
 
 static void speedscope_uint(FILE *f, uint64_t v)
@@ -48,7 +49,7 @@ static void speedscope_uint(FILE *f, uint64_t v)
 	do
 		*--p = (char)('0' + v % 10);
 	while (v /= 10);
-	fputs(p, f);
+	fputs_unlocked(p, f);
 }
 
 /* The group of a sample: its pid, else its root frame when that is the
@@ -141,28 +142,28 @@ static void speedscope_profile_name(FILE *f, const struct export *x,
 static void speedscope_profile(FILE *f, const struct export *x, const struct speedscope_group *g,
 			       const size_t *order)
 {
-	fputs("{\"type\":\"sampled\",\"name\":", f);
+	fputs_unlocked("{\"type\":\"sampled\",\"name\":", f);
 	speedscope_profile_name(f, x, g, order);
-	fputs(",\"unit\":\"none\",\"startValue\":0,\"endValue\":", f);
+	fputs_unlocked(",\"unit\":\"none\",\"startValue\":0,\"endValue\":", f);
 	speedscope_uint(f, g->total);
-	fputs(",\"samples\":[", f);
+	fputs_unlocked(",\"samples\":[", f);
 	for (size_t i = 0; i < g->n; i++) {
 		const struct export_sample *s = &x->samples[order[g->first + i]];
-		fputs(i ? ",[" : "[", f);
+		fputs_unlocked(i ? ",[" : "[", f);
 		for (uint32_t k = 0; k < s->depth; k++) {
 			if (k)
-				putc(',', f);
+				putc_unlocked(',', f);
 			speedscope_uint(f, x->stack[s->off + k]);
 		}
-		putc(']', f);
+		putc_unlocked(']', f);
 	}
-	fputs("],\"weights\":[", f);
+	fputs_unlocked("],\"weights\":[", f);
 	for (size_t i = 0; i < g->n; i++) {
 		if (i)
-			putc(',', f);
+			putc_unlocked(',', f);
 		speedscope_uint(f, x->samples[order[g->first + i]].count);
 	}
-	fputs("]}", f);
+	fputs_unlocked("]}", f);
 }
 
 int speedscope_write(const struct export *x, FILE *out, struct fs_error *err)
@@ -174,29 +175,29 @@ int speedscope_write(const struct export *x, FILE *out, struct fs_error *err)
 		free(groups);
 		return fs_error_set(err, ENOMEM, "grouping samples by process");
 	}
-	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
-	      "\"exporter\":\"flamesidecar " FS_VERSION "\",\"name\":",
-	      out);
+	fputs_unlocked("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
+		       "\"exporter\":\"flamesidecar " FS_VERSION "\",\"name\":",
+		       out);
 	speedscope_string(out, x->name ? x->name : "flamesidecar profile");
-	fputs(",\"activeProfileIndex\":0,\"shared\":{\"frames\":[", out);
+	fputs_unlocked(",\"activeProfileIndex\":0,\"shared\":{\"frames\":[", out);
 	for (size_t i = 0; i < x->nframes; i++) {
 		const struct export_frame *fr = &x->frames[i];
 		const char *file = speedscope_file(fr);
-		fputs(i ? ",{\"name\":" : "{\"name\":", out);
+		fputs_unlocked(i ? ",{\"name\":" : "{\"name\":", out);
 		speedscope_string(out, fr->name);
 		if (file) {
-			fputs(",\"file\":", out);
+			fputs_unlocked(",\"file\":", out);
 			speedscope_string(out, file);
 		}
-		putc('}', out);
+		putc_unlocked('}', out);
 	}
-	fputs("]},\"profiles\":[", out);
+	fputs_unlocked("]},\"profiles\":[", out);
 	for (size_t g = 0; g < ngroups; g++) {
 		if (g)
-			putc(',', out);
+			putc_unlocked(',', out);
 		speedscope_profile(out, x, &groups[g], order);
 	}
-	fputs("]}\n", out);
+	fputs_unlocked("]}\n", out);
 	free(order);
 	free(groups);
 	if (ferror(out))

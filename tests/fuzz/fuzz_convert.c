@@ -1,5 +1,6 @@
-/* fuzz_convert.c - libFuzzer: arbitrary bytes as folded text (what
- * `flamesidecar convert` reads) -> export -> pprof and speedscope in memory.
+/* fuzz_convert.c - libFuzzer: arbitrary bytes as folded text read the way
+ * `flamesidecar convert` reads it (export_read_folded) -> pprof and
+ * speedscope in memory.
  * Checks that nothing crashes, that the pprof decodes (protobuf-c) with
  * every index in range and the counts adding up, and that the speedscope
  * JSON parses and is valid UTF-8. The first byte picks the options. */
@@ -9,7 +10,6 @@
 #include <string.h>
 
 #include "export.h"
-#include "fold.h"
 #include "json.h"
 #include "pprof.h"
 #include "profile.pb-c.h"
@@ -99,10 +99,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1 || size > (1u << 16))
 		return 0;
-	struct fold *f = fold_new();
+	FILE *in = fmemopen((void *)(data + 1), size - 1, "r");
 	struct export *x = export_new();
-	if (f && x && fold_parse(f, (const char *)data + 1, size - 1, NULL) == 0 &&
-	    fold_foreach(f, export_add_folded, x) == 0) {
+	if (in && x && export_read_folded(x, in, NULL) == 0) {
 		x->root_is_process = data[0] & 1;
 		x->period_ns = data[0] & 2 ? 10101010 : 0;
 		if (data[0] & 4)
@@ -111,6 +110,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_speedscope(x);
 	}
 	export_free(x);
-	fold_free(f);
+	if (in)
+		fclose(in);
 	return 0;
 }
