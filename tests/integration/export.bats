@@ -213,6 +213,21 @@ PY
 	[ "$(jq '[.profiles[].weights[]] | add' "$FS_TMP/main.speedscope.json")" = "$total" ]
 }
 
+@test "run --pprof with the raw table folded early many times: the outputs still agree" {
+	needs_jvm
+	needs_go
+	cd "$OUT"
+	FS_TEST_PROFILE_RAW_WORDS=300 "$FS_SIDECAR" run "$MAIN" -d 2s -F 499 -o early.svg \
+		--pprof early.pb.gz --speedscope early.json >summary
+	cat summary
+	grep -q "folded early" summary
+	folded_sorted early.folded >want
+	pprof -raw early.pb.gz | python3 "$PF" raw >got
+	diff -u want got
+	speedscope_folded early.json >got2
+	diff -u want got2
+}
+
 @test "run --pprof: go tool pprof -top names hotMethod first with the folded file's share" {
 	needs_jvm
 	needs_go
