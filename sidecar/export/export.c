@@ -44,6 +44,7 @@ void export_free(struct export *x)
 		free(x->labels[i].value);
 	}
 	free(x->frames);
+	free(x->hashes);
 	free(x->stack);
 	free(x->samples);
 	free(x->slots);
@@ -172,12 +173,21 @@ static char *export_utf8_dup(const char *s, size_t n)
 	return out;
 }
 
+/* A multiply-xorshift hash, 8 bytes per step. Not cryptographic: hostile
+ * names only lengthen probes (the table is bounded by EXPORT_MAX_FRAMES). */
 static uint64_t export_hash(const char *s, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
-	return h;
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n, w;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, s + i, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 32;
+	}
+	w = 0;
+	memcpy(&w, s + i, n - i);
+	h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+	return h ^ (h >> 29);
 }
 
 static int export_grow_slots(struct export *x)
@@ -187,8 +197,7 @@ static int export_grow_slots(struct export *x)
 	if (!s)
 		return -ENOMEM;
 	for (size_t i = 0; i < x->nframes; i++) {
-		const char *t = x->frames[i].text;
-		size_t j = export_hash(t, strlen(t)) & (n - 1);
+		size_t j = x->hashes[i] & (n - 1);
 		while (s[j])
 			j = (j + 1) & (n - 1);
 		s[j] = (uint32_t)i + 1;
@@ -237,8 +246,10 @@ static int export_utf8_valid(const char *s, size_t n)
 	return 1;
 }
 
-/* Append frame f (owned) at slot j. 0, -E2BIG or -ENOMEM (f freed). */
-static int export_append(struct export *x, struct export_frame *f, size_t j, uint32_t *out)
+/* Append frame f (owned, text hash h) at slot j. 0, -E2BIG or -ENOMEM
+ * (f freed). */
+static int export_append(struct export *x, struct export_frame *f, uint64_t h, size_t j,
+			 uint32_t *out)
 {
 	int r = 0;
 	if (x->nframes >= EXPORT_MAX_FRAMES)
@@ -246,18 +257,22 @@ static int export_append(struct export *x, struct export_frame *f, size_t j, uin
 	else if (x->nframes == x->frames_cap) {
 		size_t cap = x->frames_cap ? x->frames_cap * 2 : 256;
 		struct export_frame *nf = realloc(x->frames, cap * sizeof(*nf));
-		if (!nf)
-			r = -ENOMEM;
-		else {
+		uint64_t *nh = nf ? realloc(x->hashes, cap * sizeof(*nh)) : NULL;
+		if (nf)
 			x->frames = nf;
+		if (nh)
+			x->hashes = nh;
+		if (!nf || !nh)
+			r = -ENOMEM;
+		else
 			x->frames_cap = cap;
-		}
 	}
 	if (r < 0) {
 		export_frame_drop(f);
 		return r;
 	}
 	x->frames[x->nframes] = *f;
+	x->hashes[x->nframes] = h;
 	x->slots[j] = (uint32_t)x->nframes + 1;
 	*out = (uint32_t)x->nframes++;
 	if (x->nframes * 2 > x->mask + 1)
@@ -277,11 +292,12 @@ static int export_intern(struct export *x, const char *text, size_t n, uint32_t 
 		text = fixed;
 		n = strlen(fixed);
 	}
-	size_t j = export_hash(text, n) & x->mask;
+	uint64_t h = export_hash(text, n);
+	size_t j = h & x->mask;
 	for (; x->slots[j]; j = (j + 1) & x->mask) {
 		uint32_t i = x->slots[j] - 1;
 		const char *t = x->frames[i].text;
-		if (!strncmp(t, text, n) && t[n] == '\0') {
+		if (x->hashes[i] == h && !memcmp(t, text, n) && t[n] == '\0') {
 			free(fixed);
 			*out = i;
 			return 0;
@@ -292,7 +308,7 @@ static int export_intern(struct export *x, const char *text, size_t n, uint32_t 
 	free(fixed);
 	if (r < 0)
 		return r;
-	return export_append(x, &f, j, out);
+	return export_append(x, &f, h, j, out);
 }
 
 static int export_reserve(void **arr, size_t *cap, size_t need, size_t size)

@@ -83,7 +83,8 @@ struct export
 	size_t nsamples;
 	uint64_t total; /* sum of counts (saturating) */
 	/* private: frame interning */
-	uint32_t *slots; /* frame index + 1; 0 = empty */
+	uint32_t *slots;  /* frame index + 1; 0 = empty */
+	uint64_t *hashes; /* of each frame's text */
 	size_t mask;
 	size_t frames_cap, stack_cap, samples_cap;
 	/* private: the previous stack, whose leading frames the next may share */
