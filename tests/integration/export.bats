@@ -285,7 +285,7 @@ PY
 	local web="$OUT/web" port dom
 	cp -r "$SPEEDSCOPE_DIR" "$web"
 	cp "$FS_TMP/main.speedscope.json" "$web/profile.json"
-	python3 -m http.server --bind 127.0.0.1 0 --directory "$web" >"$OUT/http.log" 2>&1 &
+	python3 -u -m http.server --bind 127.0.0.1 0 --directory "$web" >"$OUT/http.log" 2>&1 &
 	local srv=$!
 	fs_wait_for 10 grep -q "port" "$OUT/http.log"
 	port=$(sed -n 's/.* port \([0-9]*\) .*/\1/p' "$OUT/http.log" | head -1)
