@@ -95,6 +95,19 @@ const char *export_kind_name(enum export_kind kind)
 	}
 }
 
+const char *export_frame_file(const struct export_frame *f)
+{
+	switch (f->kind) {
+	case EXPORT_KIND_KERNEL:
+	case EXPORT_KIND_MODULE: return f->module;
+	case EXPORT_KIND_JIT: return "[jit]";
+	case EXPORT_KIND_C1: return "[c1]";
+	case EXPORT_KIND_INTERPRETED: return "[interpreted]";
+	case EXPORT_KIND_INLINED: return "[inlined]";
+	default: return NULL;
+	}
+}
+
 enum export_kind export_frame_kind(const char *text, size_t len, size_t *name_len)
 {
 	static const struct {

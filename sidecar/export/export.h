@@ -123,6 +123,12 @@ int export_add_folded(const char *stack, size_t len, uint64_t count, void *arg);
  * without the suffix. Exposed for tests. */
 enum export_kind export_frame_kind(const char *text, size_t len, size_t *name_len);
 
+/* Where a frame's code is, as both writers name it (pprof's mapping,
+ * speedscope's "file"): its module for [libfoo.so] frames,
+ * "[kernel.kallsyms]", "[jit]", "[c1]", "[interpreted]", "[inlined]";
+ * NULL for plain and unknown frames. */
+const char *export_frame_file(const struct export_frame *f);
+
 /* "kernel", "jit", "c1", "interpreted", "inlined", "native", "unknown", "" (plain). */
 const char *export_kind_name(enum export_kind kind);
 

@@ -131,25 +131,12 @@ static int64_t pprof_str(struct pprof_build *b, const char *s)
 	return (int64_t)b->nstr - 1;
 }
 
-/* The mapping a frame's location belongs to (see pprof.h); NULL = none.
- * Inlined frames share their caller's location, so never reach here alone
- * but at the start of a stack, where they get no mapping. */
-static const char *pprof_bucket(const struct export_frame *f)
-{
-	switch (f->kind) {
-	case EXPORT_KIND_KERNEL:
-	case EXPORT_KIND_MODULE: return f->module;
-	case EXPORT_KIND_JIT: return "[jit]";
-	case EXPORT_KIND_C1: return "[c1]";
-	case EXPORT_KIND_INTERPRETED: return "[interpreted]";
-	default: return NULL;
-	}
-}
-
 /* The mapping id of a frame (0 = none), adding the mapping if new. */
 static int pprof_mapping(struct pprof_build *b, const struct export_frame *f, uint64_t *id)
 {
-	const char *bucket = pprof_bucket(f);
+	/* the physical frame of a location: an inlined one only when a stack
+	 * starts with it, then its mapping says so ("[inlined]") */
+	const char *bucket = export_frame_file(f);
 	*id = 0;
 	if (!bucket)
 		return 0;

@@ -13,19 +13,6 @@ struct speedscope_group {
 	size_t n;
 };
 
-const char *speedscope_file(const struct export_frame *f)
-{
-	switch (f->kind) {
-	case EXPORT_KIND_KERNEL:
-	case EXPORT_KIND_MODULE: return f->module;
-	case EXPORT_KIND_JIT: return "[jit]";
-	case EXPORT_KIND_C1: return "[c1]";
-	case EXPORT_KIND_INTERPRETED: return "[interpreted]";
-	case EXPORT_KIND_INLINED: return "[inlined]";
-	default: return NULL;
-	}
-}
-
 /* A JSON string; s is valid UTF-8 (export.h). */
 static void speedscope_string(FILE *f, const char *s)
 {
@@ -182,7 +169,7 @@ int speedscope_write(const struct export *x, FILE *out, struct fs_error *err)
 	fputs_unlocked(",\"activeProfileIndex\":0,\"shared\":{\"frames\":[", out);
 	for (size_t i = 0; i < x->nframes; i++) {
 		const struct export_frame *fr = &x->frames[i];
-		const char *file = speedscope_file(fr);
+		const char *file = export_frame_file(fr);
 		fputs_unlocked(i ? ",{\"name\":" : "{\"name\":", out);
 		speedscope_string(out, fr->name);
 		if (file) {

@@ -3,7 +3,7 @@
  * speedscope opens directly.
  *
  *   shared.frames  one per distinct folded frame: "name" without the kind
- *                  suffix, "file" the kind or module ("[kernel.kallsyms]",
+ *                  suffix, "file" export_frame_file ("[kernel.kallsyms]",
  *                  "libc.so.6", "[jit]", "[c1]", "[interpreted]",
  *                  "[inlined]"); no file for plain frames
  *   profiles       "sampled", one per process (pid when known, else the
@@ -21,8 +21,5 @@
 
 /* Write x to out. 0 or -errno (-ENOMEM, or the stream's error). */
 int speedscope_write(const struct export *x, FILE *out, struct fs_error *err);
-
-/* The "file" of a frame (NULL for plain frames), as described above. */
-const char *speedscope_file(const struct export_frame *f);
 
 #endif
