@@ -69,6 +69,15 @@ has_args() { [ -n "$(args_file)" ]; }
 	# list shows it in progress; when it ends the marker goes.
 	run "$FS_SIDECAR" list
 	[[ "$output" == *profiling* ]]
+	# --json names the three files it is writing
+	run "$FS_SIDECAR" list --profiles --json
+	echo "$output"
+	local base
+	base=$(jq -r --arg id "$NAME" '.[] | select(.id == $id and .state == "profiling") | .svg' <<<"$output")
+	base=${base%.svg}
+	[[ "$base" == "$FS_TMP/profiles/$NAME/"*Z ]]
+	[ "$(jq -r --arg id "$NAME" '.[] | select(.id == $id) | "\(.folded) \(.pprof)"' <<<"$output")" = \
+		"$base.folded $base.pb.gz" ]
 	touch "$FS_TMP/release"
 	fs_wait_for 20 test ! -e "$FS_RUN/profiling/$NAME.json"
 	grep -q "profile written" "$FS_RUN/hook.log"
