@@ -430,40 +430,61 @@ int export_add_folded(const char *stack, size_t len, uint64_t count, void *arg)
 	return export_add(arg, stack, len, count, 0);
 }
 
+/* One line of folded text (number lineno) into x. */
+static int export_line(struct export *x, const char *line, size_t n, size_t lineno,
+		       struct fs_error *err)
+{
+	const char *stack;
+	size_t slen;
+	uint64_t count;
+	int k = fold_parse_line(line, n, &stack, &slen, &count);
+	if (k < 0)
+		return fs_error_set(err, EINVAL, "folded line %zu: no count at the end of the line",
+				    lineno);
+	if (k > 0 && (k = export_add(x, stack, slen, count, 0)) < 0)
+		return fs_error_set(err, -k, "folded line %zu: adding the stack", lineno);
+	return 0;
+}
+
 int export_read_folded(struct export *x, FILE *in, struct fs_error *err)
 {
-	char *line = NULL;
-	size_t cap = 0, lineno = 0;
-	ssize_t n;
+	/* Blocks of 2 x the longest line allowed, split at '\n'; the partial
+	 * last line moves to the front. Memory is bounded whatever the input. */
+	const size_t max = FOLD_STACK_MAX + 64, size = 2 * max;
+	char *buf = malloc(size);
+	size_t have = 0, lineno = 0;
 	int r = 0;
-	errno = 0;
-	while ((n = getline(&line, &cap, in)) >= 0) {
-		const char *stack;
-		size_t slen;
-		uint64_t count;
-		lineno++;
-		if ((size_t)n > FOLD_STACK_MAX + 32) {
-			r = fs_error_set(err, E2BIG, "folded line %zu: longer than %u bytes",
-					 lineno, FOLD_STACK_MAX);
+	if (!buf)
+		return fs_error_set(err, ENOMEM, "reading folded text");
+	for (;;) {
+		size_t got = fread(buf + have, 1, size - have, in);
+		have += got;
+		size_t start = 0;
+		const char *nl;
+		while (!r && (nl = memchr(buf + start, '\n', have - start))) {
+			r = export_line(x, buf + start, (size_t)(nl - buf) - start, ++lineno, err);
+			start = (size_t)(nl - buf) + 1;
+		}
+		memmove(buf, buf + start, have - start);
+		have -= start;
+		if (r)
+			break;
+		if (ferror(in)) {
+			r = fs_error_set(err, errno ? errno : EIO, "reading folded text");
 			break;
 		}
-		if (n && line[n - 1] == '\n')
-			n--;
-		int k = fold_parse_line(line, (size_t)n, &stack, &slen, &count);
-		if (k < 0) {
-			r = fs_error_set(err, EINVAL,
-					 "folded line %zu: no count at the end of the line",
-					 lineno);
+		if (got == 0) { /* end of input: a last line without '\n' */
+			if (have)
+				r = export_line(x, buf, have, ++lineno, err);
 			break;
 		}
-		if (k > 0 && (k = export_add(x, stack, slen, count, 0)) < 0) {
-			r = fs_error_set(err, -k, "folded line %zu: adding the stack", lineno);
+		if (have > max) {
+			fs_error_set(err, 0, "folded line %zu: longer than %u bytes", lineno + 1,
+				     FOLD_STACK_MAX);
+			r = -E2BIG;
 			break;
 		}
-		errno = 0;
 	}
-	if (!r && ferror(in))
-		r = fs_error_set(err, errno ? errno : EIO, "reading folded text");
-	free(line);
+	free(buf);
 	return r;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "export.h"
+#include "fold.h"
 #include "json.h"
 #include "pprof.h"
 #include "profile.pb-c.h"
@@ -90,6 +91,42 @@ static void test_model(void)
 	}
 	is_int(fails, 0, "5000 stacks added");
 	is_int(x->nframes, 1 + 5000 + 7, "frames deduplicated after growth");
+	export_free(x);
+}
+
+static int read_text(struct export *x, const char *text, size_t len, struct fs_error *err)
+{
+	FILE *f = fmemopen((void *)text, len, "r");
+	int r = export_read_folded(x, f, err);
+	fclose(f);
+	return r;
+}
+
+static void test_read(void)
+{
+	struct export *x = export_new();
+	struct fs_error err = {0};
+	const char ok_text[] = "a;b 2\r\n\n  \nx\0y;c\t 3\na;b 4";
+	is_int(read_text(x, ok_text, sizeof(ok_text) - 1, &err), 0,
+	       "CRLF, blanks, NUL, no final newline");
+	is_int(x->nsamples, 3, "3 stacks (equal stacks not merged)");
+	is_int(x->total, 9, "total 9");
+	is_str(x->frames[x->stack[x->samples[1].off]].text, "x\xef\xbf\xbdy", "NUL -> U+FFFD");
+	export_free(x);
+
+	x = export_new();
+	const char bad[] = "a 1\nb 2\nno-count\n";
+	ok(read_text(x, bad, sizeof(bad) - 1, &err) == -EINVAL && strstr(err.msg, "line 3"),
+	   "a line without a count is an error naming it: %s", err.msg);
+	export_free(x);
+
+	x = export_new();
+	size_t big = FOLD_STACK_MAX + 100;
+	char *long_line = malloc(big);
+	memset(long_line, 'a', big);
+	ok(read_text(x, long_line, big, &err) == -E2BIG && strstr(err.msg, "line 1"),
+	   "an endless line is refused with bounded memory: %s", err.msg);
+	free(long_line);
 	export_free(x);
 }
 
@@ -296,6 +333,7 @@ int main(void)
 {
 	test_kinds();
 	test_model();
+	test_read();
 	test_pprof();
 	test_speedscope();
 	return tap_done();
