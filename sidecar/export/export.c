@@ -108,6 +108,18 @@ const char *export_frame_file(const struct export_frame *f)
 	}
 }
 
+size_t export_process_name(const struct export *x, const struct export_sample *s, const char **name)
+{
+	const char *n = x->frames[x->stack[s->off]].name;
+	size_t len = strlen(n);
+	char suffix[24];
+	int sl = snprintf(suffix, sizeof(suffix), "-%d", (int)s->pid);
+	*name = n;
+	if (s->pid > 0 && sl > 0 && len > (size_t)sl && !strcmp(n + len - (size_t)sl, suffix))
+		len -= (size_t)sl;
+	return len;
+}
+
 enum export_kind export_frame_kind(const char *text, size_t len, size_t *name_len)
 {
 	static const struct {

@@ -129,6 +129,13 @@ enum export_kind export_frame_kind(const char *text, size_t len, size_t *name_le
  * NULL for plain and unknown frames. */
 const char *export_frame_file(const struct export_frame *f);
 
+/* The process name of sample s when root_is_process: its root frame's
+ * name without a "-PID" suffix naming s's pid (run --with-pid,
+ * stackcollapse-perf.pl --pid). *name points into the frame; returns the
+ * length. */
+size_t export_process_name(const struct export *x, const struct export_sample *s,
+			   const char **name);
+
 /* "kernel", "jit", "c1", "interpreted", "inlined", "native", "unknown", "" (plain). */
 const char *export_kind_name(enum export_kind kind);
 

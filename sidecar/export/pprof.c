@@ -47,6 +47,7 @@ struct pprof_build {
 		uint64_t key;
 		pb_label **arr;
 		pb_label *lab;
+		char *process; /* the process label's value */
 	} * labsets;
 	size_t nlabsets, labsets_cap;
 	struct pprof_set labset;
@@ -197,10 +198,12 @@ static uint64_t pprof_labset_hash(struct pprof_build *b, size_t i)
 	return pprof_hash(&b->labsets[i].key, sizeof(b->labsets[i].key));
 }
 
-/* The label array of samples of pid with root frame root (cached). */
-static pb_label **pprof_labels(struct pprof_build *b, pid_t pid, uint32_t root)
+/* The label array of samples like es: same pid and root frame (cached). */
+static pb_label **pprof_labels(struct pprof_build *b, const struct export_sample *es)
 {
 	const struct export *x = b->x;
+	pid_t pid = es->pid;
+	uint32_t root = x->stack[es->off];
 	uint64_t key = (uint64_t)(uint32_t)pid << 32 | (x->root_is_process ? root : 0);
 	size_t j = pprof_hash(&key, sizeof(key)) & b->labset.mask;
 	for (; b->labset.slots[j]; j = (j + 1) & b->labset.mask)
@@ -212,11 +215,14 @@ static pb_label **pprof_labels(struct pprof_build *b, pid_t pid, uint32_t root)
 	size_t n = x->nlabels + (pid > 0) + (x->root_is_process != 0);
 	pb_label **arr = calloc(n + 1, sizeof(*arr));
 	pb_label *lab = calloc(n + 1, sizeof(*lab));
-	if (!arr || !lab) {
-		free(arr);
-		free(lab);
-		return NULL;
+	char *process = NULL;
+	if (x->root_is_process) {
+		const char *name;
+		size_t len = export_process_name(x, es, &name);
+		process = strndup(name, len);
 	}
+	if (!arr || !lab || (x->root_is_process && !process))
+		goto fail;
 	size_t k = 0;
 	int64_t key_s, val_s;
 	for (size_t i = 0; i < x->nlabels; i++, k++) {
@@ -236,15 +242,15 @@ static pb_label **pprof_labels(struct pprof_build *b, pid_t pid, uint32_t root)
 	}
 	if (x->root_is_process) {
 		perftools__profiles__label__init(&lab[k]);
-		if ((key_s = pprof_str(b, "process")) < 0 ||
-		    (val_s = pprof_str(b, x->frames[root].name)) < 0)
+		if ((key_s = pprof_str(b, "process")) < 0 || (val_s = pprof_str(b, process)) < 0)
 			goto fail;
 		lab[k].key = key_s;
 		lab[k++].str = val_s;
 	}
 	for (size_t i = 0; i < k; i++)
 		arr[i] = &lab[i];
-	b->labsets[b->nlabsets++] = (struct pprof_labels){.key = key, .arr = arr, .lab = lab};
+	b->labsets[b->nlabsets++] =
+	    (struct pprof_labels){.key = key, .arr = arr, .lab = lab, .process = process};
 	b->labset.slots[j] = (uint32_t)b->nlabsets;
 	b->labset.n = b->nlabsets;
 	if (b->nlabsets * 2 > b->labset.mask + 1 &&
@@ -254,6 +260,7 @@ static pb_label **pprof_labels(struct pprof_build *b, pid_t pid, uint32_t root)
 fail:
 	free(arr);
 	free(lab);
+	free(process);
 	return NULL;
 }
 
@@ -289,7 +296,7 @@ static int pprof_sample(struct pprof_build *b, const struct export_sample *es, p
 		      : (x->period_ns ? INT64_MAX : 0);
 	s->n_value = 2;
 	s->value = vals;
-	if (!(s->label = pprof_labels(b, es->pid, fr[0])))
+	if (!(s->label = pprof_labels(b, es)))
 		return -ENOMEM;
 	s->n_label = x->nlabels + (es->pid > 0) + (x->root_is_process != 0);
 	return 0;
@@ -343,6 +350,7 @@ static void pprof_build_free(struct pprof_build *b)
 	free(b->mapfile);
 	for (size_t i = 0; i < b->nlabsets; i++) {
 		free(b->labsets[i].lab);
+		free(b->labsets[i].process);
 		free(b->labsets[i].arr);
 	}
 	free(b->labsets);

@@ -106,8 +106,8 @@ static void speedscope_profile_name(FILE *f, const struct export *x,
 	const struct export_sample *s = &x->samples[order[g->first]];
 	char buf[64];
 	if (s->pid > 0 && x->root_is_process) {
-		const char *comm = x->frames[x->stack[s->off]].name;
-		size_t l = strlen(comm), cut = l > 200 ? 200 : l;
+		const char *comm;
+		size_t l = export_process_name(x, s, &comm), cut = l > 200 ? 200 : l;
 		char *name = malloc(cut + sizeof(buf));
 		if (name) {
 			snprintf(name, cut + sizeof(buf), "%.*s (pid %d)", (int)cut, comm,

@@ -329,6 +329,37 @@ static void test_speedscope(void)
 	export_free(x);
 }
 
+/* run --with-pid: root frames "comm-PID" label the process as "comm" */
+static void test_with_pid(void)
+{
+	struct export *x = export_new();
+	const char *a = "java-7;main", *b = "sh-70;x";
+	export_add(x, a, strlen(a), 3, 7);
+	export_add(x, b, strlen(b), 1, 7); /* "-70" is not pid 7's suffix */
+	x->root_is_process = 1;
+	const char *name;
+	size_t n = export_process_name(x, &x->samples[0], &name);
+	ok(n == 4 && !strncmp(name, "java", 4), "java-7 of pid 7 is process java");
+	n = export_process_name(x, &x->samples[1], &name);
+	ok(n == 5 && !strncmp(name, "sh-70", 5), "sh-70 of pid 7 stays sh-70");
+	unsigned char *buf = NULL;
+	size_t len = 0;
+	struct fs_error err = {0};
+	is_int(pprof_encode(x, &buf, &len, &err), 0, "encode");
+	Perftools__Profiles__Profile *p = perftools__profiles__profile__unpack(NULL, len, buf);
+	int found = 0;
+	for (size_t i = 0; p && i < p->n_sample; i++)
+		for (size_t l = 0; l < p->sample[i]->n_label; l++)
+			found += !strcmp(pb_str(p, p->sample[i]->label[l]->key), "process") &&
+				 !strcmp(pb_str(p, p->sample[i]->label[l]->str),
+					 i == 0 ? "java" : "sh-70");
+	is_int(found, 2, "process labels java and sh-70");
+	if (p)
+		perftools__profiles__profile__free_unpacked(p, NULL);
+	free(buf);
+	export_free(x);
+}
+
 int main(void)
 {
 	test_kinds();
@@ -336,5 +367,6 @@ int main(void)
 	test_read();
 	test_pprof();
 	test_speedscope();
+	test_with_pid();
 	return tap_done();
 }
