@@ -267,15 +267,20 @@ PY
 	[[ "$output" == *"Time: $(date -u +'%b %-d, %Y')"* ]]
 }
 
-@test "run --pprof: -diff_base between two runs of the same container works" {
+@test "run --pprof: -diff_base between two runs of the same container works (one --with-pid)" {
 	needs_jvm
 	needs_go
 	cd "$OUT"
-	"$FS_SIDECAR" run "$MAIN" -d 1s -q -o b.svg --no-folded --pprof b.pb.gz
+	"$FS_SIDECAR" run "$MAIN" -d 1s -q -o b.svg --no-folded --pprof b.pb.gz --with-pid
 	run pprof -top -sample_index=samples -diff_base "$FS_TMP/main.pb.gz" b.pb.gz
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"flametest.Workload.hotMethod"* ]]
+	# --with-pid: root frames java-PID, the process label still java
+	run pprof -tags b.pb.gz
+	echo "$output"
+	grep -Eq '\): java$' <<<"$output"
+	if grep -q '): java-' <<<"$output"; then false; fi
 }
 
 @test "run --speedscope: speedscope loads it in headless Chromium and shows hotMethod first" {
@@ -300,7 +305,7 @@ PY
 	# the sandwich view's table, by self time: hotMethod on its first row
 	dom=$(sed 's/></>\n</g' "$OUT/dom.html")
 	grep -q "main.speedscope.json\|CPU of container" <<<"$dom"
-	! grep -qi "something went wrong\|failed to load\|error loading" <<<"$dom"
+	if grep -qi "something went wrong\|failed to load\|error loading" <<<"$dom"; then false; fi
 	first=$(grep -m1 -E '^</span>[^<]+</td>' <<<"$dom")
 	echo "first row: $first"
 	[[ "$first" == *flametest.Workload.hotMethod* ]]
