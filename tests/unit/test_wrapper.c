@@ -11,7 +11,7 @@
 #include "cleanup.h"
 #include "json.h"
 #include "tap.h"
-#include "../wrapper.h"
+#include "wrapper.h"
 
 #define ARGV(...) ((char *[]){"rt", __VA_ARGS__, NULL})
 

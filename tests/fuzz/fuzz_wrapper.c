@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "json.h"
-#include "../wrapper.h"
+#include "wrapper.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
