@@ -246,7 +246,8 @@ static int registry_cmp(const void *a, const void *b)
 		      ((const struct registry_entry *)b)->id);
 }
 
-int registry_list(const char *dir, struct registry_entry **out, size_t *n, struct fs_error *err)
+int registry_list(const char *dir, struct registry_entry **out, size_t *n,
+		  void (*warn)(void *ctx, const char *msg), void *warn_ctx, struct fs_error *err)
 {
 	*out = NULL;
 	*n = 0;
@@ -284,7 +285,8 @@ int registry_list(const char *dir, struct registry_entry **out, size_t *n, struc
 		}
 		struct fs_error e2;
 		if (registry_read_at(dfd, dir, de->d_name, &arr[cnt], &e2) < 0) {
-			fprintf(stderr, "flamesidecar: warning: skipping %s\n", e2.msg);
+			if (warn)
+				warn(warn_ctx, e2.msg);
 			continue;
 		}
 		cnt++;
@@ -308,7 +310,7 @@ int registry_find(const char *dir, const char *id_or_prefix, struct registry_ent
 		return 0;
 	cleanup_free struct registry_entry *all = NULL;
 	size_t n;
-	if ((r = registry_list(dir, &all, &n, err)) < 0)
+	if ((r = registry_list(dir, &all, &n, NULL, NULL, err)) < 0)
 		return r;
 	size_t plen = strlen(id_or_prefix), hits = 0;
 	for (size_t i = 0; i < n; i++) {

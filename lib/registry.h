@@ -42,9 +42,11 @@ int registry_read(const char *dir, const char *id, struct registry_entry *e, str
 /* -ENOENT when there is no entry. */
 int registry_remove(const char *dir, const char *id, struct fs_error *err);
 
-/* All entries (unreadable ones skipped with a warning on stderr), sorted by
+/* All entries (an unreadable one is skipped and, if warn is not NULL,
+ * reported through warn(warn_ctx, message)), sorted by
  * id. *out is malloc'd; free() it. A missing dir gives 0 entries. */
-int registry_list(const char *dir, struct registry_entry **out, size_t *n, struct fs_error *err);
+int registry_list(const char *dir, struct registry_entry **out, size_t *n,
+		  void (*warn)(void *ctx, const char *msg), void *warn_ctx, struct fs_error *err);
 
 /* Find by exact id or unique prefix (like docker). -ENOENT (not registered)
  * or -EEXIST (ambiguous prefix), with a message saying what to do. */

@@ -91,8 +91,7 @@ int cmd_list(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "flamesidecar list: unexpected argument '%s'\n", argv[optind]);
-		return FS_EXIT_USAGE;
+		return cli_usage_error("list", "unexpected argument '%s'", argv[optind]);
 	}
 	struct fs_config cfg;
 	char regdir[PATH_MAX];
@@ -104,10 +103,9 @@ int cmd_list(int argc, char **argv)
 	struct fs_error err;
 	cleanup_free struct registry_entry *all = NULL;
 	size_t n;
-	if (registry_list(regdir, &all, &n, &err) < 0) {
-		fprintf(stderr, "flamesidecar list: %s%s\n", err.msg,
-			err.code == EACCES ? " (run as root)" : "");
-		return err.code == EACCES ? FS_EXIT_PERM : FS_EXIT_FAIL;
+	if (registry_list(regdir, &all, &n, common_warn, "list", &err) < 0) {
+		return cli_failf("list", cli_exit_code(err.code), "%s%s", err.msg,
+				 err.code == EACCES ? " (run as root)" : "");
 	}
 	time_t now = time(NULL);
 	if (json) {

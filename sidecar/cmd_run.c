@@ -106,6 +106,7 @@ struct run_args {
 	struct render_opts render;
 	struct profile_opts prof;
 	const char *id;
+	int help; /* --help: print the usage and exit 0 */
 };
 
 static int run_parse_pid(const char *verb, const char *arg, pid_t *out)
@@ -145,13 +146,11 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 		switch (c) {
 		case 'd':
 			if (common_parse_duration_ms(optarg, &a->duration_ms) < 0 ||
-			    a->duration_ms == 0 || a->duration_ms > RUN_MAX_MS) {
-				fprintf(stderr,
-					"flamesidecar run: --duration takes a time from 1ms to "
-					"24h such as 30s, 500ms, 2m; not '%s'\n",
-					optarg);
-				return FS_EXIT_USAGE;
-			}
+			    a->duration_ms == 0 || a->duration_ms > RUN_MAX_MS)
+				return cli_usage_error("run",
+						       "--duration takes a time from 1ms to 24h "
+						       "such as 30s, 500ms, 2m; not '%s'",
+						       optarg);
 			break;
 		case 'F':
 			if (common_parse_uint("run", "--frequency", optarg, 1,
@@ -185,22 +184,17 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 			break;
 		case RUN_OPT_USER_ONLY: a->prof.user_only = 1; break;
 		case RUN_OPT_WITH_PID: a->prof.with_pid = 1; break;
-		case 'h': run_usage(stdout); return -1;
+		case 'h': a->help = 1; return 0;
 		default:
 			r = render_opts_option(&a->render, c, optarg, &err);
 			if (r > 0)
 				break;
-			if (r < 0)
-				fprintf(stderr, "flamesidecar run: %s\n", err.msg);
-			fprintf(stderr, "Try 'flamesidecar run --help'.\n");
-			return FS_EXIT_USAGE;
+			return cli_usage_error("run", r < 0 ? "%s" : NULL, err.msg);
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "flamesidecar run: expected one container id or unique prefix "
-				"(see `flamesidecar list`)\nTry 'flamesidecar run --help'.\n");
-		return FS_EXIT_USAGE;
-	}
+	if (optind != argc - 1)
+		return cli_usage_error(
+		    "run", "expected one container id or unique prefix (see `flamesidecar list`)");
 	a->id = argv[optind];
 	return 0;
 }
@@ -359,15 +353,6 @@ static void run_summary(struct profile *p, const struct run_args *a, uint64_t wi
 	fflush(stdout);
 }
 
-static int run_exit_code(int r)
-{
-	if (r == -EACCES || r == -EPERM)
-		return FS_EXIT_PERM;
-	if (r == -ESRCH || r == -ENOENT)
-		return FS_EXIT_NOTFOUND;
-	return FS_EXIT_FAIL;
-}
-
 /* flamesidecar-<id12>-<UTC time>.<ext> */
 static void run_default_name(char *buf, size_t len, const char *id, time_t t, const char *ext)
 {
@@ -386,7 +371,11 @@ int cmd_run(int argc, char **argv)
 	a.prof.map.timeout_ms = MAP_DEFAULT_TIMEOUT_MS;
 	int rc = run_parse(argc, argv, &a);
 	if (rc)
-		return rc < 0 ? FS_EXIT_OK : rc;
+		return rc;
+	if (a.help) {
+		run_usage(stdout);
+		return FS_EXIT_OK;
+	}
 	struct fs_config cfg;
 	struct registry_entry e;
 	if ((rc = common_open_container("run", COMMON_WHY_PROFILE, a.id, &cfg, &e)))
@@ -407,8 +396,7 @@ int cmd_run(int argc, char **argv)
 			l -= 4;
 		if (snprintf(folded_name, sizeof(folded_name), "%.*s.folded", (int)l, svg) >=
 		    (int)sizeof(folded_name)) {
-			fprintf(stderr, "flamesidecar run: the output name is too long\n");
-			return FS_EXIT_USAGE;
+			return cli_usage_error("run", "the output name is too long");
 		}
 		folded = folded_name;
 	}
@@ -427,10 +415,8 @@ int cmd_run(int argc, char **argv)
 	run_stop_signal = 0;
 	run_catch_signals();
 	int r = profile_open(&a.prof, &p, &err);
-	if (r < 0) {
-		fprintf(stderr, "flamesidecar run: %s\n", err.msg);
-		return run_exit_code(r);
-	}
+	if (r < 0)
+		return cli_fail("run", &err);
 	bool tty = !a.quiet && isatty(STDERR_FILENO);
 	if (!a.quiet && !tty)
 		fprintf(stderr, "flamesidecar run: recording %.*s for %llu ms\n",
@@ -440,15 +426,9 @@ int cmd_run(int argc, char **argv)
 	r = run_window(p, a.duration_ms, tty, &window_ms, &err);
 	uint64_t closed = common_now_ms();
 	profile_stop(p);
-	if (r < 0) {
-		fprintf(stderr, "flamesidecar run: %s\n", err.msg);
+	if (r < 0 || (r = profile_fold(p, 1, &err)) < 0) {
 		profile_close(p);
-		return FS_EXIT_FAIL;
-	}
-	if ((r = profile_fold(p, 1, &err)) < 0) {
-		fprintf(stderr, "flamesidecar run: %s\n", err.msg);
-		profile_close(p);
-		return FS_EXIT_FAIL;
+		return cli_failf("run", FS_EXIT_FAIL, "%s", err.msg);
 	}
 
 	/* the graph */
@@ -474,14 +454,10 @@ int cmd_run(int argc, char **argv)
 		a.render.subtitle = subtitle;
 	}
 	int exit_code = FS_EXIT_OK;
-	if (folded && run_write_folded(p, folded, &err) < 0) {
-		fprintf(stderr, "flamesidecar run: %s\n", err.msg);
-		exit_code = FS_EXIT_FAIL;
-	}
-	if (run_write_svg(p, svg_stdout ? NULL : svg, &a.render, &err) < 0) {
-		fprintf(stderr, "flamesidecar run: %s\n", err.msg);
-		exit_code = FS_EXIT_FAIL;
-	}
+	if (folded && run_write_folded(p, folded, &err) < 0)
+		exit_code = cli_fail_file("run", &err);
+	if (run_write_svg(p, svg_stdout ? NULL : svg, &a.render, &err) < 0)
+		exit_code = cli_fail_file("run", &err);
 	uint64_t after = common_now_ms() - closed;
 	if (exit_code == FS_EXIT_OK && !a.quiet && !svg_stdout)
 		run_summary(p, &a, window_ms, svg, folded, after);

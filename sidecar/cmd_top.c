@@ -85,15 +85,15 @@ struct top_args {
 	unsigned rows;
 	struct profile_opts prof;
 	const char *id;
+	int help; /* --help: print the usage and exit 0 */
 };
 
 static int top_parse_time(const char *opt, const char *arg, unsigned long long *ms)
 {
 	if (common_parse_duration_ms(arg, ms) < 0 || *ms < 10 || *ms > 24ull * 3600 * 1000) {
-		fprintf(stderr,
-			"flamesidecar top: %s takes a time from 10ms to 24h such as 1s, "
-			"500ms, 2m; not '%s'\n",
-			opt, arg);
+		cli_usage_error("top",
+				"%s takes a time from 10ms to 24h such as 1s, 500ms, 2m; not '%s'",
+				opt, arg);
 		return -EINVAL;
 	}
 	return 0;
@@ -145,9 +145,8 @@ static int top_parse(int argc, char **argv, struct top_args *a)
 				a->by_total = !strcmp(optarg, "total");
 				break;
 			}
-			fprintf(stderr, "flamesidecar top: --sort takes self or total, not '%s'\n",
-				optarg);
-			return FS_EXIT_USAGE;
+			return cli_usage_error("top", "--sort takes self or total, not '%s'",
+					       optarg);
 		case 'F':
 			if (common_parse_uint("top", "--frequency", optarg, 1,
 					      SAMPLER_MAX_FREQUENCY, &a->prof.frequency) < 0)
@@ -165,15 +164,13 @@ static int top_parse(int argc, char **argv, struct top_args *a)
 				return FS_EXIT_USAGE;
 			break;
 		case TOP_OPT_USER_ONLY: a->prof.user_only = 1; break;
-		case 'h': top_usage(stdout); return -1;
-		default: fprintf(stderr, "Try 'flamesidecar top --help'.\n"); return FS_EXIT_USAGE;
+		case 'h': a->help = 1; return 0;
+		default: return cli_usage_error("top", NULL);
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "flamesidecar top: expected one container id or unique prefix "
-				"(see `flamesidecar list`)\nTry 'flamesidecar top --help'.\n");
-		return FS_EXIT_USAGE;
-	}
+	if (optind != argc - 1)
+		return cli_usage_error(
+		    "top", "expected one container id or unique prefix (see `flamesidecar list`)");
 	a->id = argv[optind];
 	return 0;
 }
@@ -297,7 +294,11 @@ int cmd_top(int argc, char **argv)
 	a.prof.map.timeout_ms = MAP_DEFAULT_TIMEOUT_MS;
 	int rc = top_parse(argc, argv, &a);
 	if (rc)
-		return rc < 0 ? FS_EXIT_OK : rc;
+		return rc;
+	if (a.help) {
+		top_usage(stdout);
+		return FS_EXIT_OK;
+	}
 	struct fs_config cfg;
 	struct registry_entry e;
 	if ((rc = common_open_container("top", COMMON_WHY_PROFILE, a.id, &cfg, &e)))
@@ -315,12 +316,8 @@ int cmd_top(int argc, char **argv)
 	a.prof.warn = common_warn;
 	a.prof.warn_ctx = "top";
 	int r = profile_open(&a.prof, &p, &err);
-	if (r < 0) {
-		fprintf(stderr, "flamesidecar top: %s\n", err.msg);
-		return r == -EACCES || r == -EPERM   ? FS_EXIT_PERM
-		       : r == -ESRCH || r == -ENOENT ? FS_EXIT_NOTFOUND
-						     : FS_EXIT_FAIL;
-	}
+	if (r < 0)
+		return cli_fail("top", &err);
 	struct top_term t;
 	top_term_open(&t, !a.once);
 	int perr = 0, code = FS_EXIT_OK;
@@ -358,10 +355,8 @@ int cmd_top(int argc, char **argv)
 		}
 	}
 	top_term_close(&t);
-	if (perr) {
-		fprintf(stderr, "flamesidecar top: %s\n", err.msg);
-		code = FS_EXIT_FAIL;
-	}
+	if (perr)
+		code = cli_failf("top", FS_EXIT_FAIL, "%s", err.msg);
 	profile_close(p);
 	return code;
 }

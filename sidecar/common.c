@@ -10,15 +10,11 @@
 
 #include "cli.h"
 
-const char *cli_config_path;
-
 int common_load_config(const char *verb, struct fs_config *cfg, char *regdir, size_t len)
 {
 	struct fs_error err;
-	if (config_load(cli_config_path, cfg, &err) < 0) {
-		fprintf(stderr, "flamesidecar %s: %s\n", verb, err.msg);
-		return FS_EXIT_FAIL;
-	}
+	if (config_load(cli_config_path, cfg, &err) < 0)
+		return cli_fail_file(verb, &err);
 	if (regdir)
 		config_registry_dir(cfg, regdir, len);
 	return FS_EXIT_OK;
@@ -28,23 +24,17 @@ int common_find_container(const char *verb, const char *regdir, const char *id,
 			  struct registry_entry *e)
 {
 	struct fs_error err;
-	int r = registry_find(regdir, id, e, &err);
-	if (r == 0)
-		return FS_EXIT_OK;
-	fprintf(stderr, "flamesidecar %s: %s\n", verb, err.msg);
-	if (r == -EACCES || r == -EPERM)
-		return FS_EXIT_PERM;
-	return r == -ENOENT || r == -EEXIST ? FS_EXIT_NOTFOUND : FS_EXIT_FAIL;
+	if (registry_find(regdir, id, e, &err) < 0)
+		return cli_fail(verb, &err);
+	return FS_EXIT_OK;
 }
 
 int common_open_container(const char *verb, const char *why, const char *id, struct fs_config *cfg,
 			  struct registry_entry *e)
 {
 	char regdir[PATH_MAX];
-	if (geteuid() != 0) {
-		fprintf(stderr, "flamesidecar %s: must run as root (%s)\n", verb, why);
-		return FS_EXIT_PERM;
-	}
+	if (geteuid() != 0)
+		return cli_failf(verb, FS_EXIT_PERM, "must run as root (%s)", why);
 	int rc = common_load_config(verb, cfg, regdir, sizeof(regdir));
 	if (rc)
 		return rc;
@@ -58,8 +48,8 @@ int common_parse_uint(const char *verb, const char *opt, const char *arg, unsign
 	errno = 0;
 	unsigned long v = strtoul(arg, &end, 10);
 	if (errno || end == arg || *end || arg[0] == '-' || v < lo || v > hi) {
-		fprintf(stderr, "flamesidecar %s: %s takes a number from %lu to %lu, not '%s'\n",
-			verb, opt, lo, hi, arg);
+		cli_usage_error(verb, "%s takes a number from %lu to %lu, not '%s'", opt, lo, hi,
+				arg);
 		return -EINVAL;
 	}
 	*out = (unsigned)v;
@@ -73,8 +63,7 @@ int common_parse_map_mode(const char *verb, const char *opt, const char *arg, en
 	else if (!strcmp(arg, "jcmd"))
 		*mode = MAP_MODE_JCMD;
 	else {
-		fprintf(stderr, "flamesidecar %s: %s must be agent or jcmd, not '%s'\n", verb, opt,
-			arg);
+		cli_usage_error(verb, "%s must be agent or jcmd, not '%s'", opt, arg);
 		return -EINVAL;
 	}
 	return 0;
@@ -95,7 +84,7 @@ int common_id_width(const char *id)
 
 void common_warn(void *ctx, const char *msg)
 {
-	fprintf(stderr, "flamesidecar %s: warning: %s\n", ctx ? (const char *)ctx : "", msg);
+	cli_warn(ctx ? (const char *)ctx : "", "%s", msg);
 }
 
 void common_format_age(long long s, char *buf, size_t len)
