@@ -80,7 +80,6 @@ void hook_log_escape(const char *s, char *dst, size_t len);
 struct trigger_plan {
 	unsigned duration_s, delay_s, frequency;
 };
-int trigger_parse_duration(const char *s, unsigned long long *ms);
 /* Validate and cap the entry's profile annotations against the config;
  * note says what was capped. -EINVAL/-EPERM with a reason when refused. */
 int trigger_plan(const struct fs_config *cfg, const struct registry_entry *e,

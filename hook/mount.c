@@ -26,6 +26,7 @@
 
 #include "cleanup.h"
 #include "hook.h"
+#include "timeutil.h"
 
 extern volatile pid_t hook_mount_child_pid;
 
@@ -210,24 +211,15 @@ static int mount_child(const struct fs_config *cfg, int pidfd, int tree_fd, cons
 	return 1;
 }
 
-static long mount_ms_left(const struct timespec *deadline)
+static long mount_ms_left(uint64_t deadline)
 {
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (deadline->tv_sec - now.tv_sec) * 1000 + (deadline->tv_nsec - now.tv_nsec) / 1000000;
+	return (long)((int64_t)deadline - (int64_t)timeutil_now_ms());
 }
 
 int hook_mount_bundle(const struct fs_config *cfg, int pidfd, const char *rootfs,
 		      unsigned timeout_ms, struct fs_error *err)
 {
-	struct timespec deadline;
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += timeout_ms / 1000;
-	deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (deadline.tv_nsec >= 1000000000) {
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000;
-	}
+	uint64_t deadline = timeutil_now_ms() + timeout_ms;
 
 	cleanup_close int tree =
 	    sys_open_tree(AT_FDCWD, cfg->bundle_dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
@@ -259,7 +251,7 @@ int hook_mount_bundle(const struct fs_config *cfg, int pidfd, const char *rootfs
 	size_t n = 0;
 	int timed_out = 0;
 	for (;;) {
-		long left = mount_ms_left(&deadline);
+		long left = mount_ms_left(deadline);
 		if (left <= 0) {
 			timed_out = 1;
 			break;

@@ -27,35 +27,7 @@
 #include "hook.h"
 #include "json.h"
 #include "proc.h"
-
-/* "30", "30s", "1500ms", "2m", "1h" -> milliseconds. Digits and a unit,
- * nothing else (so no path or option can pass). */
-int trigger_parse_duration(const char *s, unsigned long long *ms)
-{
-	unsigned long long v = 0;
-	size_t i = 0;
-	if (!s[0])
-		return -EINVAL;
-	for (; s[i] >= '0' && s[i] <= '9'; i++) {
-		if (i >= 9)
-			return -ERANGE;
-		v = v * 10 + (unsigned)(s[i] - '0');
-	}
-	if (i == 0)
-		return -EINVAL;
-	const char *u = s + i;
-	if (!*u || !strcmp(u, "s"))
-		*ms = v * 1000;
-	else if (!strcmp(u, "ms"))
-		*ms = v;
-	else if (!strcmp(u, "m"))
-		*ms = v * 60000;
-	else if (!strcmp(u, "h"))
-		*ms = v * 3600000;
-	else
-		return -EINVAL;
-	return 0;
-}
+#include "timeutil.h"
 
 int trigger_plan(const struct fs_config *cfg, const struct registry_entry *e,
 		 struct trigger_plan *p, char *note, size_t note_len, struct fs_error *err)
@@ -66,7 +38,7 @@ int trigger_plan(const struct fs_config *cfg, const struct registry_entry *e,
 	if (cfg->max_concurrent_profiles == 0)
 		return fs_error_set(
 		    err, EPERM, "triggered profiling is disabled (max_concurrent_profiles is 0)");
-	if (trigger_parse_duration(e->profile, &ms) < 0 || ms < 1000)
+	if (timeutil_parse_duration_ms(e->profile, &ms) < 0 || ms < 1000)
 		return fs_error_set(
 		    err, EINVAL,
 		    "flamesidecar.io/profile must be a duration like 30s, 2m or 1h of at least 1s");
@@ -78,7 +50,7 @@ int trigger_plan(const struct fs_config *cfg, const struct registry_entry *e,
 	}
 	p->delay_s = cfg->default_delay_seconds;
 	if (e->delay[0]) {
-		if (trigger_parse_duration(e->delay, &ms) < 0)
+		if (timeutil_parse_duration_ms(e->delay, &ms) < 0)
 			return fs_error_set(err, EINVAL,
 					    "flamesidecar.io/delay must be a duration like 10s");
 		p->delay_s = (unsigned)((ms + 999) / 1000);

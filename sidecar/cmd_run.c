@@ -145,7 +145,7 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 	while ((c = getopt_long(argc, argv, "d:F:p:o:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			if (common_parse_duration_ms(optarg, &a->duration_ms) < 0 ||
+			if (timeutil_parse_duration_ms(optarg, &a->duration_ms) < 0 ||
 			    a->duration_ms == 0 || a->duration_ms > RUN_MAX_MS)
 				return cli_usage_error("run",
 						       "--duration takes a time from 1ms to 24h "
@@ -217,10 +217,10 @@ static void run_progress(const struct profile *p, uint64_t left_ms, bool tty)
 static int run_window(struct profile *p, uint64_t duration_ms, bool tty, uint64_t *elapsed_ms,
 		      struct fs_error *err)
 {
-	uint64_t start = common_now_ms(), end = start + duration_ms, last = 0;
+	uint64_t start = timeutil_now_ms(), end = start + duration_ms, last = 0;
 	int r = 0;
 	for (;;) {
-		uint64_t now = common_now_ms();
+		uint64_t now = timeutil_now_ms();
 		if (now >= end || run_stop_signal)
 			break;
 		if (now - last >= 200) {
@@ -233,7 +233,7 @@ static int run_window(struct profile *p, uint64_t duration_ms, bool tty, uint64_
 			break;
 		r = 0;
 	}
-	*elapsed_ms = common_now_ms() - start;
+	*elapsed_ms = timeutil_now_ms() - start;
 	if (tty)
 		fprintf(stderr, "\r\033[K");
 	return r;
@@ -424,7 +424,7 @@ int cmd_run(int argc, char **argv)
 
 	uint64_t window_ms = 0;
 	r = run_window(p, a.duration_ms, tty, &window_ms, &err);
-	uint64_t closed = common_now_ms();
+	uint64_t closed = timeutil_now_ms();
 	profile_stop(p);
 	if (r < 0 || (r = profile_fold(p, 1, &err)) < 0) {
 		profile_close(p);
@@ -458,7 +458,7 @@ int cmd_run(int argc, char **argv)
 		exit_code = cli_fail_file("run", &err);
 	if (run_write_svg(p, svg_stdout ? NULL : svg, &a.render, &err) < 0)
 		exit_code = cli_fail_file("run", &err);
-	uint64_t after = common_now_ms() - closed;
+	uint64_t after = timeutil_now_ms() - closed;
 	if (exit_code == FS_EXIT_OK && !a.quiet && !svg_stdout)
 		run_summary(p, &a, window_ms, svg, folded, after);
 	else if (exit_code == FS_EXIT_OK && !a.quiet)

@@ -90,7 +90,7 @@ struct top_args {
 
 static int top_parse_time(const char *opt, const char *arg, unsigned long long *ms)
 {
-	if (common_parse_duration_ms(arg, ms) < 0 || *ms < 10 || *ms > 24ull * 3600 * 1000) {
+	if (timeutil_parse_duration_ms(arg, ms) < 0 || *ms < 10 || *ms > 24ull * 3600 * 1000) {
 		cli_usage_error("top",
 				"%s takes a time from 10ms to 24h such as 1s, 500ms, 2m; not '%s'",
 				opt, arg);
@@ -269,9 +269,9 @@ static void top_show(struct profile *p, const struct top_args *a, const struct t
 static int top_sample(struct profile *p, uint64_t ms, const struct top_term *t, int *err_out,
 		      struct fs_error *err)
 {
-	uint64_t end = common_now_ms() + ms;
+	uint64_t end = timeutil_now_ms() + ms;
 	for (;;) {
-		uint64_t now = common_now_ms();
+		uint64_t now = timeutil_now_ms();
 		if (top_stop_signal || top_key_quit(t))
 			return 1;
 		if (now >= end)
@@ -324,26 +324,26 @@ int cmd_top(int argc, char **argv)
 
 	if (a.once) {
 		/* one window; the JIT maps taken at its end, as `run` does */
-		uint64_t start = common_now_ms();
+		uint64_t start = timeutil_now_ms();
 		top_sample(p, a.duration_ms, &t, &perr, &err);
-		uint64_t span = common_now_ms() - start;
+		uint64_t span = timeutil_now_ms() - start;
 		profile_stop(p);
 		if (!perr && (perr = profile_fold(p, 1, &err)) == 0)
 			top_show(p, &a, &t, span);
 	} else {
 		profile_map_jvms(p);
-		uint64_t mapped = common_now_ms(), start = mapped;
+		uint64_t mapped = timeutil_now_ms(), start = mapped;
 		for (;;) {
-			uint64_t t0 = common_now_ms();
+			uint64_t t0 = timeutil_now_ms();
 			int quit = top_sample(p, a.interval_ms, &t, &perr, &err);
 			if (perr)
 				break;
-			uint64_t now = common_now_ms();
+			uint64_t now = timeutil_now_ms();
 			int remap = now - mapped >= a.map_every_ms;
 			if ((perr = profile_fold(p, remap, &err)) < 0)
 				break;
 			if (remap)
-				mapped = common_now_ms();
+				mapped = timeutil_now_ms();
 			if (!quit || top_stop_signal)
 				top_show(p, &a, &t, a.cumulative ? now - start : now - t0);
 			if (quit)

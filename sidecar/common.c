@@ -69,13 +69,6 @@ int common_parse_map_mode(const char *verb, const char *opt, const char *arg, en
 	return 0;
 }
 
-uint64_t common_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 int common_id_width(const char *id)
 {
 	size_t l = strlen(id);
@@ -99,28 +92,4 @@ void common_format_age(long long s, char *buf, size_t len)
 		snprintf(buf, len, "%lldh%02lldm", s / 3600, (s % 3600) / 60);
 	else
 		snprintf(buf, len, "%lldd%02lldh", s / 86400, (s % 86400) / 3600);
-}
-
-int common_parse_duration_ms(const char *s, unsigned long long *ms)
-{
-	char *end;
-	if (!s || !*s || *s == '-' || *s == '+')
-		return -EINVAL;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || v < 0 || v > 1e9)
-		return -EINVAL;
-	double mult;
-	if (!*end || !strcmp(end, "s"))
-		mult = 1000;
-	else if (!strcmp(end, "ms"))
-		mult = 1;
-	else if (!strcmp(end, "m"))
-		mult = 60000;
-	else if (!strcmp(end, "h"))
-		mult = 3600000;
-	else
-		return -EINVAL;
-	*ms = (unsigned long long)(v * mult + 0.5);
-	return 0;
 }

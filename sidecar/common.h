@@ -9,6 +9,7 @@
 #include "error.h"
 #include "map.h"
 #include "registry.h"
+#include "timeutil.h"
 
 /* Load the host config named by --config / $FLAMESIDECAR_CONFIG (or the
  * default) and the registry directory; prints the error and returns an
@@ -34,9 +35,6 @@ int common_parse_uint(const char *verb, const char *opt, const char *arg, unsign
 		      unsigned long hi, unsigned *out);
 int common_parse_map_mode(const char *verb, const char *opt, const char *arg, enum map_mode *mode);
 
-/* CLOCK_MONOTONIC in milliseconds. */
-uint64_t common_now_ms(void);
-
 /* Engines' container ids are 64 hex digits: show 12 like they do; other
  * ids whole. Returns the number of characters to print. */
 int common_id_width(const char *id);
@@ -46,9 +44,5 @@ void common_warn(void *ctx, const char *msg);
 
 /* "3m12s"-style age of a unix timestamp. */
 void common_format_age(long long seconds, char *buf, size_t len);
-
-/* Parse "30s", "2m", "1h", "500ms" or a bare number of seconds into
- * milliseconds. 0 or -EINVAL. */
-int common_parse_duration_ms(const char *s, unsigned long long *ms);
 
 #endif

@@ -17,6 +17,7 @@
 #include "proc.h"
 #include "sandbox.h"
 #include "tap.h"
+#include "timeutil.h"
 
 /* ---- pure protocol ------------------------------------------------------- */
 
@@ -248,10 +249,10 @@ static void test_fake_jvm(void)
 	/* 1. a listener that is already there and answers */
 	pid_t l = fake_listener(tr.sock, FAKE_OK, (uid_t)-1);
 	t.host_pid = l;
-	int fd = attach_connect(&t, trigger, &tr, sandbox_now_ms() + 2000, &sig, &err);
+	int fd = attach_connect(&t, trigger, &tr, timeutil_now_ms() + 2000, &sig, &err);
 	ok(fd >= 0 && !sig, "an existing socket of the JVM is used without a signal: %s", err.msg);
 	if (fd >= 0) {
-		ok(attach_execute(fd, "jcmd", perfmap_args, sandbox_now_ms() + 2000, &r, &err) ==
+		ok(attach_execute(fd, "jcmd", perfmap_args, timeutil_now_ms() + 2000, &r, &err) ==
 			   0 &&
 		       r.code == 0 && !strcmp(r.text, "request ok\n"),
 		   "request arrives intact and the reply is read: %s", err.msg);
@@ -263,7 +264,7 @@ static void test_fake_jvm(void)
 	/* 2. a socket served by another process (pid check) */
 	l = fake_listener(tr.sock, FAKE_OK, (uid_t)-1);
 	t.host_pid = l + 100000;
-	fd = attach_connect(&t, trigger, &tr, sandbox_now_ms() + 2000, &sig, &err);
+	fd = attach_connect(&t, trigger, &tr, timeutil_now_ms() + 2000, &sig, &err);
 	ok(fd == -EPERM && strstr(err.msg, "not by the JVM"),
 	   "a listener that is not the JVM is refused: %s", err.msg);
 	reap(l);
@@ -272,7 +273,7 @@ static void test_fake_jvm(void)
 	if (geteuid() == 0) {
 		l = fake_listener(tr.sock, FAKE_OK, 12345);
 		t.host_pid = l;
-		fd = attach_connect(&t, trigger, &tr, sandbox_now_ms() + 2000, &sig, &err);
+		fd = attach_connect(&t, trigger, &tr, timeutil_now_ms() + 2000, &sig, &err);
 		ok(fd == -EPERM && strstr(err.msg, "owned by uid 12345"),
 		   "a socket of another uid is refused: %s", err.msg);
 		reap(l);
@@ -285,11 +286,11 @@ static void test_fake_jvm(void)
 	struct attach_target t4 = t;
 	t4.host_pid = 0;
 	tr.target = &t4;
-	fd = attach_connect(&t4, trigger, &tr, sandbox_now_ms() + 2000, &sig, &err);
+	fd = attach_connect(&t4, trigger, &tr, timeutil_now_ms() + 2000, &sig, &err);
 	ok(sig == 1 && tr.saw_attach_file, "no socket: .attach_pid exists when the trigger runs");
 	ok(fd >= 0, "and the client connects to the listener that the signal started: %s", err.msg);
 	if (fd >= 0) {
-		ok(attach_execute(fd, "jcmd", perfmap_args, sandbox_now_ms() + 2000, &r, &err) ==
+		ok(attach_execute(fd, "jcmd", perfmap_args, timeutil_now_ms() + 2000, &r, &err) ==
 			   0 &&
 		       r.code == 0,
 		   "and talks to it: %s", err.msg);
@@ -303,15 +304,15 @@ static void test_fake_jvm(void)
 
 	/* 5. no socket and nothing happens: a deadline, no leftovers */
 	tr.start_listener = 0;
-	uint64_t t0 = sandbox_now_ms();
+	uint64_t t0 = timeutil_now_ms();
 	fd = attach_connect(&t, trigger, &tr, t0 + 150, &sig, &err);
 	ok(fd == -ETIMEDOUT, "no listener appears: -ETIMEDOUT: %s", err.msg);
-	ok(sandbox_now_ms() - t0 < 2000, "within the deadline");
+	ok(timeutil_now_ms() - t0 < 2000, "within the deadline");
 	ok(lstat(tr.attach_file, &st) < 0, "the .attach_pid file is removed after a timeout");
 
 	/* 6. a planted .attach_pid symlink */
 	if (symlink("/etc/shadow", tr.attach_file) == 0) {
-		fd = attach_connect(&t, trigger, &tr, sandbox_now_ms() + 500, &sig, &err);
+		fd = attach_connect(&t, trigger, &tr, timeutil_now_ms() + 500, &sig, &err);
 		ok(fd == -EPERM && strstr(err.msg, "planted"), "a planted .attach_pid symlink: %s",
 		   err.msg);
 		ok(lstat(tr.attach_file, &st) == 0 && S_ISLNK(st.st_mode),
@@ -332,9 +333,9 @@ static void test_fake_jvm(void)
 	for (size_t i = 0; i < FS_ARRAY_SIZE(bad); i++) {
 		l = fake_listener(tr.sock, bad[i].kind, (uid_t)-1);
 		t.host_pid = l;
-		fd = attach_connect(&t, trigger, &tr, sandbox_now_ms() + 2000, &sig, &err);
+		fd = attach_connect(&t, trigger, &tr, timeutil_now_ms() + 2000, &sig, &err);
 		int x = fd < 0 ? fd
-			       : attach_execute(fd, "jcmd", perfmap_args, sandbox_now_ms() + 300,
+			       : attach_execute(fd, "jcmd", perfmap_args, timeutil_now_ms() + 300,
 						&r, &err);
 		ok(x == bad[i].want, "a listener answering %s: %s", bad[i].what, err.msg);
 		if (x == 0)
@@ -463,9 +464,9 @@ static void test_sandbox(void)
 
 	job.fn = sb_hang;
 	job.timeout_ms = 200;
-	uint64_t t0 = sandbox_now_ms();
+	uint64_t t0 = timeutil_now_ms();
 	ok(sandbox_run(&t, &job, &out, &len, &err) == -ETIMEDOUT, "a hanging child: %s", err.msg);
-	ok(sandbox_now_ms() - t0 < 2000, "is killed at the deadline");
+	ok(timeutil_now_ms() - t0 < 2000, "is killed at the deadline");
 	job.timeout_ms = 3000;
 
 	job.fn = sb_flood;
