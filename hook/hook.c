@@ -17,6 +17,7 @@
 
 #include "cleanup.h"
 #include "hook.h"
+#include "logfile.h"
 #include "json.h"
 #include "proc.h"
 
@@ -213,7 +214,7 @@ int hook_main(int argc, char **argv, int stdin_fd)
 	}
 	const char *stage = argv[optind];
 	char estage[64];
-	hook_log_escape(stage, estage, sizeof(estage));
+	logfile_escape(stage, estage, sizeof(estage), 0);
 	enum hook_stage st_kind;
 	if (hook_stage_parse(stage, &st_kind) < 0) {
 		hook_warn(estage, NULL, "unknown stage; nothing done");

@@ -73,8 +73,6 @@ void hook_log(const char *stage, const char *id, const char *fmt, ...)
 /* Like hook_log, and also to stderr (for refusals and failures). */
 void hook_warn(const char *stage, const char *id, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Escape s into dst (non-printable and non-ASCII bytes as \xNN). */
-void hook_log_escape(const char *s, char *dst, size_t len);
 
 /* trigger.c: annotation-triggered profiling. */
 struct trigger_plan {

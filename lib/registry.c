@@ -42,17 +42,10 @@ int registry_validate_id(const char *id, struct fs_error *err)
 static int registry_open_dir(const char *dir, int create, struct fs_error *err)
 {
 	if (create) {
-		/* Create the parent (run_dir) too: both 0700. */
-		char parent[PATH_MAX];
-		snprintf(parent, sizeof(parent), "%s", dir);
-		char *slash = strrchr(parent, '/');
-		if (slash && slash != parent) {
-			*slash = '\0';
-			if (mkdir(parent, 0700) < 0 && errno != EEXIST)
-				return fs_error_set(err, errno, "creating %s", parent);
-		}
-		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-			return fs_error_set(err, errno, "creating %s", dir);
+		/* run_dir and its containers/: both 0700 when we create them */
+		int r = fileio_mkdir_p(dir, 0700, 0700);
+		if (r < 0)
+			return fs_error_set(err, -r, "creating %s", dir);
 	}
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "hook.h"
+#include "logfile.h"
 #include "tap.h"
 
 static int state(const char *json, struct hook_state *st)
@@ -99,7 +100,7 @@ int main(void)
 	close(root);
 
 	char esc[64];
-	hook_log_escape("a\nb\\c\x01\xff", esc, sizeof(esc));
+	logfile_escape("a\nb\\c\x01\xff", esc, sizeof(esc), 0);
 	is_str(esc, "a\\x0ab\\x5cc\\x01\\xff", "log escaping");
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
