@@ -17,6 +17,10 @@ MANDIR ?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc
 BUNDLEDIR ?= $(LIBDIR)/flamesidecar/bundle
 HOOKSDIR ?= $(PREFIX)/share/containers/oci/hooks.d
+# The precreate entry (JAVA_TOOL_OPTIONS for Podman) has a directory of its
+# own: CRI-O and buildah refuse a hooks directory holding a stage they do
+# not know, so it must not go where they look (docs/engines.md).
+PRECREATE_HOOKSDIR ?= $(PREFIX)/share/flamesidecar/hooks-precreate.d
 
 BUILD ?= build
 SANITIZE ?=
@@ -174,7 +178,7 @@ fuzz-smoke: fuzz
 
 # ---- install ---------------------------------------------------------------
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(BUNDLEDIR) $(DESTDIR)$(HOOKSDIR) \
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(BUNDLEDIR) $(DESTDIR)$(HOOKSDIR) $(DESTDIR)$(PRECREATE_HOOKSDIR) \
 		$(DESTDIR)$(SYSCONFDIR)/flamesidecar $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
 	install -m 0755 $(BUILD)/flamehook $(BUILD)/flamesidecar $(DESTDIR)$(BINDIR)/
 	if [ -f $(BUILD)/flamesidecar-runtime ]; then install -m 0755 $(BUILD)/flamesidecar-runtime $(DESTDIR)$(BINDIR)/; fi
@@ -182,6 +186,9 @@ install: all
 	for h in config/hooks.d/*.json.in; do \
 		sed 's|@BINDIR@|$(BINDIR)|g' "$$h" > $(DESTDIR)$(HOOKSDIR)/$$(basename "$$h" .in); \
 		chmod 0644 $(DESTDIR)$(HOOKSDIR)/$$(basename "$$h" .in); done
+	for h in config/hooks-precreate.d/*.json.in; do \
+		sed 's|@BINDIR@|$(BINDIR)|g' "$$h" > $(DESTDIR)$(PRECREATE_HOOKSDIR)/$$(basename "$$h" .in); \
+		chmod 0644 $(DESTDIR)$(PRECREATE_HOOKSDIR)/$$(basename "$$h" .in); done
 	[ -e $(DESTDIR)$(SYSCONFDIR)/flamesidecar/config.json ] || \
 		install -m 0644 config/config.json $(DESTDIR)$(SYSCONFDIR)/flamesidecar/config.json
 	for m in docs/man/*.1; do [ -f "$$m" ] && install -m 0644 "$$m" $(DESTDIR)$(MANDIR)/man1/; done; true
@@ -190,7 +197,9 @@ install: all
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/flamehook $(DESTDIR)$(BINDIR)/flamesidecar \
 		$(DESTDIR)$(BINDIR)/flamesidecar-runtime \
-		$(DESTDIR)$(BUNDLEDIR)/libflameagent.so $(DESTDIR)$(HOOKSDIR)/flamesidecar*.json
+		$(DESTDIR)$(BUNDLEDIR)/libflameagent.so $(DESTDIR)$(HOOKSDIR)/flamesidecar*.json \
+		$(DESTDIR)$(PRECREATE_HOOKSDIR)/flamesidecar*.json
+	-rmdir $(DESTDIR)$(PRECREATE_HOOKSDIR) $(DESTDIR)$(PREFIX)/share/flamesidecar 2>/dev/null
 	for m in docs/man/*.1; do rm -f $(DESTDIR)$(MANDIR)/man1/$$(basename "$$m"); done
 	for m in docs/man/*.5; do rm -f $(DESTDIR)$(MANDIR)/man5/$$(basename "$$m"); done
 	-rmdir $(DESTDIR)$(BUNDLEDIR) $(DESTDIR)$(LIBDIR)/flamesidecar 2>/dev/null

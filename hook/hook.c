@@ -43,7 +43,10 @@ static void hook_usage(FILE *out)
 		"OCI runtime hook of flamesidecar. The runtime passes the container state\n"
 		"JSON on stdin. STAGE is createRuntime or prestart (bind-mount the agent\n"
 		"bundle read-only and register the container), poststart (check the entry),\n"
-		"or poststop (remove the entry). Always exits 0 unless a writable mount\n"
+		"or poststop (remove the entry). STAGE precreate (Podman/CRI-O hooks.d)\n"
+		"reads the proposed OCI config on stdin instead and prints it, with\n"
+		"-XX:+PreserveFramePointer appended to JAVA_TOOL_OPTIONS for an opted-in\n"
+		"container, unchanged otherwise. Always exits 0 unless a writable mount\n"
 		"could not be removed.\n\n"
 		"Options:\n"
 		"  --config FILE  host configuration (default %s)\n"
@@ -51,6 +54,7 @@ static void hook_usage(FILE *out)
 		"  -h, --help     this text\n\n"
 		"Examples:\n"
 		"  flamehook createRuntime < state.json\n"
+		"  flamehook precreate < config.json > config.new.json\n"
 		"  hooks.d entry: {\"path\": \"/usr/bin/flamehook\", \"args\": [\"flamehook\", "
 		"\"prestart\"]}\n",
 		CONFIG_DEFAULT_PATH);
@@ -213,6 +217,8 @@ int hook_main(int argc, char **argv, int stdin_fd)
 		return 0;
 	}
 	const char *stage = argv[optind];
+	if (!strcmp(stage, "precreate"))
+		return hook_precreate(config_path, stdin_fd);
 	char estage[64];
 	logfile_escape(stage, estage, sizeof(estage), 0);
 	enum hook_stage st_kind;

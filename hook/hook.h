@@ -86,6 +86,16 @@ int trigger_plan(const struct fs_config *cfg, const struct registry_entry *e,
 int hook_trigger(const struct fs_config *cfg, const char *config_path,
 		 const struct registry_entry *e, const char *stage);
 
+/* precreate.c: the config filter stage (Podman/CRI-O hooks.d "precreate").
+ * hook_precreate_filter decides on a config text: 1 with *out the new
+ * config (malloc'd), 0 to keep it (not opted in, nothing to add), -errno
+ * to keep it because of a problem; note says what was done or why not.
+ * hook_precreate reads the config from in_fd and always prints a config
+ * on stdout; it returns the exit status (always 0). */
+int hook_precreate_filter(const struct fs_config *cfg, const char *in, size_t len, char **out,
+			  size_t *out_len, char *note, size_t note_len);
+int hook_precreate(const char *config_path, int in_fd);
+
 /* hook.c: the whole hook; always returns the exit status. */
 int hook_main(int argc, char **argv, int stdin_fd);
 

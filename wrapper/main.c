@@ -17,7 +17,9 @@ static void wrapper_usage(FILE *out)
 		"Takes the place of runc for engines without hooks.d (containerd, Docker).\n"
 		"On `create` and `run`, when the bundle's config.json is annotated\n"
 		"flamesidecar.io/enable=true (or the config says \"enable\": \"always\"), adds\n"
-		"flamehook to its createRuntime, poststart and poststop hooks. Then, and for\n"
+		"flamehook to its createRuntime, poststart and poststop hooks and\n"
+		"-XX:+PreserveFramePointer to its JAVA_TOOL_OPTIONS (unless the config says\n"
+		"\"preserve_frame_pointer\": false). Then, and for\n"
 		"every other verb, execs the real runtime with the same arguments. A problem\n"
 		"while patching is logged and the runtime runs anyway.\n\n"
 		"flamehook is the one next to this program. The real runtime is the config's\n"
@@ -64,14 +66,21 @@ static void wrapper_patch(const struct wrapper_config *cfg, const struct wrapper
 	    .hook_path = hook,
 	    .config_path = cfg->config_path[0] ? cfg->config_path : NULL,
 	    .enable = cfg->fs.enable,
+	    .preserve_fp = cfg->fs.preserve_frame_pointer,
 	};
-	int r = patch_bundle(a->bundle, &o, &err);
-	if (r < 0)
+	struct patch_report rep;
+	int r = patch_bundle(a->bundle, &o, &rep, &err);
+	if (r < 0) {
 		runtime_log(cfg, a, "warning", "not patched: %s", err.msg);
-	else if (r == PATCH_ADDED)
+		return;
+	}
+	if (r == PATCH_NOT_OPTED_IN)
+		return;
+	if (r == PATCH_ADDED && rep.hooks_added)
 		runtime_log(cfg, a, "info", "added %s to %s/config.json", hook, bundle);
-	else if (r == PATCH_ALREADY)
+	else
 		runtime_log(cfg, a, "info", "flamehook already in %s/config.json", bundle);
+	runtime_log(cfg, a, rep.fp_refused ? "warning" : "info", "%s", rep.fp_note);
 }
 
 int wrapper_main(int argc, char **argv)

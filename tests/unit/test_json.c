@@ -81,6 +81,13 @@ int main(void)
 	is_str(cfg.mount_point, "/x/y", "mount point");
 	is_int(cfg.hook_timeout_ms, 500, "timeout");
 	is_str(cfg.run_dir, "/run/flamesidecar", "default run dir kept");
+	is_int(cfg.preserve_frame_pointer, 1, "preserve_frame_pointer defaults to true");
+	write_file(path, "{\"preserve_frame_pointer\":false}");
+	ok(config_load(path, &cfg, &err) == 0 && cfg.preserve_frame_pointer == 0,
+	   "preserve_frame_pointer false");
+	write_file(path, "{\"preserve_frame_pointer\":\"no\"}");
+	ok(config_load(path, &cfg, &err) < 0 && strstr(err.msg, "preserve_frame_pointer"),
+	   "preserve_frame_pointer not a boolean: refused, key named");
 	write_file(path, "{\"mount_point\":\"/x/../etc\"}");
 	ok(config_load(path, &cfg, &err) < 0 && strstr(err.msg, "mount_point"),
 	   "'..' in a path refused, key named");
