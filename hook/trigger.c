@@ -123,9 +123,11 @@ static void trigger_monitor(const struct fs_config *cfg, const char *config_path
 			    const struct registry_entry *e, const struct trigger_plan *p,
 			    const char *marker, const char *base)
 {
-	char svg[PATH_MAX + 8], folded[PATH_MAX + 8], logp[PATH_MAX + 8], dur[32], freq[32];
+	char svg[PATH_MAX + 8], folded[PATH_MAX + 8], pprof[PATH_MAX + 8], logp[PATH_MAX + 8];
+	char dur[32], freq[32];
 	snprintf(svg, sizeof(svg), "%s.svg", base);
 	snprintf(folded, sizeof(folded), "%s.folded", base);
+	snprintf(pprof, sizeof(pprof), "%s.pb.gz", base);
 	snprintf(logp, sizeof(logp), "%s.log", base);
 	snprintf(dur, sizeof(dur), "%us", p->duration_s);
 	snprintf(freq, sizeof(freq), "%u", p->frequency);
@@ -159,6 +161,8 @@ static void trigger_monitor(const struct fs_config *cfg, const char *config_path
 		argv[a++] = svg;
 		argv[a++] = "--folded";
 		argv[a++] = folded;
+		argv[a++] = "--pprof";
+		argv[a++] = pprof;
 		argv[a++] = "--quiet";
 		argv[a] = NULL;
 		char *const envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL};

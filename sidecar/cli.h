@@ -29,6 +29,7 @@ int cmd_top(int argc, char **argv);
 int cmd_collapse(int argc, char **argv);
 int cmd_render(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
 
 /* The one errno -> exit code mapping (sign ignored), for errors about the
  * container or its processes: EPERM/EACCES -> FS_EXIT_PERM; ENOENT (not

@@ -46,6 +46,17 @@ static int list_profiles(const struct fs_config *cfg, int json)
 		printf(",\"state\":\"%s\",\"time\":%lld,\"svg\":",
 		       p[i].running ? "profiling" : "done", p[i].time);
 		json_write_string(stdout, p[i].path);
+		/* the files beside the SVG; null when absent */
+		printf(",\"folded\":");
+		if (p[i].folded[0])
+			json_write_string(stdout, p[i].folded);
+		else
+			printf("null");
+		printf(",\"pprof\":");
+		if (p[i].pprof[0])
+			json_write_string(stdout, p[i].pprof);
+		else
+			printf("null");
 		printf("}");
 	}
 	printf("%s]\n", n ? "\n" : "");

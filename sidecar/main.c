@@ -20,6 +20,7 @@ static const struct verb verbs[] = {
     {"collapse", cmd_collapse, "perf script text -> folded stacks (stackcollapse-perf.pl)"},
     {"render", cmd_render, "folded stacks -> interactive SVG flame graph"},
     {"diff", cmd_diff, "two folded profiles -> differential flame graph"},
+    {"convert", cmd_convert, "folded stacks -> pprof and speedscope profiles"},
 };
 
 static void usage(FILE *out)

@@ -29,6 +29,24 @@ static int profiles_push(struct profile_info **arr, size_t *n, size_t *cap,
 	return 0;
 }
 
+/* The .folded and .pb.gz names beside p->path (an SVG); done profiles
+ * keep only the ones that exist (older versions wrote no pprof). */
+static void profiles_siblings(struct profile_info *p)
+{
+	size_t l = strlen(p->path);
+	if (l > 4 && !strcmp(p->path + l - 4, ".svg"))
+		l -= 4;
+	snprintf(p->folded, sizeof(p->folded), "%.*s.folded", (int)l, p->path);
+	snprintf(p->pprof, sizeof(p->pprof), "%.*s.pb.gz", (int)l, p->path);
+	if (p->running)
+		return;
+	struct stat sb;
+	if (lstat(p->folded, &sb) < 0 || !S_ISREG(sb.st_mode))
+		p->folded[0] = '\0';
+	if (lstat(p->pprof, &sb) < 0 || !S_ISREG(sb.st_mode))
+		p->pprof[0] = '\0';
+}
+
 static void profiles_running(const char *dir, struct profile_info **arr, size_t *n, size_t *cap)
 {
 	DIR *d = opendir(dir);
@@ -47,6 +65,8 @@ static void profiles_running(const char *dir, struct profile_info **arr, size_t 
 		p.running = 1;
 		p.time = m.started;
 		p.seconds = m.duration + m.delay;
+		if (p.path[0])
+			profiles_siblings(&p);
 		profiles_push(arr, n, cap, &p);
 	}
 	closedir(d);
@@ -80,6 +100,7 @@ static void profiles_done(const char *dir, struct profile_info **arr, size_t *n,
 			snprintf(p.path, sizeof(p.path), "%s/%s", sub, fe->d_name);
 			p.time = sb.st_mtime;
 			p.bytes = (unsigned long long)sb.st_size;
+			profiles_siblings(&p);
 			profiles_push(arr, n, cap, &p);
 		}
 		closedir(s);

@@ -512,6 +512,9 @@ int profile_fold(struct profile *p, int map_first, struct fs_error *err)
 		size_t len = profile_line(p, c);
 		if (!r && fold_add(p->table, p->line, len, c->count) < 0)
 			r = fs_error_set(err, ENOMEM, "adding a folded stack");
+		if (!r && p->o.on_stack &&
+		    p->o.on_stack(p->o.on_stack_ctx, c->pid, p->line, len, c->count) != 0)
+			r = fs_error_set(err, ENOMEM, "adding a stack to the export");
 		if (!r)
 			p->st.folded += c->count;
 		c->count = 0;
