@@ -46,6 +46,8 @@ static void hook_usage(FILE *out)
 		"could not be removed.\n\n"
 		"Options:\n"
 		"  --config FILE  host configuration (default %s)\n"
+		"  --opt-in       the container opted in (added by flamesidecar-runtime for\n"
+		"                 --opt-in runtimes and FLAMESIDECAR_ENABLE=1 containers)\n"
 		"  --version      print the version\n"
 		"  -h, --help     this text\n\n"
 		"Examples:\n"
@@ -55,16 +57,33 @@ static void hook_usage(FILE *out)
 		CONFIG_DEFAULT_PATH);
 }
 
-static int hook_opted_in(const struct fs_config *cfg, const struct hook_state *st)
+/* opt_in: the wrapper put --opt-in in our arguments (its own --opt-in, or
+ * FLAMESIDECAR_ENABLE=1 in the container's environment). "never" wins. */
+static int hook_opted_in(const struct fs_config *cfg, const struct hook_state *st, int opt_in)
 {
 	switch (cfg->enable) {
 	case CONFIG_ENABLE_ALWAYS: return 1;
 	case CONFIG_ENABLE_NEVER: return 0;
-	default: return st->enable;
+	default: return st->enable || opt_in;
 	}
 }
 
-static int hook_create(const struct fs_config *cfg, const struct hook_state *st, const char *stage)
+/* The names the engine gave, into the entry (annotations first, then the
+ * engine's state on disk). A failure costs the name, not the entry. */
+static void hook_entry_names(struct hook_state *st, const struct hook_bundle *b,
+			     struct registry_entry *e, const char *stage)
+{
+	struct fs_error err;
+	if (hook_names_from_engine_state(st->bundle, b->hostname_src, st, &err) < 0)
+		hook_warn(stage, st->id, "container name unknown: %s", err.msg);
+	snprintf(e->engine, sizeof(e->engine), "%s", st->engine);
+	snprintf(e->name, sizeof(e->name), "%s", st->name);
+	snprintf(e->pod, sizeof(e->pod), "%s", st->pod);
+	snprintf(e->pod_namespace, sizeof(e->pod_namespace), "%s", st->pod_namespace);
+	snprintf(e->container, sizeof(e->container), "%s", st->container);
+}
+
+static int hook_create(const struct fs_config *cfg, struct hook_state *st, const char *stage)
 {
 	struct fs_error err;
 	char regdir[PATH_MAX];
@@ -76,6 +95,13 @@ static int hook_create(const struct fs_config *cfg, const struct hook_state *st,
 	}
 	if (!st->bundle[0]) {
 		hook_warn(stage, st->id, "refusing: state has no bundle path");
+		return 0;
+	}
+	if (st->sandbox) {
+		/* The pod's "pause" process: nothing to profile, and a pod
+		 * annotation reaches it like every container of the pod. */
+		hook_log(stage, st->id, "pod sandbox %s/%s: not registered", st->pod_namespace,
+			 st->pod);
 		return 0;
 	}
 	/* Pin the process first, then read its facts: they are then its. */
@@ -124,6 +150,7 @@ static int hook_create(const struct fs_config *cfg, const struct hook_state *st,
 	snprintf(e.delay, sizeof(e.delay), "%s", st->delay);
 	snprintf(e.frequency, sizeof(e.frequency), "%s", st->frequency);
 	e.created = (int64_t)time(NULL);
+	hook_entry_names(st, &b, &e, stage);
 
 	struct stat sb;
 	if (stat(cfg->bundle_dir, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
@@ -144,9 +171,10 @@ static int hook_create(const struct fs_config *cfg, const struct hook_state *st,
 		hook_warn(stage, st->id, "not registered: %s", err.msg);
 		return 0;
 	}
-	hook_log(stage, st->id, "registered pid %d (ns pid %d, uid %u)%s%s", (int)e.pid,
+	hook_log(stage, st->id, "registered pid %d (ns pid %d, uid %u)%s%s%s%s%s%s%s%s", (int)e.pid,
 		 (int)e.ns_pid, (unsigned)e.uid, e.mount_point[0] ? ", bundle at " : ", no bundle",
-		 e.mount_point);
+		 e.mount_point, e.name[0] ? ", name " : "", e.name, e.pod[0] ? ", pod " : "",
+		 e.pod_namespace, e.pod[0] ? "/" : "", e.pod);
 	return 0;
 }
 
@@ -192,16 +220,18 @@ int hook_main(int argc, char **argv, int stdin_fd)
 	    {"config", required_argument, NULL, 'c'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
+	    {"opt-in", no_argument, NULL, 'o'},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *config_path = NULL;
-	int c;
+	int c, opt_in = 0;
 	/* A hard bound before anything else; tightened once the config is read. */
 	signal(SIGALRM, hook_alarm);
 	alarm(5);
 	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': config_path = optarg; break;
+		case 'o': opt_in = 1; break;
 		case 'h': hook_usage(stdout); return 0;
 		case 'V': printf("flamehook %s\n", FS_VERSION); return 0;
 		default: hook_usage(stderr); return 0;
@@ -245,7 +275,7 @@ int hook_main(int argc, char **argv, int stdin_fd)
 		hook_warn(stage, NULL, "state rejected, nothing done: %s", err.msg);
 		return 0;
 	}
-	if (!hook_opted_in(&cfg, &st))
+	if (!hook_opted_in(&cfg, &st, opt_in))
 		return 0;
 	hook_log_open(&cfg);
 	switch (st_kind) {
