@@ -277,6 +277,9 @@ int hook_main(int argc, char **argv, int stdin_fd)
 	}
 	if (!hook_opted_in(&cfg, &st, opt_in))
 		return 0;
+	/* A pod sandbox is never registered (hook_create says so once). */
+	if (st.sandbox && st_kind != HOOK_STAGE_CREATE)
+		return 0;
 	hook_log_open(&cfg);
 	switch (st_kind) {
 	case HOOK_STAGE_CREATE: return hook_create(&cfg, &st, stage);

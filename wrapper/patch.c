@@ -189,9 +189,20 @@ static bool patch_env_opted_in(yajl_val root)
 	return on;
 }
 
+/* A Kubernetes pod sandbox ("pause") as containerd's CRI plugin or CRI-O
+ * marks it: a pod annotation reaches it too, and it has nothing to profile. */
+static bool patch_is_sandbox(yajl_val ann)
+{
+	const char *a = json_get_string(ann, "io.kubernetes.cri.container-type");
+	const char *b = json_get_string(ann, "io.kubernetes.cri-o.ContainerType");
+	return (a && !strcmp(a, "sandbox")) || (b && !strcmp(b, "sandbox"));
+}
+
 /* Sets o->opt_in when the container's environment opts it in. */
 static bool patch_opted_in(yajl_val root, struct patch_opts *o)
 {
+	if (patch_is_sandbox(json_get_object(root, "annotations")))
+		return false;
 	switch (o->enable) {
 	case CONFIG_ENABLE_ALWAYS: return true;
 	case CONFIG_ENABLE_NEVER: return false;

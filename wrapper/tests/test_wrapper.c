@@ -180,19 +180,20 @@ static void test_patch_opt_in(void)
 	       "runtime --opt-in: added without annotation");
 	yajl_val root = out ? parse(out) : NULL;
 	yajl_val cr = root ? yajl_tree_get(root, hook_args, yajl_t_array) : NULL;
-	yajl_val args = cr && cr->u.array.len ? yajl_tree_get(cr->u.array.values[0],
-							      (const char *[]){"args", NULL},
-							      yajl_t_array)
-					      : NULL;
-	ok(args && !strcmp(str_at(args, 1), "--opt-in") && !strcmp(str_at(args, 2), "createRuntime"),
+	yajl_val args =
+	    cr && cr->u.array.len
+		? yajl_tree_get(cr->u.array.values[0], (const char *[]){"args", NULL}, yajl_t_array)
+		: NULL;
+	ok(args && !strcmp(str_at(args, 1), "--opt-in") &&
+	       !strcmp(str_at(args, 2), "createRuntime"),
 	   "the hook entry carries --opt-in before the stage");
 	yajl_tree_free(root);
 	free(out);
 	out = NULL;
 
-	is_int(patch("{\"process\":{\"env\":[\"PATH=/bin\",\"FLAMESIDECAR_ENABLE=1\"]}}", &opts,
-		     &out),
-	       PATCH_ADDED, "FLAMESIDECAR_ENABLE=1 in process.env: added");
+	is_int(
+	    patch("{\"process\":{\"env\":[\"PATH=/bin\",\"FLAMESIDECAR_ENABLE=1\"]}}", &opts, &out),
+	    PATCH_ADDED, "FLAMESIDECAR_ENABLE=1 in process.env: added");
 	ok(out && strstr(out, "\"--opt-in\",\"poststop\""), "with --opt-in");
 	free(out);
 	out = NULL;
@@ -204,7 +205,8 @@ static void test_patch_opt_in(void)
 		     "\"FLAMESIDECAR_ENABLE=0\"]}}",
 		     &opts, &out),
 	       PATCH_NOT_OPTED_IN, "the last FLAMESIDECAR_ENABLE counts (0)");
-	is_int(patch("{\"process\":{\"env\":[\"FLAMESIDECAR_ENABLEX=1\",7,\"X=FLAMESIDECAR_ENABLE=1\"]}}",
+	is_int(patch("{\"process\":{\"env\":[\"FLAMESIDECAR_ENABLEX=1\",7,\"X=FLAMESIDECAR_ENABLE="
+		     "1\"]}}",
 		     &opts, &out),
 	       PATCH_NOT_OPTED_IN, "only the exact variable counts");
 	is_int(patch("{\"process\":{\"env\":\"FLAMESIDECAR_ENABLE=1\"}}", &opts, &out),
@@ -213,6 +215,13 @@ static void test_patch_opt_in(void)
 	never.enable = CONFIG_ENABLE_NEVER;
 	is_int(patch("{\"process\":{\"env\":[\"FLAMESIDECAR_ENABLE=1\"]}}", &never, &out),
 	       PATCH_NOT_OPTED_IN, "\"never\" wins over --opt-in and the environment");
+	is_int(patch("{\"annotations\":{\"flamesidecar.io/enable\":\"true\","
+		     "\"io.kubernetes.cri.container-type\":\"sandbox\"}}",
+		     &forced, &out),
+	       PATCH_NOT_OPTED_IN, "a pod sandbox (containerd CRI) is never patched");
+	is_int(patch("{\"annotations\":{\"io.kubernetes.cri-o.ContainerType\":\"sandbox\"}}",
+		     &forced, &out),
+	       PATCH_NOT_OPTED_IN, "nor CRI-O's");
 	is_int(patch("{" ANNOTATED "}", &opts, &out), PATCH_ADDED, "the annotation alone");
 	ok(out && !strstr(out, "--opt-in"), "needs no --opt-in in the hook");
 	free(out);
