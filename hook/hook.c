@@ -20,15 +20,11 @@
 #include "json.h"
 #include "proc.h"
 
-volatile pid_t hook_mount_child_pid;
-
 static void hook_alarm(int sig)
 {
 	static const char msg[] =
 	    "flamehook: deadline reached; giving up (container not affected)\n";
 	(void)sig;
-	if (hook_mount_child_pid > 0)
-		kill(hook_mount_child_pid, SIGKILL);
 	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
 		/* exiting anyway */
 	}
@@ -152,12 +148,19 @@ static int hook_create(const struct fs_config *cfg, struct hook_state *st, const
 	e.created = (int64_t)time(NULL);
 	hook_entry_names(st, &b, &e, stage);
 
+	/* Opened before the mount: that moves the hook into the container's
+	 * mount namespace, where no path of ours may be looked up again. */
+	cleanup_close int regfd = registry_dir_open(regdir, &err);
+	if (regfd < 0) {
+		hook_warn(stage, st->id, "not registered: %s", err.msg);
+		return 0;
+	}
 	struct stat sb;
 	if (stat(cfg->bundle_dir, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
 		hook_warn(stage, st->id, "agent bundle %s is missing; registering without a mount",
 			  cfg->bundle_dir);
 	} else {
-		int r = hook_mount_bundle(cfg, pidfd, b.rootfs, cfg->hook_timeout_ms / 2, &err);
+		int r = hook_mount_bundle(cfg, pidfd, b.rootfs, &err);
 		if (r == -ENOTRECOVERABLE) {
 			hook_warn(stage, st->id, "FATAL: %s", err.msg);
 			return 1;
@@ -167,7 +170,7 @@ static int hook_create(const struct fs_config *cfg, struct hook_state *st, const
 		else
 			snprintf(e.mount_point, sizeof(e.mount_point), "%s", cfg->mount_point);
 	}
-	if (registry_write(regdir, &e, &err) < 0) {
+	if (registry_write_at(regfd, regdir, &e, &err) < 0) {
 		hook_warn(stage, st->id, "not registered: %s", err.msg);
 		return 0;
 	}

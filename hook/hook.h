@@ -86,11 +86,14 @@ int hook_bundle_read(const char *bundle_dir, struct hook_bundle *b, struct fs_er
 /* mount.c: bind-mount cfg->bundle_dir read-only, nosuid, nodev at
  * cfg->mount_point inside the rootfs, in the mount namespace of the process
  * behind pidfd. Refuses symlinks, non-directories and escapes. A mount that
- * cannot be made read-only is detached; -EROFS... see mount.c. Returns 0,
- * -errno (refused/failed, nothing left mounted), or -ENOTRECOVERABLE when a
- * writable mount could not be detached (the hook must fail). */
+ * cannot be made read-only is detached. Returns 0, -errno (refused/failed,
+ * nothing left mounted), or -ENOTRECOVERABLE when a writable mount could
+ * not be detached (the hook must fail).
+ * The calling process joins the container's mount namespace and stays
+ * there (once it got that far, whatever the result): open everything needed
+ * by path before, and use only fds after. The hook's alarm bounds it. */
 int hook_mount_bundle(const struct fs_config *cfg, int pidfd, const char *rootfs,
-		      unsigned timeout_ms, struct fs_error *err);
+		      struct fs_error *err);
 
 /* mount.c helper, exposed for tests: open (creating missing directories)
  * path under root_fd without following any symlink. */

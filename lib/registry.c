@@ -223,6 +223,26 @@ int registry_from_json(const char *buf, size_t len, struct registry_entry *e, st
 	return registry_names_from_json(json_get_object(root, "names"), e, err);
 }
 
+int registry_dir_open(const char *dir, struct fs_error *err)
+{
+	return registry_open_dir(dir, 1, err);
+}
+
+int registry_write_at(int dfd, const char *dir, const struct registry_entry *e,
+		      struct fs_error *err)
+{
+	int r = registry_validate_id(e->id, err);
+	if (r < 0)
+		return r;
+	cleanup_free char *json = NULL;
+	size_t len;
+	if ((r = registry_to_json(e, &json, &len, err)) < 0)
+		return r;
+	char name[REGISTRY_ID_MAX + 16];
+	snprintf(name, sizeof(name), "%s.json", e->id);
+	return fileio_replace_buf(dfd, dir, name, 0600, json, len, err);
+}
+
 int registry_write(const char *dir, const struct registry_entry *e, struct fs_error *err)
 {
 	int r = registry_validate_id(e->id, err);
@@ -231,13 +251,7 @@ int registry_write(const char *dir, const struct registry_entry *e, struct fs_er
 	cleanup_close int dfd = registry_open_dir(dir, 1, err);
 	if (dfd < 0)
 		return dfd;
-	cleanup_free char *json = NULL;
-	size_t len;
-	if ((r = registry_to_json(e, &json, &len, err)) < 0)
-		return r;
-	char name[REGISTRY_ID_MAX + 16];
-	snprintf(name, sizeof(name), "%s.json", e->id);
-	return fileio_replace_buf(dfd, dir, name, 0600, json, len, err);
+	return registry_write_at(dfd, dir, e, err);
 }
 
 static int registry_read_at(int dfd, const char *dir, const char *name, struct registry_entry *e,

@@ -51,6 +51,12 @@ int registry_validate_name(const char *name, struct fs_error *err);
 
 /* dir is the registry directory (config_registry_dir); created 0700 if needed. */
 int registry_write(const char *dir, const struct registry_entry *e, struct fs_error *err);
+/* The same in two steps, for a caller that changes its mount namespace in
+ * between: open (creating) the directory, returning its fd; write the entry
+ * through it later (dir only names it in messages). */
+int registry_dir_open(const char *dir, struct fs_error *err);
+int registry_write_at(int dfd, const char *dir, const struct registry_entry *e,
+		      struct fs_error *err);
 int registry_read(const char *dir, const char *id, struct registry_entry *e, struct fs_error *err);
 /* -ENOENT when there is no entry. */
 int registry_remove(const char *dir, const char *id, struct fs_error *err);
