@@ -76,8 +76,9 @@ struct registry_query {
 
 /* Pick the entry q names among entries[0..n): for ref, an exact id, else
  * an exact name, else a unique id prefix (Docker's order); for pod, the
- * entries of that pod (and namespace, and container name). When several
- * match and exactly one of them is alive, that one. Returns its index, or
+ * entries of that pod (and namespace, and container name). When a name or
+ * pod matches several and exactly one of them is alive, that one (an id
+ * prefix must be unique). Returns its index, or
  * -ENOENT (nothing matches) / -EEXIST (ambiguous: the message lists the
  * candidates and what to add) / -EINVAL (bad query). */
 int registry_lookup(const struct registry_entry *entries, size_t n, const struct registry_query *q,

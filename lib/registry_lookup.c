@@ -157,7 +157,11 @@ int registry_lookup(const struct registry_entry *entries, size_t n, const struct
 		size_t hits = lookup_collect(entries, n, q, order[k], idx);
 		if (hits == 0)
 			continue;
-		int pick = lookup_pick(entries, idx, hits);
+		/* Names and pods outlive containers (a restarted pod container, a
+		 * stale entry under a reused Docker name): the live one is meant.
+		 * An id prefix is strict, as in Docker. */
+		int pick = order[k] == LOOKUP_PREFIX ? (hits == 1 ? (int)idx[0] : -1)
+						     : lookup_pick(entries, idx, hits);
 		if (pick >= 0)
 			return pick;
 		return lookup_ambiguous(entries, idx, hits, q, order[k], err);

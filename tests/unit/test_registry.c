@@ -71,6 +71,13 @@ static void lookups(void)
 	   "the error lists the candidates: %s", err.msg);
 	q.ref = "dup";
 	is_int(registry_lookup(e, 6, &q, &err), 3, "a duplicate name: the only live one");
+	q.ref = "ccc";
+	is_int(registry_lookup(e, 6, &q, &err), 3, "unique prefix of the live one");
+	snprintf(e[2].id, sizeof(e[2].id), "ccc333");
+	is_int(registry_lookup(e, 6, &q, &err), -EEXIST,
+	       "a prefix of a live and a stale id is still ambiguous");
+	snprintf(e[2].id, sizeof(e[2].id), "bbb333");
+	q.ref = "dup";
 	alive->start_time = 0;
 	is_int(registry_lookup(e, 6, &q, &err), -EEXIST, "a duplicate name, none alive: ambiguous");
 	ok(strstr(err.msg, "name 'dup' matches 2") != NULL, "says so: %s", err.msg);
