@@ -36,6 +36,9 @@ cc -O2 -o "$FS_TMP/spawn-time" bench/spawn-time.c
 # The hooks an enable-only container gets from our hooks.d files: the
 # mount + registry at creation and the cleanup at poststop.
 fs_make_bundle "$FS_TMP/with" --annotate flamesidecar.io/enable=true --no-poststart -- true
+# --timing: each flamehook run logs how long its phases took (summarised below).
+jq '.hooks.createRuntime[0].args |= (.[0:1] + ["--timing"] + .[1:])' "$FS_TMP/with/config.json" \
+	>"$FS_TMP/with.json" && mv "$FS_TMP/with.json" "$FS_TMP/with/config.json"
 fs_make_bundle "$FS_TMP/without" --no-hooks -- true
 fs_make_bundle "$FS_TMP/noop" --annotate flamesidecar.io/enable=true --no-poststart -- true
 jq '.hooks |= with_entries(.value |= map(.path = "/bin/true" | .args = ["true"]))' \
@@ -111,6 +114,22 @@ if [ -n "$BASE" ]; then
 		awk -v w="$cw" -v b="$cb" 'BEGIN {printf "    CPU: older %.2f ms, this %.2f ms, ratio %.3f\n", b, w, w/b}'
 	fi
 fi
+
+# Where flamehook's own time goes (its --timing lines, median per phase;
+# the process start before main() is not in them).
+echo "  flamehook createRuntime phases (median of $PAIRS, from its --timing log lines):"
+grep -h 'createRuntime fsbench-.*-with-.*timing:' "$FS_RUN/hook.log" | sed 's/.*timing: //' |
+	tr ',' '\n' | awk '{ $1 = $1; if (NF == 3) { n[$1]++; v[$1, n[$1]] = $2; if (!($1 in seen)) { seen[$1] = 1; order[++k] = $1 } } }
+	END {
+		for (i = 1; i <= k; i++) {
+			p = order[i]; c = n[p]
+			for (a = 1; a <= c; a++) x[a] = v[p, a]
+			asort_n = c
+			for (a = 1; a <= c; a++) for (b = a + 1; b <= c; b++) if (x[b] < x[a]) { t = x[a]; x[a] = x[b]; x[b] = t }
+			m = (c % 2) ? x[(c + 1) / 2] : (x[c / 2] + x[c / 2 + 1]) / 2
+			printf "    %-14s %8.0f us\n", p, m
+		}
+	}'
 
 echo '{"ociVersion":"1.0.2","id":"benchcontainer","status":"creating","pid":1234,"bundle":"/nonexistent","annotations":{"io.kubernetes.pod.name":"x"}}' >"$FS_TMP/state.json"
 echo "non-opted-in hook path (state JSON without our annotation), 500 spawns:"

@@ -31,6 +31,43 @@ static void hook_alarm(int sig)
 	_exit(0);
 }
 
+/* --timing: how long each phase of the hook took, in one log line (for
+ * bench/hook.sh: where an opted-in start spends its time). */
+static struct {
+	int on;
+	struct timespec start, last;
+	char line[256];
+	size_t len;
+} hook_timing;
+
+static long hook_us_since(const struct timespec *t, const struct timespec *now)
+{
+	return (now->tv_sec - t->tv_sec) * 1000000L + (now->tv_nsec - t->tv_nsec) / 1000;
+}
+
+static void hook_mark(const char *phase)
+{
+	if (!hook_timing.on)
+		return;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (hook_timing.len < sizeof(hook_timing.line))
+		hook_timing.len += (size_t)snprintf(
+		    hook_timing.line + hook_timing.len, sizeof(hook_timing.line) - hook_timing.len,
+		    "%s %ld us, ", phase, hook_us_since(&hook_timing.last, &now));
+	hook_timing.last = now;
+}
+
+static void hook_timing_log(const char *stage, const char *id)
+{
+	if (!hook_timing.on)
+		return;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	hook_log(stage, id, "timing: %stotal %ld us", hook_timing.line,
+		 hook_us_since(&hook_timing.start, &now));
+}
+
 static void hook_usage(FILE *out)
 {
 	fprintf(out,
@@ -42,6 +79,7 @@ static void hook_usage(FILE *out)
 		"could not be removed.\n\n"
 		"Options:\n"
 		"  --config FILE  host configuration (default %s)\n"
+		"  --timing       log how long each phase took (for benchmarks)\n"
 		"  --opt-in       the container opted in (added by flamesidecar-runtime for\n"
 		"                 --opt-in runtimes and FLAMESIDECAR_ENABLE=1 containers)\n"
 		"  --version      print the version\n"
@@ -79,6 +117,39 @@ static void hook_entry_names(struct hook_state *st, const struct hook_bundle *b,
 	snprintf(e->container, sizeof(e->container), "%s", st->container);
 }
 
+/* The entry's facts about the container's init process (the caller has
+ * pinned it with a pidfd). -1 after a warning when it is not registrable. */
+static int hook_entry_process(const struct hook_state *st, struct registry_entry *e,
+			      const char *stage)
+{
+	struct fs_error err;
+	memset(e, 0, sizeof(*e));
+	snprintf(e->id, sizeof(e->id), "%s", st->id);
+	e->pid = st->pid;
+	struct proc_status ps;
+	uint64_t self_pid_ns, self_mnt_ns;
+	if (proc_start_time(st->pid, &e->start_time, &err) < 0 ||
+	    proc_status_read(st->pid, &ps, &err) < 0 ||
+	    proc_ns_inode(st->pid, "pid", &e->pid_ns, &err) < 0 ||
+	    proc_ns_inode(st->pid, "mnt", &e->mnt_ns, &err) < 0 ||
+	    proc_ns_inode(getpid(), "pid", &self_pid_ns, &err) < 0 ||
+	    proc_ns_inode(getpid(), "mnt", &self_mnt_ns, &err) < 0) {
+		hook_warn(stage, st->id, "not registered: %s", err.msg);
+		return -1;
+	}
+	/* A container has its own mount and pid namespaces; a state that
+	 * points at a host process would have us mount on the host. */
+	if (e->mnt_ns == self_mnt_ns || e->pid_ns == self_pid_ns) {
+		hook_warn(
+		    stage, st->id,
+		    "refusing: pid %d shares the hook's %s namespace (not a container process)",
+		    (int)st->pid, e->mnt_ns == self_mnt_ns ? "mount" : "pid");
+		return -1;
+	}
+	e->ns_pid = proc_status_ns_pid(&ps);
+	return 0;
+}
+
 static int hook_create(const struct fs_config *cfg, struct hook_state *st, const char *stage)
 {
 	struct fs_error err;
@@ -101,37 +172,17 @@ static int hook_create(const struct fs_config *cfg, struct hook_state *st, const
 		return 0;
 	}
 	/* Pin the process first, then read its facts: they are then its. */
+	hook_mark("config+state");
 	cleanup_close int pidfd = proc_pidfd_open_checked(st->pid, 0, &err);
 	if (pidfd < 0) {
 		hook_warn(stage, st->id, "not registered: %s", err.msg);
 		return 0;
 	}
 	struct registry_entry e;
-	memset(&e, 0, sizeof(e));
-	snprintf(e.id, sizeof(e.id), "%s", st->id);
-	e.pid = st->pid;
-	struct proc_status ps;
-	uint64_t self_pid_ns, self_mnt_ns;
-	if (proc_start_time(st->pid, &e.start_time, &err) < 0 ||
-	    proc_status_read(st->pid, &ps, &err) < 0 ||
-	    proc_ns_inode(st->pid, "pid", &e.pid_ns, &err) < 0 ||
-	    proc_ns_inode(st->pid, "mnt", &e.mnt_ns, &err) < 0 ||
-	    proc_ns_inode(getpid(), "pid", &self_pid_ns, &err) < 0 ||
-	    proc_ns_inode(getpid(), "mnt", &self_mnt_ns, &err) < 0) {
-		hook_warn(stage, st->id, "not registered: %s", err.msg);
+	if (hook_entry_process(st, &e, stage) < 0)
 		return 0;
-	}
-	/* A container has its own mount and pid namespaces; a state that
-	 * points at a host process would have us mount on the host. */
-	if (e.mnt_ns == self_mnt_ns || e.pid_ns == self_pid_ns) {
-		hook_warn(
-		    stage, st->id,
-		    "refusing: pid %d shares the hook's %s namespace (not a container process)",
-		    (int)st->pid, e.mnt_ns == self_mnt_ns ? "mount" : "pid");
-		return 0;
-	}
-	e.ns_pid = proc_status_ns_pid(&ps);
 
+	hook_mark("proc");
 	struct hook_bundle b;
 	if (hook_bundle_read(st->bundle, &b, &err) < 0) {
 		hook_warn(stage, st->id, "not registered: %s", err.msg);
@@ -146,7 +197,9 @@ static int hook_create(const struct fs_config *cfg, struct hook_state *st, const
 	snprintf(e.delay, sizeof(e.delay), "%s", st->delay);
 	snprintf(e.frequency, sizeof(e.frequency), "%s", st->frequency);
 	e.created = (int64_t)time(NULL);
+	hook_mark("bundle");
 	hook_entry_names(st, &b, &e, stage);
+	hook_mark("names");
 
 	/* Opened before the mount: that moves the hook into the container's
 	 * mount namespace, where no path of ours may be looked up again. */
@@ -170,6 +223,7 @@ static int hook_create(const struct fs_config *cfg, struct hook_state *st, const
 		else
 			snprintf(e.mount_point, sizeof(e.mount_point), "%s", cfg->mount_point);
 	}
+	hook_mark("mount");
 	if (registry_write_at(regfd, regdir, &e, &err) < 0) {
 		hook_warn(stage, st->id, "not registered: %s", err.msg);
 		return 0;
@@ -178,6 +232,8 @@ static int hook_create(const struct fs_config *cfg, struct hook_state *st, const
 		 (int)e.ns_pid, (unsigned)e.uid, e.mount_point[0] ? ", bundle at " : ", no bundle",
 		 e.mount_point, e.name[0] ? ", name " : "", e.name, e.pod[0] ? ", pod " : "",
 		 e.pod_namespace, e.pod[0] ? "/" : "", e.pod);
+	hook_mark("registry+log");
+	hook_timing_log(stage, st->id);
 	return 0;
 }
 
@@ -220,21 +276,22 @@ static int hook_poststop(const struct fs_config *cfg, const struct hook_state *s
 int hook_main(int argc, char **argv, int stdin_fd)
 {
 	static const struct option opts[] = {
-	    {"config", required_argument, NULL, 'c'},
-	    {"help", no_argument, NULL, 'h'},
-	    {"version", no_argument, NULL, 'V'},
-	    {"opt-in", no_argument, NULL, 'o'},
-	    {NULL, 0, NULL, 0},
+	    {"config", required_argument, NULL, 'c'}, {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},      {"opt-in", no_argument, NULL, 'o'},
+	    {"timing", no_argument, NULL, 't'},	      {NULL, 0, NULL, 0},
 	};
 	const char *config_path = NULL;
 	int c, opt_in = 0;
 	/* A hard bound before anything else; tightened once the config is read. */
 	signal(SIGALRM, hook_alarm);
 	alarm(5);
+	clock_gettime(CLOCK_MONOTONIC, &hook_timing.start);
+	hook_timing.last = hook_timing.start;
 	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': config_path = optarg; break;
 		case 'o': opt_in = 1; break;
+		case 't': hook_timing.on = 1; break;
 		case 'h': hook_usage(stdout); return 0;
 		case 'V': printf("flamehook %s\n", FS_VERSION); return 0;
 		default: hook_usage(stderr); return 0;
