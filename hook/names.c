@@ -93,8 +93,9 @@ static const char *names_basename(const char *path)
 }
 
 /* Docker: <data-root>/containers/<id>/hostname is what it mounts on
- * /etc/hostname, and config.v2.json beside it holds {"ID": id, "Name":
- * "/name"}. */
+ * /etc/hostname, and <data-root>/containers/<id>/config.v2.json holds {"ID":
+ * id, "Name": "/name"}. The hostname may be another container's (--network
+ * container:X shares it), so the file read is the one under this id. */
 static int names_docker(const char *hostname_src, struct hook_state *st, struct fs_error *err)
 {
 	char dir[PATH_MAX];
@@ -103,12 +104,16 @@ static int names_docker(const char *hostname_src, struct hook_state *st, struct 
 	char *slash = strrchr(dir, '/');
 	if (!slash || strcmp(slash, "/hostname"))
 		return 0;
-	*slash = '\0';
+	*slash = '\0'; /* <data-root>/containers/<some id> */
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0'; /* <data-root>/containers */
 	const char *base = names_basename(dir);
-	if (!base || strcmp(base, st->id))
+	if (!base || strcmp(base, "containers"))
 		return 0;
 	char path[PATH_MAX];
-	if (snprintf(path, sizeof(path), "%s/config.v2.json", dir) >= (int)sizeof(path))
+	if (snprintf(path, sizeof(path), "%s/%s/config.v2.json", dir, st->id) >= (int)sizeof(path))
 		return 0;
 	cleanup_json yajl_val root = NULL;
 	int r = names_read_json(path, NAMES_DOCKER_MAX, &root, err);

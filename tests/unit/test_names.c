@@ -97,10 +97,24 @@ static void docker_and_podman(const char *dir)
 	is_str(st.name, "flame-web", "docker name without its slash");
 	is_str(st.engine, "docker", "engine docker");
 
+	/* --network container:X: the hostname is X's; the name is still ours. */
+	char shared[600];
+	snprintf(shared, sizeof(shared), "%s/docker/containers/feedbeef/hostname", dir);
+	memset(&st, 0, sizeof(st));
+	snprintf(st.id, sizeof(st.id), "%s", ID64);
+	is_int(hook_names_from_engine_state("/b", shared, &st, &err), 0,
+	       "a hostname shared from another container");
+	is_str(st.name, "flame-web", "still finds this container's own config.v2.json");
+
 	memset(&st, 0, sizeof(st));
 	snprintf(st.id, sizeof(st.id), "%s", "other");
 	is_int(hook_names_from_engine_state("/b", hostname, &st, &err), 0,
-	       "a hostname under another id's directory is not looked into");
+	       "an id without a config.v2.json");
+	ok(!st.name[0], "no name then");
+	memset(&st, 0, sizeof(st));
+	snprintf(st.id, sizeof(st.id), "%s", ID64);
+	is_int(hook_names_from_engine_state("/b", "/etc/hostname", &st, &err), 0,
+	       "a hostname bound from elsewhere is not followed up");
 	ok(!st.name[0], "no name then");
 
 	write_file(path, "{\"ID\":\"someoneelse\",\"Name\":\"/x\"}");
