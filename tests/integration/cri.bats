@@ -22,6 +22,9 @@ cri() {
 
 ctrd_start() {
 	CT="$FS_TMP/ctrd"
+	# The shims' fixed socket directory: removed at the end if we caused it.
+	CT_MADE_RUN=1
+	[ ! -e /run/containerd ] || CT_MADE_RUN=0
 	mkdir -p "$CT"/{pauseroot,approot/{usr,etc,tmp,proc,dev,sys,opt},logs,cni/bin,cni/conf}
 	chmod 1777 "$CT/approot/tmp"
 	for l in bin lib lib64 sbin; do ln -sfn "usr/$l" "$CT/approot/$l"; done
@@ -87,6 +90,9 @@ ctrd_stop() {
 	find /sys/fs/cgroup -maxdepth 2 -type d -name "$CT_CGROUP" 2>/dev/null | while read -r d; do
 		find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
 	done
+	if [ "${CT_MADE_RUN:-0}" = 1 ]; then
+		rmdir /run/containerd/s /run/containerd 2>/dev/null || true
+	fi
 }
 
 setup_file() {
@@ -97,7 +103,7 @@ setup_file() {
 	"$PY" -c 'import grpc, google.protobuf' 2>/dev/null || return 0
 	fs_setup
 	ctrd_start || { ctrd_stop; return 0; }
-	export FS_TMP FS_RUN FS_CONFIG FLAMESIDECAR_CONFIG CT CT_CGROUP
+	export FS_TMP FS_RUN FS_CONFIG FLAMESIDECAR_CONFIG CT CT_CGROUP CT_MADE_RUN
 }
 
 teardown_file() {

@@ -22,7 +22,7 @@ setup_file() {
 	[ -n "$DOCKER" ] || return 0
 	fs_setup
 	dockerd_start || { dockerd_stop; return 0; }
-	export FS_TMP FS_RUN FS_CONFIG FLAMESIDECAR_CONFIG DK DK_CGROUP DOCKER
+	export FS_TMP FS_RUN FS_CONFIG FLAMESIDECAR_CONFIG DK DK_CGROUP DOCKER DK_MADE_RUN
 }
 
 teardown_file() {

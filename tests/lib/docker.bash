@@ -20,6 +20,10 @@ dk() {
 
 dockerd_start() {
 	DOCKER=${DOCKER:-$(docker_bin)}
+	# Its containerd's shims put their sockets in the fixed /run/containerd/s
+	# (they remove them); remove the directories too if we caused them.
+	DK_MADE_RUN=1
+	[ ! -e /run/containerd ] || DK_MADE_RUN=0
 	DK="$FS_TMP/docker"
 	mkdir -p "$DK/rootfs"/{usr,etc,tmp,proc,dev,sys,opt}
 	chmod 1777 "$DK/rootfs/tmp"
@@ -62,4 +66,7 @@ dockerd_stop() {
 	find /sys/fs/cgroup -maxdepth 2 -type d -name "$DK_CGROUP" 2>/dev/null | while read -r d; do
 		find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
 	done
+	if [ "${DK_MADE_RUN:-0}" = 1 ]; then
+		rmdir /run/containerd/s /run/containerd 2>/dev/null || true
+	fi
 }
