@@ -86,5 +86,6 @@ int hook_state_parse(const char *buf, size_t len, struct hook_state *st, struct 
 	    (r = state_annotation(ann, ANNOTATION_FREQUENCY, st->frequency, sizeof(st->frequency),
 				  err)))
 		return fs_error_wrap(err, "state");
+	hook_names_from_annotations(ann, st);
 	return 0;
 }

@@ -15,8 +15,10 @@ static void map_usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "Usage: flamesidecar map <container-id> [--pid N] [--mode agent|jcmd]\n"
+	    "Usage: flamesidecar map CONTAINER [--pid N] [--mode agent|jcmd]\n"
 	    "                        [--continuous] [--timeout MS]\n\n"
+	    "CONTAINER: an id, a name (docker/podman ps), a unique id prefix, or\n"
+	    "--pod NAME [--namespace NS] [--container NAME] for a Kubernetes pod.\n\n"
 	    "Make every JVM of a registered container write its JIT symbol map, read it\n"
 	    "safely (as the JVM's own user, inside the container's mount namespace), and\n"
 	    "write /tmp/perf-<host pid>.map on the host so that perf can name Java frames.\n\n"

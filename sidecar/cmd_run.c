@@ -50,6 +50,8 @@ static void run_usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: flamesidecar run CONTAINER [OPTIONS]\n\n"
+		"CONTAINER: an id, a name (docker/podman ps), a unique id prefix, or\n"
+		"--pod NAME [--namespace NS] [--container NAME] for a Kubernetes pod.\n\n"
 		"Sample the CPU stacks of every thread of every process of a registered\n"
 		"container (see `flamesidecar list`) for a while, then name Java frames with\n"
 		"the JVMs' JIT maps taken at the end of the window, and write a folded\n"

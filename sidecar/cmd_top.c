@@ -40,6 +40,8 @@ static void top_usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: flamesidecar top CONTAINER [OPTIONS]\n\n"
+		"CONTAINER: an id, a name (docker/podman ps), a unique id prefix, or\n"
+		"--pod NAME [--namespace NS] [--container NAME] for a Kubernetes pod.\n\n"
 		"Show the hottest frames of a registered container (every thread of every\n"
 		"process) live, by self and total share of the CPU samples: like perf top,\n"
 		"with Java frames named from the JVMs' JIT maps. Press q or Ctrl-C to quit.\n"

@@ -10,6 +10,10 @@
 
 #include "cli.h"
 
+/* The --pod options main() took out of argv (common_take_target). */
+static struct registry_query common_target;
+char common_pod_arg[] = "(--pod)";
+
 int common_load_config(const char *verb, struct fs_config *cfg, char *regdir, size_t len)
 {
 	struct fs_error err;
@@ -20,13 +24,78 @@ int common_load_config(const char *verb, struct fs_config *cfg, char *regdir, si
 	return FS_EXIT_OK;
 }
 
+/* "--pod X", "--pod=X": 1 and *val when argv[*i] is opt, *i moved past
+ * it; -1 when its value is missing. */
+static int common_target_opt(int argc, char **argv, int *i, const char *opt, const char **val)
+{
+	size_t l = strlen(opt);
+	if (strncmp(argv[*i], opt, l))
+		return 0;
+	if (argv[*i][l] == '=') {
+		*val = argv[*i] + l + 1;
+		(*i)++;
+		return 1;
+	}
+	if (argv[*i][l])
+		return 0;
+	if (*i + 1 >= argc)
+		return -1;
+	*val = argv[*i + 1];
+	*i += 2;
+	return 1;
+}
+
+int common_take_target(const char *verb, int *argc, char **argv)
+{
+	static const char *const opts[] = {"--pod", "--namespace", "--container"};
+	const char **vals[] = {&common_target.pod, &common_target.pod_namespace,
+			       &common_target.container};
+	int out = 1, i = 1;
+	while (i < *argc) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		int taken = 0;
+		for (size_t k = 0; k < 3 && !taken; k++) {
+			taken = common_target_opt(*argc, argv, &i, opts[k], vals[k]);
+			if (taken < 0) {
+				fprintf(stderr, "flamesidecar %s: %s needs a value\n", verb,
+					opts[k]);
+				return FS_EXIT_USAGE;
+			}
+		}
+		if (!taken)
+			argv[out++] = argv[i++];
+	}
+	while (i < *argc)
+		argv[out++] = argv[i++];
+	if (!common_target.pod && (common_target.pod_namespace || common_target.container)) {
+		fprintf(stderr, "flamesidecar %s: --namespace and --container need --pod NAME\n",
+			verb);
+		return FS_EXIT_USAGE;
+	}
+	/* Each option took at least one slot, so there is room. */
+	if (common_target.pod)
+		argv[out++] = common_pod_arg;
+	argv[out] = NULL;
+	*argc = out;
+	return FS_EXIT_OK;
+}
+
 int common_find_container(const char *verb, const char *regdir, const char *id,
 			  struct registry_entry *e)
 {
 	struct fs_error err;
-	if (registry_find(regdir, id, e, &err) < 0)
-		return cli_fail(verb, &err);
-	return FS_EXIT_OK;
+	struct registry_query q = {.ref = id};
+	if (id == common_pod_arg)
+		q = common_target;
+	int r = registry_find_query(regdir, &q, e, &err);
+	if (r == 0)
+		return FS_EXIT_OK;
+	if (r == -EINVAL && id == common_pod_arg) /* a bad --pod name is a usage error */
+		return cli_usage_error(verb, "%s", err.msg);
+	if (r == -EINVAL) /* a malformed id is simply not registered */
+		err.code = ENOENT;
+	return cli_fail(verb, &err);
 }
 
 int common_open_container(const char *verb, const char *why, const char *id, struct fs_config *cfg,

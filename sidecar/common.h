@@ -16,10 +16,19 @@
  * exit code != 0 on failure. */
 int common_load_config(const char *verb, struct fs_config *cfg, char *regdir, size_t len);
 
-/* Resolve a container id (or unique prefix) to its registry entry; prints
- * a message saying what to do and returns an exit code on failure. */
+/* Resolve a container id, name or unique id prefix (or common_pod_arg: the
+ * --pod options) to its registry entry; prints a message saying what to
+ * do and returns an exit code on failure. */
 int common_find_container(const char *verb, const char *regdir, const char *id,
 			  struct registry_entry *e);
+
+/* --pod NAME [--namespace NS] [--container NAME] name a container for every
+ * verb that takes one. main() takes them out of the verb's argv with
+ * common_take_target() before the verb parses its options, and puts
+ * common_pod_arg where the container id goes; common_open_container()
+ * then looks the pod up. Returns 0, or FS_EXIT_USAGE after printing why. */
+extern char common_pod_arg[];
+int common_take_target(const char *verb, int *argc, char **argv);
 
 /* What every verb that works on one container does first: insist on root
  * (why says what root is needed for), load the config, resolve the id.

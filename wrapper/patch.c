@@ -54,6 +54,8 @@ static void patch_write_entry(FILE *f, const struct patch_opts *o, const char *s
 		json_write_string(f, o->config_path);
 		fputc(',', f);
 	}
+	if (o->opt_in)
+		fputs("\"" WRAPPER_OPT_IN "\",", f);
 	json_write_string(f, stage);
 	fprintf(f, "],\"env\":[\"%s\"],\"timeout\":%d}", WRAPPER_HOOK_ENV, WRAPPER_HOOK_TIMEOUT);
 }
@@ -139,16 +141,51 @@ static int patch_check_hooks(yajl_val hooks, const struct patch_opts *o, struct 
 	return found;
 }
 
-static bool patch_opted_in(yajl_val root, const struct patch_opts *o)
+/* FLAMESIDECAR_ENABLE=1 (or true) in process.env; the last one counts,
+ * as for execve. */
+static bool patch_env_opted_in(yajl_val root)
 {
+	const char *k[] = {"env", NULL};
+	yajl_val proc = json_get_object(root, "process");
+	yajl_val env = proc ? yajl_tree_get(proc, k, yajl_t_array) : NULL;
+	const size_t klen = strlen(WRAPPER_ENABLE_ENV "=");
+	bool on = false;
+	for (size_t i = 0; env && i < env->u.array.len; i++) {
+		yajl_val v = env->u.array.values[i];
+		const char *s = YAJL_IS_STRING(v) ? YAJL_GET_STRING(v) : "";
+		if (!strncmp(s, WRAPPER_ENABLE_ENV "=", klen))
+			on = !strcmp(s + klen, "1") || !strcmp(s + klen, "true");
+	}
+	return on;
+}
+
+/* A Kubernetes pod sandbox ("pause") as containerd's CRI plugin or CRI-O
+ * marks it: a pod annotation reaches it too, and it has nothing to profile. */
+static bool patch_is_sandbox(yajl_val ann)
+{
+	const char *a = json_get_string(ann, "io.kubernetes.cri.container-type");
+	const char *b = json_get_string(ann, "io.kubernetes.cri-o.ContainerType");
+	return (a && !strcmp(a, "sandbox")) || (b && !strcmp(b, "sandbox"));
+}
+
+/* Sets o->opt_in when the container's environment opts it in. */
+static bool patch_opted_in(yajl_val root, struct patch_opts *o)
+{
+	if (patch_is_sandbox(json_get_object(root, "annotations")))
+		return false;
 	switch (o->enable) {
 	case CONFIG_ENABLE_ALWAYS: return true;
 	case CONFIG_ENABLE_NEVER: return false;
 	default: break;
 	}
+	if (o->opt_in)
+		return true;
 	const char *v =
 	    json_get_string(json_get_object(root, "annotations"), "flamesidecar.io/enable");
-	return v && !strcmp(v, "true");
+	if (v && !strcmp(v, "true"))
+		return true;
+	o->opt_in = patch_env_opted_in(root);
+	return o->opt_in;
 }
 
 /* Decide about frame pointers; a refusal is reported, never an error of
@@ -216,8 +253,10 @@ int patch_json(const char *in, size_t len, const struct patch_opts *o, char **ou
 		return r;
 	if (!YAJL_IS_OBJECT(root))
 		return fs_error_set(err, EINVAL, "the top level is not an object");
-	if (!patch_opted_in(root, o))
+	struct patch_opts eff = *o;
+	if (!patch_opted_in(root, &eff))
 		return PATCH_NOT_OPTED_IN;
+	o = &eff;
 	if (json_has_escaped_nul(in, len))
 		return fs_error_set(err, EINVAL,
 				    "a string holds \\u0000, which would not survive a rewrite");

@@ -23,6 +23,12 @@
 #define WRAPPER_HOOK_ENV	  "PATH=/usr/sbin:/usr/bin:/sbin:/bin"
 #define WRAPPER_DEFAULT_PATH	  "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define WRAPPER_CONFIG_ENV	  "FLAMESIDECAR_CONFIG"
+/* Our own first argument(s), taken out before the runtime runs: a runtime
+ * registered with runtimeArgs ["--opt-in"] opts in every container started
+ * with it (`docker run --runtime flamesidecar`), as GPU runtimes do. */
+#define WRAPPER_OPT_IN "--opt-in"
+/* In the container's process.env, opts that one container in. */
+#define WRAPPER_ENABLE_ENV "FLAMESIDECAR_ENABLE"
 
 enum wrapper_verb {
 	WRAPPER_VERB_OTHER = 0, /* passed straight through */
@@ -54,6 +60,11 @@ struct patch_opts {
 	const char *config_path; /* passed as --config FILE; NULL = the hook's default */
 	enum config_enable enable;
 	int preserve_fp; /* add -XX:+PreserveFramePointer to JAVA_TOOL_OPTIONS */
+	/* Opt in without the annotation (the wrapper's --opt-in; patch_json
+	 * also sets it for FLAMESIDECAR_ENABLE=1|true in process.env): the
+	 * hook entries then carry --opt-in, which flamehook honours unless
+	 * the configuration says "never". */
+	int opt_in;
 };
 
 enum patch_result {
@@ -113,6 +124,10 @@ int runtime_hook_path(char *out, size_t len, struct fs_error *err);
  * on `create` that is the container's own stderr. */
 void runtime_log(const struct wrapper_config *cfg, const struct wrapper_args *a, const char *level,
 		 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* args.c: take leading WRAPPER_OPT_IN arguments out of argv (keeping the
+ * NULL at the end); returns 1 when there was one. */
+int wrapper_take_opt_in(int *argc, char **argv);
 
 /* main.c */
 int wrapper_main(int argc, char **argv);

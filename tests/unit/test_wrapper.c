@@ -171,6 +171,73 @@ static void test_patch_decisions(void)
 	ok(!out, "errors leave no output");
 }
 
+/* The per-container opt-ins for engines without annotations. */
+static void test_patch_opt_in(void)
+{
+	char *out = NULL;
+	const char *hook_args[] = {"hooks", "createRuntime", NULL};
+	struct patch_opts forced = opts;
+	forced.opt_in = 1;
+	is_int(patch("{\"process\":{\"args\":[\"java\"]}}", &forced, &out), PATCH_ADDED,
+	       "runtime --opt-in: added without annotation");
+	yajl_val root = out ? parse(out) : NULL;
+	yajl_val cr = root ? yajl_tree_get(root, hook_args, yajl_t_array) : NULL;
+	yajl_val args =
+	    cr && cr->u.array.len
+		? yajl_tree_get(cr->u.array.values[0], (const char *[]){"args", NULL}, yajl_t_array)
+		: NULL;
+	ok(args && !strcmp(str_at(args, 1), "--opt-in") &&
+	       !strcmp(str_at(args, 2), "createRuntime"),
+	   "the hook entry carries --opt-in before the stage");
+	yajl_tree_free(root);
+	free(out);
+	out = NULL;
+
+	is_int(
+	    patch("{\"process\":{\"env\":[\"PATH=/bin\",\"FLAMESIDECAR_ENABLE=1\"]}}", &opts, &out),
+	    PATCH_ADDED, "FLAMESIDECAR_ENABLE=1 in process.env: added");
+	ok(out && strstr(out, "\"--opt-in\",\"poststop\""), "with --opt-in");
+	free(out);
+	out = NULL;
+	is_int(patch("{\"process\":{\"env\":[\"FLAMESIDECAR_ENABLE=true\"]}}", &opts, &out),
+	       PATCH_ADDED, "FLAMESIDECAR_ENABLE=true: added");
+	free(out);
+	out = NULL;
+	is_int(patch("{\"process\":{\"env\":[\"FLAMESIDECAR_ENABLE=1\","
+		     "\"FLAMESIDECAR_ENABLE=0\"]}}",
+		     &opts, &out),
+	       PATCH_NOT_OPTED_IN, "the last FLAMESIDECAR_ENABLE counts (0)");
+	is_int(patch("{\"process\":{\"env\":[\"FLAMESIDECAR_ENABLEX=1\",7,\"X=FLAMESIDECAR_ENABLE="
+		     "1\"]}}",
+		     &opts, &out),
+	       PATCH_NOT_OPTED_IN, "only the exact variable counts");
+	is_int(patch("{\"process\":{\"env\":\"FLAMESIDECAR_ENABLE=1\"}}", &opts, &out),
+	       PATCH_NOT_OPTED_IN, "env not an array: not opted in");
+	struct patch_opts never = forced;
+	never.enable = CONFIG_ENABLE_NEVER;
+	is_int(patch("{\"process\":{\"env\":[\"FLAMESIDECAR_ENABLE=1\"]}}", &never, &out),
+	       PATCH_NOT_OPTED_IN, "\"never\" wins over --opt-in and the environment");
+	is_int(patch("{\"annotations\":{\"flamesidecar.io/enable\":\"true\","
+		     "\"io.kubernetes.cri.container-type\":\"sandbox\"}}",
+		     &forced, &out),
+	       PATCH_NOT_OPTED_IN, "a pod sandbox (containerd CRI) is never patched");
+	is_int(patch("{\"annotations\":{\"io.kubernetes.cri-o.ContainerType\":\"sandbox\"}}",
+		     &forced, &out),
+	       PATCH_NOT_OPTED_IN, "nor CRI-O's");
+	is_int(patch("{" ANNOTATED "}", &opts, &out), PATCH_ADDED, "the annotation alone");
+	ok(out && !strstr(out, "--opt-in"), "needs no --opt-in in the hook");
+	free(out);
+
+	char a0[] = "flamesidecar-runtime", a1[] = "--opt-in", a2[] = "--opt-in", a3[] = "--root",
+	     a4[] = "/r", a5[] = "create", a6[] = "--opt-in";
+	char *v[] = {a0, a1, a2, a3, a4, a5, a6, NULL};
+	int argc = 7;
+	is_int(wrapper_take_opt_in(&argc, v), 1, "leading --opt-in taken");
+	ok(argc == 5 && v[1] == a3 && v[3] == a5 && v[4] == a6 && !v[5],
+	   "both leading ones gone, a later one (the runtime's business) kept");
+	is_int(wrapper_take_opt_in(&argc, v), 0, "none left in front");
+}
+
 static void test_patch_content(void)
 {
 	char *out = NULL;
@@ -414,6 +481,7 @@ int main(void)
 {
 	test_args();
 	test_patch_decisions();
+	test_patch_opt_in();
 	test_patch_content();
 	test_patch_bundle();
 	test_patch_fp();
