@@ -51,6 +51,27 @@ int fileio_read_fd(int fd, size_t max, char **out, size_t *len, struct fs_error 
 	return 0;
 }
 
+int fileio_mkdir_p(const char *path, mode_t parent_mode, mode_t mode)
+{
+	char p[PATH_MAX];
+	if (snprintf(p, sizeof(p), "%s", path) >= (int)sizeof(p))
+		return -ENAMETOOLONG;
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, parent_mode) < 0 && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	if (mkdir(p, mode) < 0 && errno != EEXIST)
+		return -errno;
+	struct stat sb;
+	if (lstat(p, &sb) < 0)
+		return -errno;
+	return S_ISDIR(sb.st_mode) ? 0 : -ENOTDIR;
+}
+
 int fileio_write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;

@@ -12,6 +12,12 @@
  * bytes (*len excludes the NUL). -E2BIG if there is more. */
 int fileio_read_fd(int fd, size_t max, char **out, size_t *len, struct fs_error *err);
 
+/* mkdir -p: create path and any missing parent (parents with parent_mode,
+ * path itself with mode; existing ones are left as they are). The last
+ * component must end up a directory, not a symlink to one. 0 or -errno
+ * (-ENOTDIR, -ENAMETOOLONG). */
+int fileio_mkdir_p(const char *path, mode_t parent_mode, mode_t mode);
+
 /* write() until done (EINTR retried). 0 or -errno. */
 int fileio_write_all(int fd, const void *buf, size_t len);
 

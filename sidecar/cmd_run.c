@@ -50,6 +50,8 @@ static void run_usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: flamesidecar run CONTAINER [OPTIONS]\n\n"
+		"CONTAINER: an id, a name (docker/podman ps), a unique id prefix, or\n"
+		"--pod NAME [--namespace NS] [--container NAME] for a Kubernetes pod.\n\n"
 		"Sample the CPU stacks of every thread of every process of a registered\n"
 		"container (see `flamesidecar list`) for a while, then name Java frames with\n"
 		"the JVMs' JIT maps taken at the end of the window, and write a folded\n"
@@ -115,6 +117,7 @@ struct run_args {
 	struct render_opts render;
 	struct profile_opts prof;
 	const char *id;
+	int help; /* --help: print the usage and exit 0 */
 };
 
 static int run_parse_pid(const char *verb, const char *arg, pid_t *out)
@@ -155,14 +158,12 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 	while ((c = getopt_long(argc, argv, "d:F:p:o:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			if (common_parse_duration_ms(optarg, &a->duration_ms) < 0 ||
-			    a->duration_ms == 0 || a->duration_ms > RUN_MAX_MS) {
-				fprintf(stderr,
-					"flamesidecar run: --duration takes a time from 1ms to "
-					"24h such as 30s, 500ms, 2m; not '%s'\n",
-					optarg);
-				return FS_EXIT_USAGE;
-			}
+			if (timeutil_parse_duration_ms(optarg, &a->duration_ms) < 0 ||
+			    a->duration_ms == 0 || a->duration_ms > RUN_MAX_MS)
+				return cli_usage_error("run",
+						       "--duration takes a time from 1ms to 24h "
+						       "such as 30s, 500ms, 2m; not '%s'",
+						       optarg);
 			break;
 		case 'F':
 			if (common_parse_uint("run", "--frequency", optarg, 1,
@@ -198,30 +199,23 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 		case RUN_OPT_WITH_PID: a->prof.with_pid = 1; break;
 		case RUN_OPT_PPROF: a->pprof = optarg; break;
 		case RUN_OPT_SPEEDSCOPE: a->speedscope = optarg; break;
-		case 'h': run_usage(stdout); return -1;
+		case 'h': a->help = 1; return 0;
 		default:
 			r = render_opts_option(&a->render, c, optarg, &err);
 			if (r > 0)
 				break;
-			if (r < 0)
-				fprintf(stderr, "flamesidecar run: %s\n", err.msg);
-			fprintf(stderr, "Try 'flamesidecar run --help'.\n");
-			return FS_EXIT_USAGE;
+			return cli_usage_error("run", r < 0 ? "%s" : NULL, err.msg);
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "flamesidecar run: expected one container id or unique prefix "
-				"(see `flamesidecar list`)\nTry 'flamesidecar run --help'.\n");
-		return FS_EXIT_USAGE;
-	}
+	if (optind != argc - 1)
+		return cli_usage_error(
+		    "run", "expected one container id or unique prefix (see `flamesidecar list`)");
 	a->id = argv[optind];
 	int to_stdout = (!a->output || strcmp(a->output, "-") ? 0 : 1) +
 			(a->pprof && !strcmp(a->pprof, "-")) +
 			(a->speedscope && !strcmp(a->speedscope, "-"));
-	if (to_stdout > 1) {
-		fprintf(stderr, "flamesidecar run: only one output can be standard output\n");
-		return FS_EXIT_USAGE;
-	}
+	if (to_stdout > 1)
+		return cli_usage_error("run", "only one output can be standard output");
 	return 0;
 }
 
@@ -243,10 +237,10 @@ static void run_progress(const struct profile *p, uint64_t left_ms, bool tty)
 static int run_window(struct profile *p, uint64_t duration_ms, bool tty, uint64_t *elapsed_ms,
 		      struct fs_error *err)
 {
-	uint64_t start = common_now_ms(), end = start + duration_ms, last = 0;
+	uint64_t start = timeutil_now_ms(), end = start + duration_ms, last = 0;
 	int r = 0;
 	for (;;) {
-		uint64_t now = common_now_ms();
+		uint64_t now = timeutil_now_ms();
 		if (now >= end || run_stop_signal)
 			break;
 		if (now - last >= 200) {
@@ -259,7 +253,7 @@ static int run_window(struct profile *p, uint64_t duration_ms, bool tty, uint64_
 			break;
 		r = 0;
 	}
-	*elapsed_ms = common_now_ms() - start;
+	*elapsed_ms = timeutil_now_ms() - start;
 	if (tty)
 		fprintf(stderr, "\r\033[K");
 	return r;
@@ -410,15 +404,6 @@ static void run_summary(struct profile *p, const struct run_args *a, uint64_t wi
 	fflush(stdout);
 }
 
-static int run_exit_code(int r)
-{
-	if (r == -EACCES || r == -EPERM)
-		return FS_EXIT_PERM;
-	if (r == -ESRCH || r == -ENOENT)
-		return FS_EXIT_NOTFOUND;
-	return FS_EXIT_FAIL;
-}
-
 /* flamesidecar-<id12>-<UTC time>.<ext> */
 static void run_default_name(char *buf, size_t len, const char *id, time_t t, const char *ext)
 {
@@ -437,7 +422,11 @@ int cmd_run(int argc, char **argv)
 	a.prof.map.timeout_ms = MAP_DEFAULT_TIMEOUT_MS;
 	int rc = run_parse(argc, argv, &a);
 	if (rc)
-		return rc < 0 ? FS_EXIT_OK : rc;
+		return rc;
+	if (a.help) {
+		run_usage(stdout);
+		return FS_EXIT_OK;
+	}
 	struct fs_config cfg;
 	struct registry_entry e;
 	if ((rc = common_open_container("run", COMMON_WHY_PROFILE, a.id, &cfg, &e)))
@@ -458,8 +447,7 @@ int cmd_run(int argc, char **argv)
 			l -= 4;
 		if (snprintf(folded_name, sizeof(folded_name), "%.*s.folded", (int)l, svg) >=
 		    (int)sizeof(folded_name)) {
-			fprintf(stderr, "flamesidecar run: the output name is too long\n");
-			return FS_EXIT_USAGE;
+			return cli_usage_error("run", "the output name is too long");
 		}
 		folded = folded_name;
 	}
@@ -477,10 +465,8 @@ int cmd_run(int argc, char **argv)
 		a.prof.raw_max_words = strtoul(raw, NULL, 10);
 	struct export *x = NULL;
 	if (a.pprof || a.speedscope) {
-		if (!(x = export_new())) {
-			fprintf(stderr, "flamesidecar run: out of memory\n");
-			return FS_EXIT_FAIL;
-		}
+		if (!(x = export_new()))
+			return cli_failf("run", FS_EXIT_FAIL, "out of memory");
 		a.prof.on_stack = export_cli_on_stack;
 		a.prof.on_stack_ctx = x;
 	}
@@ -488,9 +474,8 @@ int cmd_run(int argc, char **argv)
 	run_catch_signals();
 	int r = profile_open(&a.prof, &p, &err);
 	if (r < 0) {
-		fprintf(stderr, "flamesidecar run: %s\n", err.msg);
 		export_free(x);
-		return run_exit_code(r);
+		return cli_fail("run", &err);
 	}
 	bool tty = !a.quiet && isatty(STDERR_FILENO);
 	if (!a.quiet && !tty)
@@ -500,13 +485,12 @@ int cmd_run(int argc, char **argv)
 	uint64_t window_ms = 0;
 	int64_t start_ns = run_realtime_ns();
 	r = run_window(p, a.duration_ms, tty, &window_ms, &err);
-	uint64_t closed = common_now_ms();
+	uint64_t closed = timeutil_now_ms();
 	profile_stop(p);
 	if (r < 0 || (r = profile_fold(p, 1, &err)) < 0) {
-		fprintf(stderr, "flamesidecar run: %s\n", err.msg);
 		profile_close(p);
 		export_free(x);
-		return FS_EXIT_FAIL;
+		return cli_failf("run", FS_EXIT_FAIL, "%s", err.msg);
 	}
 
 	/* the graph */
@@ -532,20 +516,14 @@ int cmd_run(int argc, char **argv)
 		a.render.subtitle = subtitle;
 	}
 	int exit_code = FS_EXIT_OK;
-	if (folded && run_write_folded(p, folded, &err) < 0) {
-		fprintf(stderr, "flamesidecar run: %s\n", err.msg);
-		exit_code = FS_EXIT_FAIL;
-	}
-	if (run_write_svg(p, svg_stdout ? NULL : svg, &a.render, &err) < 0) {
-		fprintf(stderr, "flamesidecar run: %s\n", err.msg);
-		exit_code = FS_EXIT_FAIL;
-	}
-	if (x && run_write_exports(&a, x, a.render.title, start_ns, window_ms, &err) < 0) {
-		fprintf(stderr, "flamesidecar run: %s\n", err.msg);
-		exit_code = FS_EXIT_FAIL;
-	}
+	if (folded && run_write_folded(p, folded, &err) < 0)
+		exit_code = cli_fail_file("run", &err);
+	if (run_write_svg(p, svg_stdout ? NULL : svg, &a.render, &err) < 0)
+		exit_code = cli_fail_file("run", &err);
+	if (x && run_write_exports(&a, x, a.render.title, start_ns, window_ms, &err) < 0)
+		exit_code = cli_fail_file("run", &err);
 	export_free(x);
-	uint64_t after = common_now_ms() - closed;
+	uint64_t after = timeutil_now_ms() - closed;
 	if (exit_code == FS_EXIT_OK && !a.quiet && !svg_stdout)
 		run_summary(p, &a, window_ms, svg, folded, after);
 	else if (exit_code == FS_EXIT_OK && !a.quiet)

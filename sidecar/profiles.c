@@ -11,9 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cleanup.h"
-#include "json.h"
-#include "proc.h"
+#include "marker.h"
 #include "registry.h"
 
 static int profiles_push(struct profile_info **arr, size_t *n, size_t *cap,
@@ -56,37 +54,20 @@ static void profiles_running(const char *dir, struct profile_info **arr, size_t 
 		return;
 	struct dirent *de;
 	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		cleanup_close int fd =
-		    openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		cleanup_free char *buf = NULL;
-		size_t len;
-		yajl_val v = NULL;
-		if (fd < 0 || json_read_fd(fd, 8192, &buf, &len, NULL) < 0 ||
-		    json_parse(buf, len, 4, &v, NULL) < 0)
+		struct marker m;
+		if (de->d_name[0] == '.' || marker_read_at(dirfd(d), de->d_name, &m) < 0 ||
+		    !marker_alive(&m))
 			continue;
 		struct profile_info p;
 		memset(&p, 0, sizeof(p));
-		long long pid = 0, st = 0, started = 0, dur = 0, delay = 0;
-		const char *id = json_get_string(v, "id"), *out = json_get_string(v, "output");
-		json_get_int(v, "pid", &pid);
-		json_get_int(v, "start_time", &st);
-		json_get_int(v, "started", &started);
-		json_get_int(v, "duration", &dur);
-		json_get_int(v, "delay", &delay);
-		if (id && registry_validate_id(id, NULL) == 0 &&
-		    proc_alive((pid_t)pid, (uint64_t)st)) {
-			snprintf(p.id, sizeof(p.id), "%s", id);
-			snprintf(p.path, sizeof(p.path), "%s", out ? out : "");
-			p.running = 1;
-			p.time = started;
-			p.seconds = (unsigned)(dur + delay);
-			if (p.path[0])
-				profiles_siblings(&p);
-			profiles_push(arr, n, cap, &p);
-		}
-		yajl_tree_free(v);
+		snprintf(p.id, sizeof(p.id), "%s", m.id);
+		snprintf(p.path, sizeof(p.path), "%s", m.output);
+		p.running = 1;
+		p.time = m.started;
+		p.seconds = m.duration + m.delay;
+		if (p.path[0])
+			profiles_siblings(&p);
+		profiles_push(arr, n, cap, &p);
 	}
 	closedir(d);
 }
@@ -142,7 +123,7 @@ int profiles_list(const struct fs_config *cfg, struct profile_info **out, size_t
 	size_t cap = 0;
 	*out = NULL;
 	*n = 0;
-	snprintf(dir, sizeof(dir), "%s/profiling", cfg->run_dir);
+	snprintf(dir, sizeof(dir), "%s/" MARKER_DIR, cfg->run_dir);
 	profiles_running(dir, out, n, &cap);
 	size_t running = *n;
 	profiles_done(cfg->profile_dir, out, n, &cap);

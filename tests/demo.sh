@@ -8,7 +8,7 @@
 # private configuration and run directory under a temporary directory.
 # Everything is removed on exit, also on Ctrl-C or an error.
 #
-#   sudo make demo            (builds first)
+#   make demo                 (as root, or sudo make demo; builds first)
 #   sudo tests/demo.sh [-d DURATION] [--keep-tmp]
 set -euo pipefail
 

@@ -8,7 +8,7 @@ protobuf-c-compiler libprotobuf-c-dev"
 TEST_PKGS="openjdk-17-jdk-headless runc crun podman bats linux-perf musl-tools clang
 libclang-rt-14-dev libfuzzer-14-dev libxml2-utils jq chromium util-linux procps iproute2
 perl bc lintian rpm python3-yaml file man-db groff-base containerd clang-format
-golang-go python3-jsonschema"
+golang-go python3-jsonschema docker.io python3-grpcio python3-protobuf protobuf-compiler"
 PKGS="$BUILD_PKGS"
 [ "${FS_DEPS:-all}" = build ] || PKGS="$PKGS $TEST_PKGS"
 # npm for the speedscope test (below); a machine with Node.js from elsewhere

@@ -21,19 +21,13 @@
 
 #include "cleanup.h"
 #include "proc.h"
+#include "timeutil.h"
 
 #define ATTACH_SIGQUIT_BIT (1ULL << (SIGQUIT - 1))
 
-static uint64_t attach_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static int attach_remaining(uint64_t deadline)
 {
-	uint64_t now = attach_now_ms();
+	uint64_t now = timeutil_now_ms();
 	return now >= deadline ? 0 : (int)(deadline - now);
 }
 

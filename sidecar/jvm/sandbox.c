@@ -25,6 +25,7 @@
 
 #include "cleanup.h"
 #include "proc.h"
+#include "timeutil.h"
 
 enum {
 	SB_DATA = 1,	/* child -> parent: output bytes */
@@ -48,16 +49,9 @@ struct sandbox_child {
 	uint64_t deadline;
 };
 
-uint64_t sandbox_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static int sb_remaining(uint64_t deadline)
 {
-	uint64_t now = sandbox_now_ms();
+	uint64_t now = timeutil_now_ms();
 	return now >= deadline ? 0 : (int)(deadline - now);
 }
 
@@ -522,7 +516,7 @@ int sandbox_run(const struct sandbox_target *t, const struct sandbox_job *job, c
 {
 	int sv[2];
 	cleanup_close int target_pidfd = -1, nsfd = -1, child_pidfd = -1, fd = -1;
-	uint64_t start = sandbox_now_ms();
+	uint64_t start = timeutil_now_ms();
 	uint64_t deadline = start + job->timeout_ms;
 	/* The child gives up a little earlier so that it can still clean up
 	 * and say why; the parent's deadline is the hard one. */

@@ -24,7 +24,11 @@ static void check_utf8(const unsigned char *s, size_t len)
 {
 	for (size_t i = 0; i < len;) {
 		unsigned char c = s[i];
-		size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+		size_t n = c < 0x80		? 1
+			   : (c & 0xe0) == 0xc0 ? 2
+			   : (c & 0xf0) == 0xe0 ? 3
+			   : (c & 0xf8) == 0xf0 ? 4
+						: 0;
 		if (!n || i + n > len || c == 0xc0 || c == 0xc1 || c > 0xf4)
 			abort();
 		for (size_t k = 1; k < n; k++)

@@ -65,6 +65,8 @@ needs_ctr() {
 	needs_ctr
 	run "$FS_SIDECAR" top "$TOPCTR" --once -d 1s -n 0 --sort total
 	[ "$status" -eq 0 ]
+	# a busy JVM gives rows: an empty table must not pass the checks below
+	[ "${#lines[@]}" -gt 3 ]
 	# rows: SELF% TOTAL% SAMPLES FRAME; total >= self, sorted by total
 	printf '%s\n' "${lines[@]:2}" | awk '
 		{ s = $1 + 0; t = $2 + 0

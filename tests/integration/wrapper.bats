@@ -168,22 +168,18 @@ SH
 	fs_require_cmd crun unshare jq
 	set_config '.runtime_path = "'"$(command -v crun)"'"'
 	fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true -- sleep 1000
-	# crun refuses this machine's hybrid cgroups: a private mount namespace
-	# without the unified hierarchy (see DESIGN.md).
 	cat >"$FS_TMP/crun.sh" <<SH
-set -e
-umount /sys/fs/cgroup/unified 2>/dev/null || true
 rt() { "$WRAPPER" --root "$FS_TMP/crun-root" "\$@"; }
 rt create --bundle "$FS_TMP/b" --pid-file "$FS_TMP/b/pid" "$NAME" >"$FS_TMP/b/out.log" 2>&1 </dev/null
 rt start "$NAME"
 echo "entry_pid=\$(jq -r .pid "$FS_RUN/containers/$NAME.json") pid=\$(cat "$FS_TMP/b/pid")"
 rt exec "$NAME" cat /opt/flamesidecar/MARKER
 rt kill "$NAME" KILL
-for i in \$(seq 100); do [ "\$(rt state "$NAME" | jq -r .status)" = stopped ] && break; sleep 0.05; done
+fs_wait_stopped rt "$NAME"
 rt delete "$NAME"
 [ -e "$FS_RUN/containers/$NAME.json" ] && echo "entry left" || echo "entry removed"
 SH
-	run unshare -m --propagation private bash "$FS_TMP/crun.sh"
+	fs_crun_ns "$FS_TMP/crun.sh"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	pid=$(sed -n 's/.* pid=//p' <<<"$output")

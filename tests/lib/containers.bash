@@ -113,6 +113,32 @@ fs_wait_for() {
 	done
 }
 
+# fs_wait_stopped RUNTIME NAME [SECONDS]: poll RUNTIME state NAME until it is
+# no longer running (RUNTIME may be a shell function); after the deadline
+# (default 5 s) say so on stderr and fail.
+fs_wait_stopped() {
+	local rt=$1 name=$2 end=$((SECONDS + ${3:-5})) st
+	while :; do
+		st=$("$rt" state "$name" 2>/dev/null | jq -r .status 2>/dev/null)
+		[ "$st" = running ] || return 0
+		if [ $SECONDS -ge $end ]; then
+			echo "$rt $name: still running after ${3:-5} s" >&2
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+# fs_crun_ns SCRIPT: run the bash SCRIPT the way crun works on this
+# machine's hybrid cgroups (which crun refuses): in a private mount
+# namespace without the unified hierarchy (see DESIGN.md). The script can
+# call fs_wait_stopped. Sets status and output like bats' run.
+fs_crun_ns() {
+	run unshare -m --propagation private bash -c \
+		"set -e; umount /sys/fs/cgroup/unified 2>/dev/null || true; $(declare -f fs_wait_stopped); . \"\$1\"" \
+		bash "$1"
+}
+
 fs_container_pid() {
 	"${2:-runc}" state "$1" | jq -r .pid
 }
@@ -129,11 +155,8 @@ fs_cleanup() {
 				continue
 			fi
 			"$rt" kill "$name" KILL >/dev/null 2>&1 || true
-			for _ in $(seq 1 100); do
-				st=$("$rt" state "$name" 2>/dev/null | jq -r .status 2>/dev/null)
-				[ "$st" = "running" ] || break
-				sleep 0.05
-			done
+			# delete -f kills what is left; the message says a KILL was slow
+			fs_wait_stopped "$rt" "$name" 5
 			"$rt" delete -f "$name" >/dev/null 2>&1 || true
 		done <"$FS_TMP/containers"
 	fi
