@@ -39,8 +39,14 @@ int export_cli_on_stack(void *ctx, pid_t pid, const char *stack, size_t len, uin
 
 int export_cli_container_labels(struct export *x, const struct registry_entry *e)
 {
-	/* container_name, pod and namespace join here when the registry
-	 * records the names engines give (labels with empty values are not
-	 * stored) */
-	return export_set_label(x, "container_id", e->id);
+	/* the names the engine gave, where it gave them (empty values are not
+	 * stored): a pod's container is named in the pod, others by the engine */
+	const char *name = e->name[0] ? e->name : e->container;
+	if (export_set_label(x, "container_id", e->id) < 0 ||
+	    export_set_label(x, "container_name", name) < 0 ||
+	    export_set_label(x, "pod", e->pod) < 0 ||
+	    export_set_label(x, "namespace", e->pod_namespace) < 0 ||
+	    export_set_label(x, "engine", e->engine) < 0)
+		return -ENOMEM;
+	return 0;
 }

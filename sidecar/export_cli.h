@@ -18,8 +18,9 @@ int export_cli_write_speedscope(const struct export *x, const char *path, struct
 /* A profile_stack_fn (profile.h) adding each stack to the export ctx. */
 int export_cli_on_stack(void *ctx, pid_t pid, const char *stack, size_t len, uint64_t count);
 
-/* The labels every sample of a container's profile carries: container_id
- * (and the names the registry knows). 0 or -ENOMEM. */
+/* The labels every sample of a container's profile carries: container_id,
+ * and where the engine named it container_name, pod, namespace, engine.
+ * 0 or -ENOMEM. */
 int export_cli_container_labels(struct export *x, const struct registry_entry *e);
 
 #endif

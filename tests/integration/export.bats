@@ -65,7 +65,13 @@ setup_file() {
 	export FS_TMP FS_RUN FS_CONFIG FLAMESIDECAR_CONFIG
 	MAIN="fsexport-pprof-$$"
 	local dir="$FS_TMP/$MAIN"
-	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- \
+	# annotated as containerd's CRI plugin does, so that the registry has
+	# pod, namespace and container names for the labels
+	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true \
+		--annotate io.kubernetes.cri.container-type=container \
+		--annotate io.kubernetes.cri.sandbox-name=checkout-7d9f \
+		--annotate io.kubernetes.cri.sandbox-namespace=shop \
+		--annotate io.kubernetes.cri.container-name=app -- \
 		"$JAVA17" -XX:+PreserveFramePointer -cp /opt/fsjava flametest.Workload --threads 2
 	jq --arg s "$FS_BUILD/java" '
 		.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}]
@@ -250,12 +256,18 @@ PY
 	[ "$(pprof -raw "$FS_TMP/main.pb.gz" | sed -n 's/^Period: //p')" = $((1000000000 / 199)) ]
 }
 
-@test "run --pprof: labels (container_id, pid, process) listed by -tags; the time window is set" {
+@test "run --pprof: labels (container id and names, pid, process) listed by -tags; the time window is set" {
 	needs_jvm
 	needs_go
 	run pprof -tags "$FS_TMP/main.pb.gz"
 	echo "$output"
 	[[ "$output" == *"container_id:"* && "$output" == *"$MAIN"* ]]
+	local k v
+	for kv in container_name=app pod=checkout-7d9f namespace=shop engine=kubernetes; do
+		k=${kv%%=*} v=${kv#*=}
+		grep -q "^ *$k: Total" <<<"$output" || { echo "no label $k"; false; }
+		grep -Eq "\): $v$" <<<"$output" || { echo "no value $v"; false; }
+	done
 	[[ "$output" == *"process:"* && "$output" == *"java"* ]]
 	local pid
 	pid=$(jq -r .pid "$FS_RUN/containers/$MAIN.json")
