@@ -53,6 +53,7 @@ struct convert_args {
 	const char *pprof, *speedscope, *title, *input;
 	unsigned frequency;
 	int process_root;
+	int help; /* --help: print the usage, nothing else */
 };
 
 static int convert_parse(int argc, char **argv, struct convert_args *a)
@@ -79,26 +80,17 @@ static int convert_parse(int argc, char **argv, struct convert_args *a)
 					      &a->frequency) < 0)
 				return FS_EXIT_USAGE;
 			break;
-		case 'h': convert_usage(stdout); return -1;
-		default:
-			fprintf(stderr, "Try 'flamesidecar convert --help'.\n");
-			return FS_EXIT_USAGE;
+		case 'h': a->help = 1; return 0;
+		default: return cli_usage_error("convert", NULL);
 		}
 	}
-	if (argc - optind > 1) {
-		fprintf(stderr, "flamesidecar convert: expected at most one input file\n"
-				"Try 'flamesidecar convert --help'.\n");
-		return FS_EXIT_USAGE;
-	}
-	if (!a->pprof && !a->speedscope) {
-		fprintf(stderr, "flamesidecar convert: nothing to write: give --pprof FILE and/or "
-				"--speedscope FILE\nTry 'flamesidecar convert --help'.\n");
-		return FS_EXIT_USAGE;
-	}
-	if (a->pprof && a->speedscope && !strcmp(a->pprof, "-") && !strcmp(a->speedscope, "-")) {
-		fprintf(stderr, "flamesidecar convert: only one output can be standard output\n");
-		return FS_EXIT_USAGE;
-	}
+	if (argc - optind > 1)
+		return cli_usage_error("convert", "expected at most one input file");
+	if (!a->pprof && !a->speedscope)
+		return cli_usage_error(
+		    "convert", "nothing to write: give --pprof FILE and/or --speedscope FILE");
+	if (a->pprof && a->speedscope && !strcmp(a->pprof, "-") && !strcmp(a->speedscope, "-"))
+		return cli_usage_error("convert", "only one output can be standard output");
 	a->input = optind < argc ? argv[optind] : "-";
 	return 0;
 }
@@ -109,15 +101,12 @@ static int convert_open(const char *input, FILE **in)
 {
 	*in = stdin;
 	if (strcmp(input, "-")) {
-		if (!(*in = fopen(input, "re"))) {
-			fprintf(stderr, "flamesidecar convert: cannot open '%s': %s\n", input,
-				strerror(errno));
-			return FS_EXIT_FAIL;
-		}
+		if (!(*in = fopen(input, "re")))
+			return cli_failf("convert", FS_EXIT_FAIL, "cannot open '%s': %s", input,
+					 strerror(errno));
 	} else if (isatty(STDIN_FILENO)) {
-		fprintf(stderr, "flamesidecar convert: no input: give a folded file or pipe folded "
-				"stacks in\nTry 'flamesidecar convert --help'.\n");
-		return FS_EXIT_USAGE;
+		return cli_usage_error("convert",
+				       "no input: give a folded file or pipe folded stacks in");
 	}
 	return 0;
 }
@@ -127,7 +116,11 @@ int cmd_convert(int argc, char **argv)
 	struct convert_args a = {0};
 	int rc = convert_parse(argc, argv, &a);
 	if (rc)
-		return rc < 0 ? FS_EXIT_OK : rc;
+		return rc;
+	if (a.help) {
+		convert_usage(stdout);
+		return FS_EXIT_OK;
+	}
 	FILE *in = NULL;
 	if ((rc = convert_open(a.input, &in)))
 		return rc;
@@ -156,9 +149,5 @@ int cmd_convert(int argc, char **argv)
 	if (r == 0 && a.speedscope)
 		r = export_cli_write_speedscope(x, a.speedscope, &err);
 	export_free(x);
-	if (r < 0) {
-		fprintf(stderr, "flamesidecar convert: %s\n", err.msg);
-		return FS_EXIT_FAIL;
-	}
-	return FS_EXIT_OK;
+	return r < 0 ? cli_fail_file("convert", &err) : FS_EXIT_OK;
 }
