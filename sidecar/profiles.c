@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cleanup.h"
 #include "marker.h"
 #include "registry.h"
 
@@ -31,7 +32,7 @@ static int profiles_push(struct profile_info **arr, size_t *n, size_t *cap,
 
 static void profiles_running(const char *dir, struct profile_info **arr, size_t *n, size_t *cap)
 {
-	DIR *d = opendir(dir);
+	cleanup_closedir DIR *d = opendir(dir);
 	if (!d)
 		return;
 	struct dirent *de;
@@ -49,12 +50,11 @@ static void profiles_running(const char *dir, struct profile_info **arr, size_t 
 		p.seconds = m.duration + m.delay;
 		profiles_push(arr, n, cap, &p);
 	}
-	closedir(d);
 }
 
 static void profiles_done(const char *dir, struct profile_info **arr, size_t *n, size_t *cap)
 {
-	DIR *d = opendir(dir);
+	cleanup_closedir DIR *d = opendir(dir);
 	if (!d)
 		return;
 	struct dirent *de;
@@ -63,7 +63,7 @@ static void profiles_done(const char *dir, struct profile_info **arr, size_t *n,
 			continue;
 		char sub[PATH_MAX];
 		snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name);
-		DIR *s = opendir(sub);
+		cleanup_closedir DIR *s = opendir(sub);
 		if (!s)
 			continue;
 		struct dirent *fe;
@@ -82,9 +82,7 @@ static void profiles_done(const char *dir, struct profile_info **arr, size_t *n,
 			p.bytes = (unsigned long long)sb.st_size;
 			profiles_push(arr, n, cap, &p);
 		}
-		closedir(s);
 	}
-	closedir(d);
 }
 
 static int profiles_cmp(const void *a, const void *b)
