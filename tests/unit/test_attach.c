@@ -230,6 +230,39 @@ static int trigger(void *arg, struct fs_error *err)
 
 static const char *const perfmap_args[3] = {"Compiler.perfmap", NULL, NULL};
 
+/* test_fake_jvm, case 7: listeners that answer garbage, nothing, or too
+ * much. */
+static void test_fake_bad_replies(struct attach_target t, struct trig *tr)
+{
+	struct fs_error err = {0};
+	struct attach_reply r;
+	int sig = 0, fd;
+	pid_t l;
+	static const struct {
+		enum fake_kind kind;
+		int want;
+		const char *what;
+	} bad[] = {
+	    {FAKE_GARBAGE, -EPROTO, "garbage"},
+	    {FAKE_SILENT, -ETIMEDOUT, "nothing"},
+	    {FAKE_FLOOD, -E2BIG, "over 1 MiB"},
+	};
+	for (size_t i = 0; i < FS_ARRAY_SIZE(bad); i++) {
+		l = fake_listener(tr->sock, bad[i].kind, (uid_t)-1);
+		t.host_pid = l;
+		fd = attach_connect(&t, trigger, tr, timeutil_now_ms() + 2000, &sig, &err);
+		int x = fd < 0 ? fd
+			       : attach_execute(fd, "jcmd", perfmap_args, timeutil_now_ms() + 300,
+						&r, &err);
+		ok(x == bad[i].want, "a listener answering %s: %s", bad[i].what, err.msg);
+		if (x == 0)
+			attach_reply_free(&r);
+		if (fd >= 0)
+			close(fd);
+		reap(l);
+	}
+}
+
 static void test_fake_jvm(void)
 {
 	struct fs_error err = {0};
@@ -321,29 +354,7 @@ static void test_fake_jvm(void)
 	}
 
 	/* 7. listeners that answer garbage, nothing, or too much */
-	static const struct {
-		enum fake_kind kind;
-		int want;
-		const char *what;
-	} bad[] = {
-	    {FAKE_GARBAGE, -EPROTO, "garbage"},
-	    {FAKE_SILENT, -ETIMEDOUT, "nothing"},
-	    {FAKE_FLOOD, -E2BIG, "over 1 MiB"},
-	};
-	for (size_t i = 0; i < FS_ARRAY_SIZE(bad); i++) {
-		l = fake_listener(tr.sock, bad[i].kind, (uid_t)-1);
-		t.host_pid = l;
-		fd = attach_connect(&t, trigger, &tr, timeutil_now_ms() + 2000, &sig, &err);
-		int x = fd < 0 ? fd
-			       : attach_execute(fd, "jcmd", perfmap_args, timeutil_now_ms() + 300,
-						&r, &err);
-		ok(x == bad[i].want, "a listener answering %s: %s", bad[i].what, err.msg);
-		if (x == 0)
-			attach_reply_free(&r);
-		if (fd >= 0)
-			close(fd);
-		reap(l);
-	}
+	test_fake_bad_replies(t, &tr);
 	unlink(tr.sock);
 }
 
