@@ -14,6 +14,8 @@ bats_require_minimum_version 1.5.0 # run --separate-stderr
 PROFILE="$FS_BUILD/tests/test_sampler.t"
 JDK17=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}
 
+load ../lib/containers
+
 setup() {
 	[ -x "$PROFILE" ] || skip "$PROFILE is not built"
 	[ "$(id -u)" = 0 ] || skip "system-wide perf events need root"
@@ -30,18 +32,9 @@ teardown() {
 	done
 	if [ -n "$CTR" ]; then
 		runc kill "$CTR" KILL 2>/dev/null || true
-		wait_for 10 ctr_stopped || true
+		fs_wait_for 10 ctr_stopped || true
 		runc delete -f "$CTR" 2>/dev/null || true
 	fi
-}
-
-wait_for() {
-	local end=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		[ "$SECONDS" -lt "$end" ] || { echo "timed out waiting for: $*" >&2; return 1; }
-		sleep 0.1
-	done
 }
 
 has_line() { [ -f "$1" ] && grep -q "$2" "$1"; }
@@ -57,12 +50,10 @@ samples_matching() {
 	[ -f "$FS_BUILD/java/flametest/Workload.class" ] || skip "Java workloads not built (make agent)"
 	# No agent and no perf map given: the JVM is mapped after the window
 	# (jcmd Compiler.perfmap here, the process having no agent bundle).
-	env --default-signal=QUIT "$JDK17/bin/java" -XX:+PreserveFramePointer \
-		-cp "$FS_BUILD/java" flametest.Workload --exit-after 60 --syscalls \
-		>"$BATS_TEST_TMPDIR/out" 2>&1 3>&- &
-	local pid=$!
+	fs_host_jvm "$JDK17" "$BATS_TEST_TMPDIR/out" -- --exit-after 60 --syscalls
+	local pid=$PID
 	PIDS+=("$pid")
-	wait_for 30 has_line "$BATS_TEST_TMPDIR/out" READY
+	fs_wait_for 30 has_line "$BATS_TEST_TMPDIR/out" READY
 	run --separate-stderr "$PROFILE" --profile --pid "$pid" --seconds 3 --frequency 499
 	echo "$stderr" >&3
 	[ "$status" -eq 0 ]
@@ -107,7 +98,7 @@ profile_bg() {
 	shift
 	"$PROFILE" --profile "$@" >"$out" 2>"$out.err" 3>&- &
 	PROF=$!
-	wait_for 10 has_line "$out.err" '^sampling$'
+	fs_wait_for 10 has_line "$out.err" '^sampling$'
 }
 
 pids_in_ctr() { runc ps "$CTR" 2>/dev/null | awk 'NR > 1 { print $2 }'; }
@@ -132,16 +123,16 @@ start_busy_ctr() {
 	CTR="fs-sampler-house-$$-$BATS_TEST_NUMBER"
 	(cd "$BUNDLE" && runc run -d "$CTR" </dev/null >"$BATS_TEST_TMPDIR/runc.out" 2>&1 3>&-) ||
 		{ cat "$BATS_TEST_TMPDIR/runc.out"; skip "runc cannot start a container here"; }
-	wait_for 10 ctr_pid
+	fs_wait_for 10 ctr_pid
 	CTR_PID=$(ctr_pid)
-	wait_for 10 one_busy
+	fs_wait_for 10 one_busy
 }
 
 # go_ctr: let pid 1 start its second busy shell (bounded: a FIFO open
 # blocks until pid 1 opens the other end).
 go_ctr() {
 	timeout 10 sh -c 'echo go >"$1"' sh "$BUNDLE/rootfs/tmp/go"
-	wait_for 10 two_busy
+	fs_wait_for 10 two_busy
 }
 
 @test "a runc container by pid namespace: every process, also one started during the recording, nothing else" {
