@@ -25,6 +25,12 @@ static void fill(struct registry_entry *e, const char *id)
 	snprintf(e->profile, sizeof(e->profile), "30s\nnewline");
 }
 
+static void count_warning(void *ctx, const char *msg)
+{
+	(*(int *)ctx)++;
+	tap_diag("warning: %s", msg);
+}
+
 int main(void)
 {
 	struct fs_error err;
@@ -94,6 +100,12 @@ int main(void)
 	snprintf(path, sizeof(path), "%s/evil.json", regdir);
 	ok(symlink("/etc/passwd", path) == 0, "plant a symlink");
 	ok(registry_read(regdir, "evil", &back, &err) == -ELOOP, "symlink entry refused");
+	/* listing skips it, and says so through the caller's callback only */
+	int warned = 0;
+	is_int(registry_list(regdir, &all, &n, count_warning, &warned, &err), 0, "list again");
+	is_int(n, 3, "the planted entry is skipped");
+	is_int(warned, 1, "one warning, through the callback (lib/ never prints)");
+	free(all);
 	is_int(registry_remove(regdir, "zz", &err), 0, "remove");
 	is_int(registry_remove(regdir, "zz", &err), -ENOENT, "remove again: ENOENT");
 	char cmd[300];
