@@ -176,13 +176,28 @@ check-asan: deps
 # libFuzzer targets: tests/fuzz/fuzz_*.c, each linked with the library code.
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(FUZZ_SRC))
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -DFS_VERSION='"$(VERSION)"' $(INC_ALL) \
-	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+	-fsanitize=fuzzer $(FUZZ_SAN)
+# The project's sources are compiled once (instrumented, without libFuzzer's
+# main) into build-fuzz/libfuzz.a; each target is its own file linked to it.
+FUZZ_OBJ := $(patsubst %.c,build-fuzz/obj/%.o,$(LIB_SRC) $(HOOK_SRC) $(SIDECAR_SRC)) \
+	build-fuzz/obj/gen/profile.pb-c.o
+build-fuzz/obj/gen/profile.pb-c.o: $(BUILD)/gen/profile.pb-c.c
+	@mkdir -p $(dir $@)
+	clang -std=gnu11 -g -O1 -I$(BUILD)/gen -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c -o $@ $<
+build-fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	clang -std=gnu11 -g -O1 -D_GNU_SOURCE -DFS_VERSION='"$(VERSION)"' $(INC_ALL) \
+		-fsanitize=fuzzer-no-link $(FUZZ_SAN) -MMD -MP -c -o $@ $<
+$(FUZZ_OBJ): | $(BUILD)/gen/profile.pb-c.h
+build-fuzz/libfuzz.a: $(FUZZ_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
 fuzz: $(FUZZ_BIN)
-build-fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(HOOK_SRC) $(SIDECAR_SRC) $(BUILD)/gen/profile.pb-c.c
-	@mkdir -p build-fuzz
-	clang $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRC) $(HOOK_SRC) $(SIDECAR_SRC) \
-		$(BUILD)/gen/profile.pb-c.c $(LIBS)
+build-fuzz/%: tests/fuzz/%.c build-fuzz/libfuzz.a
+	clang $(FUZZ_CFLAGS) -o $@ $< build-fuzz/libfuzz.a $(LIBS)
+-include $(shell find build-fuzz/obj -name '*.d' 2>/dev/null)
 
 # Every fuzz target built and run for a short time, so none can rot: CI
 # runs this. FUZZ_SECONDS per target (a crash or leak fails the target).

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "fileio.h"
 #include "hook.h"
 #include "marker.h"
@@ -85,7 +86,7 @@ int trigger_plan(const struct fs_config *cfg, const struct registry_entry *e,
 static unsigned trigger_running(const char *dir)
 {
 	unsigned n = 0;
-	DIR *d = opendir(dir);
+	cleanup_closedir DIR *d = opendir(dir);
 	if (!d)
 		return 0;
 	struct dirent *de;
@@ -95,7 +96,6 @@ static unsigned trigger_running(const char *dir)
 		    marker_alive(&m))
 			n++;
 	}
-	closedir(d);
 	return n;
 }
 

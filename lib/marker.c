@@ -53,7 +53,7 @@ int marker_read_at(int dir_fd, const char *name, struct marker *m)
 		return -errno;
 	cleanup_free char *buf = NULL;
 	size_t len;
-	yajl_val v = NULL;
+	cleanup_json yajl_val v = NULL;
 	int r = json_read_fd(fd, MARKER_FILE_MAX, &buf, &len, NULL);
 	if (r == 0)
 		r = json_parse(buf, len, 4, &v, NULL);
@@ -62,10 +62,8 @@ int marker_read_at(int dir_fd, const char *name, struct marker *m)
 	const char *id = json_get_string(v, "id"), *out = json_get_string(v, "output");
 	long long pid = 0, st = 0, started = 0;
 	if (!id || registry_validate_id(id, NULL) < 0 || json_get_int(v, "pid", &pid) < 0 ||
-	    json_get_int(v, "start_time", &st) < 0 || pid <= 0 || pid > INT32_MAX || st < 0) {
-		yajl_tree_free(v);
+	    json_get_int(v, "start_time", &st) < 0 || pid <= 0 || pid > INT32_MAX || st < 0)
 		return -EINVAL;
-	}
 	json_get_int(v, "started", &started);
 	snprintf(m->id, sizeof(m->id), "%s", id);
 	snprintf(m->output, sizeof(m->output), "%s", out ? out : "");
@@ -75,7 +73,6 @@ int marker_read_at(int dir_fd, const char *name, struct marker *m)
 	m->delay = marker_uint(v, "delay");
 	m->duration = marker_uint(v, "duration");
 	m->frequency = marker_uint(v, "frequency");
-	yajl_tree_free(v);
 	return 0;
 }
 

@@ -320,7 +320,7 @@ int registry_list(const char *dir, struct registry_entry **out, size_t *n,
 	int dfd2 = dup(dfd);
 	if (dfd2 < 0)
 		return fs_error_set(err, errno, "opening registry %s", dir);
-	DIR *d = fdopendir(dfd2);
+	cleanup_closedir DIR *d = fdopendir(dfd2);
 	if (!d) {
 		close(dfd2);
 		return fs_error_set(err, errno, "opening registry %s", dir);
@@ -337,7 +337,6 @@ int registry_list(const char *dir, struct registry_entry **out, size_t *n,
 			struct registry_entry *na = realloc(arr, ncap * sizeof(*arr));
 			if (!na) {
 				free(arr);
-				closedir(d);
 				return fs_error_set(err, ENOMEM, "listing %s", dir);
 			}
 			arr = na;
@@ -351,7 +350,6 @@ int registry_list(const char *dir, struct registry_entry **out, size_t *n,
 		}
 		cnt++;
 	}
-	closedir(d);
 	if (cnt)
 		qsort(arr, cnt, sizeof(*arr), registry_cmp);
 	*out = arr;

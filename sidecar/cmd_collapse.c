@@ -80,21 +80,20 @@ static void collapse_warn(const struct collapse *c, const struct collapse_cli *c
 		    "--event-filter)\n",
 		    st.event, (unsigned long long)st.filtered, st.first_filtered);
 	if (st.unrecognized)
-		fprintf(stderr,
-			"flamesidecar collapse: warning: ignored %llu unrecognized lines "
-			"(the first is line %llu of %s); is this `perf script` output?\n",
-			(unsigned long long)st.unrecognized, (unsigned long long)unrec_line,
-			unrec_file);
+		cli_warn("collapse",
+			 "ignored %llu unrecognized lines (the first is line %llu of %s); is this "
+			 "`perf script` output?",
+			 (unsigned long long)st.unrecognized, (unsigned long long)unrec_line,
+			 unrec_file);
 	if (st.oversized)
-		fprintf(stderr,
-			"flamesidecar collapse: warning: dropped %llu samples whose folded stack "
-			"is longer than %u bytes\n",
-			(unsigned long long)st.oversized, FOLD_STACK_MAX);
+		cli_warn("collapse",
+			 "dropped %llu samples whose folded stack is longer than %u bytes",
+			 (unsigned long long)st.oversized, FOLD_STACK_MAX);
 	if (!st.samples && st.lines && !st.filtered)
-		fprintf(stderr,
-			"flamesidecar collapse: warning: no samples found in %llu lines; record "
-			"with `perf record -g` and pass the output of `perf script`\n",
-			(unsigned long long)st.lines);
+		cli_warn("collapse",
+			 "no samples found in %llu lines; record with `perf record -g` and pass "
+			 "the output of `perf script`",
+			 (unsigned long long)st.lines);
 }
 
 int cmd_collapse(int argc, char **argv)

@@ -134,11 +134,11 @@ int cmd_diff(int argc, char **argv)
 	}
 	for (int i = 0; i < 2; i++)
 		if (bad[i])
-			fprintf(stderr,
-				"flamesidecar diff: %s: skipped %llu of %llu lines that are not "
-				"\"frame;frame count\"\n",
-				i ? path_b : path_a, (unsigned long long)bad[i],
-				(unsigned long long)lines[i]);
+			cli_warn(
+			    "diff",
+			    "%s: skipped %llu of %llu lines that are not \"frame;frame count\"",
+			    i ? path_b : path_a, (unsigned long long)bad[i],
+			    (unsigned long long)lines[i]);
 	uint64_t total_a = flame_node_total_a(tree, FLAME_ROOT);
 	uint64_t total_b = flame_node_total(tree, FLAME_ROOT);
 	if (normalize && total_a && total_b)

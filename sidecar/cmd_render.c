@@ -89,14 +89,12 @@ int cmd_render(int argc, char **argv)
 	}
 	const struct flame_stats *st = flame_stats(tree);
 	if (st->malformed)
-		fprintf(stderr,
-			"flamesidecar render: %s: skipped %llu of %llu lines that are not "
-			"\"frame;frame count\"\n",
-			input, (unsigned long long)st->malformed, (unsigned long long)st->lines);
+		cli_warn("render",
+			 "%s: skipped %llu of %llu lines that are not \"frame;frame count\"", input,
+			 (unsigned long long)st->malformed, (unsigned long long)st->lines);
 	if (st->truncated)
-		fprintf(stderr,
-			"flamesidecar render: %s: %llu stacks deeper than %d frames were cut\n",
-			input, (unsigned long long)st->truncated, FLAME_DEPTH_MAX);
+		cli_warn("render", "%s: %llu stacks deeper than %d frames were cut", input,
+			 (unsigned long long)st->truncated, FLAME_DEPTH_MAX);
 	bool empty =
 	    flame_node_total(tree, FLAME_ROOT) == 0 && flame_node_total_a(tree, FLAME_ROOT) == 0;
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cleanup.h"
 #include "marker.h"
 #include "registry.h"
 
@@ -49,7 +50,7 @@ static void profiles_siblings(struct profile_info *p)
 
 static void profiles_running(const char *dir, struct profile_info **arr, size_t *n, size_t *cap)
 {
-	DIR *d = opendir(dir);
+	cleanup_closedir DIR *d = opendir(dir);
 	if (!d)
 		return;
 	struct dirent *de;
@@ -69,12 +70,11 @@ static void profiles_running(const char *dir, struct profile_info **arr, size_t 
 			profiles_siblings(&p);
 		profiles_push(arr, n, cap, &p);
 	}
-	closedir(d);
 }
 
 static void profiles_done(const char *dir, struct profile_info **arr, size_t *n, size_t *cap)
 {
-	DIR *d = opendir(dir);
+	cleanup_closedir DIR *d = opendir(dir);
 	if (!d)
 		return;
 	struct dirent *de;
@@ -83,7 +83,7 @@ static void profiles_done(const char *dir, struct profile_info **arr, size_t *n,
 			continue;
 		char sub[PATH_MAX];
 		snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name);
-		DIR *s = opendir(sub);
+		cleanup_closedir DIR *s = opendir(sub);
 		if (!s)
 			continue;
 		struct dirent *fe;
@@ -103,9 +103,7 @@ static void profiles_done(const char *dir, struct profile_info **arr, size_t *n,
 			profiles_siblings(&p);
 			profiles_push(arr, n, cap, &p);
 		}
-		closedir(s);
 	}
-	closedir(d);
 }
 
 static int profiles_cmp(const void *a, const void *b)

@@ -31,6 +31,6 @@ $(BUILD)/tests/test_wrapper.t: $(BUILD)/obj/tests/unit/test_wrapper.o $(WRAPPER_
 wrapper:: $(BUILD)/flamesidecar-runtime $(BUILD)/tests/test_wrapper.t
 
 # libFuzzer target for patch_json (`make fuzz`, with the project's others).
-build-fuzz/fuzz_wrapper: tests/fuzz/fuzz_wrapper.c $(WRAPPER_SRC) $(LIB_SRC) wrapper/wrapper.h
-	@mkdir -p build-fuzz
-	clang $(FUZZ_CFLAGS) -o $@ $< $(WRAPPER_SRC) $(LIB_SRC) $(LIBS)
+WRAPPER_FUZZ_OBJ = $(patsubst %.c,build-fuzz/obj/%.o,$(WRAPPER_SRC))
+build-fuzz/fuzz_wrapper: tests/fuzz/fuzz_wrapper.c $(WRAPPER_FUZZ_OBJ) build-fuzz/libfuzz.a
+	clang $(FUZZ_CFLAGS) -o $@ $< $(WRAPPER_FUZZ_OBJ) build-fuzz/libfuzz.a $(LIBS)

@@ -549,7 +549,7 @@ static int attach_all_threads_block(pid_t pid)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	DIR *d = opendir(path);
+	cleanup_closedir DIR *d = opendir(path);
 	if (!d)
 		return 0;
 	int seen = 0, blocking = 0;
@@ -568,7 +568,6 @@ static int attach_all_threads_block(pid_t pid)
 		if (b && (strtoull(b + 8, NULL, 16) & ATTACH_SIGQUIT_BIT))
 			blocking++;
 	}
-	closedir(d);
 	return seen && seen == blocking;
 }
 

@@ -649,38 +649,6 @@ int symbolizer_symbolize(struct symbolizer *sym, pid_t pid, const uint64_t *ips,
 	return 0;
 }
 
-int symbolizer_fold(struct symbolizer *sym, pid_t pid, const char *comm, const uint64_t *ips,
-		    size_t nr, char *buf, size_t len)
-{
-	struct symbolizer_frame frames[SYMBOLIZER_MAX_FRAMES];
-	size_t n = 0, pos = 0;
-	int full = 0;
-	if (len == 0)
-		return -ENOSPC;
-	symbolizer_symbolize(sym, pid, ips, nr, frames, SYMBOLIZER_MAX_FRAMES, &n);
-	for (size_t k = 0; k <= n && !full; k++) {
-		const char *name = k == 0 ? comm : frames[n - k].name;
-		if (!name)
-			continue;
-		if (pos && !(full = pos + 1 >= len))
-			buf[pos++] = ';';
-		for (const char *c = name; *c && !full; c++) {
-			if (pos + 1 >= len) {
-				full = 1;
-				break;
-			}
-			char ch = *c;
-			if (ch == ';')
-				ch = ':';
-			else if ((unsigned char)ch < 0x20 || ch == 0x7f)
-				ch = '?';
-			buf[pos++] = ch;
-		}
-	}
-	buf[pos] = '\0';
-	return full ? -ENOSPC : (int)pos;
-}
-
 void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *st)
 {
 	*st = sym->st;

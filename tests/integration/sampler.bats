@@ -1,16 +1,20 @@
 #!/usr/bin/env bats
-# sampler.bats - the perf_event sampler and the symbolizer on real
-# processes, driven by build/tests/test_sampler.t --profile (the API,
-# no verb): a JVM (JIT frames from the agent's perf map, HotSpot C++ frames
-# from libjvm.so's .symtab, kernel frames) and a runc container (every
-# process of it, including ones started during the recording, by pid
-# namespace and by cgroup).
+# sampler.bats - the record -> symbolize -> fold loop that `run` ships
+# (sidecar/profile/profile.h) on real processes, driven by
+# build/tests/test_sampler.t --profile (the API without the verb, so a
+# process can stand in for a container's init): a JVM (JIT frames named by
+# mapping it after the window as `run` does, HotSpot C++ frames from
+# libjvm.so's .symtab, kernel frames) and a runc container (every process
+# of it, including ones started during the recording, by pid namespace and
+# by cgroup).
 
 : "${FS_TOP:=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}"
 : "${FS_BUILD:=$FS_TOP/build}"
+bats_require_minimum_version 1.5.0 # run --separate-stderr
 PROFILE="$FS_BUILD/tests/test_sampler.t"
-AGENT="$FS_BUILD/libflameagent.so"
 JDK17=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}
+
+load ../lib/containers
 
 setup() {
 	[ -x "$PROFILE" ] || skip "$PROFILE is not built"
@@ -28,18 +32,9 @@ teardown() {
 	done
 	if [ -n "$CTR" ]; then
 		runc kill "$CTR" KILL 2>/dev/null || true
-		wait_for 10 ctr_stopped || true
+		fs_wait_for 10 ctr_stopped || true
 		runc delete -f "$CTR" 2>/dev/null || true
 	fi
-}
-
-wait_for() {
-	local end=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		[ "$SECONDS" -lt "$end" ] || { echo "timed out waiting for: $*" >&2; return 1; }
-		sleep 0.1
-	done
 }
 
 has_line() { [ -f "$1" ] && grep -q "$2" "$1"; }
@@ -50,25 +45,21 @@ samples_matching() {
 	awk -v pat="$2" '$0 ~ pat { n += $NF } END { print n + 0 }' "$1"
 }
 
-@test "a JVM: JIT frames from the perf map, HotSpot C++ frames demangled, kernel frames" {
+@test "a JVM: JIT frames named by the map taken after the window, HotSpot C++ frames demangled, kernel frames" {
 	[ -x "$JDK17/bin/java" ] || skip "no JDK 17 at $JDK17"
 	[ -f "$FS_BUILD/java/flametest/Workload.class" ] || skip "Java workloads not built (make agent)"
-	# The agent is built whenever a JDK is installed: without it there would
-	# be no JIT frames to check, so say so instead of checking less.
-	[ -f "$AGENT" ] || skip "$AGENT is not built (make agent needs a JDK's jni.h)"
-	local map
-	env --default-signal=QUIT "$JDK17/bin/java" -XX:+PreserveFramePointer "-agentpath:$AGENT=mode=continuous" \
-		-cp "$FS_BUILD/java" flametest.Workload --exit-after 60 --syscalls \
-		>"$BATS_TEST_TMPDIR/out" 2>&1 3>&- &
-	local pid=$!
+	# No agent and no perf map given: the JVM is mapped after the window
+	# (jcmd Compiler.perfmap here, the process having no agent bundle).
+	fs_host_jvm "$JDK17" "$BATS_TEST_TMPDIR/out" -- --exit-after 60 --syscalls
+	local pid=$PID
 	PIDS+=("$pid")
-	wait_for 30 has_line "$BATS_TEST_TMPDIR/out" READY
-	map=/tmp/perf-$pid.map
-	wait_for 20 has_line "$map" 'flametest\.Workload\.hotMethod'
-	run "$PROFILE" --profile --pid "$pid" --seconds 3 --frequency 499 --perfmap "$map"
+	fs_wait_for 30 has_line "$BATS_TEST_TMPDIR/out" READY
+	run --separate-stderr "$PROFILE" --profile --pid "$pid" --seconds 3 --frequency 499
+	echo "$stderr" >&3
 	[ "$status" -eq 0 ]
-	printf '%s\n' "${lines[@]}" | grep -v '^scope \|frames \|^sampling$' >"$BATS_TEST_TMPDIR/folded" || true
-	printf '%s\n' "${lines[@]}" | grep '^scope \|frames ' >&3 || true
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/folded"
+	[[ "$stderr" == *"scope pid "* ]]
+	[[ "$stderr" == *"jvm $pid mapped"* ]]
 	# every stack starts with the process name
 	[ "$(samples_matching "$BATS_TEST_TMPDIR/folded" '^java;')" -gt 0 ]
 	# C++ frames of libjvm.so, demangled without argument lists
@@ -77,7 +68,7 @@ samples_matching() {
 	# kernel frames under the syscall thread
 	[ "$(samples_matching "$BATS_TEST_TMPDIR/folded" 'syscallMethod.*_\[k\]')" -gt 0 ] ||
 		[ "$(samples_matching "$BATS_TEST_TMPDIR/folded" '_\[k\]')" -gt 0 ]
-	# JIT frames named from the agent's perf map
+	# JIT frames named by the map taken after the window
 	[ "$(samples_matching "$BATS_TEST_TMPDIR/folded" 'flametest\.Workload\.hotMethod')" -gt 0 ]
 }
 
@@ -107,7 +98,7 @@ profile_bg() {
 	shift
 	"$PROFILE" --profile "$@" >"$out" 2>"$out.err" 3>&- &
 	PROF=$!
-	wait_for 10 has_line "$out.err" '^sampling$'
+	fs_wait_for 10 has_line "$out.err" '^sampling$'
 }
 
 pids_in_ctr() { runc ps "$CTR" 2>/dev/null | awk 'NR > 1 { print $2 }'; }
@@ -132,16 +123,16 @@ start_busy_ctr() {
 	CTR="fs-sampler-house-$$-$BATS_TEST_NUMBER"
 	(cd "$BUNDLE" && runc run -d "$CTR" </dev/null >"$BATS_TEST_TMPDIR/runc.out" 2>&1 3>&-) ||
 		{ cat "$BATS_TEST_TMPDIR/runc.out"; skip "runc cannot start a container here"; }
-	wait_for 10 ctr_pid
+	fs_wait_for 10 ctr_pid
 	CTR_PID=$(ctr_pid)
-	wait_for 10 one_busy
+	fs_wait_for 10 one_busy
 }
 
 # go_ctr: let pid 1 start its second busy shell (bounded: a FIFO open
 # blocks until pid 1 opens the other end).
 go_ctr() {
 	timeout 10 sh -c 'echo go >"$1"' sh "$BUNDLE/rootfs/tmp/go"
-	wait_for 10 two_busy
+	fs_wait_for 10 two_busy
 }
 
 @test "a runc container by pid namespace: every process, also one started during the recording, nothing else" {
@@ -161,6 +152,7 @@ go_ctr() {
 	[ -n "$late" ]
 	wait "$PROF"
 	cat "$f.err" >&3
+	grep -q '^scope pid_ns ' "$f.err"
 	echo "# late process $late, outside $outside" >&3
 	[ "$(samples_matching "$f" "^sh-$late;")" -gt 0 ]
 	[ "$(samples_matching "$f" "^sh-$outside;")" -eq 0 ]
@@ -185,10 +177,11 @@ go_ctr() {
 	local outside=$!
 	PIDS+=("$outside")
 	local f="$BATS_TEST_TMPDIR/cg.folded" p
-	run "$PROFILE" --profile --cgroup "$root$cg" --seconds 2 --frequency 499 --with-pid
+	run --separate-stderr "$PROFILE" --profile --cgroup-of "$CTR_PID" --seconds 2 --frequency 499 --with-pid
+	echo "$stderr" >&3
 	[ "$status" -eq 0 ]
-	printf '%s\n' "${lines[@]}" | grep '^scope ' >&3 || true
-	printf '%s\n' "${lines[@]}" | grep -v '^scope \|frames \|^sampling$' >"$f" || true
+	[[ "$stderr" == *"scope cgroup "* ]]
+	printf '%s\n' "$output" >"$f"
 	for p in $(busy_pids); do
 		[ "$(samples_matching "$f" "^sh-$p;")" -gt 0 ]
 	done

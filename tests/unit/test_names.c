@@ -52,12 +52,14 @@ static void annotations(void)
 	       0, "containerd sandbox state");
 	ok(st.sandbox, "the pause container is recognised");
 
-	is_int(state("{\"id\":\"c3\",\"annotations\":{"
-		     "\"io.kubernetes.cri-o.ContainerType\":\"container\","
-		     "\"io.kubernetes.pod.name\":\"web-0\",\"io.kubernetes.pod.namespace\":\"default\","
-		     "\"io.kubernetes.container.name\":\"jetty\"}}",
-		     &st),
-	       0, "CRI-O state");
+	is_int(
+	    state(
+		"{\"id\":\"c3\",\"annotations\":{"
+		"\"io.kubernetes.cri-o.ContainerType\":\"container\","
+		"\"io.kubernetes.pod.name\":\"web-0\",\"io.kubernetes.pod.namespace\":\"default\","
+		"\"io.kubernetes.container.name\":\"jetty\"}}",
+		&st),
+	    0, "CRI-O state");
 	is_str(st.pod, "web-0", "pod from CRI-O's annotation");
 	is_str(st.container, "jetty", "container from CRI-O's annotation");
 
@@ -92,8 +94,9 @@ static void docker_and_podman(const char *dir)
 	snprintf(hostname, sizeof(hostname), "%s/hostname", cdir);
 	memset(&st, 0, sizeof(st));
 	snprintf(st.id, sizeof(st.id), "%s", ID64);
-	is_int(hook_names_from_engine_state("/run/docker/containerd/moby/" ID64, hostname, &st, &err),
-	       0, "docker state read");
+	is_int(
+	    hook_names_from_engine_state("/run/docker/containerd/moby/" ID64, hostname, &st, &err),
+	    0, "docker state read");
 	is_str(st.name, "flame-web", "docker name without its slash");
 	is_str(st.engine, "docker", "engine docker");
 
@@ -125,10 +128,12 @@ static void docker_and_podman(const char *dir)
 	ok(!st.name[0], "no name taken from it");
 	unlink(path);
 	ok(symlink("/etc/passwd", path) == 0, "plant a symlink as config.v2.json");
-	ok(hook_names_from_engine_state("/b", hostname, &st, &err) == -ELOOP, "symlink not followed");
+	ok(hook_names_from_engine_state("/b", hostname, &st, &err) == -ELOOP,
+	   "symlink not followed");
 
 	/* Podman: <graphroot>/overlay-containers/{containers.json,<id>/userdata} */
-	snprintf(path, sizeof(path), "mkdir -p %s/podman/overlay-containers/%s/userdata", dir, ID64);
+	snprintf(path, sizeof(path), "mkdir -p %s/podman/overlay-containers/%s/userdata", dir,
+		 ID64);
 	ok(system(path) == 0, "podman layout");
 	snprintf(path, sizeof(path), "%s/podman/overlay-containers/containers.json", dir);
 	write_file(path, "[{\"id\":\"aaaa\",\"names\":[\"not-me\"]},{\"id\":\"" ID64
@@ -137,8 +142,9 @@ static void docker_and_podman(const char *dir)
 	snprintf(bundle, sizeof(bundle), "%s/podman/overlay-containers/%s/userdata", dir, ID64);
 	memset(&st, 0, sizeof(st));
 	snprintf(st.id, sizeof(st.id), "%s", ID64);
-	is_int(hook_names_from_engine_state(bundle, "/run/containers/x/userdata/hostname", &st, &err),
-	       0, "podman state read");
+	is_int(
+	    hook_names_from_engine_state(bundle, "/run/containers/x/userdata/hostname", &st, &err),
+	    0, "podman state read");
 	is_str(st.name, "flame-pod", "podman's first name");
 	is_str(st.engine, "podman", "engine podman");
 	write_file(path, "[{\"id\":\"" ID64 "\",\"names\":[\"bad name\"]}]");

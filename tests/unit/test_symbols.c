@@ -267,17 +267,6 @@ static void test_callchain(struct symbolizer *sym)
 	}
 	ok(fr[0].kind == SYMBOLIZER_KIND_KERNEL, "kernel kind");
 	is_int(fr[2].addr, marker + 1, "return address looked up at addr - 1");
-
-	char buf[512];
-	int len =
-	    symbolizer_fold(sym, getpid(), "test;proc", ips, FS_ARRAY_SIZE(ips), buf, sizeof(buf));
-	ok(len > 0, "fold returns a length");
-	if (kaddr)
-		is_str(buf, "test:proc;test_symbols_marker;test_symbols_marker;do_syscall_64_[k]",
-		       "folded line root first, ';' in names replaced");
-	len = symbolizer_fold(sym, getpid(), NULL, ips, FS_ARRAY_SIZE(ips), buf, 10);
-	is_int(len, -ENOSPC, "fold reports a short buffer");
-	is_int(strlen(buf), 9, "and truncates within it");
 }
 
 static int run(const char *cmd)
