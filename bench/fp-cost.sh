@@ -130,9 +130,10 @@ report() {
 	off=$(awk -v k="$k" '$1 == "off" { print $k }' "$f" | median)
 	on=$(awk -v k="$k" '$1 == "on" { print $k }' "$f" | median)
 	spread=$(awk -v k="$k" '$1 == "ratio" { print $k }' "$f" | sort -n |
-		awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.3f..%.3f", lo, hi }')
+		awk '{ v[NR] = $1 } END { printf "median %.3f, %.3f..%.3f",
+			NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, v[1], v[NR] }')
 	awk -v n="$1" -v u="$3" -v a="$off" -v b="$on" -v s="$spread" 'BEGIN {
-		printf "%-9s %-12s off %10.1f  on %10.1f  on/off %.3f (per round %s)  cost %.1f%%\n",
+		printf "%-9s %-12s off %10.1f  on %10.1f  on/off %.3f (per round: %s)  cost %.1f%%\n",
 			n, u, a, b, b / a, s, (1 - b / a) * 100 }'
 }
 
