@@ -7,6 +7,8 @@ BUILD_PKGS="build-essential pkg-config libseccomp-dev libyajl-dev libcap-dev lib
 TEST_PKGS="openjdk-17-jdk-headless runc crun podman bats linux-perf musl-tools clang
 libclang-rt-14-dev libfuzzer-14-dev libxml2-utils jq chromium util-linux procps iproute2
 perl bc lintian rpm python3-yaml file man-db groff-base containerd clang-format"
+# A real Java application and load for it (framepointer.bats, bench/fp-cost.sh).
+TEST_PKGS="$TEST_PKGS jetty9 wrk curl"
 PKGS="$BUILD_PKGS"
 [ "${FS_DEPS:-all}" = build ] || PKGS="$PKGS $TEST_PKGS"
 

@@ -161,6 +161,60 @@ flags_of() {
 	cmp "$FS_TMP/plain.orig" "$FS_TMP/p/config.json"
 }
 
+# whole_pct FOLDED: percent of the samples holding a Java frame (a dotted
+# class.method name) whose stack reaches the thread's entry.
+whole_pct() {
+	python3 - "$1" <<'PY'
+import re, sys
+java = whole = 0
+jframe = re.compile(r"^[a-z][\w$]*(\.[\w$]+)+\.[\w$<>-]+$")
+for line in open(sys.argv[1]):
+    stack, n = line.rstrip("\n").rsplit(" ", 1)
+    frames = stack.split(";")
+    if any(jframe.match(f) for f in frames):
+        java += int(n)
+        if "thread_native_entry" in frames or "JavaMain" in frames:
+            whole += int(n)
+print(java, whole, 100 * whole // java if java else 0)
+PY
+}
+
+@test "jetty9 (Debian) started without the flag through the wrapper, opted in: >= 95% of Java samples reach the thread entry" {
+	needs_wrapper_jvm
+	fs_require_cmd wrk curl python3
+	[ -f /usr/share/jetty9/start.jar ] || skip "jetty9 is not installed"
+	local port jb
+	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	jb=$FS_TMP/jbase
+	mkdir -p "$jb/webapps"
+	cp -r /usr/share/jetty9/default-root "$jb/webapps/root"
+	printf -- '--module=deploy,http\njetty.http.host=127.0.0.1\njetty.http.port=%s\n' "$port" >"$jb/start.ini"
+	chmod -R a+rX "$jb"
+	# no -XX:+PreserveFramePointer anywhere: the image's JAVA_TOOL_OPTIONS is empty
+	fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true -- \
+		"$JAVA17" -Djava.io.tmpdir=/tmp -jar /usr/share/jetty9/start.jar \
+		jetty.home=/usr/share/jetty9 jetty.base=/opt/jbase
+	jq --arg s "$jb" '.mounts += [{destination: "/opt/jbase", type: "bind", source: $s, options: ["rbind", "ro"]}]' \
+		"$FS_TMP/b/config.json" >"$FS_TMP/c.json" && mv "$FS_TMP/c.json" "$FS_TMP/b/config.json"
+	run_wrapped "$FS_TMP/b"
+	fs_wait_for 60 curl -sf -o /dev/null "http://127.0.0.1:$port/" || { cat "$FS_TMP/b/out.log"; false; }
+	grep -q "^Picked up JAVA_TOOL_OPTIONS: $FP_ON\$" "$FS_TMP/b/out.log"
+	wrk -t1 -c16 -d10s "http://127.0.0.1:$port/" >/dev/null # JIT warm-up
+	wrk -t1 -c16 -d12s "http://127.0.0.1:$port/" >"$FS_TMP/wrk.out" &
+	local wrk_pid=$!
+	run "$FS_SIDECAR" run "$NAME" -d 8s -F 199 -o "$FS_TMP/j.svg"
+	wait "$wrk_pid"
+	echo "$output" | tail -3
+	[ "$status" -eq 0 ]
+	# the sidecar's own check agrees: no "runs without -XX:+PreserveFramePointer"
+	[[ "$output" != *"without -XX:+PreserveFramePointer"* ]]
+	read -r java whole pct < <(whole_pct "$FS_TMP/j.folded")
+	echo "# jetty: $whole of $java samples with a Java frame reach the thread entry ($pct%)" >&3
+	[ "$java" -gt 100 ]
+	[ "$pct" -ge 95 ]
+	grep -q 'org\.eclipse\.jetty\.' "$FS_TMP/j.folded"
+}
+
 # --- flamehook precreate, the program ---------------------------------------
 
 precreate() { # precreate FILE: run the filter on FILE, output in $FS_TMP/out
