@@ -258,6 +258,18 @@ precreate() { # precreate FILE: run the filter on FILE, output in $FS_TMP/out
 	grep -q 'configuration unusable' "$FS_TMP/err"
 }
 
+@test "precreate: bounded in time when the engine never closes stdin" {
+	jq '.hook_timeout_ms = 300' "$FS_CONFIG" >"$FS_CONFIG.new" && mv "$FS_CONFIG.new" "$FS_CONFIG"
+	mkfifo "$FS_TMP/fifo"
+	sleep 30 >"$FS_TMP/fifo" & # a writer that never writes nor closes
+	local writer=$! start=$SECONDS
+	run "$FS_HOOK" --config "$FS_CONFIG" precreate <"$FS_TMP/fifo"
+	kill "$writer"
+	[ "$status" -eq 0 ]
+	[ $((SECONDS - start)) -le 3 ]
+	[[ "$output" == *"deadline reached"* ]]
+}
+
 # --- Podman with our hooks.d precreate entry ---------------------------------
 
 # Podman as docs/engines.md sets it up: containers.conf hooks_dir lists the
