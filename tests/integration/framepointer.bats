@@ -86,17 +86,24 @@ flags_of() {
 	[ -f "$FS_RUN/containers/$NAME.json" ]
 }
 
-@test "wrapper: no JAVA_TOOL_OPTIONS in the image: one is added; PrintFlagsFinal says true" {
+@test "wrapper: no JAVA_TOOL_OPTIONS in the image: one is added; PrintFlagsFinal says true (JDK 17 and Temurin 25)" {
 	needs_wrapper_jvm
-	fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true -- \
-		"$JAVA17" -XX:+PrintFlagsFinal -version
-	set_env "$FS_TMP/b" '[]'
-	run flags_of "$FS_TMP/b"
-	[ "$status" -eq 0 ]
-	grep -E 'PreserveFramePointer|Picked' <<<"$output"
-	grep -qE 'bool PreserveFramePointer += true .*\{environment\}' <<<"$output"
-	[[ "$output" == *"Picked up JAVA_TOOL_OPTIONS: $FP_ON"* ]]
-	[ "$(jq -c '[.process.env[] | select(startswith("JAVA_TOOL_OPTIONS="))]' "$FS_TMP/b/config.json")" = "[\"JAVA_TOOL_OPTIONS=$FP_ON\"]" ]
+	local jdk n=0
+	for jdk in "${JAVA17%/bin/java}" /usr/lib/jvm/temurin-25-jdk-amd64; do
+		[ -x "$jdk/bin/java" ] || continue
+		n=$((n + 1))
+		rm -rf "$FS_TMP/b"
+		fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true -- \
+			"$jdk/bin/java" -XX:+PrintFlagsFinal -version
+		set_env "$FS_TMP/b" '[]'
+		NAME=fsfp$$-$BATS_TEST_NUMBER-$n
+		run flags_of "$FS_TMP/b"
+		[ "$status" -eq 0 ]
+		echo "$jdk: $(grep -E 'PreserveFramePointer|Picked' <<<"$output")"
+		grep -qE 'bool PreserveFramePointer += true .*\{environment\}' <<<"$output"
+		[[ "$output" == *"Picked up JAVA_TOOL_OPTIONS: $FP_ON"* ]]
+		[ "$(jq -c '[.process.env[] | select(startswith("JAVA_TOOL_OPTIONS="))]' "$FS_TMP/b/config.json")" = "[\"JAVA_TOOL_OPTIONS=$FP_ON\"]" ]
+	done
 }
 
 @test "wrapper: the user's -XX:-PreserveFramePointer (JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS, args) is respected" {
