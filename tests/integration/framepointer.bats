@@ -106,17 +106,18 @@ flags_of() {
 	done
 }
 
-@test "wrapper: the user's -XX:-PreserveFramePointer (JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS, args) is respected" {
+@test "wrapper: the user's -XX:-PreserveFramePointer (JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS, args) and the opt-out annotation are respected" {
 	needs_wrapper_jvm
-	for where in tool jdk args; do
+	for where in tool jdk args annotation; do
 		rm -rf "$FS_TMP/b"
-		local extra=() env='[]'
+		local extra=() env='[]' ann=()
 		case $where in
 		tool) env="[\"JAVA_TOOL_OPTIONS=$FP_OFF\"]" ;;
 		jdk) env="[\"JDK_JAVA_OPTIONS=$FP_OFF\"]" ;;
 		args) extra=("$FP_OFF") ;;
+		annotation) ann=(--annotate flamesidecar.io/preserve-frame-pointer=false) ;;
 		esac
-		fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true -- \
+		fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true "${ann[@]}" -- \
 			"$JAVA17" "${extra[@]}" -XX:+PrintFlagsFinal -version
 		set_env "$FS_TMP/b" "$env"
 		before=$(jq -c .process "$FS_TMP/b/config.json")
@@ -130,6 +131,7 @@ flags_of() {
 		[ "$(jq -r '.hooks.createRuntime[-1].path' "$FS_TMP/b/config.json")" = "$FS_BUILD/flamehook" ]
 	done
 	[ "$(grep -c "JAVA_TOOL_OPTIONS left alone: .* says $FP_OFF" "$FS_RUN/hook.log")" = 3 ]
+	grep -q "JAVA_TOOL_OPTIONS left alone: the annotation flamesidecar.io/preserve-frame-pointer=false" "$FS_RUN/hook.log"
 }
 
 @test "wrapper: hostile env (JAVA_TOOL_OPTIONS twice, an entry without =) changes nothing there, with a log line" {
