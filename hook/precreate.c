@@ -8,8 +8,9 @@
  * Fail-open: any problem (config unusable, input too large or not JSON,
  * an env we will not touch) prints the input byte for byte and logs why.
  * Input beyond HOOK_BUNDLE_CONFIG_MAX is passed through unread. An alarm
- * bounds the run; once the whole input is in memory the alarm prints it
- * unchanged before exiting, so a deadline never loses the config. */
+ * (hook_timeout_ms) bounds the run, reading included; once the whole input
+ * is in memory the alarm prints it unchanged before exiting, so a deadline
+ * never loses a config that was read. */
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -185,17 +186,18 @@ static void precreate_pump(int in_fd)
 
 int hook_precreate(const char *config_path, int in_fd)
 {
+	struct fs_config cfg;
+	struct fs_error err;
 	signal(SIGALRM, precreate_alarm);
-	alarm(5); /* tightened once the config is read */
+	/* The configuration first (a small local file), so that its deadline
+	 * bounds the read too; without one, the hooks.d entry's 5 s. */
+	int cfg_ok = config_load(config_path, &cfg, &err) == 0;
+	alarm(cfg_ok ? (cfg.hook_timeout_ms + 999) / 1000 : 5);
+	if (cfg_ok)
+		hook_log_open(&cfg);
 	cleanup_free char *in = NULL;
 	size_t len = 0;
 	int whole = precreate_read(in_fd, HOOK_BUNDLE_CONFIG_MAX, &in, &len);
-
-	struct fs_config cfg;
-	struct fs_error err;
-	int cfg_ok = config_load(config_path, &cfg, &err) == 0;
-	if (cfg_ok)
-		hook_log_open(&cfg);
 	if (whole <= 0) {
 		/* Too large or unreadable: what we have, then the rest, as is. */
 		alarm(0);
@@ -210,12 +212,12 @@ int hook_precreate(const char *config_path, int in_fd)
 	precreate_echo = in;
 	if (!cfg_ok) {
 		alarm(0);
+		precreate_echo = NULL;
 		precreate_write_raw(in, len);
 		hook_warn(PRECREATE_STAGE, NULL, "configuration unusable, config unchanged: %s",
 			  err.msg);
 		return 0;
 	}
-	alarm((cfg.hook_timeout_ms + 999) / 1000);
 
 	cleanup_free char *out = NULL;
 	size_t out_len = 0;

@@ -159,6 +159,12 @@ int jvmenv_plan(yajl_val root, struct jvmenv_plan *p, struct fs_error *err)
 		return 0;
 	if (!YAJL_IS_OBJECT(process))
 		return fs_error_set(err, EINVAL, "\"process\" is not an object");
+	const char *ann = json_get_string(json_get_object(root, "annotations"), JVMENV_ANNOTATION);
+	if (ann && !strcmp(ann, "false")) {
+		p->verdict = JVMENV_USER_OFF;
+		p->source = "the annotation " JVMENV_ANNOTATION "=false";
+		return 0;
+	}
 	if ((r = jvmenv_member(process, "env", &env, err)) < 0)
 		return fs_error_wrap(err, "process");
 	struct jvmenv_vars v;
@@ -260,8 +266,11 @@ void jvmenv_describe(const struct jvmenv_plan *p, char *buf, size_t len)
 			 JVMOPTS_FP_ON);
 		break;
 	case JVMENV_USER_OFF:
-		snprintf(buf, len, "JAVA_TOOL_OPTIONS left alone: %s says %s", p->source,
-			 JVMOPTS_FP_OFF);
+		if (!strncmp(p->source, "the annotation", 14))
+			snprintf(buf, len, "JAVA_TOOL_OPTIONS left alone: %s", p->source);
+		else
+			snprintf(buf, len, "JAVA_TOOL_OPTIONS left alone: %s says %s", p->source,
+				 JVMOPTS_FP_OFF);
 		break;
 	case JVMENV_NO_PROCESS:
 		snprintf(buf, len, "JAVA_TOOL_OPTIONS left alone: the config has no process");

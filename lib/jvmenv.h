@@ -20,6 +20,10 @@
 
 #include "error.h"
 
+/* A container annotated with this, value "false", keeps its environment
+ * (e.g. a JVM older than 8u60, which refuses the unknown flag). */
+#define JVMENV_ANNOTATION "flamesidecar.io/preserve-frame-pointer"
+
 #define JVMENV_VALUE_MAX   (64 * 1024) /* bytes of one JVM options variable */
 #define JVMENV_ENTRIES_MAX 4096	       /* process.env entries */
 #define JVMENV_NO_INDEX	   ((size_t)-1)

@@ -9,6 +9,8 @@ TEST_PKGS="openjdk-17-jdk-headless runc crun podman bats linux-perf musl-tools c
 libclang-rt-14-dev libfuzzer-14-dev libxml2-utils jq chromium util-linux procps iproute2
 perl bc lintian rpm python3-yaml file man-db groff-base containerd clang-format
 golang-go python3-jsonschema docker.io python3-grpcio python3-protobuf protobuf-compiler"
+# A real Java application and load for it (framepointer.bats, bench/fp-cost.sh).
+TEST_PKGS="$TEST_PKGS jetty9 wrk curl"
 PKGS="$BUILD_PKGS"
 [ "${FS_DEPS:-all}" = build ] || PKGS="$PKGS $TEST_PKGS"
 # npm for the speedscope test (below); a machine with Node.js from elsewhere

@@ -86,30 +86,38 @@ flags_of() {
 	[ -f "$FS_RUN/containers/$NAME.json" ]
 }
 
-@test "wrapper: no JAVA_TOOL_OPTIONS in the image: one is added; PrintFlagsFinal says true" {
+@test "wrapper: no JAVA_TOOL_OPTIONS in the image: one is added; PrintFlagsFinal says true (JDK 17 and Temurin 25)" {
 	needs_wrapper_jvm
-	fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true -- \
-		"$JAVA17" -XX:+PrintFlagsFinal -version
-	set_env "$FS_TMP/b" '[]'
-	run flags_of "$FS_TMP/b"
-	[ "$status" -eq 0 ]
-	grep -E 'PreserveFramePointer|Picked' <<<"$output"
-	grep -qE 'bool PreserveFramePointer += true .*\{environment\}' <<<"$output"
-	[[ "$output" == *"Picked up JAVA_TOOL_OPTIONS: $FP_ON"* ]]
-	[ "$(jq -c '[.process.env[] | select(startswith("JAVA_TOOL_OPTIONS="))]' "$FS_TMP/b/config.json")" = "[\"JAVA_TOOL_OPTIONS=$FP_ON\"]" ]
+	local jdk n=0
+	for jdk in "${JAVA17%/bin/java}" /usr/lib/jvm/temurin-25-jdk-amd64; do
+		[ -x "$jdk/bin/java" ] || continue
+		n=$((n + 1))
+		rm -rf "$FS_TMP/b"
+		fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true -- \
+			"$jdk/bin/java" -XX:+PrintFlagsFinal -version
+		set_env "$FS_TMP/b" '[]'
+		NAME=fsfp$$-$BATS_TEST_NUMBER-$n
+		run flags_of "$FS_TMP/b"
+		[ "$status" -eq 0 ]
+		echo "$jdk: $(grep -E 'PreserveFramePointer|Picked' <<<"$output")"
+		grep -qE 'bool PreserveFramePointer += true .*\{environment\}' <<<"$output"
+		[[ "$output" == *"Picked up JAVA_TOOL_OPTIONS: $FP_ON"* ]]
+		[ "$(jq -c '[.process.env[] | select(startswith("JAVA_TOOL_OPTIONS="))]' "$FS_TMP/b/config.json")" = "[\"JAVA_TOOL_OPTIONS=$FP_ON\"]" ]
+	done
 }
 
-@test "wrapper: the user's -XX:-PreserveFramePointer (JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS, args) is respected" {
+@test "wrapper: the user's -XX:-PreserveFramePointer (JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS, args) and the opt-out annotation are respected" {
 	needs_wrapper_jvm
-	for where in tool jdk args; do
+	for where in tool jdk args annotation; do
 		rm -rf "$FS_TMP/b"
-		local extra=() env='[]'
+		local extra=() env='[]' ann=()
 		case $where in
 		tool) env="[\"JAVA_TOOL_OPTIONS=$FP_OFF\"]" ;;
 		jdk) env="[\"JDK_JAVA_OPTIONS=$FP_OFF\"]" ;;
 		args) extra=("$FP_OFF") ;;
+		annotation) ann=(--annotate flamesidecar.io/preserve-frame-pointer=false) ;;
 		esac
-		fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true -- \
+		fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true "${ann[@]}" -- \
 			"$JAVA17" "${extra[@]}" -XX:+PrintFlagsFinal -version
 		set_env "$FS_TMP/b" "$env"
 		before=$(jq -c .process "$FS_TMP/b/config.json")
@@ -123,6 +131,7 @@ flags_of() {
 		[ "$(jq -r '.hooks.createRuntime[-1].path' "$FS_TMP/b/config.json")" = "$FS_BUILD/flamehook" ]
 	done
 	[ "$(grep -c "JAVA_TOOL_OPTIONS left alone: .* says $FP_OFF" "$FS_RUN/hook.log")" = 3 ]
+	grep -q "JAVA_TOOL_OPTIONS left alone: the annotation flamesidecar.io/preserve-frame-pointer=false" "$FS_RUN/hook.log"
 }
 
 @test "wrapper: hostile env (JAVA_TOOL_OPTIONS twice, an entry without =) changes nothing there, with a log line" {
@@ -159,6 +168,60 @@ flags_of() {
 	NAME=$NAME-plain
 	run_wrapped "$FS_TMP/p"
 	cmp "$FS_TMP/plain.orig" "$FS_TMP/p/config.json"
+}
+
+# whole_pct FOLDED: percent of the samples holding a Java frame (a dotted
+# class.method name) whose stack reaches the thread's entry.
+whole_pct() {
+	python3 - "$1" <<'PY'
+import re, sys
+java = whole = 0
+jframe = re.compile(r"^[a-z][\w$]*(\.[\w$]+)+\.[\w$<>-]+$")
+for line in open(sys.argv[1]):
+    stack, n = line.rstrip("\n").rsplit(" ", 1)
+    frames = stack.split(";")
+    if any(jframe.match(f) for f in frames):
+        java += int(n)
+        if "thread_native_entry" in frames or "JavaMain" in frames:
+            whole += int(n)
+print(java, whole, 100 * whole // java if java else 0)
+PY
+}
+
+@test "jetty9 (Debian) started without the flag through the wrapper, opted in: >= 95% of Java samples reach the thread entry" {
+	needs_wrapper_jvm
+	fs_require_cmd wrk curl python3
+	[ -f /usr/share/jetty9/start.jar ] || skip "jetty9 is not installed"
+	local port jb
+	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	jb=$FS_TMP/jbase
+	mkdir -p "$jb/webapps"
+	cp -r /usr/share/jetty9/default-root "$jb/webapps/root"
+	printf -- '--module=deploy,http\njetty.http.host=127.0.0.1\njetty.http.port=%s\n' "$port" >"$jb/start.ini"
+	chmod -R a+rX "$jb"
+	# no -XX:+PreserveFramePointer anywhere: the image's JAVA_TOOL_OPTIONS is empty
+	fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true -- \
+		"$JAVA17" -Djava.io.tmpdir=/tmp -jar /usr/share/jetty9/start.jar \
+		jetty.home=/usr/share/jetty9 jetty.base=/opt/jbase
+	jq --arg s "$jb" '.mounts += [{destination: "/opt/jbase", type: "bind", source: $s, options: ["rbind", "ro"]}]' \
+		"$FS_TMP/b/config.json" >"$FS_TMP/c.json" && mv "$FS_TMP/c.json" "$FS_TMP/b/config.json"
+	run_wrapped "$FS_TMP/b"
+	fs_wait_for 60 curl -sf -o /dev/null "http://127.0.0.1:$port/" || { cat "$FS_TMP/b/out.log"; false; }
+	grep -q "^Picked up JAVA_TOOL_OPTIONS: $FP_ON\$" "$FS_TMP/b/out.log"
+	wrk -t1 -c16 -d10s "http://127.0.0.1:$port/" >/dev/null # JIT warm-up
+	wrk -t1 -c16 -d12s "http://127.0.0.1:$port/" >"$FS_TMP/wrk.out" &
+	local wrk_pid=$!
+	run "$FS_SIDECAR" run "$NAME" -d 8s -F 199 -o "$FS_TMP/j.svg"
+	wait "$wrk_pid"
+	echo "$output" | tail -3
+	[ "$status" -eq 0 ]
+	# the sidecar's own check agrees: no "runs without -XX:+PreserveFramePointer"
+	[[ "$output" != *"without -XX:+PreserveFramePointer"* ]]
+	read -r java whole pct < <(whole_pct "$FS_TMP/j.folded")
+	echo "# jetty: $whole of $java samples with a Java frame reach the thread entry ($pct%)" >&3
+	[ "$java" -gt 100 ]
+	[ "$pct" -ge 95 ]
+	grep -q 'org\.eclipse\.jetty\.' "$FS_TMP/j.folded"
 }
 
 # --- flamehook precreate, the program ---------------------------------------
@@ -202,6 +265,18 @@ precreate() { # precreate FILE: run the filter on FILE, output in $FS_TMP/out
 	precreate "$FS_TMP/in"
 	cmp "$FS_TMP/in" "$FS_TMP/out"
 	grep -q 'configuration unusable' "$FS_TMP/err"
+}
+
+@test "precreate: bounded in time when the engine never closes stdin" {
+	jq '.hook_timeout_ms = 300' "$FS_CONFIG" >"$FS_CONFIG.new" && mv "$FS_CONFIG.new" "$FS_CONFIG"
+	mkfifo "$FS_TMP/fifo"
+	sleep 30 >"$FS_TMP/fifo" & # a writer that never writes nor closes
+	local writer=$! start=$SECONDS
+	run "$FS_HOOK" --config "$FS_CONFIG" precreate <"$FS_TMP/fifo"
+	kill "$writer"
+	[ "$status" -eq 0 ]
+	[ $((SECONDS - start)) -le 3 ]
+	[[ "$output" == *"deadline reached"* ]]
 }
 
 # --- Podman with our hooks.d precreate entry ---------------------------------

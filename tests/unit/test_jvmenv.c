@@ -124,6 +124,16 @@ static void test_plan(void)
 	is_int(v, JVMENV_ADD, "env null: a new entry");
 	plan("{\"ociVersion\":\"1\"}", &v, e, sizeof(e), &err);
 	is_int(v, JVMENV_NO_PROCESS, "no process: nothing to do");
+	plan("{\"process\":{\"env\":[]},\"annotations\":{\"" JVMENV_ANNOTATION "\":\"false\"}}", &v,
+	     e, sizeof(e), &err);
+	ok(v == JVMENV_USER_OFF && !e[0], "annotation " JVMENV_ANNOTATION "=false: left alone");
+	plan("{\"process\":{\"env\":[\"NOEQUALS\"]},\"annotations\":{\"" JVMENV_ANNOTATION
+	     "\":\"false\"}}",
+	     &v, e, sizeof(e), &err);
+	is_int(v, JVMENV_USER_OFF, "the annotation wins before the env is even looked at");
+	plan("{\"process\":{\"env\":[]},\"annotations\":{\"" JVMENV_ANNOTATION "\":\"no\"}}", &v, e,
+	     sizeof(e), &err);
+	is_int(v, JVMENV_ADD, "any other value of the annotation: added");
 
 	/* Hostile or odd: refused with a reason. */
 	struct {
