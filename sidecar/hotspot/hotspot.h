@@ -101,7 +101,7 @@ struct hotspot_scope {
  * gets the chain of its own call site. Returns the number of frames
  * (1: nothing inlined there), 0 when the nmethod has no debug info for pc
  * (name it by b->method), -errno. The nmethod's debug info is copied once
- * and cached (16 nmethods). */
+ * and cached (16 nmethods, for as long as a found blob is). */
 int hotspot_scopes(struct hotspot *hs, const struct hotspot_blob *b, uint64_t pc,
 		   struct hotspot_scope *out, int max);
 

@@ -178,7 +178,8 @@ struct hs_layout {
 
 /* One nmethod's debug info, copied out of the JVM (hsscopes.c). */
 struct hs_nm_dbg {
-	uint64_t nm; /* the nmethod; 0: empty */
+	uint64_t nm;	   /* the nmethod; 0: empty */
+	uint64_t stamp_ms; /* when it was copied (trusted for blob_ttl_ms) */
 	uint8_t *pcs, *data;
 	size_t pcs_len, data_len;
 	uint64_t *meta;
