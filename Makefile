@@ -2,8 +2,10 @@
 #
 #   make              build everything into $(BUILD)/
 #   make check        install missing Debian packages, build, run every test
+#   make check-unit   build and run the C unit tests only (no containers)
 #   make check-asan   the same suite with AddressSanitizer + UBSan (build-asan/)
 #   make fuzz         build the libFuzzer targets (clang) into build-fuzz/
+#   make fuzz-smoke   build them and run each briefly (FUZZ_SECONDS, default 20)
 #   make install      honours DESTDIR and PREFIX
 #   make demo         profile the sample JVM in a real container -> demo.svg
 
@@ -15,6 +17,10 @@ MANDIR ?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc
 BUNDLEDIR ?= $(LIBDIR)/flamesidecar/bundle
 HOOKSDIR ?= $(PREFIX)/share/containers/oci/hooks.d
+# The precreate entry (JAVA_TOOL_OPTIONS for Podman) has a directory of its
+# own: CRI-O and buildah refuse a hooks directory holding a stage they do
+# not know, so it must not go where they look (docs/engines.md).
+PRECREATE_HOOKSDIR ?= $(PREFIX)/share/flamesidecar/hooks-precreate.d
 
 BUILD ?= build
 SANITIZE ?=
@@ -23,10 +29,16 @@ JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(command -v javac 2>/de
 
 WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wmissing-prototypes -Wstrict-prototypes \
 	-Wno-unused-parameter -Wno-format-truncation -Werror
-HARDEN := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
+# _FORTIFY_SOURCE=3 needs gcc >= 12 and glibc >= 2.34 (Debian 12 has both);
+# -U first so a distribution default of 2 does not warn about a redefinition.
+HARDEN := -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=3 -fstack-protector-strong \
+	-fstack-clash-protection -fcf-protection -fPIE
+HARDEN_LD := -Wl,-z,relro,-z,now -Wl,-z,noexecstack
+USER_LDFLAGS := $(LDFLAGS)
 override CFLAGS := -std=gnu11 -O2 -g $(CFLAGS)
 override CFLAGS += $(WARN) -D_GNU_SOURCE -DFS_VERSION='"$(VERSION)"' -MMD -MP
-override LDFLAGS += -Wl,-z,relro,-z,now -pie
+# The user's LDFLAGS come first and reach every link, static ones included.
+override LDFLAGS += $(HARDEN_LD)
 ifeq ($(SANITIZE),1)
   override CFLAGS += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
   override LDFLAGS += -fsanitize=address,undefined
@@ -34,22 +46,25 @@ else
   override CFLAGS += $(HARDEN)
 endif
 
-LIBS := -lyajl -lseccomp -lcap -ldw -lelf -lstdc++
+LIBS := -lyajl -lseccomp -lcap -ldw -lelf -lprotobuf-c -lz -lstdc++
 # The hook is linked statically so that nothing from the environment
 # (LD_PRELOAD, LD_LIBRARY_PATH from an image or a runtime) can run code in it.
 # The sidecar too: it runs as root, and a static start costs 0.35 ms of CPU
 # against 1.6 ms of dynamic relocation (measured: docs/performance.md).
+# The hook needs yajl only (lib/ and hook/ use neither libseccomp nor libcap).
 ifeq ($(SANITIZE),1)
-  HOOK_LDFLAGS := $(LDFLAGS)
-  HOOK_LIBS := -lyajl -lseccomp -lcap
-  SIDECAR_LDFLAGS := $(LDFLAGS)
+  DYN_LDFLAGS := $(LDFLAGS) -pie
+  HOOK_LDFLAGS := $(DYN_LDFLAGS)
+  HOOK_LIBS := -lyajl
+  SIDECAR_LDFLAGS := $(DYN_LDFLAGS)
   SIDECAR_LIBS := $(LIBS)
 else
-  HOOK_LDFLAGS := -static-pie -Wl,-z,relro,-z,now
-  HOOK_LIBS := -l:libyajl_s.a -l:libseccomp.a -l:libcap.a
-  SIDECAR_LDFLAGS := -static-pie -Wl,-z,relro,-z,now
-  SIDECAR_LIBS := -l:libyajl_s.a -l:libseccomp.a -l:libcap.a -l:libdw.a -l:libelf.a -l:libz.a \
-	-l:liblzma.a -l:libbz2.a \
+  DYN_LDFLAGS := $(LDFLAGS) -pie
+  HOOK_LDFLAGS := $(LDFLAGS) -static-pie
+  HOOK_LIBS := -l:libyajl_s.a
+  SIDECAR_LDFLAGS := $(LDFLAGS) -static-pie
+  SIDECAR_LIBS := -l:libyajl_s.a -l:libseccomp.a -l:libcap.a -l:libdw.a -l:libelf.a \
+	-l:libprotobuf-c.a -l:libz.a -l:liblzma.a -l:libbz2.a \
 	-static-libstdc++ -lstdc++
 endif
 
@@ -65,8 +80,9 @@ endif
 #   sidecar/graph/       frame tree, SVG, palettes
 #   sidecar/unwind/      the HotSpot-aware unwinder (stack copies -> callchains)
 #   sidecar/profile/     the sampler and the record -> symbolize -> fold loop
+#   sidecar/export/      pprof and speedscope writers (from folded stacks)
 #   sidecar/             the CLI: main, one cmd_<verb>.c per verb
-SIDECAR_DIRS := jvm symbolize hotspot fold graph unwind profile
+SIDECAR_DIRS := jvm symbolize hotspot fold graph unwind profile export
 INC_lib := -Ilib
 INC_hook := -Ilib -Ihook
 INC_wrapper := -Ilib -Iwrapper
@@ -78,8 +94,9 @@ INC_sidecar_fold := -Ilib -Isidecar/fold
 INC_sidecar_graph := -Ilib -Isidecar/graph
 INC_sidecar_unwind := -Ilib -Isidecar/hotspot -Isidecar/symbolize -Isidecar/unwind
 INC_sidecar_profile := $(INC_sidecar_symbolize) -Isidecar/fold -Isidecar/unwind -Isidecar/profile
+INC_sidecar_export := -Ilib -Isidecar/fold -Isidecar/export -I$(BUILD)/gen
 INC_sidecar := -Ilib $(addprefix -Isidecar/,$(SIDECAR_DIRS)) -Isidecar
-INC_ALL := $(INC_sidecar) -Ihook -Iwrapper -Itests/lib
+INC_ALL := $(INC_sidecar) -I$(BUILD)/gen -Ihook -Iwrapper -Itests/lib
 # The include paths of the folder an object's source is in (tests: all).
 dirkey = $(subst /,_,$(patsubst %/,%,$(dir $(patsubst $(BUILD)/obj/%,%,$(1)))))
 inc_for = $(or $(INC_$(call dirkey,$(1))),$(INC_ALL))
@@ -92,7 +109,7 @@ UNIT_SRC := $(wildcard tests/unit/*.c)
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 LIB_OBJ := $(call obj,$(LIB_SRC))
 HOOK_OBJ := $(call obj,$(HOOK_SRC))
-SIDECAR_OBJ := $(call obj,$(SIDECAR_SRC))
+SIDECAR_OBJ := $(call obj,$(SIDECAR_SRC)) $(BUILD)/gen/profile.pb-c.o
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%.t,$(UNIT_SRC))
 # Test drivers run by the integration tests (not TAP): tests/tools/*.c.
 TOOL_SRC := $(wildcard tests/tools/*.c)
@@ -104,6 +121,16 @@ all: $(PROGRAMS) $(UNIT_BIN) $(TOOL_BIN) agent wrapper
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(call inc_for,$@) -c -o $@ $<
+
+# The pprof encoder: C generated by protoc-c (protobuf-c-compiler) from our
+# profile.proto, compiled against libprotobuf-c; generated code gets the
+# same flags but its own include path.
+$(BUILD)/gen/profile.pb-c.c $(BUILD)/gen/profile.pb-c.h: sidecar/export/profile.proto
+	@mkdir -p $(BUILD)/gen
+	protoc-c --c_out=$(BUILD)/gen --proto_path=sidecar/export $<
+$(BUILD)/gen/profile.pb-c.o: $(BUILD)/gen/profile.pb-c.c $(BUILD)/gen/profile.pb-c.h
+	$(CC) $(CFLAGS) -I$(BUILD)/gen -c -o $@ $<
+$(call obj,sidecar/export/pprof.c) $(UNIT_BIN:$(BUILD)/tests/%.t=$(BUILD)/obj/tests/unit/%.o): $(BUILD)/gen/profile.pb-c.h
 
 $(BUILD)/libfs.a: $(LIB_OBJ)
 	@rm -f $@
@@ -123,11 +150,11 @@ $(BUILD)/flamesidecar: $(BUILD)/obj/sidecar/main.o $(BUILD)/libsidecar.a $(BUILD
 
 $(BUILD)/tests/%.t: $(BUILD)/obj/tests/unit/%.o $(BUILD)/obj/tests/lib/tap.o $(BUILD)/libsidecar.a $(BUILD)/libhook.a $(BUILD)/libfs.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(DYN_LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/tests/tools/%: $(BUILD)/obj/tests/tools/%.o $(BUILD)/libsidecar.a $(BUILD)/libfs.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(DYN_LDFLAGS) -o $@ $^ $(LIBS)
 
 # The JVMTI agent and anything else with its own rules.
 -include agent/agent.mk
@@ -140,12 +167,18 @@ wrapper::
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
 # ---- tests -----------------------------------------------------------------
+# install-deps.sh asks dpkg which packages are missing and calls apt-get only
+# for those, so on a machine that has them `check` never touches the network.
 deps:
 	@tests/install-deps.sh
 
 check: deps
 	$(MAKE) all
 	BUILD=$(BUILD) tests/run-tests.sh
+
+# The C unit tests alone: no containers, no root, no package installation.
+check-unit: $(UNIT_BIN) wrapper
+	BUILD=$(BUILD) FS_ASAN_SCOPE=unit tests/run-tests.sh
 
 # FS_ASAN_SCOPE=unit runs only the C unit tests (CI uses it after `check`).
 check-asan: deps
@@ -155,16 +188,38 @@ check-asan: deps
 # libFuzzer targets: tests/fuzz/fuzz_*.c, each linked with the library code.
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(FUZZ_SRC))
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -DFS_VERSION='"$(VERSION)"' $(INC_ALL) \
-	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+	-fsanitize=fuzzer $(FUZZ_SAN)
+# The project's sources are compiled once (instrumented, without libFuzzer's
+# main) into build-fuzz/libfuzz.a; each target is its own file linked to it.
+FUZZ_OBJ := $(patsubst %.c,build-fuzz/obj/%.o,$(LIB_SRC) $(HOOK_SRC) $(SIDECAR_SRC)) \
+	build-fuzz/obj/gen/profile.pb-c.o
+build-fuzz/obj/gen/profile.pb-c.o: $(BUILD)/gen/profile.pb-c.c
+	@mkdir -p $(dir $@)
+	clang -std=gnu11 -g -O1 -I$(BUILD)/gen -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c -o $@ $<
+build-fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	clang -std=gnu11 -g -O1 -D_GNU_SOURCE -DFS_VERSION='"$(VERSION)"' $(INC_ALL) \
+		-fsanitize=fuzzer-no-link $(FUZZ_SAN) -MMD -MP -c -o $@ $<
+$(FUZZ_OBJ): | $(BUILD)/gen/profile.pb-c.h
+build-fuzz/libfuzz.a: $(FUZZ_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
 fuzz: $(FUZZ_BIN)
-build-fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(HOOK_SRC) $(SIDECAR_SRC)
-	@mkdir -p build-fuzz
-	clang $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRC) $(HOOK_SRC) $(SIDECAR_SRC) $(LIBS)
+build-fuzz/%: tests/fuzz/%.c build-fuzz/libfuzz.a
+	clang $(FUZZ_CFLAGS) -o $@ $< build-fuzz/libfuzz.a $(LIBS)
+-include $(shell find build-fuzz/obj -name '*.d' 2>/dev/null)
+
+# Every fuzz target built and run for a short time, so none can rot: CI
+# runs this. FUZZ_SECONDS per target (a crash or leak fails the target).
+FUZZ_SECONDS ?= 20
+fuzz-smoke: fuzz
+	tests/fuzz/smoke.sh $(FUZZ_SECONDS) build-fuzz/fuzz_*
 
 # ---- install ---------------------------------------------------------------
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(BUNDLEDIR) $(DESTDIR)$(HOOKSDIR) \
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(BUNDLEDIR) $(DESTDIR)$(HOOKSDIR) $(DESTDIR)$(PRECREATE_HOOKSDIR) \
 		$(DESTDIR)$(SYSCONFDIR)/flamesidecar $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
 	install -m 0755 $(BUILD)/flamehook $(BUILD)/flamesidecar $(DESTDIR)$(BINDIR)/
 	if [ -f $(BUILD)/flamesidecar-runtime ]; then install -m 0755 $(BUILD)/flamesidecar-runtime $(DESTDIR)$(BINDIR)/; fi
@@ -172,6 +227,9 @@ install: all
 	for h in config/hooks.d/*.json.in; do \
 		sed 's|@BINDIR@|$(BINDIR)|g' "$$h" > $(DESTDIR)$(HOOKSDIR)/$$(basename "$$h" .in); \
 		chmod 0644 $(DESTDIR)$(HOOKSDIR)/$$(basename "$$h" .in); done
+	for h in config/hooks-precreate.d/*.json.in; do \
+		sed 's|@BINDIR@|$(BINDIR)|g' "$$h" > $(DESTDIR)$(PRECREATE_HOOKSDIR)/$$(basename "$$h" .in); \
+		chmod 0644 $(DESTDIR)$(PRECREATE_HOOKSDIR)/$$(basename "$$h" .in); done
 	[ -e $(DESTDIR)$(SYSCONFDIR)/flamesidecar/config.json ] || \
 		install -m 0644 config/config.json $(DESTDIR)$(SYSCONFDIR)/flamesidecar/config.json
 	for m in docs/man/*.1; do [ -f "$$m" ] && install -m 0644 "$$m" $(DESTDIR)$(MANDIR)/man1/; done; true
@@ -180,7 +238,9 @@ install: all
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/flamehook $(DESTDIR)$(BINDIR)/flamesidecar \
 		$(DESTDIR)$(BINDIR)/flamesidecar-runtime \
-		$(DESTDIR)$(BUNDLEDIR)/libflameagent.so $(DESTDIR)$(HOOKSDIR)/flamesidecar*.json
+		$(DESTDIR)$(BUNDLEDIR)/libflameagent.so $(DESTDIR)$(HOOKSDIR)/flamesidecar*.json \
+		$(DESTDIR)$(PRECREATE_HOOKSDIR)/flamesidecar*.json
+	-rmdir $(DESTDIR)$(PRECREATE_HOOKSDIR) $(DESTDIR)$(PREFIX)/share/flamesidecar 2>/dev/null
 	for m in docs/man/*.1; do rm -f $(DESTDIR)$(MANDIR)/man1/$$(basename "$$m"); done
 	for m in docs/man/*.5; do rm -f $(DESTDIR)$(MANDIR)/man5/$$(basename "$$m"); done
 	-rmdir $(DESTDIR)$(BUNDLEDIR) $(DESTDIR)$(LIBDIR)/flamesidecar 2>/dev/null
@@ -190,11 +250,13 @@ demo: deps
 	$(MAKE) all
 	tests/demo.sh
 
+FORMAT_SRC = $(wildcard lib/*.[ch] hook/*.[ch] sidecar/*.[ch] sidecar/*/*.[ch] wrapper/*.[ch] \
+	agent/*.[ch] tests/*/*.[ch] bench/*.[ch])
 format-check:
-	clang-format --dry-run --Werror lib/*.[ch] hook/*.[ch] sidecar/*.[ch] sidecar/*/*.[ch] wrapper/*.[ch] agent/*.[ch]
+	clang-format --dry-run --Werror $(FORMAT_SRC)
 
 clean:
 	rm -rf build build-asan build-fuzz
 
-.PHONY: all agent wrapper deps check check-asan fuzz install uninstall demo format-check clean
+.PHONY: all agent wrapper deps check check-unit check-asan fuzz fuzz-smoke install uninstall demo format-check clean
 .SECONDARY:

@@ -13,9 +13,10 @@ AGENT_SRC := agent/flameagent.c agent/agentmap.c lib/error.c
 AGENT_HDR := agent/agentmap.h agent/agentcompat.h lib/error.h
 AGENT_JNI_INC := -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux
 AGENT_CFLAGS := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -U_FORTIFY_SOURCE \
-	-fPIC -fvisibility=hidden -fstack-protector-strong -fno-plt \
+	-fPIC -fvisibility=hidden -fstack-protector-strong -fstack-clash-protection \
+	-fcf-protection -fno-plt \
 	-include agent/agentcompat.h -Ilib -Iagent $(AGENT_JNI_INC)
-AGENT_LDFLAGS := -shared -Wl,-z,relro,-z,now -Wl,-z,noexecstack -Wl,--no-undefined \
+AGENT_LDFLAGS := $(USER_LDFLAGS) $(HARDEN_LD) -shared -Wl,--no-undefined \
 	-Wl,--as-needed -Wl,-soname,libflameagent.so
 
 $(BUILD)/libflameagent.so: $(AGENT_SRC) $(AGENT_HDR) agent/agent.mk

@@ -347,11 +347,6 @@ static int file_stat(int fd, struct stat *st)
 	return (int)syscall(SYS_fstat, fd, st);
 }
 
-void agentmap_path(pid_t pid, char *out, size_t outlen)
-{
-	snprintf(out, outlen, "/tmp/perf-%d.map", (int)pid);
-}
-
 int agentmap_open(const char *dir, pid_t pid, bool truncate, struct fs_error *err)
 {
 	char path[256];

@@ -97,9 +97,6 @@ int agentmap_append_ranges(struct agentmap_buf *b, uint64_t start, uint64_t size
 			   const uint64_t *pcs, const char *const *names, size_t n,
 			   const char *root_name);
 
-/* "/tmp/perf-<pid>.map" into out. */
-void agentmap_path(pid_t pid, char *out, size_t outlen);
-
 /* Open the map of pid for appending: O_WRONLY|O_CREAT|O_APPEND|O_NOFOLLOW|
  * O_CLOEXEC, mode 0644. Refuses (-EPERM) anything but a regular file owned
  * by our euid with one link; truncates it when truncate is set. The dir

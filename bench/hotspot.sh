@@ -6,7 +6,7 @@
 # own compiler, in process through javax.tools) compiling the test workload
 # in a loop, in a runc container. Prints median wall times and the map
 # entries of each mode. Needs root, runc, openjdk-17 and a built tree (make).
-# Usage: bench/hotspot.sh [BUILD_DIR]
+# Usage: bench/hotspot.sh [BUILD_DIR]; another JDK: JAVA_HOME_17=/usr/lib/jvm/X bench/hotspot.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export FS_TOP=$PWD FS_BUILD=${1:-$PWD/build}

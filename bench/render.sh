@@ -25,37 +25,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 in="$dir/in.folded"
 
-perl -e '
-	my ($n, $seed) = @ARGV;
-	srand($seed);
-	my @pkg = map { "com/example/" . (qw(api core data io net svc util web))[$_ % 8] . "$_" } 0 .. 39;
-	my @names;
-	for my $i (0 .. 3999) {
-		my $p = $pkg[int(rand(@pkg))];
-		my $kind = rand();
-		push @names, $kind < 0.75 ? sprintf("%s/Class%d.method%d", $p, int(rand(300)), int(rand(40)))
-			: $kind < 0.85 ? sprintf("%s/Class%d.inl%d_[i]", $p, int(rand(300)), int(rand(40)))
-			: $kind < 0.95 ? sprintf("Native%d::call%d", int(rand(200)), int(rand(20)))
-			: sprintf("sys_func%d_[k]", int(rand(100)));
-	}
-	# each method calls 2-6 others
-	my @callees = map { [ map { int(rand(4000)) } 1 .. 2 + int(rand(5)) ] } 0 .. 3999;
-	my @roots = map { int(rand(4000)) } 1 .. 12;
-	my %seen;
-	while (keys %seen < $n) {
-		my $f = $roots[int(rand(@roots))];
-		my @s = ("java/lang/Thread.run", $names[$f]);
-		my $depth = 6 + int(rand(25));
-		for (3 .. $depth) {
-			my $c = $callees[$f];
-			$f = $c->[int(rand(@$c))];
-			push @s, $names[$f];
-		}
-		my $k = join(";", @s);
-		$seen{$k} = 1 + int(1000 / (1 + rand(999)));
-	}
-	print "$_ $seen{$_}\n" for sort keys %seen;
-' "$STACKS" "$SEED" >"$in"
+perl "$(dirname "$0")/render-corpus.pl" "$STACKS" "$SEED" >"$in"
 perl -e 'srand($ARGV[0]); my @l = <STDIN>; for (my $i = @l; --$i;) { my $j = int rand($i + 1); @l[$i, $j] = @l[$j, $i]; } print @l;' \
 	"$SEED" <"$in" >"$dir/shuf.folded"
 

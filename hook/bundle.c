@@ -30,6 +30,21 @@ static int bundle_map_id(yajl_val mappings, long long id, long long *host)
 	return -ERANGE;
 }
 
+/* The source of the bind mount on /etc/hostname (the engine's own file). */
+static void bundle_hostname_src(yajl_val root, struct hook_bundle *b)
+{
+	const char *k[] = {"mounts", NULL};
+	yajl_val mounts = YAJL_IS_OBJECT(root) ? yajl_tree_get(root, k, yajl_t_array) : NULL;
+	for (size_t i = 0; mounts && i < mounts->u.array.len; i++) {
+		yajl_val m = mounts->u.array.values[i];
+		const char *dst = json_get_string(m, "destination");
+		const char *src = json_get_string(m, "source");
+		if (dst && src && !strcmp(dst, "/etc/hostname") && src[0] == '/' &&
+		    strlen(src) < sizeof(b->hostname_src))
+			memcpy(b->hostname_src, src, strlen(src) + 1);
+	}
+}
+
 int hook_bundle_read(const char *bundle_dir, struct hook_bundle *b, struct fs_error *err)
 {
 	char path[PATH_MAX];
@@ -78,5 +93,6 @@ int hook_bundle_read(const char *bundle_dir, struct hook_bundle *b, struct fs_er
 				    path);
 	b->uid = (uid_t)hu;
 	b->gid = (gid_t)hg;
+	bundle_hostname_src(root, b);
 	return 0;
 }

@@ -17,22 +17,56 @@
 
 #include "cleanup.h"
 #include "hook.h"
+#include "logfile.h"
 #include "json.h"
 #include "proc.h"
-
-volatile pid_t hook_mount_child_pid;
 
 static void hook_alarm(int sig)
 {
 	static const char msg[] =
 	    "flamehook: deadline reached; giving up (container not affected)\n";
 	(void)sig;
-	if (hook_mount_child_pid > 0)
-		kill(hook_mount_child_pid, SIGKILL);
 	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
 		/* exiting anyway */
 	}
 	_exit(0);
+}
+
+/* --timing: how long each phase of the hook took, in one log line (for
+ * bench/hook.sh: where an opted-in start spends its time). */
+static struct {
+	int on;
+	struct timespec start, last;
+	char line[256];
+	size_t len;
+} hook_timing;
+
+static long hook_us_since(const struct timespec *t, const struct timespec *now)
+{
+	return (now->tv_sec - t->tv_sec) * 1000000L + (now->tv_nsec - t->tv_nsec) / 1000;
+}
+
+static void hook_mark(const char *phase)
+{
+	if (!hook_timing.on)
+		return;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (hook_timing.len < sizeof(hook_timing.line))
+		hook_timing.len += (size_t)snprintf(
+		    hook_timing.line + hook_timing.len, sizeof(hook_timing.line) - hook_timing.len,
+		    "%s %ld us, ", phase, hook_us_since(&hook_timing.last, &now));
+	hook_timing.last = now;
+}
+
+static void hook_timing_log(const char *stage, const char *id)
+{
+	if (!hook_timing.on)
+		return;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	hook_log(stage, id, "timing: %stotal %ld us", hook_timing.line,
+		 hook_us_since(&hook_timing.start, &now));
 }
 
 static void hook_usage(FILE *out)
@@ -42,29 +76,86 @@ static void hook_usage(FILE *out)
 		"OCI runtime hook of flamesidecar. The runtime passes the container state\n"
 		"JSON on stdin. STAGE is createRuntime or prestart (bind-mount the agent\n"
 		"bundle read-only and register the container), poststart (check the entry),\n"
-		"or poststop (remove the entry). Always exits 0 unless a writable mount\n"
+		"or poststop (remove the entry). STAGE precreate (Podman/CRI-O hooks.d)\n"
+		"reads the proposed OCI config on stdin instead and prints it, with\n"
+		"-XX:+PreserveFramePointer appended to JAVA_TOOL_OPTIONS for an opted-in\n"
+		"container, unchanged otherwise. Always exits 0 unless a writable mount\n"
 		"could not be removed.\n\n"
 		"Options:\n"
 		"  --config FILE  host configuration (default %s)\n"
+		"  --timing       log how long each phase took (for benchmarks)\n"
+		"  --opt-in       the container opted in (added by flamesidecar-runtime for\n"
+		"                 --opt-in runtimes and FLAMESIDECAR_ENABLE=1 containers)\n"
 		"  --version      print the version\n"
 		"  -h, --help     this text\n\n"
 		"Examples:\n"
 		"  flamehook createRuntime < state.json\n"
+		"  flamehook precreate < config.json > config.new.json\n"
 		"  hooks.d entry: {\"path\": \"/usr/bin/flamehook\", \"args\": [\"flamehook\", "
 		"\"prestart\"]}\n",
 		CONFIG_DEFAULT_PATH);
 }
 
-static int hook_opted_in(const struct fs_config *cfg, const struct hook_state *st)
+/* opt_in: the wrapper put --opt-in in our arguments (its own --opt-in, or
+ * FLAMESIDECAR_ENABLE=1 in the container's environment). "never" wins. */
+static int hook_opted_in(const struct fs_config *cfg, const struct hook_state *st, int opt_in)
 {
 	switch (cfg->enable) {
 	case CONFIG_ENABLE_ALWAYS: return 1;
 	case CONFIG_ENABLE_NEVER: return 0;
-	default: return st->enable;
+	default: return st->enable || opt_in;
 	}
 }
 
-static int hook_create(const struct fs_config *cfg, const struct hook_state *st, const char *stage)
+/* The names the engine gave, into the entry (annotations first, then the
+ * engine's state on disk). A failure costs the name, not the entry. */
+static void hook_entry_names(struct hook_state *st, const struct hook_bundle *b,
+			     struct registry_entry *e, const char *stage)
+{
+	struct fs_error err;
+	if (hook_names_from_engine_state(st->bundle, b->hostname_src, st, &err) < 0)
+		hook_warn(stage, st->id, "container name unknown: %s", err.msg);
+	snprintf(e->engine, sizeof(e->engine), "%s", st->engine);
+	snprintf(e->name, sizeof(e->name), "%s", st->name);
+	snprintf(e->pod, sizeof(e->pod), "%s", st->pod);
+	snprintf(e->pod_namespace, sizeof(e->pod_namespace), "%s", st->pod_namespace);
+	snprintf(e->container, sizeof(e->container), "%s", st->container);
+}
+
+/* The entry's facts about the container's init process (the caller has
+ * pinned it with a pidfd). -1 after a warning when it is not registrable. */
+static int hook_entry_process(const struct hook_state *st, struct registry_entry *e,
+			      const char *stage)
+{
+	struct fs_error err;
+	memset(e, 0, sizeof(*e));
+	snprintf(e->id, sizeof(e->id), "%s", st->id);
+	e->pid = st->pid;
+	struct proc_status ps;
+	uint64_t self_pid_ns, self_mnt_ns;
+	if (proc_start_time(st->pid, &e->start_time, &err) < 0 ||
+	    proc_status_read(st->pid, &ps, &err) < 0 ||
+	    proc_ns_inode(st->pid, "pid", &e->pid_ns, &err) < 0 ||
+	    proc_ns_inode(st->pid, "mnt", &e->mnt_ns, &err) < 0 ||
+	    proc_ns_inode(getpid(), "pid", &self_pid_ns, &err) < 0 ||
+	    proc_ns_inode(getpid(), "mnt", &self_mnt_ns, &err) < 0) {
+		hook_warn(stage, st->id, "not registered: %s", err.msg);
+		return -1;
+	}
+	/* A container has its own mount and pid namespaces; a state that
+	 * points at a host process would have us mount on the host. */
+	if (e->mnt_ns == self_mnt_ns || e->pid_ns == self_pid_ns) {
+		hook_warn(
+		    stage, st->id,
+		    "refusing: pid %d shares the hook's %s namespace (not a container process)",
+		    (int)st->pid, e->mnt_ns == self_mnt_ns ? "mount" : "pid");
+		return -1;
+	}
+	e->ns_pid = proc_status_ns_pid(&ps);
+	return 0;
+}
+
+static int hook_create(const struct fs_config *cfg, struct hook_state *st, const char *stage)
 {
 	struct fs_error err;
 	char regdir[PATH_MAX];
@@ -78,38 +169,25 @@ static int hook_create(const struct fs_config *cfg, const struct hook_state *st,
 		hook_warn(stage, st->id, "refusing: state has no bundle path");
 		return 0;
 	}
+	if (st->sandbox) {
+		/* The pod's "pause" process: nothing to profile, and a pod
+		 * annotation reaches it like every container of the pod. */
+		hook_log(stage, st->id, "pod sandbox %s/%s: not registered", st->pod_namespace,
+			 st->pod);
+		return 0;
+	}
 	/* Pin the process first, then read its facts: they are then its. */
+	hook_mark("config+state");
 	cleanup_close int pidfd = proc_pidfd_open_checked(st->pid, 0, &err);
 	if (pidfd < 0) {
 		hook_warn(stage, st->id, "not registered: %s", err.msg);
 		return 0;
 	}
 	struct registry_entry e;
-	memset(&e, 0, sizeof(e));
-	snprintf(e.id, sizeof(e.id), "%s", st->id);
-	e.pid = st->pid;
-	struct proc_status ps;
-	uint64_t self_pid_ns, self_mnt_ns;
-	if (proc_start_time(st->pid, &e.start_time, &err) < 0 ||
-	    proc_status_read(st->pid, &ps, &err) < 0 ||
-	    proc_ns_inode(st->pid, "pid", &e.pid_ns, &err) < 0 ||
-	    proc_ns_inode(st->pid, "mnt", &e.mnt_ns, &err) < 0 ||
-	    proc_ns_inode(getpid(), "pid", &self_pid_ns, &err) < 0 ||
-	    proc_ns_inode(getpid(), "mnt", &self_mnt_ns, &err) < 0) {
-		hook_warn(stage, st->id, "not registered: %s", err.msg);
+	if (hook_entry_process(st, &e, stage) < 0)
 		return 0;
-	}
-	/* A container has its own mount and pid namespaces; a state that
-	 * points at a host process would have us mount on the host. */
-	if (e.mnt_ns == self_mnt_ns || e.pid_ns == self_pid_ns) {
-		hook_warn(
-		    stage, st->id,
-		    "refusing: pid %d shares the hook's %s namespace (not a container process)",
-		    (int)st->pid, e.mnt_ns == self_mnt_ns ? "mount" : "pid");
-		return 0;
-	}
-	e.ns_pid = proc_status_ns_pid(&ps);
 
+	hook_mark("proc");
 	struct hook_bundle b;
 	if (hook_bundle_read(st->bundle, &b, &err) < 0) {
 		hook_warn(stage, st->id, "not registered: %s", err.msg);
@@ -124,13 +202,23 @@ static int hook_create(const struct fs_config *cfg, const struct hook_state *st,
 	snprintf(e.delay, sizeof(e.delay), "%s", st->delay);
 	snprintf(e.frequency, sizeof(e.frequency), "%s", st->frequency);
 	e.created = (int64_t)time(NULL);
+	hook_mark("bundle");
+	hook_entry_names(st, &b, &e, stage);
+	hook_mark("names");
 
+	/* Opened before the mount: that moves the hook into the container's
+	 * mount namespace, where no path of ours may be looked up again. */
+	cleanup_close int regfd = registry_dir_open(regdir, &err);
+	if (regfd < 0) {
+		hook_warn(stage, st->id, "not registered: %s", err.msg);
+		return 0;
+	}
 	struct stat sb;
 	if (stat(cfg->bundle_dir, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
 		hook_warn(stage, st->id, "agent bundle %s is missing; registering without a mount",
 			  cfg->bundle_dir);
 	} else {
-		int r = hook_mount_bundle(cfg, pidfd, b.rootfs, cfg->hook_timeout_ms / 2, &err);
+		int r = hook_mount_bundle(cfg, pidfd, b.rootfs, &err);
 		if (r == -ENOTRECOVERABLE) {
 			hook_warn(stage, st->id, "FATAL: %s", err.msg);
 			return 1;
@@ -140,13 +228,17 @@ static int hook_create(const struct fs_config *cfg, const struct hook_state *st,
 		else
 			snprintf(e.mount_point, sizeof(e.mount_point), "%s", cfg->mount_point);
 	}
-	if (registry_write(regdir, &e, &err) < 0) {
+	hook_mark("mount");
+	if (registry_write_at(regfd, regdir, &e, &err) < 0) {
 		hook_warn(stage, st->id, "not registered: %s", err.msg);
 		return 0;
 	}
-	hook_log(stage, st->id, "registered pid %d (ns pid %d, uid %u)%s%s", (int)e.pid,
+	hook_log(stage, st->id, "registered pid %d (ns pid %d, uid %u)%s%s%s%s%s%s%s%s", (int)e.pid,
 		 (int)e.ns_pid, (unsigned)e.uid, e.mount_point[0] ? ", bundle at " : ", no bundle",
-		 e.mount_point);
+		 e.mount_point, e.name[0] ? ", name " : "", e.name, e.pod[0] ? ", pod " : "",
+		 e.pod_namespace, e.pod[0] ? "/" : "", e.pod);
+	hook_mark("registry+log");
+	hook_timing_log(stage, st->id);
 	return 0;
 }
 
@@ -189,19 +281,22 @@ static int hook_poststop(const struct fs_config *cfg, const struct hook_state *s
 int hook_main(int argc, char **argv, int stdin_fd)
 {
 	static const struct option opts[] = {
-	    {"config", required_argument, NULL, 'c'},
-	    {"help", no_argument, NULL, 'h'},
-	    {"version", no_argument, NULL, 'V'},
-	    {NULL, 0, NULL, 0},
+	    {"config", required_argument, NULL, 'c'}, {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},      {"opt-in", no_argument, NULL, 'o'},
+	    {"timing", no_argument, NULL, 't'},	      {NULL, 0, NULL, 0},
 	};
 	const char *config_path = NULL;
-	int c;
+	int c, opt_in = 0;
 	/* A hard bound before anything else; tightened once the config is read. */
 	signal(SIGALRM, hook_alarm);
 	alarm(5);
+	clock_gettime(CLOCK_MONOTONIC, &hook_timing.start);
+	hook_timing.last = hook_timing.start;
 	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': config_path = optarg; break;
+		case 'o': opt_in = 1; break;
+		case 't': hook_timing.on = 1; break;
 		case 'h': hook_usage(stdout); return 0;
 		case 'V': printf("flamehook %s\n", FS_VERSION); return 0;
 		default: hook_usage(stderr); return 0;
@@ -212,8 +307,10 @@ int hook_main(int argc, char **argv, int stdin_fd)
 		return 0;
 	}
 	const char *stage = argv[optind];
+	if (!strcmp(stage, "precreate"))
+		return hook_precreate(config_path, stdin_fd);
 	char estage[64];
-	hook_log_escape(stage, estage, sizeof(estage));
+	logfile_escape(stage, estage, sizeof(estage), 0);
 	enum hook_stage st_kind;
 	if (hook_stage_parse(stage, &st_kind) < 0) {
 		hook_warn(estage, NULL, "unknown stage; nothing done");
@@ -245,7 +342,10 @@ int hook_main(int argc, char **argv, int stdin_fd)
 		hook_warn(stage, NULL, "state rejected, nothing done: %s", err.msg);
 		return 0;
 	}
-	if (!hook_opted_in(&cfg, &st))
+	if (!hook_opted_in(&cfg, &st, opt_in))
+		return 0;
+	/* A pod sandbox is never registered (hook_create says so once). */
+	if (st.sandbox && st_kind != HOOK_STAGE_CREATE)
 		return 0;
 	hook_log_open(&cfg);
 	switch (st_kind) {

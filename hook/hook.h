@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "error.h"
+#include "json.h"
 #include "registry.h"
 
 #define HOOK_STATE_MAX	       (1024 * 1024) /* bytes of state JSON we read */
@@ -17,6 +18,9 @@
 #define ANNOTATION_PROFILE   "flamesidecar.io/profile"
 #define ANNOTATION_DELAY     "flamesidecar.io/delay"
 #define ANNOTATION_FREQUENCY "flamesidecar.io/frequency"
+/* Set by the wrapper (flamesidecar-runtime --opt-in, FLAMESIDECAR_ENABLE=1
+ * in the container's environment): the hook's argv says opted in. */
+#define HOOK_OPT_IN_ARG "--opt-in"
 
 enum hook_stage {
 	HOOK_STAGE_CREATE = 0, /* createRuntime and prestart: the same work */
@@ -34,6 +38,14 @@ struct hook_state {
 	char profile[REGISTRY_ANNOTATION_MAX];
 	char delay[REGISTRY_ANNOTATION_MAX];
 	char frequency[REGISTRY_ANNOTATION_MAX];
+	/* Names from the engine's annotations (names.c), "" when absent or
+	 * not a valid name. */
+	char engine[REGISTRY_ENGINE_MAX + 1];
+	char name[REGISTRY_NAME_MAX + 1];
+	char pod[REGISTRY_NAME_MAX + 1];
+	char pod_namespace[REGISTRY_NAME_MAX + 1];
+	char container[REGISTRY_NAME_MAX + 1];
+	int sandbox; /* a Kubernetes pod sandbox ("pause") container */
 };
 
 /* From the bundle's config.json. */
@@ -41,6 +53,9 @@ struct hook_bundle {
 	char rootfs[PATH_MAX]; /* absolute */
 	uid_t uid;	       /* process.user, mapped to the host view */
 	gid_t gid;
+	/* The source of the mount on /etc/hostname, "" if none: Docker and
+	 * Podman keep it in their per-container state directory. */
+	char hostname_src[PATH_MAX];
 };
 
 /* state.c: parse and validate. The id is validated for use as a file
@@ -49,6 +64,21 @@ struct hook_bundle {
 int hook_state_parse(const char *buf, size_t len, struct hook_state *st, struct fs_error *err);
 int hook_stage_parse(const char *s, enum hook_stage *stage);
 
+/* names.c: the names an engine gave the container, from the state's
+ * annotations (Kubernetes through containerd's CRI or CRI-O, nerdctl,
+ * Podman). Names that are not valid registry names are dropped. */
+void hook_names_from_annotations(yajl_val annotations, struct hook_state *st);
+
+/* names.c: the name an engine keeps in its own state on disk, found from
+ * the paths it gave the runtime: Docker's config.v2.json beside the
+ * /etc/hostname it mounts (<data-root>/containers/<id>/), Podman's
+ * c/storage containers.json above the bundle (<graphroot>/<driver>-
+ * containers/<id>/userdata). Fills st's engine and name when a record of
+ * this very id is found; 0 (also when there is none), or -errno with a
+ * reason (nothing filled). Regular files only, no symlinks, bounded. */
+int hook_names_from_engine_state(const char *bundle, const char *hostname_src,
+				 struct hook_state *st, struct fs_error *err);
+
 /* bundle.c */
 int hook_bundle_read(const char *bundle_dir, struct hook_bundle *b, struct fs_error *err);
 /* Map an id through an OCI idMappings array text form (exposed for tests). */
@@ -56,11 +86,14 @@ int hook_bundle_read(const char *bundle_dir, struct hook_bundle *b, struct fs_er
 /* mount.c: bind-mount cfg->bundle_dir read-only, nosuid, nodev at
  * cfg->mount_point inside the rootfs, in the mount namespace of the process
  * behind pidfd. Refuses symlinks, non-directories and escapes. A mount that
- * cannot be made read-only is detached; -EROFS... see mount.c. Returns 0,
- * -errno (refused/failed, nothing left mounted), or -ENOTRECOVERABLE when a
- * writable mount could not be detached (the hook must fail). */
+ * cannot be made read-only is detached. Returns 0, -errno (refused/failed,
+ * nothing left mounted), or -ENOTRECOVERABLE when a writable mount could
+ * not be detached (the hook must fail).
+ * The calling process joins the container's mount namespace and stays
+ * there (once it got that far, whatever the result): open everything needed
+ * by path before, and use only fds after. The hook's alarm bounds it. */
 int hook_mount_bundle(const struct fs_config *cfg, int pidfd, const char *rootfs,
-		      unsigned timeout_ms, struct fs_error *err);
+		      struct fs_error *err);
 
 /* mount.c helper, exposed for tests: open (creating missing directories)
  * path under root_fd without following any symlink. */
@@ -73,14 +106,11 @@ void hook_log(const char *stage, const char *id, const char *fmt, ...)
 /* Like hook_log, and also to stderr (for refusals and failures). */
 void hook_warn(const char *stage, const char *id, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Escape s into dst (non-printable and non-ASCII bytes as \xNN). */
-void hook_log_escape(const char *s, char *dst, size_t len);
 
 /* trigger.c: annotation-triggered profiling. */
 struct trigger_plan {
 	unsigned duration_s, delay_s, frequency;
 };
-int trigger_parse_duration(const char *s, unsigned long long *ms);
 /* Validate and cap the entry's profile annotations against the config;
  * note says what was capped. -EINVAL/-EPERM with a reason when refused. */
 int trigger_plan(const struct fs_config *cfg, const struct registry_entry *e,
@@ -88,6 +118,16 @@ int trigger_plan(const struct fs_config *cfg, const struct registry_entry *e,
 /* Start the detached profiler if e asks for it; returns at once. */
 int hook_trigger(const struct fs_config *cfg, const char *config_path,
 		 const struct registry_entry *e, const char *stage);
+
+/* precreate.c: the config filter stage (Podman/CRI-O hooks.d "precreate").
+ * hook_precreate_filter decides on a config text: 1 with *out the new
+ * config (malloc'd), 0 to keep it (not opted in, nothing to add), -errno
+ * to keep it because of a problem; note says what was done or why not.
+ * hook_precreate reads the config from in_fd and always prints a config
+ * on stdout; it returns the exit status (always 0). */
+int hook_precreate_filter(const struct fs_config *cfg, const char *in, size_t len, char **out,
+			  size_t *out_len, char *note, size_t note_len);
+int hook_precreate(const char *config_path, int in_fd);
 
 /* hook.c: the whole hook; always returns the exit status. */
 int hook_main(int argc, char **argv, int stdin_fd);

@@ -2,32 +2,28 @@
  *
  * The tree is cloned with open_tree(OPEN_TREE_CLONE) in the hook's (host)
  * mount namespace and made read-only, nosuid, nodev with mount_setattr
- * before it is attached anywhere, so it is never visible writable. A
- * forked child then joins the container's mount namespace (setns on the
- * container's pidfd), opens the mount point under the rootfs component by
+ * before it is attached anywhere, so it is never visible writable. The
+ * hook then joins the container's mount namespace itself (setns on the
+ * container's pidfd; no fork, see hook_mount_bundle), opens the mount
+ * point under the rootfs component by
  * component without following any symlink (openat2 RESOLVE_BENEATH |
  * RESOLVE_NO_SYMLINKS), creating missing directories, and attaches the
  * tree with move_mount onto that verified fd. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
-#include <poll.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/mount.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cleanup.h"
 #include "hook.h"
-
-extern volatile pid_t hook_mount_child_pid;
+#include "timeutil.h"
 
 #ifndef OPEN_TREE_CLONE
 #define OPEN_TREE_CLONE 1
@@ -143,92 +139,47 @@ int hook_open_mount_point(int root_fd, const char *path, struct fs_error *err)
 	return steal_fd(&cur);
 }
 
-/* Child status on the pipe: one byte ('0' ok, 'E' refused/failed, 'F' a
- * writable mount could not be removed) then a message. */
-static void mount_child_reply(int fd, char code, const char *msg)
+/* In the container's mount namespace: open the mount point under the
+ * rootfs without following symlinks, attach the tree there, and check what
+ * is now on top of it. */
+static int mount_attach(const struct fs_config *cfg, int tree_fd, const char *rootfs,
+			struct fs_error *err)
 {
-	char buf[FS_ERROR_MSG_MAX + 2];
-	int n = snprintf(buf, sizeof(buf), "%c%s", code, msg);
-	if (n > (int)sizeof(buf) - 1)
-		n = (int)sizeof(buf) - 1;
-	if (write(fd, buf, (size_t)n) < 0) {
-		/* nothing more we can do */
-	}
-}
-
-static int mount_child(const struct fs_config *cfg, int pidfd, int tree_fd, const char *rootfs,
-		       int out)
-{
-	struct fs_error err;
-	fs_error_clear(&err);
-	if (setns(pidfd, CLONE_NEWNS) < 0) {
-		fs_error_set(&err, errno, "joining the container's mount namespace");
-		mount_child_reply(out, 'E', err.msg);
-		return 1;
-	}
 	/* The rootfs path is the runtime's (host) path; before pivot_root it
 	 * names the container's root in its own mount namespace. */
 	cleanup_close int root_fd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (root_fd < 0) {
-		fs_error_set(&err, errno, "opening rootfs %s in the container's mount namespace",
-			     rootfs);
-		mount_child_reply(out, 'E', err.msg);
-		return 1;
-	}
-	cleanup_close int target = hook_open_mount_point(root_fd, cfg->mount_point, &err);
-	if (target < 0) {
-		mount_child_reply(out, 'E', err.msg);
-		return 1;
-	}
+	if (root_fd < 0)
+		return fs_error_set(err, errno,
+				    "opening rootfs %s in the container's mount namespace", rootfs);
+	cleanup_close int target = hook_open_mount_point(root_fd, cfg->mount_point, err);
+	if (target < 0)
+		return target;
 	if (sys_move_mount(tree_fd, "", target, "",
-			   MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
-		fs_error_set(&err, errno, "move_mount onto %s", cfg->mount_point);
-		mount_child_reply(out, 'E', err.msg);
-		return 1;
-	}
-	/* Verify what is now on top of the mount point. */
+			   MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return fs_error_set(err, errno, "move_mount onto %s", cfg->mount_point);
 	cleanup_close int check = sys_openat2(
 	    root_fd, cfg->mount_point + 1, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
 	    RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 	struct statvfs sv;
 	const unsigned long want = ST_RDONLY | ST_NOSUID | ST_NODEV;
-	if (check >= 0 && fstatvfs(check, &sv) == 0 && (sv.f_flag & want) == want) {
-		mount_child_reply(out, '0', "mounted");
+	if (check >= 0 && fstatvfs(check, &sv) == 0 && (sv.f_flag & want) == want)
 		return 0;
-	}
 	/* Not read-only: take it away again. */
 	char proc_path[64];
 	snprintf(proc_path, sizeof(proc_path), "/proc/self/fd/%d", check >= 0 ? check : target);
 	if (umount2(proc_path, MNT_DETACH) < 0) {
-		fs_error_set(&err, errno,
+		fs_error_set(err, errno,
 			     "the mount at %s is not read-only and could not be detached",
 			     cfg->mount_point);
-		mount_child_reply(out, 'F', err.msg);
-		return 2;
+		err->code = ENOTRECOVERABLE;
+		return -ENOTRECOVERABLE;
 	}
-	mount_child_reply(out, 'E', "the mount was not read-only; detached it");
-	return 1;
-}
-
-static long mount_ms_left(const struct timespec *deadline)
-{
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (deadline->tv_sec - now.tv_sec) * 1000 + (deadline->tv_nsec - now.tv_nsec) / 1000000;
+	return fs_error_set(err, EPERM, "the mount was not read-only; detached it");
 }
 
 int hook_mount_bundle(const struct fs_config *cfg, int pidfd, const char *rootfs,
-		      unsigned timeout_ms, struct fs_error *err)
+		      struct fs_error *err)
 {
-	struct timespec deadline;
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += timeout_ms / 1000;
-	deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (deadline.tv_nsec >= 1000000000) {
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000;
-	}
-
 	cleanup_close int tree =
 	    sys_open_tree(AT_FDCWD, cfg->bundle_dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 	if (tree < 0)
@@ -238,68 +189,15 @@ int hook_mount_bundle(const struct fs_config *cfg, int pidfd, const char *rootfs
 	};
 	if (sys_mount_setattr(tree, "", AT_EMPTY_PATH, &attr) < 0)
 		return fs_error_set(err, errno, "making the bundle mount read-only");
-
-	int pfd[2];
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return fs_error_set(err, errno, "pipe");
-	cleanup_close int rd = pfd[0];
-	cleanup_close int wr = pfd[1];
-	pid_t child = fork();
-	if (child < 0)
-		return fs_error_set(err, errno, "fork");
-	hook_mount_child_pid = child;
-	if (child == 0) {
-		close(rd);
-		_exit(mount_child(cfg, pidfd, tree, rootfs, wr));
+	/* No fork: the hook is single-threaded and does nothing by path after
+	 * this (its log, its registry directory and everything it read are
+	 * open or done already), so it can join the namespace itself. */
+	if (setns(pidfd, CLONE_NEWNS) < 0)
+		return fs_error_set(err, errno, "joining the container's mount namespace");
+	int r = mount_attach(cfg, tree, rootfs, err);
+	if (r < 0 && r != -ENOTRECOVERABLE) {
+		err->code = EPERM;
+		return -EPERM;
 	}
-	close(wr);
-	wr = -1;
-
-	char buf[FS_ERROR_MSG_MAX + 2];
-	size_t n = 0;
-	int timed_out = 0;
-	for (;;) {
-		long left = mount_ms_left(&deadline);
-		if (left <= 0) {
-			timed_out = 1;
-			break;
-		}
-		struct pollfd p = {.fd = rd, .events = POLLIN};
-		int pr = poll(&p, 1, (int)left);
-		if (pr < 0 && errno == EINTR)
-			continue;
-		if (pr <= 0) {
-			timed_out = pr == 0;
-			break;
-		}
-		ssize_t r = read(rd, buf + n, sizeof(buf) - 1 - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-		if (n >= sizeof(buf) - 1)
-			break;
-	}
-	buf[n] = '\0';
-	if (timed_out)
-		kill(child, SIGKILL);
-	int status;
-	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-		;
-	hook_mount_child_pid = 0;
-	if (timed_out)
-		return fs_error_set(err, ETIMEDOUT, "mounting the bundle took longer than %u ms",
-				    timeout_ms);
-	if (n == 0)
-		return fs_error_set(err, EIO, "mount helper died without a reply");
-	if (buf[0] == '0')
-		return 0;
-	fs_error_set(err, 0, "%s", buf + 1);
-	if (buf[0] == 'F') {
-		err->code = ENOTRECOVERABLE;
-		return -ENOTRECOVERABLE;
-	}
-	err->code = EPERM;
-	return -EPERM;
+	return r;
 }

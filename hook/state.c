@@ -5,6 +5,7 @@
 
 #include "cleanup.h"
 #include "hook.h"
+#include "logfile.h"
 #include "json.h"
 
 int hook_stage_parse(const char *s, enum hook_stage *stage)
@@ -51,7 +52,7 @@ int hook_state_parse(const char *buf, size_t len, struct hook_state *st, struct 
 		return fs_error_set(err, EINVAL, "state: no \"id\"");
 	if (registry_validate_id(id, err) < 0) {
 		char esc[96];
-		hook_log_escape(id, esc, sizeof(esc));
+		logfile_escape(id, esc, sizeof(esc), 0);
 		return fs_error_wrap(err, "state: id \"%s\"", esc);
 	}
 	memcpy(st->id, id, strlen(id) + 1);
@@ -85,5 +86,6 @@ int hook_state_parse(const char *buf, size_t len, struct hook_state *st, struct 
 	    (r = state_annotation(ann, ANNOTATION_FREQUENCY, st->frequency, sizeof(st->frequency),
 				  err)))
 		return fs_error_wrap(err, "state");
+	hook_names_from_annotations(ann, st);
 	return 0;
 }

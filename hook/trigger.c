@@ -13,7 +13,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,38 +23,11 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "fileio.h"
 #include "hook.h"
-#include "json.h"
+#include "marker.h"
 #include "proc.h"
-
-/* "30", "30s", "1500ms", "2m", "1h" -> milliseconds. Digits and a unit,
- * nothing else (so no path or option can pass). */
-int trigger_parse_duration(const char *s, unsigned long long *ms)
-{
-	unsigned long long v = 0;
-	size_t i = 0;
-	if (!s[0])
-		return -EINVAL;
-	for (; s[i] >= '0' && s[i] <= '9'; i++) {
-		if (i >= 9)
-			return -ERANGE;
-		v = v * 10 + (unsigned)(s[i] - '0');
-	}
-	if (i == 0)
-		return -EINVAL;
-	const char *u = s + i;
-	if (!*u || !strcmp(u, "s"))
-		*ms = v * 1000;
-	else if (!strcmp(u, "ms"))
-		*ms = v;
-	else if (!strcmp(u, "m"))
-		*ms = v * 60000;
-	else if (!strcmp(u, "h"))
-		*ms = v * 3600000;
-	else
-		return -EINVAL;
-	return 0;
-}
+#include "timeutil.h"
 
 int trigger_plan(const struct fs_config *cfg, const struct registry_entry *e,
 		 struct trigger_plan *p, char *note, size_t note_len, struct fs_error *err)
@@ -66,7 +38,7 @@ int trigger_plan(const struct fs_config *cfg, const struct registry_entry *e,
 	if (cfg->max_concurrent_profiles == 0)
 		return fs_error_set(
 		    err, EPERM, "triggered profiling is disabled (max_concurrent_profiles is 0)");
-	if (trigger_parse_duration(e->profile, &ms) < 0 || ms < 1000)
+	if (timeutil_parse_duration_ms(e->profile, &ms) < 0 || ms < 1000)
 		return fs_error_set(
 		    err, EINVAL,
 		    "flamesidecar.io/profile must be a duration like 30s, 2m or 1h of at least 1s");
@@ -78,7 +50,7 @@ int trigger_plan(const struct fs_config *cfg, const struct registry_entry *e,
 	}
 	p->delay_s = cfg->default_delay_seconds;
 	if (e->delay[0]) {
-		if (trigger_parse_duration(e->delay, &ms) < 0)
+		if (timeutil_parse_duration_ms(e->delay, &ms) < 0)
 			return fs_error_set(err, EINVAL,
 					    "flamesidecar.io/delay must be a duration like 10s");
 		p->delay_s = (unsigned)((ms + 999) / 1000);
@@ -114,74 +86,36 @@ int trigger_plan(const struct fs_config *cfg, const struct registry_entry *e,
 static unsigned trigger_running(const char *dir)
 {
 	unsigned n = 0;
-	DIR *d = opendir(dir);
+	cleanup_closedir DIR *d = opendir(dir);
 	if (!d)
 		return 0;
 	struct dirent *de;
 	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		char path[PATH_MAX];
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		cleanup_close int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		cleanup_free char *buf = NULL;
-		size_t len;
-		yajl_val v = NULL;
-		long long pid, st;
-		if (fd >= 0 && json_read_fd(fd, 4096, &buf, &len, NULL) == 0 &&
-		    json_parse(buf, len, 4, &v, NULL) == 0 && json_get_int(v, "pid", &pid) == 0 &&
-		    json_get_int(v, "start_time", &st) == 0 && proc_alive((pid_t)pid, (uint64_t)st))
+		struct marker m;
+		if (de->d_name[0] != '.' && marker_read_at(dirfd(d), de->d_name, &m) == 0 &&
+		    marker_alive(&m))
 			n++;
-		if (v)
-			yajl_tree_free(v);
 	}
-	closedir(d);
 	return n;
 }
 
-static int trigger_mkdirs(const char *dir, mode_t mode)
-{
-	char p[PATH_MAX];
-	snprintf(p, sizeof(p), "%s", dir);
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*s = '/';
-	}
-	if (mkdir(p, mode) < 0 && errno != EEXIST)
-		return -errno;
-	struct stat sb;
-	if (lstat(p, &sb) < 0 || !S_ISDIR(sb.st_mode))
-		return -ENOTDIR;
-	return 0;
-}
-
-/* <run_dir>/profiling/<id>.json: who is profiling what, for `list` and
- * for the concurrency cap. Written by the monitor about itself. */
+/* <run_dir>/profiling/<id>.json (lib/marker.h): who is profiling what,
+ * for `list` and for the concurrency cap. Written by the monitor about
+ * itself. */
 static void trigger_write_marker(const char *marker, const struct registry_entry *e,
 				 const struct trigger_plan *p, const char *svg)
 {
-	uint64_t st = 0;
-	proc_start_time(getpid(), &st, NULL);
-	int fd = open(marker, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return;
-	FILE *f = fdopen(fd, "w");
-	if (!f) {
-		close(fd);
-		return;
+	struct marker m = {.pid = getpid(),
+			   .started = time(NULL),
+			   .delay = p->delay_s,
+			   .duration = p->duration_s,
+			   .frequency = p->frequency};
+	snprintf(m.id, sizeof(m.id), "%s", e->id);
+	snprintf(m.output, sizeof(m.output), "%s", svg);
+	proc_start_time(m.pid, &m.start_time, NULL);
+	if (marker_write(marker, &m) < 0) {
+		/* best effort: without it the profile runs but is not listed */
 	}
-	fprintf(f,
-		"{\"id\":\"%s\",\"pid\":%d,\"start_time\":%" PRIu64 ",\"started\":%lld,"
-		"\"delay\":%u,\"duration\":%u,\"frequency\":%u,\"output\":",
-		e->id, (int)getpid(), st, (long long)time(NULL), p->delay_s, p->duration_s,
-		p->frequency);
-	json_write_string(f, svg);
-	fputs("}\n", f);
-	fclose(f);
 }
 
 /* The monitor: runs in the grandchild, detached. Never returns. */
@@ -189,9 +123,11 @@ static void trigger_monitor(const struct fs_config *cfg, const char *config_path
 			    const struct registry_entry *e, const struct trigger_plan *p,
 			    const char *marker, const char *base)
 {
-	char svg[PATH_MAX + 8], folded[PATH_MAX + 8], logp[PATH_MAX + 8], dur[32], freq[32];
+	char svg[PATH_MAX + 8], folded[PATH_MAX + 8], pprof[PATH_MAX + 8], logp[PATH_MAX + 8];
+	char dur[32], freq[32];
 	snprintf(svg, sizeof(svg), "%s.svg", base);
 	snprintf(folded, sizeof(folded), "%s.folded", base);
+	snprintf(pprof, sizeof(pprof), "%s.pb.gz", base);
 	snprintf(logp, sizeof(logp), "%s.log", base);
 	snprintf(dur, sizeof(dur), "%us", p->duration_s);
 	snprintf(freq, sizeof(freq), "%u", p->frequency);
@@ -225,6 +161,8 @@ static void trigger_monitor(const struct fs_config *cfg, const char *config_path
 		argv[a++] = svg;
 		argv[a++] = "--folded";
 		argv[a++] = folded;
+		argv[a++] = "--pprof";
+		argv[a++] = pprof;
 		argv[a++] = "--quiet";
 		argv[a] = NULL;
 		char *const envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL};
@@ -261,8 +199,8 @@ int hook_trigger(const struct fs_config *cfg, const char *config_path,
 		hook_warn(stage, e->id, "profile trigger: %s", note);
 	char markdir[PATH_MAX], marker[PATH_MAX + 140], outdir[PATH_MAX + 140],
 	    base[PATH_MAX + 180];
-	snprintf(markdir, sizeof(markdir), "%s/profiling", cfg->run_dir);
-	if (trigger_mkdirs(markdir, 0700) < 0) {
+	snprintf(markdir, sizeof(markdir), "%s/" MARKER_DIR, cfg->run_dir);
+	if (fileio_mkdir_p(markdir, 0755, 0700) < 0) {
 		hook_warn(stage, e->id, "profile trigger refused: cannot create %s", markdir);
 		return 0;
 	}
@@ -275,7 +213,7 @@ int hook_trigger(const struct fs_config *cfg, const char *config_path,
 		return 0;
 	}
 	snprintf(outdir, sizeof(outdir), "%s/%s", cfg->profile_dir, e->id);
-	if (trigger_mkdirs(outdir, 0700) < 0) {
+	if (fileio_mkdir_p(outdir, 0755, 0700) < 0) {
 		hook_warn(stage, e->id, "profile trigger refused: cannot create %s", outdir);
 		return 0;
 	}

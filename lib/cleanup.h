@@ -3,12 +3,16 @@
  *   cleanup_free char *s = strdup(x);     freed at scope exit
  *   cleanup_close int fd = open(...);     closed at scope exit (if >= 0)
  *   cleanup_fclose FILE *f = fopen(...);  fclosed at scope exit
+ *   cleanup_closedir DIR *d = opendir(.); closedir'd at scope exit
+ * (yajl_val: cleanup_json in json.h; cap_t and scmp_filter_ctx: in
+ * sidecar/jvm/sandbox.c, the only user of libcap and libseccomp)
  *   return steal_pointer(&s);             hand ownership on (s becomes NULL)
  *   return steal_fd(&fd);                 hand an fd on (fd becomes -1)
  */
 #ifndef FS_CLEANUP_H
 #define FS_CLEANUP_H
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -34,9 +38,16 @@ static inline void fs_fclosep(FILE **f)
 		fclose(*f);
 }
 
-#define cleanup_free   __attribute__((cleanup(fs_freep)))
-#define cleanup_close  __attribute__((cleanup(fs_closep)))
-#define cleanup_fclose __attribute__((cleanup(fs_fclosep)))
+static inline void fs_closedirp(DIR **d)
+{
+	if (*d)
+		closedir(*d);
+}
+
+#define cleanup_free	 __attribute__((cleanup(fs_freep)))
+#define cleanup_close	 __attribute__((cleanup(fs_closep)))
+#define cleanup_fclose	 __attribute__((cleanup(fs_fclosep)))
+#define cleanup_closedir __attribute__((cleanup(fs_closedirp)))
 
 static inline void *fs_steal_pointer(void *pp)
 {

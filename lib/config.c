@@ -26,6 +26,7 @@ void config_defaults(struct fs_config *cfg)
 	cfg->max_frequency = 999;
 	cfg->default_delay_seconds = 0;
 	cfg->max_concurrent_profiles = 4;
+	cfg->preserve_frame_pointer = 1;
 }
 
 void config_registry_dir(const struct fs_config *cfg, char *buf, size_t len)
@@ -92,6 +93,17 @@ static int config_uint(yajl_val root, const char *key, unsigned *dst, unsigned l
 	return 0;
 }
 
+static int config_bool(yajl_val root, const char *key, int *dst, struct fs_error *err)
+{
+	yajl_val v = yajl_tree_get(root, (const char *[]){key, NULL}, yajl_t_any);
+	if (!v)
+		return 0;
+	if (!YAJL_IS_TRUE(v) && !YAJL_IS_FALSE(v))
+		return fs_error_set(err, EINVAL, "config key \"%s\" must be true or false", key);
+	*dst = YAJL_IS_TRUE(v);
+	return 0;
+}
+
 int config_load(const char *path, struct fs_config *cfg, struct fs_error *err)
 {
 	int explicit_path = path != NULL;
@@ -151,7 +163,8 @@ int config_load(const char *path, struct fs_config *cfg, struct fs_error *err)
 	    (r = config_uint(root, "default_delay_seconds", &cfg->default_delay_seconds, 0, 3600,
 			     err)) ||
 	    (r = config_uint(root, "max_concurrent_profiles", &cfg->max_concurrent_profiles, 0, 64,
-			     err)))
+			     err)) ||
+	    (r = config_bool(root, "preserve_frame_pointer", &cfg->preserve_frame_pointer, err)))
 		return fs_error_wrap(err, "config %s", path);
 	if (!strcmp(cfg->mount_point, "/"))
 		return fs_error_set(err, EINVAL, "config %s: \"mount_point\" cannot be /", path);

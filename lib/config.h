@@ -29,6 +29,7 @@ struct fs_config {
 	unsigned default_delay_seconds;
 	unsigned max_concurrent_profiles;
 	char sidecar_path[PATH_MAX]; /* flamesidecar binary the hook starts */
+	int preserve_frame_pointer;  /* add -XX:+PreserveFramePointer at creation (default 1) */
 };
 
 /* Fill cfg with defaults. */

@@ -51,6 +51,27 @@ int fileio_read_fd(int fd, size_t max, char **out, size_t *len, struct fs_error 
 	return 0;
 }
 
+int fileio_mkdir_p(const char *path, mode_t parent_mode, mode_t mode)
+{
+	char p[PATH_MAX];
+	if (snprintf(p, sizeof(p), "%s", path) >= (int)sizeof(p))
+		return -ENAMETOOLONG;
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, parent_mode) < 0 && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	if (mkdir(p, mode) < 0 && errno != EEXIST)
+		return -errno;
+	struct stat sb;
+	if (lstat(p, &sb) < 0)
+		return -errno;
+	return S_ISDIR(sb.st_mode) ? 0 : -ENOTDIR;
+}
+
 int fileio_write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
@@ -69,30 +90,62 @@ int fileio_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+int fileio_atomic_open(struct fileio_atomic *a, int dir_fd, const char *dir_name, const char *name,
+		       mode_t mode, struct fs_error *err)
+{
+	uint64_t rnd;
+	*a = (struct fileio_atomic){
+	    .dir_fd = dir_fd, .dir_name = dir_name, .name = name, .mode = mode};
+	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+		return fs_error_set(err, errno ? errno : EIO, "getrandom");
+	/* Unpredictable, so nobody can plant it first in a shared directory. */
+	if (snprintf(a->tmp, sizeof(a->tmp), ".%.200s.%016" PRIx64 ".tmp", name, rnd) >=
+	    (int)sizeof(a->tmp))
+		return fs_error_set(err, ENAMETOOLONG, "%s/%s", dir_name, name);
+	int fd = openat(dir_fd, a->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0) {
+		int e = errno;
+		a->tmp[0] = '\0';
+		return fs_error_set(err, e, "creating %s/%s", dir_name, name);
+	}
+	return fd;
+}
+
+int fileio_atomic_commit(struct fileio_atomic *a, int fd, struct fs_error *err)
+{
+	int r = 0;
+	if (fchmod(fd, a->mode) < 0) /* the umask does not decide */
+		r = fs_error_set(err, errno, "chmod %s/%s", a->dir_name, a->tmp);
+	else if (renameat(a->dir_fd, a->tmp, a->dir_fd, a->name) < 0)
+		r = fs_error_set(err, errno, "renaming %s/%s to %s", a->dir_name, a->tmp, a->name);
+	if (r < 0)
+		fileio_atomic_abort(a);
+	a->tmp[0] = '\0';
+	return r;
+}
+
+void fileio_atomic_abort(struct fileio_atomic *a)
+{
+	if (a->tmp[0])
+		unlinkat(a->dir_fd, a->tmp, 0);
+	a->tmp[0] = '\0';
+}
+
 int fileio_replace(int dir_fd, const char *dir_name, const char *name, mode_t mode,
 		   int (*fill)(int fd, void *arg, struct fs_error *err), void *arg,
 		   struct fs_error *err)
 {
-	char tmp[NAME_MAX + 1];
-	uint64_t rnd;
-	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
-		return fs_error_set(err, errno ? errno : EIO, "getrandom");
-	/* Unpredictable, so nobody can plant it first in a shared directory. */
-	if (snprintf(tmp, sizeof(tmp), ".%.200s.%016" PRIx64 ".tmp", name, rnd) >= (int)sizeof(tmp))
-		return fs_error_set(err, ENAMETOOLONG, "%s/%s", dir_name, name);
-	cleanup_close int fd =
-	    openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	struct fileio_atomic a;
+	cleanup_close int fd = fileio_atomic_open(&a, dir_fd, dir_name, name, mode, err);
 	if (fd < 0)
-		return fs_error_set(err, errno, "creating %s/%s", dir_name, tmp);
+		return fd;
 	int r = fill(fd, arg, err);
-	if (r == 0 && fchmod(fd, mode) < 0) /* the umask does not decide */
-		r = fs_error_set(err, errno, "chmod %s/%s", dir_name, tmp);
-	if (r == 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
-		r = fs_error_set(err, errno, "renaming %s/%s to %s", dir_name, tmp, name);
-	if (r < 0) {
-		unlinkat(dir_fd, tmp, 0);
+	if (r == 0)
+		r = fileio_atomic_commit(&a, fd, err);
+	else
+		fileio_atomic_abort(&a);
+	if (r < 0)
 		return fs_error_wrap(err, "writing %s/%s", dir_name, name);
-	}
 	return 0;
 }
 

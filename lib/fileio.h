@@ -3,6 +3,7 @@
 #ifndef FS_FILEIO_H
 #define FS_FILEIO_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -12,8 +13,31 @@
  * bytes (*len excludes the NUL). -E2BIG if there is more. */
 int fileio_read_fd(int fd, size_t max, char **out, size_t *len, struct fs_error *err);
 
+/* mkdir -p: create path and any missing parent (parents with parent_mode,
+ * path itself with mode; existing ones are left as they are). The last
+ * component must end up a directory, not a symlink to one. 0 or -errno
+ * (-ENOTDIR, -ENAMETOOLONG). */
+int fileio_mkdir_p(const char *path, mode_t parent_mode, mode_t mode);
+
 /* write() until done (EINTR retried). 0 or -errno. */
 int fileio_write_all(int fd, const void *buf, size_t len);
+
+/* The steps of an atomic replace, for writers that stream (a FILE * on
+ * the fd): fileio_atomic_open creates the temporary file (O_EXCL,
+ * O_NOFOLLOW, an unpredictable name in dir_fd) and returns its fd;
+ * fileio_atomic_commit sets mode (the umask does not decide) and renames it
+ * over name; fileio_atomic_abort removes it. Commit or abort exactly once;
+ * the fd stays the caller's to close. */
+struct fileio_atomic {
+	int dir_fd;
+	const char *dir_name, *name;
+	mode_t mode;
+	char tmp[NAME_MAX + 1];
+};
+int fileio_atomic_open(struct fileio_atomic *a, int dir_fd, const char *dir_name, const char *name,
+		       mode_t mode, struct fs_error *err);
+int fileio_atomic_commit(struct fileio_atomic *a, int fd, struct fs_error *err);
+void fileio_atomic_abort(struct fileio_atomic *a);
 
 /* Replace dir/name atomically: fill() writes the content into a new file
  * created O_EXCL|O_NOFOLLOW with mode under an unpredictable temporary name

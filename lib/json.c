@@ -125,3 +125,43 @@ void json_write_string(FILE *f, const char *s)
 	}
 	fputc('"', f);
 }
+
+void json_write_value(FILE *f, yajl_val v)
+{
+	switch (v->type) {
+	case yajl_t_string: json_write_string(f, YAJL_GET_STRING(v)); break;
+	case yajl_t_number: fputs(YAJL_GET_NUMBER(v), f); break;
+	case yajl_t_true: fputs("true", f); break;
+	case yajl_t_false: fputs("false", f); break;
+	case yajl_t_null: fputs("null", f); break;
+	case yajl_t_object:
+		fputc('{', f);
+		for (size_t i = 0; i < v->u.object.len; i++) {
+			if (i)
+				fputc(',', f);
+			json_write_string(f, v->u.object.keys[i]);
+			fputc(':', f);
+			json_write_value(f, v->u.object.values[i]);
+		}
+		fputc('}', f);
+		break;
+	case yajl_t_array:
+		fputc('[', f);
+		for (size_t i = 0; i < v->u.array.len; i++) {
+			if (i)
+				fputc(',', f);
+			json_write_value(f, v->u.array.values[i]);
+		}
+		fputc(']', f);
+		break;
+	default: fputs("null", f); break; /* yajl_t_any: never in a parsed tree */
+	}
+}
+
+int json_has_escaped_nul(const char *in, size_t len)
+{
+	for (size_t i = 0; i + 6 <= len; i++)
+		if (in[i] == '\\' && in[i + 1] == 'u' && !memcmp(in + i + 2, "0000", 4))
+			return 1;
+	return 0;
+}

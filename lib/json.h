@@ -39,4 +39,14 @@ static inline void json_valp(yajl_val *v)
 /* Append a JSON string literal (quoted, escaped) for s to f. */
 void json_write_string(FILE *f, const char *s);
 
+/* Append a parsed value to f: key order, duplicate keys and the exact
+ * spelling of every number kept; strings keep their value (their escaping
+ * may change); no white space. */
+void json_write_value(FILE *f, yajl_val v);
+
+/* Does the text hold a \u0000 escape? yajl decodes it into a NUL that
+ * cuts the string short, so such a document cannot be rewritten faithfully
+ * by json_write_value. */
+int json_has_escaped_nul(const char *in, size_t len);
+
 #endif

@@ -37,22 +37,34 @@ int registry_validate_id(const char *id, struct fs_error *err)
 	return 0;
 }
 
+int registry_validate_name(const char *name, struct fs_error *err)
+{
+	size_t n = strlen(name);
+	if (n == 0 || n > REGISTRY_NAME_MAX)
+		return fs_error_set(err, EINVAL, "name must be 1 to %d characters",
+				    REGISTRY_NAME_MAX);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)name[i];
+		int alnum =
+		    (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+		if (!alnum && (i == 0 || (c != '_' && c != '.' && c != '-')))
+			return fs_error_set(err, EINVAL,
+					    "name has a character outside [A-Za-z0-9_.-] (or does "
+					    "not start with a letter or digit) at offset %zu",
+					    i);
+	}
+	return 0;
+}
+
 /* Make dir (mode 0700) if missing and open it; refuse symlinks and
  * non-directories. Parents of dir must exist except run_dir's own. */
 static int registry_open_dir(const char *dir, int create, struct fs_error *err)
 {
 	if (create) {
-		/* Create the parent (run_dir) too: both 0700. */
-		char parent[PATH_MAX];
-		snprintf(parent, sizeof(parent), "%s", dir);
-		char *slash = strrchr(parent, '/');
-		if (slash && slash != parent) {
-			*slash = '\0';
-			if (mkdir(parent, 0700) < 0 && errno != EEXIST)
-				return fs_error_set(err, errno, "creating %s", parent);
-		}
-		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-			return fs_error_set(err, errno, "creating %s", dir);
+		/* run_dir and its containers/: both 0700 when we create them */
+		int r = fileio_mkdir_p(dir, 0700, 0700);
+		if (r < 0)
+			return fs_error_set(err, -r, "creating %s", dir);
 	}
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
@@ -87,6 +99,16 @@ int registry_to_json(const struct registry_entry *e, char **out, size_t *len, st
 	json_write_string(f, e->delay);
 	fputs(",\"frequency\":", f);
 	json_write_string(f, e->frequency);
+	fputs("},\"names\":{\"engine\":", f);
+	json_write_string(f, e->engine);
+	fputs(",\"name\":", f);
+	json_write_string(f, e->name);
+	fputs(",\"pod\":", f);
+	json_write_string(f, e->pod);
+	fputs(",\"namespace\":", f);
+	json_write_string(f, e->pod_namespace);
+	fputs(",\"container\":", f);
+	json_write_string(f, e->container);
 	fputs("}}\n", f);
 	if (fclose(f) != 0) {
 		free(buf);
@@ -119,6 +141,30 @@ static int registry_get_num(yajl_val root, const char *key, long long lo, long l
 	if (json_get_int(root, key, out) < 0 || *out < lo || *out > hi)
 		return fs_error_set(err, EINVAL, "registry entry \"%s\" missing or out of range",
 				    key);
+	return 0;
+}
+
+/* The "names" object: each name optional, and valid when present. */
+static int registry_names_from_json(yajl_val names, struct registry_entry *e, struct fs_error *err)
+{
+	const struct {
+		const char *key;
+		char *dst;
+		size_t len;
+	} f[] = {
+	    {"engine", e->engine, sizeof(e->engine)},
+	    {"name", e->name, sizeof(e->name)},
+	    {"pod", e->pod, sizeof(e->pod)},
+	    {"namespace", e->pod_namespace, sizeof(e->pod_namespace)},
+	    {"container", e->container, sizeof(e->container)},
+	};
+	for (size_t i = 0; i < FS_ARRAY_SIZE(f); i++) {
+		int r = registry_copy_str(names, f[i].key, f[i].dst, f[i].len, 0, err);
+		if (r == 0 && f[i].dst[0])
+			r = registry_validate_name(f[i].dst, err);
+		if (r < 0)
+			return fs_error_wrap(err, "registry entry names.%s", f[i].key);
+	}
 	return 0;
 }
 
@@ -167,7 +213,27 @@ int registry_from_json(const char *buf, size_t len, struct registry_entry *e, st
 	    (r = registry_copy_str(ann, "delay", e->delay, sizeof(e->delay), 0, err)) ||
 	    (r = registry_copy_str(ann, "frequency", e->frequency, sizeof(e->frequency), 0, err)))
 		return r;
-	return 0;
+	return registry_names_from_json(json_get_object(root, "names"), e, err);
+}
+
+int registry_dir_open(const char *dir, struct fs_error *err)
+{
+	return registry_open_dir(dir, 1, err);
+}
+
+int registry_write_at(int dfd, const char *dir, const struct registry_entry *e,
+		      struct fs_error *err)
+{
+	int r = registry_validate_id(e->id, err);
+	if (r < 0)
+		return r;
+	cleanup_free char *json = NULL;
+	size_t len;
+	if ((r = registry_to_json(e, &json, &len, err)) < 0)
+		return r;
+	char name[REGISTRY_ID_MAX + 16];
+	snprintf(name, sizeof(name), "%s.json", e->id);
+	return fileio_replace_buf(dfd, dir, name, 0600, json, len, err);
 }
 
 int registry_write(const char *dir, const struct registry_entry *e, struct fs_error *err)
@@ -178,13 +244,7 @@ int registry_write(const char *dir, const struct registry_entry *e, struct fs_er
 	cleanup_close int dfd = registry_open_dir(dir, 1, err);
 	if (dfd < 0)
 		return dfd;
-	cleanup_free char *json = NULL;
-	size_t len;
-	if ((r = registry_to_json(e, &json, &len, err)) < 0)
-		return r;
-	char name[REGISTRY_ID_MAX + 16];
-	snprintf(name, sizeof(name), "%s.json", e->id);
-	return fileio_replace_buf(dfd, dir, name, 0600, json, len, err);
+	return registry_write_at(dfd, dir, e, err);
 }
 
 static int registry_read_at(int dfd, const char *dir, const char *name, struct registry_entry *e,
@@ -246,7 +306,8 @@ static int registry_cmp(const void *a, const void *b)
 		      ((const struct registry_entry *)b)->id);
 }
 
-int registry_list(const char *dir, struct registry_entry **out, size_t *n, struct fs_error *err)
+int registry_list(const char *dir, struct registry_entry **out, size_t *n,
+		  void (*warn)(void *ctx, const char *msg), void *warn_ctx, struct fs_error *err)
 {
 	*out = NULL;
 	*n = 0;
@@ -259,7 +320,7 @@ int registry_list(const char *dir, struct registry_entry **out, size_t *n, struc
 	int dfd2 = dup(dfd);
 	if (dfd2 < 0)
 		return fs_error_set(err, errno, "opening registry %s", dir);
-	DIR *d = fdopendir(dfd2);
+	cleanup_closedir DIR *d = fdopendir(dfd2);
 	if (!d) {
 		close(dfd2);
 		return fs_error_set(err, errno, "opening registry %s", dir);
@@ -276,7 +337,6 @@ int registry_list(const char *dir, struct registry_entry **out, size_t *n, struc
 			struct registry_entry *na = realloc(arr, ncap * sizeof(*arr));
 			if (!na) {
 				free(arr);
-				closedir(d);
 				return fs_error_set(err, ENOMEM, "listing %s", dir);
 			}
 			arr = na;
@@ -284,53 +344,17 @@ int registry_list(const char *dir, struct registry_entry **out, size_t *n, struc
 		}
 		struct fs_error e2;
 		if (registry_read_at(dfd, dir, de->d_name, &arr[cnt], &e2) < 0) {
-			fprintf(stderr, "flamesidecar: warning: skipping %s\n", e2.msg);
+			if (warn)
+				warn(warn_ctx, e2.msg);
 			continue;
 		}
 		cnt++;
 	}
-	closedir(d);
 	if (cnt)
 		qsort(arr, cnt, sizeof(*arr), registry_cmp);
 	*out = arr;
 	*n = cnt;
 	return 0;
-}
-
-int registry_find(const char *dir, const char *id_or_prefix, struct registry_entry *e,
-		  struct fs_error *err)
-{
-	int r = registry_validate_id(id_or_prefix, err);
-	if (r < 0)
-		return r;
-	struct fs_error e2;
-	if (registry_read(dir, id_or_prefix, e, &e2) == 0)
-		return 0;
-	cleanup_free struct registry_entry *all = NULL;
-	size_t n;
-	if ((r = registry_list(dir, &all, &n, err)) < 0)
-		return r;
-	size_t plen = strlen(id_or_prefix), hits = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (!strncmp(all[i].id, id_or_prefix, plen)) {
-			if (hits++ == 0)
-				*e = all[i];
-		}
-	}
-	if (hits == 1)
-		return 0;
-	if (hits > 1)
-		return fs_error_set(
-		    err, EEXIST,
-		    "container id prefix '%s' matches %zu containers; give more characters "
-		    "(see `flamesidecar list`)",
-		    id_or_prefix, hits);
-	return fs_error_set(err, ENOENT,
-			    "container '%s' is not registered in %s. Start it with the annotation "
-			    "flamesidecar.io/enable=true (or set \"enable\": \"always\" in "
-			    "/etc/flamesidecar/config.json) with the flamesidecar hook installed; "
-			    "`flamesidecar list` shows registered containers",
-			    id_or_prefix, dir);
 }
 
 int registry_entry_alive(const struct registry_entry *e)

@@ -12,6 +12,8 @@
 
 #define REGISTRY_ID_MAX		128
 #define REGISTRY_ANNOTATION_MAX 64
+#define REGISTRY_NAME_MAX	253 /* a Kubernetes object name (DNS subdomain) */
+#define REGISTRY_ENGINE_MAX	15
 
 struct registry_entry {
 	char id[REGISTRY_ID_MAX + 1];
@@ -30,26 +32,67 @@ struct registry_entry {
 	char profile[REGISTRY_ANNOTATION_MAX];
 	char delay[REGISTRY_ANNOTATION_MAX];
 	char frequency[REGISTRY_ANNOTATION_MAX];
+	/* Names the engine gave the container, "" when it gave none. Each is
+	 * registry_validate_name()d before it is stored or read back. */
+	char engine[REGISTRY_ENGINE_MAX + 1];	   /* "docker", "podman", "kubernetes", ... */
+	char name[REGISTRY_NAME_MAX + 1];	   /* Docker/Podman/nerdctl container name */
+	char pod[REGISTRY_NAME_MAX + 1];	   /* Kubernetes pod name */
+	char pod_namespace[REGISTRY_NAME_MAX + 1]; /* its namespace */
+	char container[REGISTRY_NAME_MAX + 1];	   /* the container's name in the pod */
 };
 
 /* Container ids become file names: 1..128 chars of [A-Za-z0-9_.-], not
  * starting with '.' or '-'. 0 or -EINVAL with a message. */
 int registry_validate_id(const char *id, struct fs_error *err);
 
+/* Engine-given names: 1..253 chars of [A-Za-z0-9_.-], starting with a
+ * letter or digit (Docker's and Kubernetes' rules both fit). 0 or -EINVAL. */
+int registry_validate_name(const char *name, struct fs_error *err);
+
 /* dir is the registry directory (config_registry_dir); created 0700 if needed. */
 int registry_write(const char *dir, const struct registry_entry *e, struct fs_error *err);
+/* The same in two steps, for a caller that changes its mount namespace in
+ * between: open (creating) the directory, returning its fd; write the entry
+ * through it later (dir only names it in messages). */
+int registry_dir_open(const char *dir, struct fs_error *err);
+int registry_write_at(int dfd, const char *dir, const struct registry_entry *e,
+		      struct fs_error *err);
 int registry_read(const char *dir, const char *id, struct registry_entry *e, struct fs_error *err);
 /* -ENOENT when there is no entry. */
 int registry_remove(const char *dir, const char *id, struct fs_error *err);
 
-/* All entries (unreadable ones skipped with a warning on stderr), sorted by
+/* All entries (an unreadable one is skipped and, if warn is not NULL,
+ * reported through warn(warn_ctx, message)), sorted by
  * id. *out is malloc'd; free() it. A missing dir gives 0 entries. */
-int registry_list(const char *dir, struct registry_entry **out, size_t *n, struct fs_error *err);
+int registry_list(const char *dir, struct registry_entry **out, size_t *n,
+		  void (*warn)(void *ctx, const char *msg), void *warn_ctx, struct fs_error *err);
 
-/* Find by exact id or unique prefix (like docker). -ENOENT (not registered)
- * or -EEXIST (ambiguous prefix), with a message saying what to do. */
-int registry_find(const char *dir, const char *id_or_prefix, struct registry_entry *e,
-		  struct fs_error *err);
+/* What a user names a container by (registry_lookup.c). Either ref, or
+ * pod with optional pod_namespace and container; NULL = not given. */
+struct registry_query {
+	const char *ref;	   /* id, name, or unique id prefix */
+	const char *pod;	   /* --pod NAME */
+	const char *pod_namespace; /* --namespace NS */
+	const char *container;	   /* --container NAME */
+};
+
+/* Pick the entry q names among entries[0..n): for ref, an exact id, else
+ * an exact name, else a unique id prefix (Docker's order); for pod, the
+ * entries of that pod (and namespace, and container name). When a name or
+ * pod matches several and exactly one of them is alive, that one (an id
+ * prefix must be unique). Returns its index, or
+ * -ENOENT (nothing matches) / -EEXIST (ambiguous: the message lists the
+ * candidates and what to add) / -EINVAL (bad query). */
+int registry_lookup(const struct registry_entry *entries, size_t n, const struct registry_query *q,
+		    struct fs_error *err);
+
+/* registry_lookup over the entries in dir. 0 and *e filled, or as above. */
+int registry_find_query(const char *dir, const struct registry_query *q, struct registry_entry *e,
+			struct fs_error *err);
+
+/* Find by exact id, name or unique id prefix (registry_find_query with
+ * only ref). */
+int registry_find(const char *dir, const char *ref, struct registry_entry *e, struct fs_error *err);
 
 /* 1 when the process still runs with the recorded start time. */
 int registry_entry_alive(const struct registry_entry *e);

@@ -3,9 +3,14 @@
  *     int cmd_<verb>(int argc, char **argv);
  * where argv[0] is the verb name; it parses its own options with
  * getopt_long, handles --help (usage with an EXAMPLES block, exit 0) and
- * returns one of the exit codes below. Only verbs print and exit. */
+ * returns one of the exit codes below. Only verbs print and exit, and they
+ * print a failure one way: through cli_fail* / cli_usage_error below, which
+ * write "flamesidecar VERB: what failed" on stderr and return the exit code.
+ */
 #ifndef FS_CLI_H
 #define FS_CLI_H
+
+#include "error.h"
 
 enum fs_exit {
 	FS_EXIT_OK = 0,
@@ -24,6 +29,28 @@ int cmd_top(int argc, char **argv);
 int cmd_collapse(int argc, char **argv);
 int cmd_render(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+
+/* The one errno -> exit code mapping (sign ignored), for errors about the
+ * container or its processes: EPERM/EACCES -> FS_EXIT_PERM; ENOENT (not
+ * registered), EEXIST (ambiguous id prefix), ESRCH (process gone), ENOEXEC
+ * (not a JVM) -> FS_EXIT_NOTFOUND; 0 -> FS_EXIT_OK; else FS_EXIT_FAIL. */
+int cli_exit_code(int code);
+
+/* Print "flamesidecar VERB: <err->msg>" on stderr and return
+ * cli_exit_code(err->code). */
+int cli_fail(const char *verb, const struct fs_error *err);
+/* The same for a local file the user named (input, -o): always
+ * FS_EXIT_FAIL, since exit codes 3 and 4 are about the container. */
+int cli_fail_file(const char *verb, const struct fs_error *err);
+/* Print "flamesidecar VERB: <formatted>" and return exit_code. */
+int cli_failf(const char *verb, int exit_code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Print "flamesidecar VERB: <formatted>" (unless fmt is NULL) and
+ * "Try 'flamesidecar VERB --help'."; return FS_EXIT_USAGE. */
+int cli_usage_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "flamesidecar VERB: warning: <formatted>" (the work goes on). */
+void cli_warn(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Global options parsed by main() before the verb. */
 extern const char *cli_config_path; /* --config FILE, or NULL for the default */

@@ -80,21 +80,20 @@ static void collapse_warn(const struct collapse *c, const struct collapse_cli *c
 		    "--event-filter)\n",
 		    st.event, (unsigned long long)st.filtered, st.first_filtered);
 	if (st.unrecognized)
-		fprintf(stderr,
-			"flamesidecar collapse: warning: ignored %llu unrecognized lines "
-			"(the first is line %llu of %s); is this `perf script` output?\n",
-			(unsigned long long)st.unrecognized, (unsigned long long)unrec_line,
-			unrec_file);
+		cli_warn("collapse",
+			 "ignored %llu unrecognized lines (the first is line %llu of %s); is this "
+			 "`perf script` output?",
+			 (unsigned long long)st.unrecognized, (unsigned long long)unrec_line,
+			 unrec_file);
 	if (st.oversized)
-		fprintf(stderr,
-			"flamesidecar collapse: warning: dropped %llu samples whose folded stack "
-			"is longer than %u bytes\n",
-			(unsigned long long)st.oversized, FOLD_STACK_MAX);
+		cli_warn("collapse",
+			 "dropped %llu samples whose folded stack is longer than %u bytes",
+			 (unsigned long long)st.oversized, FOLD_STACK_MAX);
 	if (!st.samples && st.lines && !st.filtered)
-		fprintf(stderr,
-			"flamesidecar collapse: warning: no samples found in %llu lines; record "
-			"with `perf record -g` and pass the output of `perf script`\n",
-			(unsigned long long)st.lines);
+		cli_warn("collapse",
+			 "no samples found in %llu lines; record with `perf record -g` and pass "
+			 "the output of `perf script`",
+			 (unsigned long long)st.lines);
 }
 
 int cmd_collapse(int argc, char **argv)
@@ -131,24 +130,21 @@ int cmd_collapse(int argc, char **argv)
 		case 'o': cli.output = optarg; break;
 		case 'q': cli.quiet = true; break;
 		case 'I':
-			fprintf(stderr,
-				"flamesidecar collapse: --inline/--context (addr2line on every "
-				"frame) are not supported; record with `perf script --inline` "
-				"instead, its inlined frames are collapsed as usual\n");
-			return FS_EXIT_USAGE;
+			return cli_usage_error(
+			    "collapse",
+			    "--inline/--context (addr2line on every frame) are not "
+			    "supported; record with `perf script --inline` instead, its "
+			    "inlined frames are collapsed as usual");
 		case 'h': collapse_usage(stdout); return FS_EXIT_OK;
-		default:
-			fprintf(stderr, "Try 'flamesidecar collapse --help'.\n");
-			return FS_EXIT_USAGE;
+		default: return cli_usage_error("collapse", NULL);
 		}
 	}
 
 	struct fold *fold = fold_new();
 	struct collapse *c = fold ? collapse_new(&opts, fold) : NULL;
 	if (!c) {
-		fprintf(stderr, "flamesidecar collapse: out of memory\n");
 		fold_free(fold);
-		return FS_EXIT_FAIL;
+		return cli_failf("collapse", FS_EXIT_FAIL, "out of memory");
 	}
 
 	static char stdin_arg[] = "-";
@@ -166,15 +162,12 @@ int cmd_collapse(int argc, char **argv)
 		collapse_get_stats(c, &before);
 		cleanup_close int fd = collapse_open_input(files[i], &name);
 		if (fd < 0) {
-			fprintf(stderr,
-				"flamesidecar collapse: cannot open %s: %s; check the path\n", name,
-				strerror(errno));
-			rc = FS_EXIT_FAIL;
+			rc = cli_failf("collapse", FS_EXIT_FAIL,
+				       "cannot open %s: %s; check the path", name, strerror(errno));
 			break;
 		}
 		if (collapse_fd(c, fd, name, &err) < 0) {
-			fprintf(stderr, "flamesidecar collapse: %s\n", err.msg);
-			rc = FS_EXIT_FAIL;
+			rc = cli_fail_file("collapse", &err);
 			break;
 		}
 		collapse_get_stats(c, &after);
@@ -187,18 +180,15 @@ int cmd_collapse(int argc, char **argv)
 	if (rc == FS_EXIT_OK) {
 		FILE *out = stdout;
 		if (cli.output && !(out = fopen(cli.output, "we"))) {
-			fprintf(stderr, "flamesidecar collapse: cannot create %s: %s\n", cli.output,
-				strerror(errno));
-			rc = FS_EXIT_FAIL;
+			rc = cli_failf("collapse", FS_EXIT_FAIL, "cannot create %s: %s", cli.output,
+				       strerror(errno));
 		} else {
 			int r = fold_write(fold, out);
 			if (out != stdout && fclose(out) == EOF && r == 0)
 				r = errno ? -errno : -EIO;
-			if (r < 0) {
-				fprintf(stderr, "flamesidecar collapse: writing %s: %s\n",
-					cli.output ? cli.output : "stdout", strerror(-r));
-				rc = FS_EXIT_FAIL;
-			}
+			if (r < 0)
+				rc = cli_failf("collapse", FS_EXIT_FAIL, "writing %s: %s",
+					       cli.output ? cli.output : "stdout", strerror(-r));
 		}
 		collapse_warn(c, &cli, unrec_file ? unrec_file : "the input", unrec_line);
 	}

@@ -110,48 +110,35 @@ int cmd_diff(int argc, char **argv)
 			r = render_opts_option(&o, opt, optarg, &err);
 			if (r > 0)
 				break;
-			if (r < 0)
-				fprintf(stderr, "flamesidecar diff: %s\n", err.msg);
-			fprintf(stderr, "Try 'flamesidecar diff --help'.\n");
-			return FS_EXIT_USAGE;
+			return cli_usage_error("diff", r < 0 ? "%s" : NULL, err.msg);
 		}
 	}
-	if (argc - optind != 2) {
-		fprintf(stderr,
-			"flamesidecar diff: expected two folded files (before and after), got %d\n"
-			"Try 'flamesidecar diff --help'.\n",
-			argc - optind);
-		return FS_EXIT_USAGE;
-	}
+	if (argc - optind != 2)
+		return cli_usage_error(
+		    "diff", "expected two folded files (before and after), got %d", argc - optind);
 	const char *path_a = argv[optind], *path_b = argv[optind + 1];
-	if (!strcmp(path_a, "-") && !strcmp(path_b, "-")) {
-		fprintf(stderr,
-			"flamesidecar diff: only one of A and B can be standard input ('-')\n");
-		return FS_EXIT_USAGE;
-	}
+	if (!strcmp(path_a, "-") && !strcmp(path_b, "-"))
+		return cli_usage_error("diff", "only one of A and B can be standard input ('-')");
 
 	struct flame *tree = flame_new();
-	if (!tree) {
-		fprintf(stderr, "flamesidecar diff: out of memory\n");
-		return FS_EXIT_FAIL;
-	}
+	if (!tree)
+		return cli_failf("diff", FS_EXIT_FAIL, "out of memory");
 	/* Load A first: its single-count lines feed column A, and the tree is
 	 * differential from then on, so B's lines feed column B. */
 	uint64_t bad[2], lines[2];
 	if (flame_add2(tree, "", 0, 0, 0) < 0 ||
 	    diff_load(tree, path_a, FLAME_COLUMN_A, &bad[0], &lines[0], &err) < 0 ||
 	    diff_load(tree, path_b, FLAME_COLUMN_B, &bad[1], &lines[1], &err) < 0) {
-		fprintf(stderr, "flamesidecar diff: %s\n", err.msg);
 		flame_free(tree);
-		return FS_EXIT_FAIL;
+		return cli_fail_file("diff", &err);
 	}
 	for (int i = 0; i < 2; i++)
 		if (bad[i])
-			fprintf(stderr,
-				"flamesidecar diff: %s: skipped %llu of %llu lines that are not "
-				"\"frame;frame count\"\n",
-				i ? path_b : path_a, (unsigned long long)bad[i],
-				(unsigned long long)lines[i]);
+			cli_warn(
+			    "diff",
+			    "%s: skipped %llu of %llu lines that are not \"frame;frame count\"",
+			    i ? path_b : path_a, (unsigned long long)bad[i],
+			    (unsigned long long)lines[i]);
 	uint64_t total_a = flame_node_total_a(tree, FLAME_ROOT);
 	uint64_t total_b = flame_node_total(tree, FLAME_ROOT);
 	if (normalize && total_a && total_b)
@@ -159,9 +146,8 @@ int cmd_diff(int argc, char **argv)
 
 	struct outfile d;
 	if (outfile_open(&d, output, &err) < 0) {
-		fprintf(stderr, "flamesidecar diff: %s\n", err.msg);
 		flame_free(tree);
-		return FS_EXIT_FAIL;
+		return cli_fail_file("diff", &err);
 	}
 	if (folded) {
 		struct diff_folded df = {.out = d.f, .scale_a = o.scale_a > 0 ? o.scale_a : 1.0};
@@ -172,16 +158,12 @@ int cmd_diff(int argc, char **argv)
 		r = render_svg(tree, d.f, &o, &err);
 	}
 	flame_free(tree);
-	if (outfile_finish(&d, r, &err) < 0) {
-		fprintf(stderr, "flamesidecar diff: %s\n", err.msg);
-		return FS_EXIT_FAIL;
-	}
-	if ((o.negate ? total_a : total_b) == 0) {
-		fprintf(stderr,
-			"flamesidecar diff: %s has no samples, so nothing has width; "
-			"are these folded files (\"frame;frame count\")?\n",
-			o.negate ? path_a : path_b);
-		return FS_EXIT_FAIL;
-	}
+	if (outfile_finish(&d, r, &err) < 0)
+		return cli_fail_file("diff", &err);
+	if ((o.negate ? total_a : total_b) == 0)
+		return cli_failf("diff", FS_EXIT_FAIL,
+				 "%s has no samples, so nothing has width; are these folded files "
+				 "(\"frame;frame count\")?",
+				 o.negate ? path_a : path_b);
 	return FS_EXIT_OK;
 }

@@ -47,10 +47,8 @@ int cmd_gc(int argc, char **argv)
 	struct fs_error err;
 	cleanup_free struct registry_entry *all = NULL;
 	size_t n, removed = 0;
-	if (registry_list(regdir, &all, &n, &err) < 0) {
-		fprintf(stderr, "flamesidecar gc: %s\n", err.msg);
-		return FS_EXIT_FAIL;
-	}
+	if (registry_list(regdir, &all, &n, common_warn, "gc", &err) < 0)
+		return cli_fail("gc", &err);
 	for (size_t i = 0; i < n; i++) {
 		if (registry_entry_alive(&all[i]))
 			continue;
@@ -60,8 +58,7 @@ int cmd_gc(int argc, char **argv)
 			continue;
 		}
 		if (registry_remove(regdir, all[i].id, &err) < 0) {
-			fprintf(stderr, "flamesidecar gc: %s\n", err.msg);
-			rc = FS_EXIT_FAIL;
+			rc = cli_fail("gc", &err);
 			continue;
 		}
 		printf("removed %s (pid %d gone)\n", all[i].id, (int)all[i].pid);

@@ -46,23 +46,114 @@ static int list_profiles(const struct fs_config *cfg, int json)
 		printf(",\"state\":\"%s\",\"time\":%lld,\"svg\":",
 		       p[i].running ? "profiling" : "done", p[i].time);
 		json_write_string(stdout, p[i].path);
+		/* the files beside the SVG; null when absent */
+		printf(",\"folded\":");
+		if (p[i].folded[0])
+			json_write_string(stdout, p[i].folded);
+		else
+			printf("null");
+		printf(",\"pprof\":");
+		if (p[i].pprof[0])
+			json_write_string(stdout, p[i].pprof);
+		else
+			printf("null");
 		printf("}");
 	}
 	printf("%s]\n", n ? "\n" : "");
 	return FS_EXIT_OK;
 }
 
+/* Engines' ids (64 hex digits) as the shortest prefix of at least 12 that
+ * no other entry shares; other ids whole. */
+static int list_id_width(const struct registry_entry *all, size_t n, size_t i)
+{
+	int w = common_id_width(all[i].id);
+	if (w == (int)strlen(all[i].id))
+		return w;
+	for (size_t j = 0; j < n; j++) {
+		size_t k = 0;
+		while (j != i && all[i].id[k] && all[i].id[k] == all[j].id[k])
+			k++;
+		if (j != i && (int)k >= w)
+			w = (int)k + 1;
+	}
+	return w > (int)strlen(all[i].id) ? (int)strlen(all[i].id) : w;
+}
+
+/* The NAME column: the engine's name, or namespace/pod/container. */
+static void list_name(const struct registry_entry *e, char *buf, size_t len)
+{
+	if (e->pod[0])
+		snprintf(buf, len, "%s/%s%s%s", e->pod_namespace[0] ? e->pod_namespace : "?",
+			 e->pod, e->container[0] ? "/" : "", e->container);
+	else
+		snprintf(buf, len, "%s", e->name[0] ? e->name : "-");
+}
+
+static void list_json_entry(const struct registry_entry *e, time_t now)
+{
+	printf("{\"id\":");
+	json_write_string(stdout, e->id);
+	printf(",\"pid\":%d,\"ns_pid\":%d,\"uid\":%u,\"gid\":%u,\"age_seconds\":%lld,"
+	       "\"created\":%lld,\"state\":\"%s\",\"mount_point\":",
+	       (int)e->pid, (int)e->ns_pid, (unsigned)e->uid, (unsigned)e->gid,
+	       (long long)(now - e->created), (long long)e->created,
+	       registry_entry_alive(e) ? "alive" : "stale");
+	json_write_string(stdout, e->mount_point);
+	const struct {
+		const char *key, *val;
+	} names[] = {{"engine", e->engine},
+		     {"name", e->name},
+		     {"pod", e->pod},
+		     {"namespace", e->pod_namespace},
+		     {"container", e->container}};
+	for (size_t k = 0; k < FS_ARRAY_SIZE(names); k++) {
+		printf(",\"%s\":", names[k].key);
+		if (names[k].val[0])
+			json_write_string(stdout, names[k].val);
+		else
+			printf("null");
+	}
+	printf("}");
+}
+
+static void list_table(const struct registry_entry *all, size_t n, time_t now)
+{
+	int idw = 12, namew = 4;
+	for (size_t i = 0; i < n; i++) {
+		char name[3 * REGISTRY_NAME_MAX + 4];
+		list_name(&all[i], name, sizeof(name));
+		int w = list_id_width(all, n, i);
+		idw = w > idw ? w : idw;
+		namew = (int)strlen(name) > namew ? (int)strlen(name) : namew;
+	}
+	printf("%-*s %-*s %8s %7s %6s %8s %s\n", idw, "CONTAINER", namew, "NAME", "PID", "NS-PID",
+	       "UID", "AGE", "STATE");
+	for (size_t i = 0; i < n; i++) {
+		const struct registry_entry *e = &all[i];
+		char age[32], name[3 * REGISTRY_NAME_MAX + 4];
+		common_format_age((long long)(now - e->created), age, sizeof(age));
+		list_name(e, name, sizeof(name));
+		printf("%-*.*s %-*s %8d %7d %6u %8s %s\n", idw, list_id_width(all, n, i), e->id,
+		       namew, name, (int)e->pid, (int)e->ns_pid, (unsigned)e->uid, age,
+		       registry_entry_alive(e) ? "alive" : "stale");
+	}
+}
+
 static void list_usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: flamesidecar list [--json] [--profiles]\n\n"
-		"List the containers the hook registered: id, host pid, pid inside the\n"
-		"container, uid, age, and whether the process is still alive (\"stale\"\n"
+		"List the containers the hook registered: id (engines' 64-digit ids as the\n"
+		"shortest unambiguous prefix of at least 12), the name the engine gave\n"
+		"(Docker/Podman name, or NAMESPACE/POD/CONTAINER for Kubernetes), host pid,\n"
+		"pid inside the container, uid, age, and whether it is alive (\"stale\"\n"
 		"entries are left by runtimes killed before poststop; `flamesidecar gc`\n"
 		"removes them); then the annotation-triggered profiles, in progress and\n"
 		"finished, with their files.\n\n"
 		"Options:\n"
-		"  --json      one JSON object per container (or profile), in an array\n"
+		"  --json      one JSON object per container (or profile), in an array;\n"
+		"              full ids, and engine, name, pod, namespace, container\n"
 		"  --profiles  only the triggered profiles\n"
 		"  -h, --help  this text\n\n"
 		"Examples:\n"
@@ -91,8 +182,7 @@ int cmd_list(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "flamesidecar list: unexpected argument '%s'\n", argv[optind]);
-		return FS_EXIT_USAGE;
+		return cli_usage_error("list", "unexpected argument '%s'", argv[optind]);
 	}
 	struct fs_config cfg;
 	char regdir[PATH_MAX];
@@ -104,26 +194,16 @@ int cmd_list(int argc, char **argv)
 	struct fs_error err;
 	cleanup_free struct registry_entry *all = NULL;
 	size_t n;
-	if (registry_list(regdir, &all, &n, &err) < 0) {
-		fprintf(stderr, "flamesidecar list: %s%s\n", err.msg,
-			err.code == EACCES ? " (run as root)" : "");
-		return err.code == EACCES ? FS_EXIT_PERM : FS_EXIT_FAIL;
+	if (registry_list(regdir, &all, &n, common_warn, "list", &err) < 0) {
+		return cli_failf("list", cli_exit_code(err.code), "%s%s", err.msg,
+				 err.code == EACCES ? " (run as root)" : "");
 	}
 	time_t now = time(NULL);
 	if (json) {
 		printf("[");
 		for (size_t i = 0; i < n; i++) {
-			const struct registry_entry *e = &all[i];
-			printf("%s\n  {\"id\":", i ? "," : "");
-			json_write_string(stdout, e->id);
-			printf(
-			    ",\"pid\":%d,\"ns_pid\":%d,\"uid\":%u,\"gid\":%u,\"age_seconds\":%lld,"
-			    "\"created\":%lld,\"state\":\"%s\",\"mount_point\":",
-			    (int)e->pid, (int)e->ns_pid, (unsigned)e->uid, (unsigned)e->gid,
-			    (long long)(now - e->created), (long long)e->created,
-			    registry_entry_alive(e) ? "alive" : "stale");
-			json_write_string(stdout, e->mount_point);
-			printf("}");
+			printf("%s\n  ", i ? "," : "");
+			list_json_entry(&all[i], now);
 		}
 		printf("%s]\n", n ? "\n" : "");
 		return FS_EXIT_OK;
@@ -135,15 +215,7 @@ int cmd_list(int argc, char **argv)
 		       regdir);
 		return FS_EXIT_OK;
 	}
-	printf("%-16s %8s %7s %6s %8s %s\n", "CONTAINER", "PID", "NS-PID", "UID", "AGE", "STATE");
-	for (size_t i = 0; i < n; i++) {
-		const struct registry_entry *e = &all[i];
-		char age[32], id[17];
-		common_format_age((long long)(now - e->created), age, sizeof(age));
-		snprintf(id, sizeof(id), "%s", e->id);
-		printf("%-16s %8d %7d %6u %8s %s\n", id, (int)e->pid, (int)e->ns_pid,
-		       (unsigned)e->uid, age, registry_entry_alive(e) ? "alive" : "stale");
-	}
+	list_table(all, n, now);
 	cleanup_free struct profile_info *profs = NULL;
 	size_t np = 0;
 	profiles_list(&cfg, &profs, &np);

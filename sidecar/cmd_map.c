@@ -15,8 +15,10 @@ static void map_usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "Usage: flamesidecar map <container-id> [--pid N] [--mode agent|jcmd|vmstructs]\n"
+	    "Usage: flamesidecar map CONTAINER [--pid N] [--mode agent|jcmd|vmstructs]\n"
 	    "                        [--continuous] [--timeout MS]\n\n"
+	    "CONTAINER: an id, a name (docker/podman ps), a unique id prefix, or\n"
+	    "--pod NAME [--namespace NS] [--container NAME] for a Kubernetes pod.\n\n"
 	    "Make every JVM of a registered container write its JIT symbol map, read it\n"
 	    "safely (as the JVM's own user, inside the container's mount namespace), and\n"
 	    "write /tmp/perf-<host pid>.map on the host so that perf can name Java frames.\n\n"
@@ -26,8 +28,8 @@ static void map_usage(FILE *f)
 	    "                     the bundle is mounted); jcmd: Compiler.perfmap (JDK 17+;\n"
 	    "                     the default when it is not); vmstructs: read the code\n"
 	    "                     cache from the host through the JVM's VMStructs, no\n"
-	    "                     attach, nothing written in the container (the fallback\n"
-	    "                     when attach is impossible or fails; outer methods only)\n"
+	    "                     attach, nothing written in the container: for JVMs that\n"
+	    "                     cannot be attached to (run and top fall back to it)\n"
 	    "  -c, --continuous   the agent keeps the container's map up to date as code\n"
 	    "                     is compiled; run map again to copy it to the host\n"
 	    "  -t, --timeout MS   per JVM, attach included (default %d)\n"
@@ -42,15 +44,6 @@ static void map_usage(FILE *f)
 	    "Exit codes: 0 every JVM mapped, 1 one failed, 2 usage, 3 container or JVM not\n"
 	    "found, 4 not permitted (run as root).\n",
 	    MAP_AGENT_NAME, MAP_DEFAULT_TIMEOUT_MS);
-}
-
-static int map_exit_code(int r)
-{
-	if (r == -EPERM || r == -EACCES)
-		return FS_EXIT_PERM;
-	if (r == -ESRCH || r == -ENOENT || r == -ENOEXEC) /* ENOEXEC: --pid of a non-JVM */
-		return FS_EXIT_NOTFOUND;
-	return FS_EXIT_FAIL;
 }
 
 int cmd_map(int argc, char **argv)
@@ -70,11 +63,8 @@ int cmd_map(int argc, char **argv)
 		switch (c) {
 		case 'p': {
 			long v = strtol(optarg, &end, 10);
-			if (*end || v <= 0 || v > INT32_MAX) {
-				fprintf(stderr, "flamesidecar map: --pid '%s' is not a pid\n",
-					optarg);
-				return FS_EXIT_USAGE;
-			}
+			if (*end || v <= 0 || v > INT32_MAX)
+				return cli_usage_error("map", "--pid '%s' is not a pid", optarg);
 			only = (pid_t)v;
 			break;
 		}
@@ -85,13 +75,10 @@ int cmd_map(int argc, char **argv)
 		case 'c': o.continuous = 1; break;
 		case 't': {
 			unsigned long v = strtoul(optarg, &end, 10);
-			if (*end || !v || v > 600000 || optarg[0] == '-') {
-				fprintf(stderr,
-					"flamesidecar map: --timeout takes milliseconds "
-					"(1..600000), not '%s'\n",
-					optarg);
-				return FS_EXIT_USAGE;
-			}
+			if (*end || !v || v > 600000 || optarg[0] == '-')
+				return cli_usage_error(
+				    "map", "--timeout takes milliseconds (1..600000), not '%s'",
+				    optarg);
 			o.timeout_ms = (unsigned)v;
 			break;
 		}
@@ -99,28 +86,22 @@ int cmd_map(int argc, char **argv)
 		default: map_usage(stderr); return FS_EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "flamesidecar map: expected one container id (see --help)\n");
-		return FS_EXIT_USAGE;
-	}
-	if (o.continuous && (o.mode == MAP_MODE_JCMD || o.mode == MAP_MODE_VMSTRUCTS)) {
-		fprintf(stderr, "flamesidecar map: --continuous needs the agent, not --mode %s\n",
-			map_mode_name(o.mode));
-		return FS_EXIT_USAGE;
-	}
+	if (optind != argc - 1)
+		return cli_usage_error("map", "expected one container id");
+	if (o.continuous && (o.mode == MAP_MODE_JCMD || o.mode == MAP_MODE_VMSTRUCTS))
+		return cli_usage_error("map", "--continuous needs the agent, not --mode %s",
+				       map_mode_name(o.mode));
 	struct fs_config cfg;
 	struct registry_entry e;
 	int rc = common_open_container("map", "it joins the container's mount namespace",
 				       argv[optind], &cfg, &e);
 	if (rc)
 		return rc;
-	if (!registry_entry_alive(&e)) {
-		fprintf(stderr,
-			"flamesidecar map: container %s is not running (pid %d is gone); "
-			"`flamesidecar gc` removes stale entries\n",
-			e.id, (int)e.pid);
-		return FS_EXIT_NOTFOUND;
-	}
+	if (!registry_entry_alive(&e))
+		return cli_failf("map", FS_EXIT_NOTFOUND,
+				 "container %s is not running (pid %d is gone); "
+				 "`flamesidecar gc` removes stale entries",
+				 e.id, (int)e.pid);
 
 	struct fs_error err = {0};
 	cleanup_free pid_t *pids = NULL;
@@ -128,20 +109,17 @@ int cmd_map(int argc, char **argv)
 	if (only) {
 		pids = malloc(sizeof(*pids));
 		if (!pids)
-			return FS_EXIT_FAIL;
+			return cli_failf("map", FS_EXIT_FAIL, "out of memory");
 		pids[0] = only;
 		n = 1;
 	} else if (map_find_jvms(&e, &pids, &n, &err) < 0) {
-		fprintf(stderr, "flamesidecar map: %s\n", err.msg);
-		return FS_EXIT_FAIL;
+		return cli_fail("map", &err);
 	}
-	if (n == 0) {
-		fprintf(stderr,
-			"flamesidecar map: no JVM found in container %s (no process in its "
-			"pid namespace maps libjvm.so)\n",
-			e.id);
-		return FS_EXIT_NOTFOUND;
-	}
+	if (n == 0)
+		return cli_failf("map", FS_EXIT_NOTFOUND,
+				 "no JVM found in container %s (no process in its pid namespace "
+				 "maps libjvm.so)",
+				 e.id);
 
 	int exit_code = FS_EXIT_OK;
 	printf("%-8s %-7s %-6s %-5s %8s %9s  %s\n", "HOST_PID", "NS_PID", "UID", "MODE", "ENTRIES",
@@ -152,9 +130,12 @@ int cmd_map(int argc, char **argv)
 		fs_error_clear(&err);
 		int r = map_jvm(&e, pids[i], &o, NULL, &res, &err);
 		if (r < 0) {
-			fprintf(stderr, "flamesidecar map: %s\n", err.msg);
+			int code = cli_fail("map", &err);
+			if (o.mode != MAP_MODE_VMSTRUCTS && r != -ESRCH && r != -ENOEXEC)
+				cli_warn("map",
+					 "--mode vmstructs maps a JVM without attaching to it");
 			if (exit_code == FS_EXIT_OK)
-				exit_code = map_exit_code(r);
+				exit_code = code;
 			continue;
 		}
 		printf("%-8d %-7d %-6u %-5s %8zu %9.1f  %s/perf-%d.map\n", (int)res.host_pid,

@@ -62,77 +62,56 @@ int cmd_render(int argc, char **argv)
 			r = render_opts_option(&o, opt, optarg, &err);
 			if (r > 0)
 				break;
-			if (r < 0)
-				fprintf(stderr, "flamesidecar render: %s\n", err.msg);
-			fprintf(stderr, "Try 'flamesidecar render --help'.\n");
-			return FS_EXIT_USAGE;
+			return cli_usage_error("render", r < 0 ? "%s" : NULL, err.msg);
 		}
 	}
-	if (argc - optind > 1) {
-		fprintf(stderr,
-			"flamesidecar render: expected at most one input file, got %d\n"
-			"Try 'flamesidecar render --help'.\n",
-			argc - optind);
-		return FS_EXIT_USAGE;
-	}
+	if (argc - optind > 1)
+		return cli_usage_error("render", "expected at most one input file, got %d",
+				       argc - optind);
 	const char *input = optind < argc ? argv[optind] : "-";
 	cleanup_fclose FILE *in = NULL;
 	if (strcmp(input, "-")) {
 		in = fopen(input, "re");
-		if (!in) {
-			fprintf(stderr, "flamesidecar render: cannot open '%s': %s\n", input,
-				strerror(errno));
-			return FS_EXIT_FAIL;
-		}
+		if (!in)
+			return cli_failf("render", FS_EXIT_FAIL, "cannot open '%s': %s", input,
+					 strerror(errno));
 	} else if (isatty(STDIN_FILENO)) {
-		fprintf(
-		    stderr,
-		    "flamesidecar render: no input: give a folded file or pipe folded stacks in\n"
-		    "Try 'flamesidecar render --help'.\n");
-		return FS_EXIT_USAGE;
+		return cli_usage_error("render",
+				       "no input: give a folded file or pipe folded stacks in");
 	}
 
 	struct flame *tree = flame_new();
-	if (!tree) {
-		fprintf(stderr, "flamesidecar render: out of memory\n");
-		return FS_EXIT_FAIL;
-	}
+	if (!tree)
+		return cli_failf("render", FS_EXIT_FAIL, "out of memory");
 	if (flame_parse_folded(tree, in ? in : stdin, &err) < 0) {
-		fprintf(stderr, "flamesidecar render: %s: %s\n", input, err.msg);
 		flame_free(tree);
-		return FS_EXIT_FAIL;
+		return cli_failf("render", FS_EXIT_FAIL, "%s: %s", input, err.msg);
 	}
 	const struct flame_stats *st = flame_stats(tree);
 	if (st->malformed)
-		fprintf(stderr,
-			"flamesidecar render: %s: skipped %llu of %llu lines that are not "
-			"\"frame;frame count\"\n",
-			input, (unsigned long long)st->malformed, (unsigned long long)st->lines);
+		cli_warn("render",
+			 "%s: skipped %llu of %llu lines that are not \"frame;frame count\"", input,
+			 (unsigned long long)st->malformed, (unsigned long long)st->lines);
 	if (st->truncated)
-		fprintf(stderr,
-			"flamesidecar render: %s: %llu stacks deeper than %d frames were cut\n",
-			input, (unsigned long long)st->truncated, FLAME_DEPTH_MAX);
+		cli_warn("render", "%s: %llu stacks deeper than %d frames were cut", input,
+			 (unsigned long long)st->truncated, FLAME_DEPTH_MAX);
 	bool empty =
 	    flame_node_total(tree, FLAME_ROOT) == 0 && flame_node_total_a(tree, FLAME_ROOT) == 0;
 
 	struct outfile d;
 	if (outfile_open(&d, output, &err) < 0) {
-		fprintf(stderr, "flamesidecar render: %s\n", err.msg);
 		flame_free(tree);
-		return FS_EXIT_FAIL;
+		return cli_fail_file("render", &err);
 	}
 	r = render_svg(tree, d.f, &o, &err);
 	flame_free(tree);
-	if (outfile_finish(&d, r, &err) < 0) {
-		fprintf(stderr, "flamesidecar render: %s\n", err.msg);
-		return FS_EXIT_FAIL;
-	}
-	if (empty) {
-		fprintf(stderr,
-			"flamesidecar render: %s: no stacks with samples found; the SVG says so. "
-			"Is this folded output (\"frame;frame count\")?\n",
-			input);
-		return FS_EXIT_FAIL;
-	}
+	if (outfile_finish(&d, r, &err) < 0)
+		return cli_fail_file("render", &err);
+	if (empty)
+		return cli_failf(
+		    "render", FS_EXIT_FAIL,
+		    "%s: no stacks with samples found; the SVG says so. Is this folded "
+		    "output (\"frame;frame count\")?",
+		    input);
 	return FS_EXIT_OK;
 }

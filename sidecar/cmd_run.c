@@ -15,6 +15,7 @@
 #include "cleanup.h"
 #include "cli.h"
 #include "common.h"
+#include "export_cli.h"
 #include "flame.h"
 #include "fold.h"
 #include "hot.h"
@@ -49,6 +50,8 @@ static void run_usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: flamesidecar run CONTAINER [OPTIONS]\n\n"
+		"CONTAINER: an id, a name (docker/podman ps), a unique id prefix, or\n"
+		"--pod NAME [--namespace NS] [--container NAME] for a Kubernetes pod.\n\n"
 		"Sample the CPU stacks of every thread of every process of a registered\n"
 		"container (see `flamesidecar list`) for a while, then name Java frames with\n"
 		"the JVMs' JIT maps taken at the end of the window, and write a folded\n"
@@ -63,6 +66,11 @@ static void run_usage(FILE *out)
 		"      --folded FILE    the folded stacks (default: the SVG's name with\n"
 		"                       .folded; none when the SVG goes to standard output)\n"
 		"      --no-folded      do not write the folded stacks\n"
+		"      --pprof FILE     also write a gzip-compressed pprof profile (go tool\n"
+		"                       pprof, Pyroscope, Parca) with container, pod and\n"
+		"                       process labels\n"
+		"      --speedscope FILE also write a speedscope JSON file (one profile per\n"
+		"                       process)\n"
 		"  -q, --quiet          no progress line and no summary (warnings and errors\n"
 		"                       still go to stderr)\n"
 		"      --no-map         do not attach to JVMs (Java frames stay [unknown])\n"
@@ -89,7 +97,8 @@ static void run_usage(FILE *out)
 		"  flamesidecar run 3f2a9c\n"
 		"  flamesidecar run 3f2a9c -d 10s -F 499 -o checkout.svg\n"
 		"  flamesidecar run 3f2a9c --pid 41236 --title 'checkout, peak' --minwidth 0.5%%\n"
-		"  flamesidecar run 3f2a9c -d 60s -o - --no-folded > cpu.svg\n\n"
+		"  flamesidecar run 3f2a9c -d 60s -o - --no-folded > cpu.svg\n"
+		"  flamesidecar run 3f2a9c --pprof cpu.pb.gz --speedscope cpu.speedscope.json\n\n"
 		"Exit codes: 0 graph written, 1 failed, 2 usage, 3 container or process not\n"
 		"found (or not running), 4 not permitted (run as root).\n",
 		MAP_DEFAULT_TIMEOUT_MS, SAMPLER_DEFAULT_STACK_COPY, SAMPLER_MAX_STACK_COPY,
@@ -108,15 +117,19 @@ enum {
 	RUN_OPT_WITH_PID,
 	RUN_OPT_UNWIND,
 	RUN_OPT_STACK_COPY,
+	RUN_OPT_PPROF,
+	RUN_OPT_SPEEDSCOPE,
 };
 
 struct run_args {
 	unsigned long long duration_ms;
 	const char *output, *folded;
+	const char *pprof, *speedscope;
 	int no_folded, quiet;
 	struct render_opts render;
 	struct profile_opts prof;
 	const char *id;
+	int help; /* --help: print the usage and exit 0 */
 };
 
 static int run_parse_pid(const char *verb, const char *arg, pid_t *out)
@@ -147,6 +160,8 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 	    {"with-pid", no_argument, NULL, RUN_OPT_WITH_PID},
 	    {"unwind", required_argument, NULL, RUN_OPT_UNWIND},
 	    {"stack-copy", required_argument, NULL, RUN_OPT_STACK_COPY},
+	    {"pprof", required_argument, NULL, RUN_OPT_PPROF},
+	    {"speedscope", required_argument, NULL, RUN_OPT_SPEEDSCOPE},
 	    {"help", no_argument, NULL, 'h'},
 	    RENDER_LONG_OPTIONS,
 	    {NULL, 0, NULL, 0},
@@ -157,14 +172,12 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 	while ((c = getopt_long(argc, argv, "d:F:p:o:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			if (common_parse_duration_ms(optarg, &a->duration_ms) < 0 ||
-			    a->duration_ms == 0 || a->duration_ms > RUN_MAX_MS) {
-				fprintf(stderr,
-					"flamesidecar run: --duration takes a time from 1ms to "
-					"24h such as 30s, 500ms, 2m; not '%s'\n",
-					optarg);
-				return FS_EXIT_USAGE;
-			}
+			if (timeutil_parse_duration_ms(optarg, &a->duration_ms) < 0 ||
+			    a->duration_ms == 0 || a->duration_ms > RUN_MAX_MS)
+				return cli_usage_error("run",
+						       "--duration takes a time from 1ms to 24h "
+						       "such as 30s, 500ms, 2m; not '%s'",
+						       optarg);
 			break;
 		case 'F':
 			if (common_parse_uint("run", "--frequency", optarg, 1,
@@ -210,31 +223,30 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 				a->prof.unwind = PROFILE_UNWIND_FP;
 			else if (!strcmp(optarg, "hotspot"))
 				a->prof.unwind = PROFILE_UNWIND_HOTSPOT;
-			else {
-				fprintf(stderr,
-					"flamesidecar run: --unwind takes auto, fp or hotspot; "
-					"not '%s'\n",
-					optarg);
-				return FS_EXIT_USAGE;
-			}
+			else
+				return cli_failf("run", FS_EXIT_USAGE,
+						 "--unwind takes auto, fp or hotspot; not '%s'",
+						 optarg);
 			break;
-		case 'h': run_usage(stdout); return -1;
+		case RUN_OPT_PPROF: a->pprof = optarg; break;
+		case RUN_OPT_SPEEDSCOPE: a->speedscope = optarg; break;
+		case 'h': a->help = 1; return 0;
 		default:
 			r = render_opts_option(&a->render, c, optarg, &err);
 			if (r > 0)
 				break;
-			if (r < 0)
-				fprintf(stderr, "flamesidecar run: %s\n", err.msg);
-			fprintf(stderr, "Try 'flamesidecar run --help'.\n");
-			return FS_EXIT_USAGE;
+			return cli_usage_error("run", r < 0 ? "%s" : NULL, err.msg);
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "flamesidecar run: expected one container id or unique prefix "
-				"(see `flamesidecar list`)\nTry 'flamesidecar run --help'.\n");
-		return FS_EXIT_USAGE;
-	}
+	if (optind != argc - 1)
+		return cli_usage_error(
+		    "run", "expected one container id or unique prefix (see `flamesidecar list`)");
 	a->id = argv[optind];
+	int to_stdout = (!a->output || strcmp(a->output, "-") ? 0 : 1) +
+			(a->pprof && !strcmp(a->pprof, "-")) +
+			(a->speedscope && !strcmp(a->speedscope, "-"));
+	if (to_stdout > 1)
+		return cli_usage_error("run", "only one output can be standard output");
 	return 0;
 }
 
@@ -256,10 +268,10 @@ static void run_progress(const struct profile *p, uint64_t left_ms, bool tty)
 static int run_window(struct profile *p, uint64_t duration_ms, bool tty, uint64_t *elapsed_ms,
 		      struct fs_error *err)
 {
-	uint64_t start = common_now_ms(), end = start + duration_ms, last = 0;
+	uint64_t start = timeutil_now_ms(), end = start + duration_ms, last = 0;
 	int r = 0;
 	for (;;) {
-		uint64_t now = common_now_ms();
+		uint64_t now = timeutil_now_ms();
 		if (now >= end || run_stop_signal)
 			break;
 		if (now - last >= 200) {
@@ -272,7 +284,7 @@ static int run_window(struct profile *p, uint64_t duration_ms, bool tty, uint64_
 			break;
 		r = 0;
 	}
-	*elapsed_ms = common_now_ms() - start;
+	*elapsed_ms = timeutil_now_ms() - start;
 	if (tty)
 		fprintf(stderr, "\r\033[K");
 	return r;
@@ -316,6 +328,33 @@ static int run_write_svg(struct profile *p, const char *path, const struct rende
 	r = render_svg(tree, d.f, ro, err);
 	flame_free(tree);
 	return outfile_finish(&d, r, err);
+}
+
+/* The pprof and speedscope files: the stacks profile_fold handed to x,
+ * with the window and the container's labels. */
+static int run_write_exports(const struct run_args *a, struct export *x, const char *title,
+			     int64_t start_ns, uint64_t window_ms, struct fs_error *err)
+{
+	unsigned hz = a->prof.frequency ? a->prof.frequency : 99;
+	x->period_ns = 1000000000ull / hz;
+	x->time_ns = start_ns;
+	x->duration_ns = (int64_t)window_ms * 1000000;
+	x->root_is_process = 1;
+	if (export_set_name(x, title) < 0 || export_cli_container_labels(x, a->prof.entry) < 0)
+		return fs_error_set(err, ENOMEM, "labelling the profile");
+	int r = 0;
+	if (a->pprof)
+		r = export_cli_write_pprof(x, a->pprof, err);
+	if (r == 0 && a->speedscope)
+		r = export_cli_write_speedscope(x, a->speedscope, err);
+	return r;
+}
+
+static int64_t run_realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static double run_pct(uint64_t part, uint64_t whole)
@@ -412,20 +451,15 @@ static void run_summary(struct profile *p, const struct run_args *a, uint64_t wi
 	printf("svg        %s\n", svg);
 	if (folded)
 		printf("folded     %s\n", folded);
+	if (a->pprof)
+		printf("pprof      %s\n", a->pprof);
+	if (a->speedscope)
+		printf("speedscope %s\n", a->speedscope);
 	printf("graph      written %llu ms after the window closed (JIT maps %.1f ms, "
 	       "symbols %.1f ms)\n",
 	       (unsigned long long)after_ms, (double)st.map_us / 1000.0,
 	       (double)st.symbolize_us / 1000.0);
 	fflush(stdout);
-}
-
-static int run_exit_code(int r)
-{
-	if (r == -EACCES || r == -EPERM)
-		return FS_EXIT_PERM;
-	if (r == -ESRCH || r == -ENOENT)
-		return FS_EXIT_NOTFOUND;
-	return FS_EXIT_FAIL;
 }
 
 /* flamesidecar-<id12>-<UTC time>.<ext> */
@@ -443,10 +477,15 @@ int cmd_run(int argc, char **argv)
 	struct run_args a = {.duration_ms = RUN_DEFAULT_MS};
 	render_opts_init(&a.render);
 	a.prof.map.mode = MAP_MODE_AUTO;
+	a.prof.map.fallback = 1; /* JVMs that cannot be attached to: vmstructs */
 	a.prof.map.timeout_ms = MAP_DEFAULT_TIMEOUT_MS;
 	int rc = run_parse(argc, argv, &a);
 	if (rc)
-		return rc < 0 ? FS_EXIT_OK : rc;
+		return rc;
+	if (a.help) {
+		run_usage(stdout);
+		return FS_EXIT_OK;
+	}
 	struct fs_config cfg;
 	struct registry_entry e;
 	if ((rc = common_open_container("run", COMMON_WHY_PROFILE, a.id, &cfg, &e)))
@@ -467,8 +506,7 @@ int cmd_run(int argc, char **argv)
 			l -= 4;
 		if (snprintf(folded_name, sizeof(folded_name), "%.*s.folded", (int)l, svg) >=
 		    (int)sizeof(folded_name)) {
-			fprintf(stderr, "flamesidecar run: the output name is too long\n");
-			return FS_EXIT_USAGE;
+			return cli_usage_error("run", "the output name is too long");
 		}
 		folded = folded_name;
 	}
@@ -484,12 +522,19 @@ int cmd_run(int argc, char **argv)
 	const char *raw = getenv("FS_TEST_PROFILE_RAW_WORDS");
 	if (raw)
 		a.prof.raw_max_words = strtoul(raw, NULL, 10);
+	struct export *x = NULL;
+	if (a.pprof || a.speedscope) {
+		if (!(x = export_new()))
+			return cli_failf("run", FS_EXIT_FAIL, "out of memory");
+		a.prof.on_stack = export_cli_on_stack;
+		a.prof.on_stack_ctx = x;
+	}
 	run_stop_signal = 0;
 	run_catch_signals();
 	int r = profile_open(&a.prof, &p, &err);
 	if (r < 0) {
-		fprintf(stderr, "flamesidecar run: %s\n", err.msg);
-		return run_exit_code(r);
+		export_free(x);
+		return cli_fail("run", &err);
 	}
 	bool tty = !a.quiet && isatty(STDERR_FILENO);
 	if (!a.quiet && !tty)
@@ -497,18 +542,14 @@ int cmd_run(int argc, char **argv)
 			common_id_width(e.id), e.id, a.duration_ms);
 
 	uint64_t window_ms = 0;
+	int64_t start_ns = run_realtime_ns();
 	r = run_window(p, a.duration_ms, tty, &window_ms, &err);
-	uint64_t closed = common_now_ms();
+	uint64_t closed = timeutil_now_ms();
 	profile_stop(p);
-	if (r < 0) {
-		fprintf(stderr, "flamesidecar run: %s\n", err.msg);
+	if (r < 0 || (r = profile_fold(p, 1, &err)) < 0) {
 		profile_close(p);
-		return FS_EXIT_FAIL;
-	}
-	if ((r = profile_fold(p, 1, &err)) < 0) {
-		fprintf(stderr, "flamesidecar run: %s\n", err.msg);
-		profile_close(p);
-		return FS_EXIT_FAIL;
+		export_free(x);
+		return cli_failf("run", FS_EXIT_FAIL, "%s", err.msg);
 	}
 
 	/* the graph */
@@ -534,15 +575,14 @@ int cmd_run(int argc, char **argv)
 		a.render.subtitle = subtitle;
 	}
 	int exit_code = FS_EXIT_OK;
-	if (folded && run_write_folded(p, folded, &err) < 0) {
-		fprintf(stderr, "flamesidecar run: %s\n", err.msg);
-		exit_code = FS_EXIT_FAIL;
-	}
-	if (run_write_svg(p, svg_stdout ? NULL : svg, &a.render, &err) < 0) {
-		fprintf(stderr, "flamesidecar run: %s\n", err.msg);
-		exit_code = FS_EXIT_FAIL;
-	}
-	uint64_t after = common_now_ms() - closed;
+	if (folded && run_write_folded(p, folded, &err) < 0)
+		exit_code = cli_fail_file("run", &err);
+	if (run_write_svg(p, svg_stdout ? NULL : svg, &a.render, &err) < 0)
+		exit_code = cli_fail_file("run", &err);
+	if (x && run_write_exports(&a, x, a.render.title, start_ns, window_ms, &err) < 0)
+		exit_code = cli_fail_file("run", &err);
+	export_free(x);
+	uint64_t after = timeutil_now_ms() - closed;
 	if (exit_code == FS_EXIT_OK && !a.quiet && !svg_stdout)
 		run_summary(p, &a, window_ms, svg, folded, after);
 	else if (exit_code == FS_EXIT_OK && !a.quiet)

@@ -40,6 +40,8 @@ static void top_usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: flamesidecar top CONTAINER [OPTIONS]\n\n"
+		"CONTAINER: an id, a name (docker/podman ps), a unique id prefix, or\n"
+		"--pod NAME [--namespace NS] [--container NAME] for a Kubernetes pod.\n\n"
 		"Show the hottest frames of a registered container (every thread of every\n"
 		"process) live, by self and total share of the CPU samples: like perf top,\n"
 		"with Java frames named from the JVMs' JIT maps. Press q or Ctrl-C to quit.\n"
@@ -87,15 +89,15 @@ struct top_args {
 	unsigned rows;
 	struct profile_opts prof;
 	const char *id;
+	int help; /* --help: print the usage and exit 0 */
 };
 
 static int top_parse_time(const char *opt, const char *arg, unsigned long long *ms)
 {
-	if (common_parse_duration_ms(arg, ms) < 0 || *ms < 10 || *ms > 24ull * 3600 * 1000) {
-		fprintf(stderr,
-			"flamesidecar top: %s takes a time from 10ms to 24h such as 1s, "
-			"500ms, 2m; not '%s'\n",
-			opt, arg);
+	if (timeutil_parse_duration_ms(arg, ms) < 0 || *ms < 10 || *ms > 24ull * 3600 * 1000) {
+		cli_usage_error("top",
+				"%s takes a time from 10ms to 24h such as 1s, 500ms, 2m; not '%s'",
+				opt, arg);
 		return -EINVAL;
 	}
 	return 0;
@@ -147,9 +149,8 @@ static int top_parse(int argc, char **argv, struct top_args *a)
 				a->by_total = !strcmp(optarg, "total");
 				break;
 			}
-			fprintf(stderr, "flamesidecar top: --sort takes self or total, not '%s'\n",
-				optarg);
-			return FS_EXIT_USAGE;
+			return cli_usage_error("top", "--sort takes self or total, not '%s'",
+					       optarg);
 		case 'F':
 			if (common_parse_uint("top", "--frequency", optarg, 1,
 					      SAMPLER_MAX_FREQUENCY, &a->prof.frequency) < 0)
@@ -167,15 +168,13 @@ static int top_parse(int argc, char **argv, struct top_args *a)
 				return FS_EXIT_USAGE;
 			break;
 		case TOP_OPT_USER_ONLY: a->prof.user_only = 1; break;
-		case 'h': top_usage(stdout); return -1;
-		default: fprintf(stderr, "Try 'flamesidecar top --help'.\n"); return FS_EXIT_USAGE;
+		case 'h': a->help = 1; return 0;
+		default: return cli_usage_error("top", NULL);
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "flamesidecar top: expected one container id or unique prefix "
-				"(see `flamesidecar list`)\nTry 'flamesidecar top --help'.\n");
-		return FS_EXIT_USAGE;
-	}
+	if (optind != argc - 1)
+		return cli_usage_error(
+		    "top", "expected one container id or unique prefix (see `flamesidecar list`)");
 	a->id = argv[optind];
 	return 0;
 }
@@ -274,9 +273,9 @@ static void top_show(struct profile *p, const struct top_args *a, const struct t
 static int top_sample(struct profile *p, uint64_t ms, const struct top_term *t, int *err_out,
 		      struct fs_error *err)
 {
-	uint64_t end = common_now_ms() + ms;
+	uint64_t end = timeutil_now_ms() + ms;
 	for (;;) {
-		uint64_t now = common_now_ms();
+		uint64_t now = timeutil_now_ms();
 		if (top_stop_signal || top_key_quit(t))
 			return 1;
 		if (now >= end)
@@ -296,10 +295,15 @@ int cmd_top(int argc, char **argv)
 			     .map_every_ms = TOP_DEFAULT_MAP_EVERY_MS,
 			     .rows = TOP_DEFAULT_ROWS};
 	a.prof.map.mode = MAP_MODE_AUTO;
+	a.prof.map.fallback = 1; /* JVMs that cannot be attached to: vmstructs */
 	a.prof.map.timeout_ms = MAP_DEFAULT_TIMEOUT_MS;
 	int rc = top_parse(argc, argv, &a);
 	if (rc)
-		return rc < 0 ? FS_EXIT_OK : rc;
+		return rc;
+	if (a.help) {
+		top_usage(stdout);
+		return FS_EXIT_OK;
+	}
 	struct fs_config cfg;
 	struct registry_entry e;
 	if ((rc = common_open_container("top", COMMON_WHY_PROFILE, a.id, &cfg, &e)))
@@ -317,38 +321,34 @@ int cmd_top(int argc, char **argv)
 	a.prof.warn = common_warn;
 	a.prof.warn_ctx = "top";
 	int r = profile_open(&a.prof, &p, &err);
-	if (r < 0) {
-		fprintf(stderr, "flamesidecar top: %s\n", err.msg);
-		return r == -EACCES || r == -EPERM   ? FS_EXIT_PERM
-		       : r == -ESRCH || r == -ENOENT ? FS_EXIT_NOTFOUND
-						     : FS_EXIT_FAIL;
-	}
+	if (r < 0)
+		return cli_fail("top", &err);
 	struct top_term t;
 	top_term_open(&t, !a.once);
 	int perr = 0, code = FS_EXIT_OK;
 
 	if (a.once) {
 		/* one window; the JIT maps taken at its end, as `run` does */
-		uint64_t start = common_now_ms();
+		uint64_t start = timeutil_now_ms();
 		top_sample(p, a.duration_ms, &t, &perr, &err);
-		uint64_t span = common_now_ms() - start;
+		uint64_t span = timeutil_now_ms() - start;
 		profile_stop(p);
 		if (!perr && (perr = profile_fold(p, 1, &err)) == 0)
 			top_show(p, &a, &t, span);
 	} else {
 		profile_map_jvms(p);
-		uint64_t mapped = common_now_ms(), start = mapped;
+		uint64_t mapped = timeutil_now_ms(), start = mapped;
 		for (;;) {
-			uint64_t t0 = common_now_ms();
+			uint64_t t0 = timeutil_now_ms();
 			int quit = top_sample(p, a.interval_ms, &t, &perr, &err);
 			if (perr)
 				break;
-			uint64_t now = common_now_ms();
+			uint64_t now = timeutil_now_ms();
 			int remap = now - mapped >= a.map_every_ms;
 			if ((perr = profile_fold(p, remap, &err)) < 0)
 				break;
 			if (remap)
-				mapped = common_now_ms();
+				mapped = timeutil_now_ms();
 			if (!quit || top_stop_signal)
 				top_show(p, &a, &t, a.cumulative ? now - start : now - t0);
 			if (quit)
@@ -360,10 +360,8 @@ int cmd_top(int argc, char **argv)
 		}
 	}
 	top_term_close(&t);
-	if (perr) {
-		fprintf(stderr, "flamesidecar top: %s\n", err.msg);
-		code = FS_EXIT_FAIL;
-	}
+	if (perr)
+		code = cli_failf("top", FS_EXIT_FAIL, "%s", err.msg);
 	profile_close(p);
 	return code;
 }

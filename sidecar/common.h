@@ -9,16 +9,26 @@
 #include "error.h"
 #include "map.h"
 #include "registry.h"
+#include "timeutil.h"
 
 /* Load the host config named by --config / $FLAMESIDECAR_CONFIG (or the
  * default) and the registry directory; prints the error and returns an
  * exit code != 0 on failure. */
 int common_load_config(const char *verb, struct fs_config *cfg, char *regdir, size_t len);
 
-/* Resolve a container id (or unique prefix) to its registry entry; prints
- * a message saying what to do and returns an exit code on failure. */
+/* Resolve a container id, name or unique id prefix (or common_pod_arg: the
+ * --pod options) to its registry entry; prints a message saying what to
+ * do and returns an exit code on failure. */
 int common_find_container(const char *verb, const char *regdir, const char *id,
 			  struct registry_entry *e);
+
+/* --pod NAME [--namespace NS] [--container NAME] name a container for every
+ * verb that takes one. main() takes them out of the verb's argv with
+ * common_take_target() before the verb parses its options, and puts
+ * common_pod_arg where the container id goes; common_open_container()
+ * then looks the pod up. Returns 0, or FS_EXIT_USAGE after printing why. */
+extern char common_pod_arg[];
+int common_take_target(const char *verb, int *argc, char **argv);
 
 /* What every verb that works on one container does first: insist on root
  * (why says what root is needed for), load the config, resolve the id.
@@ -29,13 +39,10 @@ int common_open_container(const char *verb, const char *why, const char *id, str
 			  struct registry_entry *e);
 
 /* Option values: print "flamesidecar VERB: OPT takes ..." and return
- * -EINVAL when arg is not a whole number in [lo, hi] / not agent|jcmd. */
+ * -EINVAL when arg is not a whole number in [lo, hi] / not agent|jcmd|vmstructs. */
 int common_parse_uint(const char *verb, const char *opt, const char *arg, unsigned long lo,
 		      unsigned long hi, unsigned *out);
 int common_parse_map_mode(const char *verb, const char *opt, const char *arg, enum map_mode *mode);
-
-/* CLOCK_MONOTONIC in milliseconds. */
-uint64_t common_now_ms(void);
 
 /* Engines' container ids are 64 hex digits: show 12 like they do; other
  * ids whole. Returns the number of characters to print. */
@@ -46,9 +53,5 @@ void common_warn(void *ctx, const char *msg);
 
 /* "3m12s"-style age of a unix timestamp. */
 void common_format_age(long long seconds, char *buf, size_t len);
-
-/* Parse "30s", "2m", "1h", "500ms" or a bare number of seconds into
- * milliseconds. 0 or -EINVAL. */
-int common_parse_duration_ms(const char *s, unsigned long long *ms);
 
 #endif

@@ -1,5 +1,6 @@
 /* main.c - flamesidecar: dispatch to the verbs (one file per verb). */
 #include "cli.h"
+#include "common.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,17 +10,19 @@ struct verb {
 	const char *name;
 	int (*fn)(int, char **);
 	const char *summary;
+	int takes_container; /* accepts --pod NAME [--namespace NS] [--container NAME] */
 };
 
 static const struct verb verbs[] = {
-    {"run", cmd_run, "profile a registered container and write a flame graph"},
-    {"top", cmd_top, "live view of the hottest frames in a container"},
-    {"map", cmd_map, "write /tmp/perf-<host pid>.map for the JVMs in a container"},
-    {"list", cmd_list, "list registered containers (and profiles)"},
-    {"gc", cmd_gc, "remove registry entries whose process is gone"},
-    {"collapse", cmd_collapse, "perf script text -> folded stacks (stackcollapse-perf.pl)"},
-    {"render", cmd_render, "folded stacks -> interactive SVG flame graph"},
-    {"diff", cmd_diff, "two folded profiles -> differential flame graph"},
+    {"run", cmd_run, "profile a registered container and write a flame graph", 1},
+    {"top", cmd_top, "live view of the hottest frames in a container", 1},
+    {"map", cmd_map, "write /tmp/perf-<host pid>.map for the JVMs in a container", 1},
+    {"list", cmd_list, "list registered containers (and profiles)", 0},
+    {"gc", cmd_gc, "remove registry entries whose process is gone", 0},
+    {"collapse", cmd_collapse, "perf script text -> folded stacks (stackcollapse-perf.pl)", 0},
+    {"render", cmd_render, "folded stacks -> interactive SVG flame graph", 0},
+    {"diff", cmd_diff, "two folded profiles -> differential flame graph", 0},
+    {"convert", cmd_convert, "folded stacks -> pprof and speedscope profiles", 0},
 };
 
 static void usage(FILE *out)
@@ -35,9 +38,13 @@ static void usage(FILE *out)
 		     "                 or $FLAMESIDECAR_CONFIG)\n"
 		     "  --version      print the version\n"
 		     "  -h, --help     this text; `flamesidecar VERB --help` for a verb\n\n"
+		     "A container (run, top, map) is its id, a unique id prefix, the name its\n"
+		     "engine gave it (docker/podman ps), or --pod NAME [--namespace NS]\n"
+		     "[--container NAME] for a Kubernetes pod.\n\n"
 		     "Examples:\n"
 		     "  flamesidecar list\n"
 		     "  flamesidecar run 3f2a9c -d 30s -o profile.svg\n"
+		     "  flamesidecar run --pod checkout-7d9f --namespace shop -d 30s\n"
 		     "  perf script | flamesidecar collapse | flamesidecar render > out.svg\n\n"
 		     "Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 4 not permitted.\n");
 }
@@ -75,7 +82,13 @@ int main(int argc, char **argv)
 				argv[i]);
 			return FS_EXIT_FAIL;
 		}
-		return verbs[v].fn(argc - i, argv + i);
+		int vargc = argc - i;
+		if (verbs[v].takes_container) {
+			int rc = common_take_target(argv[i], &vargc, argv + i);
+			if (rc)
+				return rc;
+		}
+		return verbs[v].fn(vargc, argv + i);
 	}
 	fprintf(stderr, "flamesidecar: unknown verb '%s' (see flamesidecar --help)\n", argv[i]);
 	return FS_EXIT_USAGE;

@@ -6,14 +6,18 @@
 #include <stdio.h>
 
 #include "error.h"
+#include "fileio.h"
 
-/* An output that is stdout (path NULL or "-") or a file written to a
- * temporary name beside it and renamed into place on commit, so a failed
- * run never leaves half an SVG behind. */
+/* An output that is stdout (path NULL or "-") or a file replaced
+ * atomically (lib/fileio.h: a temporary file beside it, renamed into place
+ * on commit, removed otherwise), so a failed run never leaves half an SVG
+ * behind. The file gets 0666 less the umask, like a shell redirection. */
 struct outfile {
 	FILE *f;
-	char *tmp;
 	const char *path;
+	int dir_fd; /* -1 for stdout */
+	struct fileio_atomic a;
+	char dir[4096], base[256];
 };
 
 int outfile_open(struct outfile *d, const char *path, struct fs_error *err);

@@ -12,8 +12,7 @@
 #include <sys/stat.h>
 
 #include "cleanup.h"
-#include "json.h"
-#include "proc.h"
+#include "marker.h"
 #include "registry.h"
 
 static int profiles_push(struct profile_info **arr, size_t *n, size_t *cap,
@@ -31,49 +30,51 @@ static int profiles_push(struct profile_info **arr, size_t *n, size_t *cap,
 	return 0;
 }
 
+/* The .folded and .pb.gz names beside p->path (an SVG); done profiles
+ * keep only the ones that exist (older versions wrote no pprof). */
+static void profiles_siblings(struct profile_info *p)
+{
+	size_t l = strlen(p->path);
+	if (l > 4 && !strcmp(p->path + l - 4, ".svg"))
+		l -= 4;
+	snprintf(p->folded, sizeof(p->folded), "%.*s.folded", (int)l, p->path);
+	snprintf(p->pprof, sizeof(p->pprof), "%.*s.pb.gz", (int)l, p->path);
+	if (p->running)
+		return;
+	struct stat sb;
+	if (lstat(p->folded, &sb) < 0 || !S_ISREG(sb.st_mode))
+		p->folded[0] = '\0';
+	if (lstat(p->pprof, &sb) < 0 || !S_ISREG(sb.st_mode))
+		p->pprof[0] = '\0';
+}
+
 static void profiles_running(const char *dir, struct profile_info **arr, size_t *n, size_t *cap)
 {
-	DIR *d = opendir(dir);
+	cleanup_closedir DIR *d = opendir(dir);
 	if (!d)
 		return;
 	struct dirent *de;
 	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		cleanup_close int fd =
-		    openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		cleanup_free char *buf = NULL;
-		size_t len;
-		yajl_val v = NULL;
-		if (fd < 0 || json_read_fd(fd, 8192, &buf, &len, NULL) < 0 ||
-		    json_parse(buf, len, 4, &v, NULL) < 0)
+		struct marker m;
+		if (de->d_name[0] == '.' || marker_read_at(dirfd(d), de->d_name, &m) < 0 ||
+		    !marker_alive(&m))
 			continue;
 		struct profile_info p;
 		memset(&p, 0, sizeof(p));
-		long long pid = 0, st = 0, started = 0, dur = 0, delay = 0;
-		const char *id = json_get_string(v, "id"), *out = json_get_string(v, "output");
-		json_get_int(v, "pid", &pid);
-		json_get_int(v, "start_time", &st);
-		json_get_int(v, "started", &started);
-		json_get_int(v, "duration", &dur);
-		json_get_int(v, "delay", &delay);
-		if (id && registry_validate_id(id, NULL) == 0 &&
-		    proc_alive((pid_t)pid, (uint64_t)st)) {
-			snprintf(p.id, sizeof(p.id), "%s", id);
-			snprintf(p.path, sizeof(p.path), "%s", out ? out : "");
-			p.running = 1;
-			p.time = started;
-			p.seconds = (unsigned)(dur + delay);
-			profiles_push(arr, n, cap, &p);
-		}
-		yajl_tree_free(v);
+		snprintf(p.id, sizeof(p.id), "%s", m.id);
+		snprintf(p.path, sizeof(p.path), "%s", m.output);
+		p.running = 1;
+		p.time = m.started;
+		p.seconds = m.duration + m.delay;
+		if (p.path[0])
+			profiles_siblings(&p);
+		profiles_push(arr, n, cap, &p);
 	}
-	closedir(d);
 }
 
 static void profiles_done(const char *dir, struct profile_info **arr, size_t *n, size_t *cap)
 {
-	DIR *d = opendir(dir);
+	cleanup_closedir DIR *d = opendir(dir);
 	if (!d)
 		return;
 	struct dirent *de;
@@ -82,7 +83,7 @@ static void profiles_done(const char *dir, struct profile_info **arr, size_t *n,
 			continue;
 		char sub[PATH_MAX];
 		snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name);
-		DIR *s = opendir(sub);
+		cleanup_closedir DIR *s = opendir(sub);
 		if (!s)
 			continue;
 		struct dirent *fe;
@@ -99,11 +100,10 @@ static void profiles_done(const char *dir, struct profile_info **arr, size_t *n,
 			snprintf(p.path, sizeof(p.path), "%s/%s", sub, fe->d_name);
 			p.time = sb.st_mtime;
 			p.bytes = (unsigned long long)sb.st_size;
+			profiles_siblings(&p);
 			profiles_push(arr, n, cap, &p);
 		}
-		closedir(s);
 	}
-	closedir(d);
 }
 
 static int profiles_cmp(const void *a, const void *b)
@@ -121,7 +121,7 @@ int profiles_list(const struct fs_config *cfg, struct profile_info **out, size_t
 	size_t cap = 0;
 	*out = NULL;
 	*n = 0;
-	snprintf(dir, sizeof(dir), "%s/profiling", cfg->run_dir);
+	snprintf(dir, sizeof(dir), "%s/" MARKER_DIR, cfg->run_dir);
 	profiles_running(dir, out, n, &cap);
 	size_t running = *n;
 	profiles_done(cfg->profile_dir, out, n, &cap);

@@ -8,7 +8,7 @@
 # private configuration and run directory under a temporary directory.
 # Everything is removed on exit, also on Ctrl-C or an error.
 #
-#   sudo make demo            (builds first)
+#   make demo                 (as root, or sudo make demo; builds first)
 #   sudo tests/demo.sh [-d DURATION] [--keep-tmp]
 set -euo pipefail
 
@@ -58,8 +58,12 @@ cleanup() {
 	set +e
 	if [ "$STARTED" = 1 ]; then
 		runc kill "$NAME" KILL >/dev/null 2>&1
-		for _ in $(seq 1 100); do
-			runc state "$NAME" 2>/dev/null | grep -q '"status": "running"' || break
+		local end=$((SECONDS + 5))
+		while runc state "$NAME" 2>/dev/null | grep -q '"status": "running"'; do
+			if [ $SECONDS -ge $end ]; then
+				echo "demo: $NAME still running 5 s after KILL; deleting it anyway" >&2
+				break
+			fi
 			sleep 0.05
 		done
 		runc delete -f "$NAME" >/dev/null 2>&1

@@ -132,3 +132,14 @@ void args_parse(int argc, char **argv, struct wrapper_args *a)
 	if (i < argc)
 		a->id = argv[i];
 }
+
+int wrapper_take_opt_in(int *argc, char **argv)
+{
+	int taken = 0;
+	while (*argc > 1 && !strcmp(argv[1], WRAPPER_OPT_IN)) {
+		memmove(argv + 1, argv + 2, (size_t)(*argc - 1) * sizeof(*argv));
+		(*argc)--;
+		taken = 1;
+	}
+	return taken;
+}

@@ -11,34 +11,42 @@
 
 static void wrapper_usage(FILE *out)
 {
-	fprintf(out,
-		"flamesidecar-runtime %s - OCI runtime wrapper of flamesidecar\n\n"
-		"Usage: flamesidecar-runtime [RUNTIME OPTIONS] VERB [VERB OPTIONS] [ID]\n\n"
-		"Takes the place of runc for engines without hooks.d (containerd, Docker).\n"
-		"On `create` and `run`, when the bundle's config.json is annotated\n"
-		"flamesidecar.io/enable=true (or the config says \"enable\": \"always\"), adds\n"
-		"flamehook to its createRuntime, poststart and poststop hooks. Then, and for\n"
-		"every other verb, execs the real runtime with the same arguments. A problem\n"
-		"while patching is logged and the runtime runs anyway.\n\n"
-		"flamehook is the one next to this program. The real runtime is the config's\n"
-		"\"runtime_path\", else runc from $PATH. The config is $%s, else\n"
-		"%s. Messages go to the config's \"log_file\", syslog, and the\n"
-		"runtime's --log file; never to stderr (the container's on create).\n\n"
-		"Examples:\n"
-		"  flamesidecar-runtime --root /run/fs create --bundle /b --pid-file /b/pid c1\n"
-		"  containerd: "
-		"[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc.options]\n"
-		"              BinaryName = \"/usr/bin/flamesidecar-runtime\"\n"
-		"  docker:     dockerd --add-runtime flamesidecar=/usr/bin/flamesidecar-runtime\n"
-		"              docker run --runtime flamesidecar --annotation "
-		"flamesidecar.io/enable=true ...\n\n"
-		"The real runtime's own help follows.\n\n",
-		FS_VERSION, WRAPPER_CONFIG_ENV, CONFIG_DEFAULT_PATH);
+	fprintf(
+	    out,
+	    "flamesidecar-runtime %s - OCI runtime wrapper of flamesidecar\n\n"
+	    "Usage: flamesidecar-runtime [RUNTIME OPTIONS] VERB [VERB OPTIONS] [ID]\n\n"
+	    "Takes the place of runc for engines without hooks.d (containerd, Docker).\n"
+	    "On `create` and `run`, when the bundle's config.json is annotated\n"
+	    "flamesidecar.io/enable=true (or the config says \"enable\": \"always\"), adds\n"
+	    "flamehook to its createRuntime, poststart and poststop hooks and\n"
+	    "-XX:+PreserveFramePointer to its JAVA_TOOL_OPTIONS (unless the config says\n"
+	    "\"preserve_frame_pointer\": false); so it does\n"
+	    "for every container when the first argument is --opt-in (Docker's\n"
+	    "runtimeArgs), and for containers with FLAMESIDECAR_ENABLE=1 in their\n"
+	    "environment. Then, and for\n"
+	    "every other verb, execs the real runtime with the same arguments. A problem\n"
+	    "while patching is logged and the runtime runs anyway.\n\n"
+	    "flamehook is the one next to this program. The real runtime is the config's\n"
+	    "\"runtime_path\", else runc from $PATH. The config is $%s, else\n"
+	    "%s. Messages go to the config's \"log_file\", syslog, and the\n"
+	    "runtime's --log file; never to stderr (the container's on create).\n\n"
+	    "Examples:\n"
+	    "  flamesidecar-runtime --root /run/fs create --bundle /b --pid-file /b/pid c1\n"
+	    "  containerd: "
+	    "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc.options]\n"
+	    "              BinaryName = \"/usr/bin/flamesidecar-runtime\"\n"
+	    "  docker:     dockerd --add-runtime flamesidecar=/usr/bin/flamesidecar-runtime\n"
+	    "              docker run --runtime flamesidecar --annotation "
+	    "flamesidecar.io/enable=true ...\n"
+	    "  any docker: daemon.json \"runtimes\": {\"flamesidecar\": {\"path\": \"...\",\n"
+	    "              \"runtimeArgs\": [\"--opt-in\"]}}; docker run --runtime flamesidecar\n\n"
+	    "The real runtime's own help follows.\n\n",
+	    FS_VERSION, WRAPPER_CONFIG_ENV, CONFIG_DEFAULT_PATH);
 	fflush(out);
 }
 
 static void wrapper_patch(const struct wrapper_config *cfg, const struct wrapper_args *a,
-			  int cfg_ok, const char *cfg_error)
+			  int cfg_ok, const char *cfg_error, int opt_in)
 {
 	struct fs_error err;
 	const char *bundle = a->bundle ? a->bundle : ".";
@@ -64,14 +72,22 @@ static void wrapper_patch(const struct wrapper_config *cfg, const struct wrapper
 	    .hook_path = hook,
 	    .config_path = cfg->config_path[0] ? cfg->config_path : NULL,
 	    .enable = cfg->fs.enable,
+	    .preserve_fp = cfg->fs.preserve_frame_pointer,
+	    .opt_in = opt_in,
 	};
-	int r = patch_bundle(a->bundle, &o, &err);
-	if (r < 0)
+	struct patch_report rep;
+	int r = patch_bundle(a->bundle, &o, &rep, &err);
+	if (r < 0) {
 		runtime_log(cfg, a, "warning", "not patched: %s", err.msg);
-	else if (r == PATCH_ADDED)
+		return;
+	}
+	if (r == PATCH_NOT_OPTED_IN)
+		return;
+	if (r == PATCH_ADDED && rep.hooks_added)
 		runtime_log(cfg, a, "info", "added %s to %s/config.json", hook, bundle);
-	else if (r == PATCH_ALREADY)
+	else
 		runtime_log(cfg, a, "info", "flamehook already in %s/config.json", bundle);
+	runtime_log(cfg, a, rep.fp_refused ? "warning" : "info", "%s", rep.fp_note);
 }
 
 int wrapper_main(int argc, char **argv)
@@ -79,6 +95,7 @@ int wrapper_main(int argc, char **argv)
 	struct wrapper_args a;
 	struct wrapper_config cfg;
 	struct fs_error err, cfg_err;
+	int opt_in = wrapper_take_opt_in(&argc, argv);
 	args_parse(argc, argv, &a);
 	int cfg_ok = runtime_config_load(&cfg, &cfg_err) == 0;
 
@@ -93,7 +110,7 @@ int wrapper_main(int argc, char **argv)
 		return WRAPPER_EXIT_NO_RUNTIME;
 	}
 	if (a.verb == WRAPPER_VERB_CREATE || a.verb == WRAPPER_VERB_RUN)
-		wrapper_patch(&cfg, &a, cfg_ok, cfg_err.msg);
+		wrapper_patch(&cfg, &a, cfg_ok, cfg_err.msg, opt_in);
 
 	argv[0] = rt;
 	execv(rt, argv);

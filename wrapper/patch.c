@@ -1,4 +1,5 @@
-/* patch.c - add flamehook to a bundle's config.json.
+/* patch.c - add flamehook to a bundle's config.json, and
+ * -XX:+PreserveFramePointer to its JAVA_TOOL_OPTIONS (lib/jvmenv.c).
  *
  * The document is parsed with the bounded parser (lib/json.c) and written
  * back from the tree: key order, duplicate keys and the exact spelling of
@@ -17,6 +18,7 @@
 #include "cleanup.h"
 #include "fileio.h"
 #include "json.h"
+#include "jvmenv.h"
 #include "wrapper.h"
 
 static const char *const patch_stages[] = {"createRuntime", "poststart", "poststop"};
@@ -42,38 +44,6 @@ static yajl_val patch_get(yajl_val obj, const char *key, int *count)
 	return found;
 }
 
-static void patch_write_value(FILE *f, yajl_val v)
-{
-	switch (v->type) {
-	case yajl_t_string: json_write_string(f, YAJL_GET_STRING(v)); break;
-	case yajl_t_number: fputs(YAJL_GET_NUMBER(v), f); break;
-	case yajl_t_true: fputs("true", f); break;
-	case yajl_t_false: fputs("false", f); break;
-	case yajl_t_null: fputs("null", f); break;
-	case yajl_t_object:
-		fputc('{', f);
-		for (size_t i = 0; i < v->u.object.len; i++) {
-			if (i)
-				fputc(',', f);
-			json_write_string(f, v->u.object.keys[i]);
-			fputc(':', f);
-			patch_write_value(f, v->u.object.values[i]);
-		}
-		fputc('}', f);
-		break;
-	case yajl_t_array:
-		fputc('[', f);
-		for (size_t i = 0; i < v->u.array.len; i++) {
-			if (i)
-				fputc(',', f);
-			patch_write_value(f, v->u.array.values[i]);
-		}
-		fputc(']', f);
-		break;
-	default: fputs("null", f); break; /* yajl_t_any: never in a parsed tree */
-	}
-}
-
 static void patch_write_entry(FILE *f, const struct patch_opts *o, const char *stage)
 {
 	fputs("{\"path\":", f);
@@ -84,6 +54,8 @@ static void patch_write_entry(FILE *f, const struct patch_opts *o, const char *s
 		json_write_string(f, o->config_path);
 		fputc(',', f);
 	}
+	if (o->opt_in)
+		fputs("\"" WRAPPER_OPT_IN "\",", f);
 	json_write_string(f, stage);
 	fprintf(f, "],\"env\":[\"%s\"],\"timeout\":%d}", WRAPPER_HOOK_ENV, WRAPPER_HOOK_TIMEOUT);
 }
@@ -102,13 +74,13 @@ static void patch_write_hooks(FILE *f, yajl_val hooks, const struct patch_opts *
 		json_write_string(f, key);
 		fputc(':', f);
 		if (!patch_stage_ours(key)) {
-			patch_write_value(f, val);
+			json_write_value(f, val);
 			continue;
 		}
 		fputc('[', f);
 		size_t n = YAJL_IS_ARRAY(val) ? val->u.array.len : 0;
 		for (size_t j = 0; j < n; j++) {
-			patch_write_value(f, val->u.array.values[j]);
+			json_write_value(f, val->u.array.values[j]);
 			fputc(',', f);
 		}
 		patch_write_entry(f, o, key);
@@ -169,41 +141,123 @@ static int patch_check_hooks(yajl_val hooks, const struct patch_opts *o, struct 
 	return found;
 }
 
-static bool patch_opted_in(yajl_val root, const struct patch_opts *o)
+/* FLAMESIDECAR_ENABLE=1 (or true) in process.env; the last one counts,
+ * as for execve. */
+static bool patch_env_opted_in(yajl_val root)
 {
+	const char *k[] = {"env", NULL};
+	yajl_val proc = json_get_object(root, "process");
+	yajl_val env = proc ? yajl_tree_get(proc, k, yajl_t_array) : NULL;
+	const size_t klen = strlen(WRAPPER_ENABLE_ENV "=");
+	bool on = false;
+	for (size_t i = 0; env && i < env->u.array.len; i++) {
+		yajl_val v = env->u.array.values[i];
+		const char *s = YAJL_IS_STRING(v) ? YAJL_GET_STRING(v) : "";
+		if (!strncmp(s, WRAPPER_ENABLE_ENV "=", klen))
+			on = !strcmp(s + klen, "1") || !strcmp(s + klen, "true");
+	}
+	return on;
+}
+
+/* A Kubernetes pod sandbox ("pause") as containerd's CRI plugin or CRI-O
+ * marks it: a pod annotation reaches it too, and it has nothing to profile. */
+static bool patch_is_sandbox(yajl_val ann)
+{
+	const char *a = json_get_string(ann, "io.kubernetes.cri.container-type");
+	const char *b = json_get_string(ann, "io.kubernetes.cri-o.ContainerType");
+	return (a && !strcmp(a, "sandbox")) || (b && !strcmp(b, "sandbox"));
+}
+
+/* Sets o->opt_in when the container's environment opts it in. */
+static bool patch_opted_in(yajl_val root, struct patch_opts *o)
+{
+	if (patch_is_sandbox(json_get_object(root, "annotations")))
+		return false;
 	switch (o->enable) {
 	case CONFIG_ENABLE_ALWAYS: return true;
 	case CONFIG_ENABLE_NEVER: return false;
 	default: break;
 	}
+	if (o->opt_in)
+		return true;
 	const char *v =
 	    json_get_string(json_get_object(root, "annotations"), "flamesidecar.io/enable");
-	return v && !strcmp(v, "true");
+	if (v && !strcmp(v, "true"))
+		return true;
+	o->opt_in = patch_env_opted_in(root);
+	return o->opt_in;
 }
 
-/* yajl decodes "\u0000" into a NUL that would cut the string short. */
-static bool patch_has_escaped_nul(const char *in, size_t len)
+/* Decide about frame pointers; a refusal is reported, never an error of
+ * the patch (the hooks are still added). */
+static void patch_plan_fp(yajl_val root, const struct patch_opts *o, struct jvmenv_plan *plan,
+			  struct patch_report *rep)
 {
-	for (size_t i = 0; i + 6 <= len; i++)
-		if (in[i] == '\\' && in[i + 1] == 'u' && !memcmp(in + i + 2, "0000", 4))
-			return true;
-	return false;
+	struct fs_error err;
+	plan->verdict = JVMENV_NO_PROCESS;
+	if (!o->preserve_fp) {
+		snprintf(rep->fp_note, sizeof(rep->fp_note),
+			 "JAVA_TOOL_OPTIONS left alone: \"preserve_frame_pointer\" is false");
+		return;
+	}
+	if (jvmenv_plan(root, plan, &err) < 0) {
+		plan->verdict = JVMENV_NO_PROCESS;
+		rep->fp_refused = 1;
+		snprintf(rep->fp_note, sizeof(rep->fp_note), "JAVA_TOOL_OPTIONS left alone: %s",
+			 err.msg);
+		return;
+	}
+	jvmenv_describe(plan, rep->fp_note, sizeof(rep->fp_note));
+	rep->fp_added = plan->verdict == JVMENV_ADD;
+}
+
+static int patch_write(FILE *f, yajl_val root, yajl_val hooks, const struct patch_opts *o,
+		       const struct jvmenv_plan *plan, int add_hooks)
+{
+	bool wrote_hooks = false;
+	fputc('{', f);
+	for (size_t i = 0; i < root->u.object.len; i++) {
+		yajl_val v = root->u.object.values[i];
+		if (i)
+			fputc(',', f);
+		json_write_string(f, root->u.object.keys[i]);
+		fputc(':', f);
+		if (add_hooks && !strcmp(root->u.object.keys[i], "hooks")) {
+			patch_write_hooks(f, hooks, o);
+			wrote_hooks = true;
+		} else if (plan->verdict == JVMENV_ADD && v == plan->process) {
+			jvmenv_write_process(f, plan);
+		} else {
+			json_write_value(f, v);
+		}
+	}
+	if (add_hooks && !wrote_hooks) {
+		if (root->u.object.len)
+			fputc(',', f);
+		fputs("\"hooks\":", f);
+		patch_write_hooks(f, NULL, o);
+	}
+	fputs("}\n", f);
+	return ferror(f) ? -ENOMEM : 0;
 }
 
 int patch_json(const char *in, size_t len, const struct patch_opts *o, char **out, size_t *out_len,
-	       struct fs_error *err)
+	       struct patch_report *rep, struct fs_error *err)
 {
 	*out = NULL;
 	*out_len = 0;
+	memset(rep, 0, sizeof(*rep));
 	cleanup_json yajl_val root = NULL;
 	int r = json_parse(in, len, WRAPPER_JSON_DEPTH, &root, err);
 	if (r < 0)
 		return r;
 	if (!YAJL_IS_OBJECT(root))
 		return fs_error_set(err, EINVAL, "the top level is not an object");
-	if (!patch_opted_in(root, o))
+	struct patch_opts eff = *o;
+	if (!patch_opted_in(root, &eff))
 		return PATCH_NOT_OPTED_IN;
-	if (patch_has_escaped_nul(in, len))
+	o = &eff;
+	if (json_has_escaped_nul(in, len))
 		return fs_error_set(err, EINVAL,
 				    "a string holds \\u0000, which would not survive a rewrite");
 
@@ -213,46 +267,33 @@ int patch_json(const char *in, size_t len, const struct patch_opts *o, char **ou
 		return fs_error_set(err, EINVAL, "\"hooks\" appears more than once");
 	if (YAJL_IS_NULL(hooks))
 		hooks = NULL;
+	int add_hooks = 1;
 	if (hooks) {
 		r = patch_check_hooks(hooks, o, err);
 		if (r < 0)
 			return r;
-		if (r)
-			return PATCH_ALREADY;
+		add_hooks = !r;
+	}
+	struct jvmenv_plan plan;
+	memset(&plan, 0, sizeof(plan));
+	patch_plan_fp(root, o, &plan, rep);
+	if (!add_hooks && plan.verdict != JVMENV_ADD) {
+		jvmenv_plan_free(&plan);
+		return PATCH_ALREADY;
 	}
 
 	cleanup_free char *buf = NULL;
 	size_t blen = 0;
 	FILE *f = open_memstream(&buf, &blen);
-	if (!f)
+	if (!f) {
+		jvmenv_plan_free(&plan);
 		return fs_error_set(err, errno, "allocating the new config.json");
-	fputc('{', f);
-	bool wrote_hooks = false;
-	for (size_t i = 0; i < root->u.object.len; i++) {
-		if (i)
-			fputc(',', f);
-		json_write_string(f, root->u.object.keys[i]);
-		fputc(':', f);
-		if (!strcmp(root->u.object.keys[i], "hooks")) {
-			patch_write_hooks(f, hooks, o);
-			wrote_hooks = true;
-		} else {
-			patch_write_value(f, root->u.object.values[i]);
-		}
 	}
-	if (!wrote_hooks) {
-		if (root->u.object.len)
-			fputc(',', f);
-		fputs("\"hooks\":", f);
-		patch_write_hooks(f, NULL, o);
-	}
-	fputs("}\n", f);
-	if (ferror(f)) {
-		fclose(f);
+	r = patch_write(f, root, hooks, o, &plan, add_hooks);
+	jvmenv_plan_free(&plan);
+	if (fclose(f) || r < 0)
 		return fs_error_set(err, ENOMEM, "writing the new config.json");
-	}
-	if (fclose(f))
-		return fs_error_set(err, errno, "writing the new config.json");
+	rep->hooks_added = add_hooks;
 	*out_len = blen;
 	*out = steal_pointer(&buf);
 	return PATCH_ADDED;
@@ -280,7 +321,8 @@ static int patch_fill(int fd, void *arg, struct fs_error *err)
 	return 0;
 }
 
-int patch_bundle(const char *bundle, const struct patch_opts *o, struct fs_error *err)
+int patch_bundle(const char *bundle, const struct patch_opts *o, struct patch_report *rep,
+		 struct fs_error *err)
 {
 	const char *dir = bundle && *bundle ? bundle : ".";
 	cleanup_close int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -306,7 +348,7 @@ int patch_bundle(const char *bundle, const struct patch_opts *o, struct fs_error
 		return fs_error_wrap(err, "%s/config.json", dir);
 	cleanup_free char *out = NULL;
 	size_t out_len;
-	r = patch_json(in, len, o, &out, &out_len, err);
+	r = patch_json(in, len, o, &out, &out_len, rep, err);
 	if (r < 0)
 		return fs_error_wrap(err, "%s/config.json", dir);
 	if (r != PATCH_ADDED)

@@ -19,10 +19,10 @@
 
 #include "cleanup.h"
 #include "json.h"
+#include "logfile.h"
 #include "wrapper.h"
 
-#define RUNTIME_CONFIG_MAX	 (256 * 1024)
-#define RUNTIME_LOG_ROTATE_BYTES (1024 * 1024)
+#define RUNTIME_CONFIG_MAX (256 * 1024)
 
 /* "runtime_path", read from the same file as config_load() reads. */
 static int runtime_config_own_keys(const char *path, struct wrapper_config *cfg,
@@ -150,17 +150,16 @@ int runtime_hook_path(char *out, size_t len, struct fs_error *err)
 	return 0;
 }
 
-/* Printable ASCII only, everything else as \xNN (or \u00NN inside JSON):
- * a line stays one line. */
-static void runtime_escape(const char *s, char *dst, size_t len, int json)
+/* The runtime's own log (--log) quotes fields: '"' is escaped too, as
+ * \u00NN inside JSON. */
+static void runtime_escape_json(const char *s, char *dst, size_t len)
 {
 	size_t o = 0;
 	for (const unsigned char *p = (const unsigned char *)s; *p && o + 7 < len; p++) {
-		if (*p >= 0x20 && *p < 0x7f && *p != '\\' && *p != '"') {
+		if (*p >= 0x20 && *p < 0x7f && *p != '\\' && *p != '"')
 			dst[o++] = (char)*p;
-		} else {
-			o += (size_t)snprintf(dst + o, len - o, json ? "\\u%04x" : "\\x%02x", *p);
-		}
+		else
+			o += (size_t)snprintf(dst + o, len - o, "\\u%04x", *p);
 	}
 	dst[o] = '\0';
 }
@@ -169,27 +168,7 @@ static void runtime_append(const char *path, mode_t mode, const char *line, size
 {
 	cleanup_close int fd =
 	    open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, mode);
-	if (fd >= 0 && write(fd, line, n) < 0) {
-		/* the log is best effort */
-	}
-}
-
-static void runtime_log_file(const char *file)
-{
-	/* Same file and rotation as the hook (hook/log.c). */
-	char dir[PATH_MAX];
-	snprintf(dir, sizeof(dir), "%s", file);
-	char *slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		*slash = '\0';
-		mkdir(dir, 0700);
-	}
-	struct stat sb;
-	if (stat(file, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > RUNTIME_LOG_ROTATE_BYTES) {
-		char old[PATH_MAX + 3];
-		snprintf(old, sizeof(old), "%s.1", file);
-		rename(file, old);
-	}
+	logfile_write(fd, line, n);
 }
 
 void runtime_log(const struct wrapper_config *cfg, const struct wrapper_args *a, const char *level,
@@ -200,25 +179,18 @@ void runtime_log(const struct wrapper_config *cfg, const struct wrapper_args *a,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	runtime_escape(msg, esc, sizeof(esc), 0);
-	runtime_escape(a->id ? a->id : "-", eid, sizeof(eid), 0);
-	struct timespec now;
-	struct tm tm;
-	clock_gettime(CLOCK_REALTIME, &now);
-	gmtime_r(&now.tv_sec, &tm);
-	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-
-	int n = snprintf(line, sizeof(line), "%s.%03ldZ flamesidecar-runtime[%d] %s %s: %s\n", ts,
-			 now.tv_nsec / 1000000, (int)getpid(),
-			 a->verb == WRAPPER_VERB_RUN	  ? "run"
-			 : a->verb == WRAPPER_VERB_CREATE ? "create"
-							  : "exec",
-			 eid, esc);
-	if (n > 0 && cfg->fs.log_file[0]) {
-		runtime_log_file(cfg->fs.log_file);
-		runtime_append(cfg->fs.log_file, 0600, line,
-			       (size_t)(n < (int)sizeof(line) ? n : (int)sizeof(line) - 1));
+	const char *verb = a->verb == WRAPPER_VERB_RUN	    ? "run"
+			   : a->verb == WRAPPER_VERB_CREATE ? "create"
+							    : "exec";
+	/* The log shared with the hook (lib/logfile.h). */
+	if (cfg->fs.log_file[0]) {
+		cleanup_close int fd = logfile_open(cfg->fs.log_file);
+		size_t n =
+		    logfile_format(line, sizeof(line), "flamesidecar-runtime", verb, a->id, msg);
+		logfile_write(fd, line, n);
 	}
+	logfile_escape(msg, esc, sizeof(esc), 1);
+	logfile_escape(a->id ? a->id : "-", eid, sizeof(eid), 1);
 	if (strcmp(level, "info")) {
 		openlog("flamesidecar-runtime", LOG_PID, LOG_DAEMON);
 		syslog(LOG_WARNING, "%s: %s", eid, esc);
@@ -226,9 +198,15 @@ void runtime_log(const struct wrapper_config *cfg, const struct wrapper_args *a,
 	}
 	/* The runtime's own log, in its format: engines show it on failure. */
 	if (a->log && a->log[0] == '/') {
+		struct timespec now;
+		struct tm tm;
+		clock_gettime(CLOCK_REALTIME, &now);
+		gmtime_r(&now.tv_sec, &tm);
+		strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+		int n;
 		if (a->log_json) {
-			runtime_escape(msg, esc, sizeof(esc), 1);
-			runtime_escape(a->id ? a->id : "-", eid, sizeof(eid), 1);
+			runtime_escape_json(msg, esc, sizeof(esc));
+			runtime_escape_json(a->id ? a->id : "-", eid, sizeof(eid));
 			n = snprintf(line, sizeof(line),
 				     "{\"level\":\"%s\",\"msg\":\"flamesidecar-runtime: %s: "
 				     "%s\",\"time\":\"%sZ\"}\n",

@@ -3,7 +3,9 @@
  * Engines that have no hooks.d (containerd, Docker) call it in place of
  * runc. On `create` and `run` it adds flamehook to the bundle's config.json
  * when the container opted in, then execs the real runtime with the same
- * arguments. Every other verb is exec'd straight through. Whatever goes
+ * arguments, and -XX:+PreserveFramePointer to its JAVA_TOOL_OPTIONS so
+ * that its JVM keeps frame pointers. Every other verb is exec'd straight
+ * through. Whatever goes
  * wrong while patching is logged and the real runtime runs anyway.
  */
 #ifndef FS_WRAPPER_H
@@ -21,6 +23,12 @@
 #define WRAPPER_HOOK_ENV	  "PATH=/usr/sbin:/usr/bin:/sbin:/bin"
 #define WRAPPER_DEFAULT_PATH	  "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define WRAPPER_CONFIG_ENV	  "FLAMESIDECAR_CONFIG"
+/* Our own first argument(s), taken out before the runtime runs: a runtime
+ * registered with runtimeArgs ["--opt-in"] opts in every container started
+ * with it (`docker run --runtime flamesidecar`), as GPU runtimes do. */
+#define WRAPPER_OPT_IN "--opt-in"
+/* In the container's process.env, opts that one container in. */
+#define WRAPPER_ENABLE_ENV "FLAMESIDECAR_ENABLE"
 
 enum wrapper_verb {
 	WRAPPER_VERB_OTHER = 0, /* passed straight through */
@@ -51,27 +59,45 @@ struct patch_opts {
 	const char *hook_path;	 /* absolute path of flamehook */
 	const char *config_path; /* passed as --config FILE; NULL = the hook's default */
 	enum config_enable enable;
+	int preserve_fp; /* add -XX:+PreserveFramePointer to JAVA_TOOL_OPTIONS */
+	/* Opt in without the annotation (the wrapper's --opt-in; patch_json
+	 * also sets it for FLAMESIDECAR_ENABLE=1|true in process.env): the
+	 * hook entries then carry --opt-in, which flamehook honours unless
+	 * the configuration says "never". */
+	int opt_in;
 };
 
 enum patch_result {
 	PATCH_NOT_OPTED_IN = 0, /* left alone */
-	PATCH_ALREADY,		/* flamehook is already in the hooks: left alone */
+	PATCH_ALREADY,		/* flamehook and the flag (or a reason not to) already there */
 	PATCH_ADDED,		/* out holds the new document */
+};
+
+/* What an opted-in patch did, for the log. */
+struct patch_report {
+	int hooks_added; /* our three hook entries were added */
+	int fp_added;	 /* JAVA_TOOL_OPTIONS got -XX:+PreserveFramePointer */
+	int fp_refused;	 /* the env was hostile or odd: left alone, fp_note says why */
+	char fp_note[320];
 };
 
 /* patch.c: given config.json text, decide, and when the container opted
  * in produce the document with our hooks added (createRuntime, poststart,
- * poststop, each appended after any existing entry). Everything else keeps
- * its value, key order, duplicates and number spelling. Returns a
- * patch_result >= 0 (out is malloc'd only for PATCH_ADDED) or -errno. */
+ * poststop, each appended after any existing entry) and, with preserve_fp,
+ * -XX:+PreserveFramePointer appended to process.env's JAVA_TOOL_OPTIONS
+ * (lib/jvmenv.h: not twice, not against the user's -XX:-, not into an env
+ * that looks hostile; rep says what and why). Everything else keeps its
+ * value, key order, duplicates and number spelling. Returns a patch_result
+ * >= 0 (out is malloc'd only for PATCH_ADDED) or -errno. */
 int patch_json(const char *in, size_t len, const struct patch_opts *o, char **out, size_t *out_len,
-	       struct fs_error *err);
+	       struct patch_report *rep, struct fs_error *err);
 
 /* Read <bundle>/config.json (bounded, a regular file, not a symlink), patch
  * it and replace it atomically (temporary file in the bundle, same mode and
  * owner, fsync, rename). Not opted in or already present: the file is not
  * touched. Returns a patch_result or -errno. */
-int patch_bundle(const char *bundle, const struct patch_opts *o, struct fs_error *err);
+int patch_bundle(const char *bundle, const struct patch_opts *o, struct patch_report *rep,
+		 struct fs_error *err);
 
 /* runtime.c */
 struct wrapper_config {
@@ -98,6 +124,10 @@ int runtime_hook_path(char *out, size_t len, struct fs_error *err);
  * on `create` that is the container's own stderr. */
 void runtime_log(const struct wrapper_config *cfg, const struct wrapper_args *a, const char *level,
 		 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* args.c: take leading WRAPPER_OPT_IN arguments out of argv (keeping the
+ * NULL at the end); returns 1 when there was one. */
+int wrapper_take_opt_in(int *argc, char **argv);
 
 /* main.c */
 int wrapper_main(int argc, char **argv);

@@ -5,32 +5,32 @@
 # reason: an engine's environment (LD_PRELOAD, LD_LIBRARY_PATH) must not be
 # able to run code in a program that runs as root on every container start.
 # It uses lib/ for JSON and the config only, so yajl is its one library.
-# Also its unit test, $(BUILD)/tests/test_wrapper.t (run by tests/run-tests.sh
-# with the other *.t).
+# Its unit test (tests/unit/test_wrapper.c) and fuzz target
+# (tests/fuzz/fuzz_wrapper.c) link the wrapper's objects, not the sidecar's,
+# so they have their own rules here.
 
 WRAPPER_SRC := $(filter-out wrapper/main.c,$(wildcard wrapper/*.c))
 WRAPPER_OBJ := $(call obj,$(WRAPPER_SRC))
 
 ifeq ($(SANITIZE),1)
-  WRAPPER_LDFLAGS := $(LDFLAGS)
+  WRAPPER_LDFLAGS := $(DYN_LDFLAGS)
   WRAPPER_LIBS := -lyajl
 else
-  WRAPPER_LDFLAGS := -static-pie -Wl,-z,relro,-z,now
+  WRAPPER_LDFLAGS := $(LDFLAGS) -static-pie
   WRAPPER_LIBS := -l:libyajl_s.a
 endif
 
 $(BUILD)/flamesidecar-runtime: $(BUILD)/obj/wrapper/main.o $(WRAPPER_OBJ) $(BUILD)/libfs.a
 	$(CC) $(WRAPPER_LDFLAGS) -o $@ $^ $(WRAPPER_LIBS)
 
-$(BUILD)/tests/test_wrapper.t: $(BUILD)/obj/wrapper/tests/test_wrapper.o $(WRAPPER_OBJ) \
+$(BUILD)/tests/test_wrapper.t: $(BUILD)/obj/tests/unit/test_wrapper.o $(WRAPPER_OBJ) \
 		$(BUILD)/obj/tests/lib/tap.o $(BUILD)/libfs.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lyajl
+	$(CC) $(DYN_LDFLAGS) -o $@ $^ -lyajl
 
 wrapper:: $(BUILD)/flamesidecar-runtime $(BUILD)/tests/test_wrapper.t
 
 # libFuzzer target for patch_json (`make fuzz`, with the project's others).
-build-fuzz/fuzz_wrapper: wrapper/tests/fuzz_wrapper.c $(WRAPPER_SRC) $(LIB_SRC) wrapper/wrapper.h
-	@mkdir -p build-fuzz
-	clang $(FUZZ_CFLAGS) -o $@ $< $(WRAPPER_SRC) $(LIB_SRC) $(LIBS)
-fuzz: build-fuzz/fuzz_wrapper
+WRAPPER_FUZZ_OBJ = $(patsubst %.c,build-fuzz/obj/%.o,$(WRAPPER_SRC))
+build-fuzz/fuzz_wrapper: tests/fuzz/fuzz_wrapper.c $(WRAPPER_FUZZ_OBJ) build-fuzz/libfuzz.a
+	clang $(FUZZ_CFLAGS) -o $@ $< $(WRAPPER_FUZZ_OBJ) build-fuzz/libfuzz.a $(LIBS)

@@ -1,4 +1,4 @@
-/* collapse.c - see collapse.h; `flamesidecar collapse` at the end.
+/* collapse.c - see collapse.h (the line scanners are collapse_match.c).
  *
  * The perl script is a handful of regular expressions. Each one is
  * reimplemented here as a small scanner that finds exactly the match perl's
@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "collapse_match.h"
 
 struct cbuf {
 	char *p;
@@ -91,54 +92,6 @@ static int cbuf_set_str(struct cbuf *b, const char *s, size_t n)
 	b->p[n] = '\0';
 	b->len = n;
 	return 0;
-}
-
-/* Character classes, one table lookup per byte on the hot path. */
-enum {
-	C_WS = 1,     /* perl \s */
-	C_DIGIT = 2,  /* \d */
-	C_WORD = 4,   /* \w */
-	C_HEXLOW = 8, /* [\da-f] */
-	C_TIDY = 16,  /* bytes tidy_generic changes: ; " ' ( */
-};
-
-#define CRANGE(lo, hi, v) [lo... hi] = (v)
-static const unsigned char cclass[256] = {
-    [' '] = C_WS,
-    ['\t'] = C_WS,
-    ['\n'] = C_WS,
-    ['\v'] = C_WS,
-    ['\f'] = C_WS,
-    ['\r'] = C_WS,
-    CRANGE('0', '9', C_DIGIT | C_WORD | C_HEXLOW),
-    CRANGE('a', 'f', C_WORD | C_HEXLOW),
-    CRANGE('g', 'z', C_WORD),
-    CRANGE('A', 'Z', C_WORD),
-    ['_'] = C_WORD,
-    [';'] = C_TIDY,
-    ['"'] = C_TIDY,
-    ['\''] = C_TIDY,
-    ['('] = C_TIDY,
-};
-
-static inline bool is_ws(unsigned char ch)
-{
-	return cclass[ch] & C_WS;
-}
-
-static inline bool is_digit(unsigned char ch)
-{
-	return cclass[ch] & C_DIGIT;
-}
-
-static inline bool is_word(unsigned char ch)
-{
-	return cclass[ch] & C_WORD;
-}
-
-static inline bool bytes_eq(const char *a, size_t alen, const char *b, size_t blen)
-{
-	return alen == blen && !memcmp(a, b, alen);
 }
 
 struct collapse *collapse_new(const struct collapse_opts *opts, struct fold *out)
@@ -230,105 +183,12 @@ static int collapse_end_sample(struct collapse *c)
 
 /* ---- event lines ------------------------------------------------------- */
 
-struct event_match {
-	size_t comm_len;
-	const char *pid, *tid;
-	size_t pid_len, tid_len;
-};
-
-// /^(\S.+?)\s+(\d+)\/*(\d+)*\s+/ : the shortest comm (2 chars at least)
-// followed by blanks, digits, optional "/digits" and a blank.
-static bool match_event(const char *s, size_t n, struct event_match *m)
-{
-	if (n < 3 || is_ws((unsigned char)s[0]))
-		return false;
-	size_t i = 2;
-	while (i < n) {
-		if (!is_ws((unsigned char)s[i])) {
-			i++;
-			continue;
-		}
-		size_t ws_end = i;
-		while (ws_end < n && is_ws((unsigned char)s[ws_end]))
-			ws_end++;
-		size_t p = ws_end;
-		while (p < n && is_digit((unsigned char)s[p]))
-			p++;
-		if (p > ws_end) {
-			size_t slash_end = p, t_end;
-			while (slash_end < n && s[slash_end] == '/')
-				slash_end++;
-			t_end = slash_end;
-			while (t_end < n && is_digit((unsigned char)s[t_end]))
-				t_end++;
-			if (t_end < n && is_ws((unsigned char)s[t_end])) {
-				m->comm_len = i;
-				m->pid = s + ws_end;
-				m->pid_len = p - ws_end;
-				m->tid = s + slash_end;
-				m->tid_len = t_end - slash_end;
-				return true;
-			}
-		}
-		/* a later start inside the same blank run fails the same way */
-		i = ws_end;
-	}
-	return false;
-}
-
-/* /:\s*(\d+)*\s+(\S+):\s*$/ on the whole line: the event is the last word,
- * ending in ':', preceded by ":<blanks>[period]<blanks>". */
-static bool match_event_name(const char *s, size_t n, const char **ev, size_t *ev_len,
-			     const char **period, size_t *period_len)
-{
-	size_t e = n;
-	while (e > 0 && is_ws((unsigned char)s[e - 1]))
-		e--;
-	if (e == 0 || s[e - 1] != ':')
-		return false;
-	size_t name_end = e - 1, name = name_end;
-	while (name > 0 && !is_ws((unsigned char)s[name - 1]))
-		name--;
-	if (name == name_end || name == 0)
-		return false;
-	size_t b = name;
-	while (b > 0 && is_ws((unsigned char)s[b - 1]))
-		b--;
-	size_t d = b;
-	while (d > 0 && is_digit((unsigned char)s[d - 1]))
-		d--;
-	size_t a = d;
-	while (a > 0 && is_ws((unsigned char)s[a - 1]))
-		a--;
-	if (a == 0 || s[a - 1] != ':')
-		return false;
-	*ev = s + name;
-	*ev_len = name_end - name;
-	*period = s + d;
-	*period_len = b - d;
-	return true;
-}
-
-static uint64_t parse_period(const char *s, size_t n)
-{
-	/* `$period = 1 if not $period`: "" and "0" are false in perl */
-	if (n == 0 || (n == 1 && s[0] == '0'))
-		return 1;
-	uint64_t v = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (__builtin_mul_overflow(v, 10, &v) ||
-		    __builtin_add_overflow(v, (uint64_t)(s[i] - '0'), &v))
-			return UINT64_MAX;
-	}
-	return v;
-}
-
 static int collapse_event(struct collapse *c, const char *s, size_t n, const struct event_match *m)
 {
 	const char *ev, *per = NULL;
 	size_t ev_len, per_len = 0;
 
-	if (match_event_name(s, n, &ev, &ev_len, &per, &per_len)) {
+	if (collapse_match_event_name(s, n, &ev, &ev_len, &per, &per_len)) {
 		if (!c->filter_set) {
 			if (cbuf_set_str(&c->filter, ev, ev_len) < 0)
 				return -ENOMEM;
@@ -343,7 +203,7 @@ static int collapse_event(struct collapse *c, const char *s, size_t n, const str
 			return 0; /* `next`: the current pname and stack stay */
 		}
 	}
-	c->period = parse_period(per, per_len);
+	c->period = collapse_parse_period(per, per_len);
 
 	const char *pid = m->pid, *tid = m->tid;
 	size_t pid_len = m->pid_len, tid_len = m->tid_len;
@@ -372,144 +232,6 @@ static int collapse_event(struct collapse *c, const char *s, size_t n, const str
 }
 
 /* ---- stack lines ------------------------------------------------------- */
-
-/* The first perl-\s byte in s[i, n), or n. Eight bytes at a time: no byte
- * below 0x21 means no blank ((x - 0x21*ONES) & ~x & HIGHS finds one). */
-static inline size_t run_end(const char *s, size_t i, size_t n)
-{
-	const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
-	for (; n - i >= 8; i += 8) {
-		uint64_t w;
-		memcpy(&w, s + i, 8);
-		if ((w - ones * 0x21) & ~w & highs)
-			break;
-	}
-	while (i < n && !is_ws((unsigned char)s[i]))
-		i++;
-	return i;
-}
-
-struct frame_match {
-	const char *pc, *func, *mod;
-	size_t pc_len, func_len, mod_len;
-};
-
-/* /^\s*(\w+)\s*(.+) \((\S*)\)/ : the module is the last " (...)" whose
- * blank-free run holds a ')' (the greedy (.+) takes the rightmost), cut at
- * the run's last ')'; the address and function split what comes before. */
-static bool match_frame(const char *s, size_t n, struct frame_match *m)
-{
-	size_t st = 0;
-	while (st < n && is_ws((unsigned char)s[st]))
-		st++;
-	size_t w = st;
-	while (w < n && is_word((unsigned char)s[w]))
-		w++;
-	if (w == st)
-		return false;
-
-	/* rightmost e with s[e] == ' ', s[e+1] == '(' and a ')' in the run */
-	size_t e = n, paren = 0;
-	bool found = false;
-	while (e > st + 1) {
-		const char *o = memrchr(s + st + 1, '(', e - (st + 1));
-		if (!o)
-			break;
-		size_t op = (size_t)(o - s);
-		if (s[op - 1] == ' ') {
-			size_t r = run_end(s, op + 1, n);
-			const char *cp = r > 0 && s[r - 1] == ')'
-					     ? s + r - 1
-					     : memrchr(s + op + 1, ')', r - (op + 1));
-			paren = cp ? (size_t)(cp - s) : 0;
-			if (paren > op) {
-				e = op - 1;
-				found = true;
-				break;
-			}
-		}
-		e = op;
-	}
-	if (!found)
-		return false;
-
-	size_t fmax = w;
-	while (fmax < n && is_ws((unsigned char)s[fmax]))
-		fmax++;
-	size_t f = fmax < e - 1 ? fmax : e - 1;
-	if (e < 1 || f < st + 1)
-		return false;
-	m->pc = s + st;
-	m->pc_len = (f < w ? f : w) - st;
-	m->func = s + f;
-	m->func_len = e - f;
-	m->mod = s + e + 2;
-	m->mod_len = paren - (e + 2);
-	return true;
-}
-
-/* memmem for short haystacks: memchr on the first byte, then compare. */
-static inline bool contains(const char *s, size_t n, const char *needle, size_t k)
-{
-	const char *p = s, *end = s + n;
-	while ((size_t)(end - p) >= k && (p = memchr(p, needle[0], (size_t)(end - p) - k + 1))) {
-		if (!memcmp(p + 1, needle + 1, k - 1))
-			return true;
-		p++;
-	}
-	return false;
-}
-
-static bool mod_is_kernel(const char *mod, size_t n)
-{
-	/* m/(^\[|vmlinux$)/ && !~ /unknown/ */
-	if (!((n > 0 && mod[0] == '[') || (n >= 7 && !memcmp(mod + n - 7, "vmlinux", 7))))
-		return false;
-	return !contains(mod, n, "unknown", 7);
-}
-
-static bool mod_is_jit(const char *mod, size_t n)
-{
-	/* m:/tmp/perf-\d+\.map: */
-	const char *p = mod, *end = mod + n;
-	while (end - p >= 15 && (p = memchr(p, '/', (size_t)(end - p) - 14))) {
-		if (!memcmp(p, "/tmp/perf-", 10)) {
-			const char *d = p + 10;
-			while (d < end && is_digit((unsigned char)*d))
-				d++;
-			if (d > p + 10 && end - d >= 4 && !memcmp(d, ".map", 4))
-				return true;
-		}
-		p++;
-	}
-	return false;
-}
-
-/* $func =~ m/\.\(.*\)\./ : a Go method such as "net/http.(*Client).Do" */
-static bool looks_like_go(const char *s, size_t n)
-{
-	const char *a = memmem(s, n, ".(", 2);
-	if (!a)
-		return false;
-	for (size_t j = n; j-- > (size_t)(a - s) + 2;)
-		if (s[j] == '.' && s[j - 1] == ')' && j - 1 >= (size_t)(a - s) + 2)
-			return true;
-	return false;
-}
-
-// Where s/\((?!anonymous namespace\)).*// cuts s.
-static size_t tidy_cut(const char *s, size_t n)
-{
-	static const char anon[] = "anonymous namespace)";
-	const char *p = s, *end = s + n;
-	while ((p = memchr(p, '(', (size_t)(end - p)))) {
-		size_t rest = (size_t)(end - p - 1);
-		if (rest < sizeof(anon) - 1 || memcmp(p + 1, anon, sizeof(anon) - 1))
-			return (size_t)(p - s);
-		p++;
-	}
-	return n;
-}
 
 enum { ANNOT_NONE, ANNOT_INLINE, ANNOT_KERNEL, ANNOT_JIT };
 
@@ -571,8 +293,8 @@ static int collapse_frame(struct collapse *c, const char *s, size_t n, int annot
 		} else if (ch == '(') {
 			if (!decided) {
 				decided = true;
-				if (!looks_like_go(s, n)) {
-					end = j + tidy_cut(s + j, n - j);
+				if (!collapse_looks_like_go(s, n)) {
+					end = j + collapse_tidy_cut(s + j, n - j);
 					if (end == j)
 						break;
 				}
@@ -679,9 +401,9 @@ static int collapse_stack_line(struct collapse *c, const struct frame_match *m)
 		return 0;
 
 	int kind = ANNOT_NONE;
-	if (c->opts.annotate_kernel && mod_is_kernel(m->mod, m->mod_len))
+	if (c->opts.annotate_kernel && collapse_mod_is_kernel(m->mod, m->mod_len))
 		kind = ANNOT_KERNEL;
-	else if (c->opts.annotate_jit && mod_is_jit(m->mod, m->mod_len))
+	else if (c->opts.annotate_jit && collapse_mod_is_jit(m->mod, m->mod_len))
 		kind = ANNOT_JIT;
 
 	if (c->nsegs == c->segs_cap && collapse_grow_segs(c) < 0)
@@ -720,11 +442,11 @@ static inline int collapse_line_inner(struct collapse *c, const char *s, size_t 
 		return 0;
 	if (!is_ws((unsigned char)s[0])) {
 		struct event_match em;
-		if (match_event(s, n, &em))
+		if (collapse_match_event(s, n, &em))
 			return collapse_event(c, s, n, &em);
 	}
 	struct frame_match fm;
-	if (!match_frame(s, n, &fm)) {
+	if (!collapse_match_frame(s, n, &fm)) {
 		if (!c->st.unrecognized++)
 			c->st.first_unrecognized = c->st.lines;
 		return 0;

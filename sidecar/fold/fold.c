@@ -281,6 +281,36 @@ int fold_write(const struct fold *f, FILE *out)
 	return 0;
 }
 
+int fold_parse_line(const char *p, size_t len, const char **stack, size_t *stack_len,
+		    uint64_t *count)
+{
+	const char *le = p + len;
+	while (le > p && (le[-1] == '\r' || le[-1] == ' ' || le[-1] == '\t'))
+		le--;
+	if (le == p)
+		return 0;
+	const char *d = le;
+	while (d > p && d[-1] >= '0' && d[-1] <= '9')
+		d--;
+	if (d == le || d == p || (d[-1] != ' ' && d[-1] != '\t'))
+		return -EINVAL;
+	uint64_t c = 0;
+	for (const char *q = d; q < le; q++) {
+		uint64_t next;
+		if (__builtin_mul_overflow(c, 10, &next) ||
+		    __builtin_add_overflow(next, (uint64_t)(*q - '0'), &next))
+			next = UINT64_MAX;
+		c = next;
+	}
+	const char *se = d - 1;
+	while (se > p && (se[-1] == ' ' || se[-1] == '\t'))
+		se--;
+	*stack = p;
+	*stack_len = (size_t)(se - p);
+	*count = c;
+	return 1;
+}
+
 int fold_parse(struct fold *f, const char *buf, size_t len, struct fs_error *err)
 {
 	size_t lineno = 0;
@@ -288,34 +318,17 @@ int fold_parse(struct fold *f, const char *buf, size_t len, struct fs_error *err
 
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *le = nl ? nl : end;
+		const char *le = nl ? nl : end, *stack;
+		size_t slen;
+		uint64_t count;
 		lineno++;
-		while (le > p && (le[-1] == '\r' || le[-1] == ' ' || le[-1] == '\t'))
-			le--;
-		if (le > p) {
-			const char *d = le;
-			while (d > p && d[-1] >= '0' && d[-1] <= '9')
-				d--;
-			if (d == le || d == p || (d[-1] != ' ' && d[-1] != '\t'))
-				return fs_error_set(
-				    err, EINVAL, "folded line %zu: no count at the end of the line",
-				    lineno);
-			uint64_t count = 0;
-			for (const char *q = d; q < le; q++) {
-				uint64_t next;
-				if (__builtin_mul_overflow(count, 10, &next) ||
-				    __builtin_add_overflow(next, (uint64_t)(*q - '0'), &next))
-					next = UINT64_MAX;
-				count = next;
-			}
-			const char *se = d - 1;
-			while (se > p && (se[-1] == ' ' || se[-1] == '\t'))
-				se--;
-			int r = fold_add(f, p, (size_t)(se - p), count);
-			if (r < 0)
-				return fs_error_set(err, -r, "folded line %zu: adding stack",
-						    lineno);
-		}
+		int r = fold_parse_line(p, (size_t)(le - p), &stack, &slen, &count);
+		if (r < 0)
+			return fs_error_set(err, EINVAL,
+					    "folded line %zu: no count at the end of the line",
+					    lineno);
+		if (r > 0 && (r = fold_add(f, stack, slen, count)) < 0)
+			return fs_error_set(err, -r, "folded line %zu: adding stack", lineno);
 		p = nl ? nl + 1 : end;
 	}
 	return 0;

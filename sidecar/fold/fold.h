@@ -59,4 +59,11 @@ int fold_write(const struct fold *f, FILE *out);
  * line number. 0 or -errno. */
 int fold_parse(struct fold *f, const char *buf, size_t len, struct fs_error *err);
 
+/* One line of folded text (len bytes, without its '\n'): *stack and
+ * *stack_len the stack (trailing blanks and '\r' dropped), *count its
+ * count. 1 for a stack, 0 for a blank line, -EINVAL when the line does not
+ * end in a count. What fold_parse does per line, for streaming readers. */
+int fold_parse_line(const char *line, size_t len, const char **stack, size_t *stack_len,
+		    uint64_t *count);
+
 #endif

@@ -74,6 +74,8 @@ int flame_parse_folded_as(struct flame *f, FILE *in, enum flame_column col, stru
  * flamegraph.pl --reverse draws it. NULL with err set on failure. */
 struct flame *flame_reverse(const struct flame *f, struct fs_error *err);
 
+/* The counters themselves, for the folded reader (flame_folded.c) only. */
+struct flame_stats *flame_stats_rw(struct flame *f);
 const struct flame_stats *flame_stats(const struct flame *f);
 int flame_is_diff(const struct flame *f);
 

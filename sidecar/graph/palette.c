@@ -24,11 +24,6 @@ int palette_from_name(const char *s, enum palette *out)
 	return -EINVAL;
 }
 
-const char *palette_name(enum palette p)
-{
-	return (unsigned)p < PALETTE_COUNT ? palette_names[p] : "?";
-}
-
 const char *palette_list(void)
 {
 	return "java, hot, mem, io, js, perl, wakeup, chain, red, green, blue, aqua, yellow, "

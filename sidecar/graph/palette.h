@@ -48,7 +48,6 @@ struct palette_rgb {
 
 /* "java" -> PALETTE_JAVA. 0 or -EINVAL. */
 int palette_from_name(const char *s, enum palette *out);
-const char *palette_name(enum palette p);
 /* "java, hot, mem, ..." for --help. */
 const char *palette_list(void);
 

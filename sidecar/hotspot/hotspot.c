@@ -198,6 +198,11 @@ static void hs_resolve(struct hs_resolve *x, struct hs_layout *l)
 	l->sym_body_off = hs_need(x, NULL, "Symbol", "_body[0]", "Symbol", "_body");
 	if (x->rc == 0)
 		hs_resolve_scopes(x->vs, l);
+	if (x->rc == 0 &&
+	    (vmstructs_type_size(x->vs, "ConstMethod", &l->cm_size) < 0 ||
+	     vmstructs_field(x->vs, "ConstMethod", "_code_size", &l->cm_code_size_off, NULL) < 0 ||
+	     l->cm_size > 4096))
+		l->cm_size = 0;
 	if (x->rc == 0 && l->hb_len_width != 4 && l->hb_len_width != 8)
 		l->hb_len_width = 8;
 	if (x->rc == 0 && (l->hb_used_off >= l->hb_size ||

@@ -81,6 +81,13 @@ int hotspot_in_code_cache(const struct hotspot *hs, uint64_t pc);
  * Method*. 1 named (buf NUL-terminated), 0 not a readable Method*, -errno. */
 int hotspot_method_name(struct hotspot *hs, uint64_t method, char *buf, size_t len);
 
+/* The bytecode index of an interpreted frame: bcp (read from the frame at
+ * interp_bcp_off) inside method's bytecodes, which start right after its
+ * ConstMethod. Also a check that the Method* read from the frame is real.
+ * 1 with *bci set, 0 when bcp is not inside method's bytecodes (or method
+ * is not readable), -errno. */
+int hotspot_interp_bci(struct hotspot *hs, uint64_t method, uint64_t bcp, int *bci);
+
 /* One frame of an inline chain. */
 struct hotspot_scope {
 	uint64_t method; /* Method* */
@@ -94,7 +101,7 @@ struct hotspot_scope {
  * gets the chain of its own call site. Returns the number of frames
  * (1: nothing inlined there), 0 when the nmethod has no debug info for pc
  * (name it by b->method), -errno. The nmethod's debug info is copied once
- * and cached (16 nmethods). */
+ * and cached (16 nmethods, for as long as a found blob is). */
 int hotspot_scopes(struct hotspot *hs, const struct hotspot_blob *b, uint64_t pc,
 		   struct hotspot_scope *out, int max);
 

@@ -166,6 +166,7 @@ struct hs_layout {
 	/* Method -> name */
 	uint64_t m_const_off, cm_constants_off, cm_name_index_off, cp_holder_off, cp_size;
 	uint64_t k_name_off, sym_len_off, sym_body_off;
+	uint64_t cm_size, cm_code_size_off; /* 0: no bci (optional) */
 	/* nmethod debug info (hsscopes.c); dbg_style 0: not available,
 	 * 1: inside the nmethod (JDK 11-21), 2: immutable/mutable data (23+) */
 	int dbg_style;
@@ -177,7 +178,8 @@ struct hs_layout {
 
 /* One nmethod's debug info, copied out of the JVM (hsscopes.c). */
 struct hs_nm_dbg {
-	uint64_t nm; /* the nmethod; 0: empty */
+	uint64_t nm;	   /* the nmethod; 0: empty */
+	uint64_t stamp_ms; /* when it was copied (trusted for blob_ttl_ms) */
 	uint8_t *pcs, *data;
 	size_t pcs_len, data_len;
 	uint64_t *meta;

@@ -135,6 +135,29 @@ static int hsm_read_name(struct hotspot *hs, uint64_t method, char *out, size_t 
 	return 1;
 }
 
+int hotspot_interp_bci(struct hotspot *hs, uint64_t method, uint64_t bcp, int *bci)
+{
+	const struct hs_layout *l = &hs->l;
+	uint64_t cm, size;
+	*bci = -1;
+	if (!l->cm_size)
+		return -ENOTSUP;
+	if (!hsmem_ptr_ok(method, 8))
+		return 0;
+	int rc = hsmem_read_u64(&hs->r, method + l->m_const_off, &cm);
+	if (rc == 0 && !hsmem_ptr_ok(cm, 8))
+		return 0;
+	if (rc == 0)
+		rc = hsmem_read_uint(&hs->r, cm + l->cm_code_size_off, 2, &size);
+	if (rc < 0)
+		return rc == -EFAULT ? 0 : rc;
+	uint64_t start = cm + l->cm_size;
+	if (bcp < start || bcp - start >= size)
+		return 0;
+	*bci = (int)(bcp - start);
+	return 1;
+}
+
 int hotspot_method_name(struct hotspot *hs, uint64_t method, char *buf, size_t len)
 {
 	if (len == 0)

@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "hotspot_int.h"
 
@@ -125,7 +126,12 @@ static int sc_load(struct hotspot *hs, uint64_t nm, struct hs_nm_dbg **out)
 		return -ENOTSUP;
 	size_t slot = (size_t)(nm >> 4) % HS_DBG_CACHE;
 	struct hs_nm_dbg *d = &hs->dcache[slot];
-	if (d->nm == nm && d->pcs) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	uint64_t now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	/* the nmethod's memory can be freed and reused: trusted as long as a
+	 * cached blob is */
+	if (d->nm == nm && d->pcs && now - d->stamp_ms < hs->blob_ttl_ms) {
 		*out = d;
 		return 0;
 	}
@@ -145,6 +151,7 @@ static int sc_load(struct hotspot *hs, uint64_t nm, struct hs_nm_dbg **out)
 	}
 	d->nmeta = n / 8;
 	d->nm = nm;
+	d->stamp_ms = now;
 	*out = d;
 	return 0;
 }

@@ -21,19 +21,13 @@
 
 #include "cleanup.h"
 #include "proc.h"
+#include "timeutil.h"
 
 #define ATTACH_SIGQUIT_BIT (1ULL << (SIGQUIT - 1))
 
-static uint64_t attach_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static int attach_remaining(uint64_t deadline)
 {
-	uint64_t now = attach_now_ms();
+	uint64_t now = timeutil_now_ms();
 	return now >= deadline ? 0 : (int)(deadline - now);
 }
 
@@ -555,7 +549,7 @@ static int attach_all_threads_block(pid_t pid)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	DIR *d = opendir(path);
+	cleanup_closedir DIR *d = opendir(path);
 	if (!d)
 		return 0;
 	int seen = 0, blocking = 0;
@@ -574,7 +568,6 @@ static int attach_all_threads_block(pid_t pid)
 		if (b && (strtoull(b + 8, NULL, 16) & ATTACH_SIGQUIT_BIT))
 			blocking++;
 	}
-	closedir(d);
 	return seen && seen == blocking;
 }
 

@@ -8,8 +8,9 @@
 
 #include "error.h"
 
-/* Does pid run a JVM without -XX:+PreserveFramePointer? 1 yes (off), 0 no
- * (on, or not decidable), -errno when /proc cannot be read. Looks at
+/* Does pid run a JVM without -XX:+PreserveFramePointer? 1 yes (off, or
+ * nothing said: the JVM's default is off), 0 no (on), -errno when /proc
+ * cannot be read. Looks at
  * JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS, the command line (up to the main
  * class) and _JAVA_OPTIONS, in that order; the last setting wins. */
 int jvmflags_fp_missing(pid_t pid, struct fs_error *err);

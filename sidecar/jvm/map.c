@@ -273,15 +273,16 @@ static int map_finish(pid_t host_pid, const struct map_opts *o, const struct tim
 	return 0;
 }
 
-/* AUTO: attach (agent or jcmd) when it can work, else, or when it fails,
- * the code cache read from the host, so nothing is created in the
- * container. 1 when the vmstructs map was taken (*m set), 0 to attach. */
+/* VMSTRUCTS, or AUTO with o->fallback: attach (agent or jcmd) when it can
+ * work, else, or when it fails, the code cache read from the host, so
+ * nothing is created in the container. 1 when the vmstructs map was taken
+ * (*m set), 0 to attach (or to report attach_rc), -errno. */
 static int map_fallback(pid_t host_pid, const struct map_opts *o, int attach_rc, struct perfmap **m,
 			struct map_result *res, struct fs_error *err)
 {
 	struct fs_error verr = {0};
-	if (o->mode != MAP_MODE_AUTO && o->mode != MAP_MODE_VMSTRUCTS)
-		return 0;
+	if (o->mode != MAP_MODE_VMSTRUCTS && (o->mode != MAP_MODE_AUTO || !o->fallback))
+		return attach_rc;
 	if (o->mode == MAP_MODE_AUTO && attach_rc == 0) {
 		struct fs_error ignored;
 		if (attach_check_signal(host_pid, &ignored) == 0)

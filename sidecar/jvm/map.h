@@ -23,8 +23,7 @@ enum map_mode {
 	MAP_MODE_AUTO = 0,  /* the agent when the bundle is mounted and has it, else jcmd */
 	MAP_MODE_AGENT,	    /* load <mount_point>/libflameagent.so */
 	MAP_MODE_JCMD,	    /* jcmd Compiler.perfmap (JDK 17+) */
-	MAP_MODE_VMSTRUCTS, /* read the code cache from the host (hsmap.h): no attach;
-			     * AUTO falls back to it when attach is impossible or fails */
+	MAP_MODE_VMSTRUCTS, /* read the code cache from the host (hsmap.h): no attach */
 };
 
 struct map_opts {
@@ -33,6 +32,8 @@ struct map_opts {
 	unsigned timeout_ms;  /* per JVM; 0 = MAP_DEFAULT_TIMEOUT_MS */
 	int write_host;	      /* also write /tmp/perf-<host pid>.map */
 	const char *host_tmp; /* where that goes; NULL = "/tmp" */
+	int fallback;	      /* AUTO: use VMSTRUCTS when attach is impossible or fails
+			       * (run, top); 0 = report the attach error (map) */
 };
 
 struct map_result {

@@ -25,6 +25,7 @@
 
 #include "cleanup.h"
 #include "proc.h"
+#include "timeutil.h"
 
 enum {
 	SB_DATA = 1,	/* child -> parent: output bytes */
@@ -48,16 +49,9 @@ struct sandbox_child {
 	uint64_t deadline;
 };
 
-uint64_t sandbox_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static int sb_remaining(uint64_t deadline)
 {
-	uint64_t now = sandbox_now_ms();
+	uint64_t now = timeutil_now_ms();
 	return now >= deadline ? 0 : (int)(deadline - now);
 }
 
@@ -212,6 +206,23 @@ static int sb_int_cmp(const void *a, const void *b)
 	return *(const int *)a - *(const int *)b;
 }
 
+/* libcap and libseccomp objects, released at scope exit (cleanup.h). */
+static inline void sb_cap_freep(cap_t *c)
+{
+	if (*c) {
+		int saved = errno;
+		cap_free(*c);
+		errno = saved;
+	}
+}
+static inline void sb_seccomp_releasep(scmp_filter_ctx *c)
+{
+	if (*c)
+		seccomp_release(*c);
+}
+#define cleanup_cap	__attribute__((cleanup(sb_cap_freep)))
+#define cleanup_seccomp __attribute__((cleanup(sb_seccomp_releasep)))
+
 static int sb_drop_privileges(const struct sandbox_target *t)
 {
 	/* The bounding set can only shrink while we still hold CAP_SETPCAP. */
@@ -230,14 +241,9 @@ static int sb_drop_privileges(const struct sandbox_target *t)
 		return -errno;
 	/* setresuid to a non-zero uid cleared the sets already; uid 0 keeps
 	 * them, so clear explicitly in every case. */
-	cap_t caps = cap_init();
-	if (!caps)
+	cleanup_cap cap_t caps = cap_init();
+	if (!caps || cap_set_proc(caps) < 0)
 		return -errno;
-	int r = cap_set_proc(caps);
-	int saved = errno;
-	cap_free(caps);
-	if (r < 0)
-		return -saved;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return -errno;
 	return 0;
@@ -262,7 +268,7 @@ static const char *const sb_allowed[] = {
 
 static int sb_seccomp_load(void)
 {
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
+	cleanup_seccomp scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
 	int r = 0;
 	if (!ctx)
 		return -ENOMEM;
@@ -277,7 +283,6 @@ static int sb_seccomp_load(void)
 				     SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
 	if (r == 0)
 		r = seccomp_load(ctx);
-	seccomp_release(ctx);
 	return r;
 }
 
@@ -522,7 +527,7 @@ int sandbox_run(const struct sandbox_target *t, const struct sandbox_job *job, c
 {
 	int sv[2];
 	cleanup_close int target_pidfd = -1, nsfd = -1, child_pidfd = -1, fd = -1;
-	uint64_t start = sandbox_now_ms();
+	uint64_t start = timeutil_now_ms();
 	uint64_t deadline = start + job->timeout_ms;
 	/* The child gives up a little earlier so that it can still clean up
 	 * and say why; the parent's deadline is the hard one. */

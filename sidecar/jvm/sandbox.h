@@ -69,7 +69,4 @@ int sandbox_child_request(struct sandbox_child *c, const char *req, struct fs_er
  * the parent's own deadline so that fn can still clean up and report. */
 uint64_t sandbox_child_deadline(const struct sandbox_child *c);
 
-/* CLOCK_MONOTONIC in milliseconds. */
-uint64_t sandbox_now_ms(void);
-
 #endif

@@ -17,17 +17,11 @@ static int cgroup_is_dir(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-int cgroup_perf_dir(pid_t pid, const char *root, char *buf, size_t len)
+int cgroup_perf_dir_of(char *text, const char *root, char *buf, size_t len)
 {
-	char path[64];
-	cleanup_free char *text = NULL;
-	size_t n = 0;
 	char v2[PATH_MAX] = "", v1[PATH_MAX] = "";
 	if (!root)
 		root = "/sys/fs/cgroup";
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	if (proc_read_file(path, 1u << 16, &text, &n, NULL) < 0)
-		return -ENOENT;
 	for (char *save = NULL, *l = strtok_r(text, "\n", &save); l;
 	     l = strtok_r(NULL, "\n", &save)) {
 		char *c1 = strchr(l, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
@@ -57,4 +51,15 @@ int cgroup_perf_dir(pid_t pid, const char *root, char *buf, size_t len)
 	    cgroup_is_dir(buf))
 		return 0;
 	return -ENOENT;
+}
+
+int cgroup_perf_dir(pid_t pid, const char *root, char *buf, size_t len)
+{
+	char path[64];
+	cleanup_free char *text = NULL;
+	size_t n = 0;
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	if (proc_read_file(path, 1u << 16, &text, &n, NULL) < 0)
+		return -ENOENT;
+	return cgroup_perf_dir_of(text, root, buf, len);
 }

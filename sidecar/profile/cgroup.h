@@ -11,4 +11,8 @@
  * 0 or -ENOENT (none: use the pid namespace). */
 int cgroup_perf_dir(pid_t pid, const char *root, char *buf, size_t len);
 
+/* The same decision on the text of a /proc/<pid>/cgroup file (modified in
+ * place; exposed for tests). */
+int cgroup_perf_dir_of(char *text, const char *root, char *buf, size_t len);
+
 #endif

@@ -9,6 +9,7 @@
 
 #include "cfi.h"
 #include "hotspot.h"
+#include "timeutil.h"
 
 struct jvmunwind_blob {
 	uint64_t pc;	  /* 0: empty */
@@ -38,13 +39,6 @@ static uint64_t jvmunwind_cpu_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t jvmunwind_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 int jvmunwind_new(struct jvmunwind **out)
@@ -224,7 +218,7 @@ size_t jvmunwind_sample(struct jvmunwind *ju, const struct sample *smp, uint64_t
 	struct unwind_regs regs = {.ip = smp->user_ip, .sp = smp->user_sp, .bp = smp->user_bp};
 	struct unwind_stack st = {.sp = smp->user_sp, .data = smp->stack, .size = smp->stack_size};
 	struct unwind_result res;
-	j->now_ms = jvmunwind_now_ms();
+	j->now_ms = timeutil_now_ms();
 	uint64_t t0 = jvmunwind_cpu_ns();
 	size_t got = unwind_walk(&j->ops, &regs, &st, out + n, max - n, &res);
 	j->st.unwind_ns += jvmunwind_cpu_ns() - t0;

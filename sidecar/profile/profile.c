@@ -17,6 +17,7 @@
 #include "jvmunwind.h"
 #include "proc.h"
 #include "sampler.h"
+#include "timeutil.h"
 
 #define PROFILE_PID_SLOTS (2 * PROFILE_MAX_PIDS) /* open addressing, power of two */
 #define PROFILE_LINE_MAX  (SYMBOLIZER_MAX_FRAMES * (SYMBOLIZER_NAME_MAX + 8) + 128)
@@ -75,13 +76,6 @@ struct profile {
 	struct sampler_stats base; /* counts of samplers closed by a reopen */
 	uint64_t chain[SYMBOLIZER_MAX_FRAMES];
 };
-
-static uint64_t profile_now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 static void profile_warn(struct profile *p, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -409,8 +403,8 @@ int profile_open(const struct profile_opts *o, struct profile **out, struct fs_e
 static void profile_warm(struct profile *p, uint64_t budget_us)
 {
 	struct symbolizer_frame frames[SYMBOLIZER_MAX_FRAMES];
-	uint64_t start = profile_now_us();
-	while (p->warm_off + 2 <= p->nwords && profile_now_us() - start < budget_us) {
+	uint64_t start = timeutil_now_us();
+	while (p->warm_off + 2 <= p->nwords && timeutil_now_us() - start < budget_us) {
 		pid_t pid = (pid_t)p->words[p->warm_off];
 		size_t nr = p->words[p->warm_off + 1], n;
 		symbolizer_symbolize(p->sym, pid, p->words + p->warm_off + 2, nr, frames,
@@ -656,10 +650,10 @@ static size_t profile_line(struct profile *p, const struct profile_chain *c)
 
 int profile_fold(struct profile *p, int map_first, struct fs_error *err)
 {
-	uint64_t t0 = profile_now_us();
+	uint64_t t0 = timeutil_now_us();
 	if (map_first)
 		profile_map_jvms(p);
-	uint64_t t1 = profile_now_us();
+	uint64_t t1 = timeutil_now_us();
 	int r = 0;
 	for (size_t i = 0; i < p->cap; i++) {
 		struct profile_chain *c = &p->chains[i];
@@ -668,6 +662,11 @@ int profile_fold(struct profile *p, int map_first, struct fs_error *err)
 		size_t len = profile_line(p, c);
 		if (!r && fold_add(p->table, p->line, len, c->count) < 0)
 			r = fs_error_set(err, ENOMEM, "adding a folded stack");
+		int e = !r && p->o.on_stack
+			    ? p->o.on_stack(p->o.on_stack_ctx, c->pid, p->line, len, c->count)
+			    : 0;
+		if (e)
+			r = fs_error_set(err, e < 0 ? -e : ENOMEM, "adding a stack to the export");
 		if (!r)
 			p->st.folded += c->count;
 		c->count = 0;
@@ -676,7 +675,7 @@ int profile_fold(struct profile *p, int map_first, struct fs_error *err)
 	p->nwords = 0;
 	p->warm_off = 0;
 	p->st.map_us = t1 - t0;
-	p->st.symbolize_us = profile_now_us() - t1;
+	p->st.symbolize_us = timeutil_now_us() - t1;
 	return r;
 }
 

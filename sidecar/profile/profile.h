@@ -60,6 +60,12 @@ enum profile_unwind {
 /* Called with one line of warning text (no trailing newline). */
 typedef void (*profile_warn_fn)(void *ctx, const char *msg);
 
+/* Called by profile_fold for every stack it adds to the fold table, with
+ * the host pid the samples came from (pprof/speedscope keep per-process
+ * labels the folded text has no room for). Non-zero fails the fold. */
+typedef int (*profile_stack_fn)(void *ctx, pid_t pid, const char *stack, size_t len,
+				uint64_t count);
+
 struct profile_opts {
 	const struct registry_entry *entry; /* the container (required) */
 	pid_t pid;			    /* one process of it (host pid); 0 = all of them */
@@ -75,6 +81,8 @@ struct profile_opts {
 	size_t raw_max_words;		    /* 0 = PROFILE_RAW_MAX_WORDS (tests: smaller) */
 	profile_warn_fn warn;		    /* NULL = warnings are dropped */
 	void *warn_ctx;
+	profile_stack_fn on_stack; /* NULL = none; see profile_stack_fn */
+	void *on_stack_ctx;
 };
 
 struct profile_jvm_result {

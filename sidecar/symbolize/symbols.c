@@ -15,6 +15,7 @@
 #include "elfsyms.h"
 #include "kallsyms.h"
 #include "perfmap.h"
+#include "timeutil.h"
 
 #define SYMBOLIZER_BUCKETS    1024
 #define SYMBOLIZER_JIT_MAX    64
@@ -78,13 +79,6 @@ struct symbolizer {
 	char arena[SYMBOLIZER_ARENA];
 	size_t arena_len;
 };
-
-static uint64_t symbolizer_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* Copy into the per-call arena; a full arena gives a fixed label. */
 static const char *symbolizer_keep(struct symbolizer *sym, const char *a, const char *b)
@@ -317,7 +311,7 @@ static int symbolizer_read_maps(struct symbolizer *sym, struct sympid *sp, struc
 {
 	char path[320];
 	snprintf(path, sizeof(path), "%s/%d/maps", sym->proc_root, (int)sp->pid);
-	sp->loaded_ms = symbolizer_now_ms();
+	sp->loaded_ms = timeutil_now_ms();
 	sym->st.maps_reads++;
 	cleanup_fclose FILE *f = fopen(path, "re");
 	if (!f) {
@@ -560,7 +554,7 @@ static const char *symbolizer_user(struct symbolizer *sym, struct sympid *sp, ui
 				   enum symbolizer_kind *kind, int *resolved)
 {
 	struct symmap *m = symbolizer_find_map(sp, addr);
-	if (!m && !sp->gone && symbolizer_now_ms() - sp->loaded_ms >= SYMBOLIZER_REFRESH_MS) {
+	if (!m && !sp->gone && timeutil_now_ms() - sp->loaded_ms >= SYMBOLIZER_REFRESH_MS) {
 		symbolizer_read_maps(sym, sp, NULL); /* new mapping since (dlopen, JIT) */
 		m = symbolizer_find_map(sp, addr);
 	}
@@ -697,38 +691,6 @@ int symbolizer_symbolize(struct symbolizer *sym, pid_t pid, const uint64_t *ips,
 	}
 	*n = out;
 	return 0;
-}
-
-int symbolizer_fold(struct symbolizer *sym, pid_t pid, const char *comm, const uint64_t *ips,
-		    size_t nr, char *buf, size_t len)
-{
-	struct symbolizer_frame frames[SYMBOLIZER_MAX_FRAMES];
-	size_t n = 0, pos = 0;
-	int full = 0;
-	if (len == 0)
-		return -ENOSPC;
-	symbolizer_symbolize(sym, pid, ips, nr, frames, SYMBOLIZER_MAX_FRAMES, &n);
-	for (size_t k = 0; k <= n && !full; k++) {
-		const char *name = k == 0 ? comm : frames[n - k].name;
-		if (!name)
-			continue;
-		if (pos && !(full = pos + 1 >= len))
-			buf[pos++] = ';';
-		for (const char *c = name; *c && !full; c++) {
-			if (pos + 1 >= len) {
-				full = 1;
-				break;
-			}
-			char ch = *c;
-			if (ch == ';')
-				ch = ':';
-			else if ((unsigned char)ch < 0x20 || ch == 0x7f)
-				ch = '?';
-			buf[pos++] = ch;
-		}
-	}
-	buf[pos] = '\0';
-	return full ? -ENOSPC : (int)pos;
 }
 
 void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *st)

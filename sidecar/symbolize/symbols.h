@@ -136,14 +136,6 @@ int symbolizer_symbolize(struct symbolizer *sym, pid_t pid, const uint64_t *ips,
 const char *symbolizer_addr(struct symbolizer *sym, pid_t pid, uint64_t addr, int kernel,
 			    enum symbolizer_kind *kind, int *resolved);
 
-/* The folded-stack line for one callchain, root first, frames joined by
- * ';' (";" in a name becomes ':', control characters '?'), without the
- * count: "[comm;]main;work;do_syscall_64_[k]". comm (NULL = none) is put
- * first like stackcollapse-perf.pl does with the process name. Returns the
- * length, or -ENOSPC when buf is too small (buf holds a truncated line). */
-int symbolizer_fold(struct symbolizer *sym, pid_t pid, const char *comm, const uint64_t *ips,
-		    size_t nr, char *buf, size_t len);
-
 /* The process name (/proc/<pid>/comm) as cached with its maps, or NULL. */
 const char *symbolizer_comm(struct symbolizer *sym, pid_t pid);
 

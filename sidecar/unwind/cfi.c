@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "cleanup.h"
+#include "timeutil.h"
 
 #define CFI_MAX_LOADS  16
 #define CFI_EVAL_STACK 8
@@ -59,13 +60,6 @@ struct cfi_proc {
 	size_t n;
 	uint64_t loaded_ms;
 };
-
-static uint64_t cfi_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 int cfi_new(const char *proc_root, struct cfi **out)
 {
@@ -113,7 +107,7 @@ static int cfi_proc_read_maps(struct cfi_proc *p)
 {
 	char path[320];
 	snprintf(path, sizeof(path), "%s/%d/maps", p->c->proc_root, (int)p->pid);
-	p->loaded_ms = cfi_now_ms();
+	p->loaded_ms = timeutil_now_ms();
 	cleanup_fclose FILE *f = fopen(path, "re");
 	if (!f)
 		return errno == ENOENT ? -ESRCH : -errno;
@@ -209,7 +203,7 @@ static struct cfi_map *cfi_find_map(struct cfi_proc *p, uint64_t pc)
 static struct cfi_map *cfi_lookup(struct cfi_proc *p, uint64_t pc)
 {
 	struct cfi_map *m = cfi_find_map(p, pc);
-	if (!m && cfi_now_ms() - p->loaded_ms >= CFI_REFRESH_MS && cfi_proc_read_maps(p) == 0)
+	if (!m && timeutil_now_ms() - p->loaded_ms >= CFI_REFRESH_MS && cfi_proc_read_maps(p) == 0)
 		m = cfi_find_map(p, pc); /* dlopen since */
 	return m;
 }

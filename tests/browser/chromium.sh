@@ -4,6 +4,8 @@
 #   chromium.sh shot PNG WxH URL    a screenshot of the page
 # A throw-away profile, no network chatter, bounded by a timeout. Chromium
 # exits by itself once the page has loaded, so there is nothing to poll.
+# CHROMIUM_EXTRA_FLAGS adds flags (e.g. --virtual-time-budget=MS for pages
+# that fetch their data after the load event).
 set -eu
 CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
 [ -n "$CHROMIUM" ] || { echo "chromium.sh: chromium not found" >&2; exit 127; }
@@ -13,7 +15,7 @@ set -- "$@"
 mode=$1; shift
 flags="--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
  --disable-background-networking --disable-component-update --disable-sync
- --user-data-dir=$profile"
+ --user-data-dir=$profile ${CHROMIUM_EXTRA_FLAGS:-}"
 case "$mode" in
 dump)
 	# shellcheck disable=SC2086

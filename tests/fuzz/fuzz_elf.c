@@ -28,7 +28,7 @@ static void fuzz_elf_probe(struct elfsyms *es, const uint8_t *data, size_t size)
 	if (id && n)
 		(void)id[n - 1];
 	/* Probe addresses derived from the input and a few fixed ones. */
-	uint64_t probes[8] = { 0, 1, 0x1000, 0x400000, UINT64_MAX, UINT64_MAX - 1, 0, 0 };
+	uint64_t probes[8] = {0, 1, 0x1000, 0x400000, UINT64_MAX, UINT64_MAX - 1, 0, 0};
 	if (size >= 16) {
 		memcpy(&probes[6], data + size - 16, 8);
 		memcpy(&probes[7], data + size - 8, 8);

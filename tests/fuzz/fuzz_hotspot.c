@@ -66,6 +66,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	hotspot_find_blob(hs, extra, &b);
 	hotspot_method_name(hs, extra, name, sizeof(name));
 	hotspot_method_name(hs, HSI_METHOD, name, sizeof(name));
+	int bci;
+	hotspot_interp_bci(hs, HSI_METHOD, HSI_BASE + HSI_META + 0x40 + 48 + (extra & 15), &bci);
+	hotspot_interp_bci(hs, extra, extra >> 3, &bci);
 	hotspot_in_code_cache(hs, extra);
 	codecache_each_blob(hs, 64, count, hs);
 	hotspot_close(hs);

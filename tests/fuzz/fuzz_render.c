@@ -20,8 +20,13 @@ static void check_svg(const unsigned char *s, size_t len)
 {
 	for (size_t i = 0; i < len;) {
 		unsigned char c = s[i];
-		size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-		if (!n || i + n > len || (c < 0x20 && c != '\n') || c == 0x7f || c == 0xc0 || c == 0xc1)
+		size_t n = c < 0x80		? 1
+			   : (c & 0xe0) == 0xc0 ? 2
+			   : (c & 0xf0) == 0xe0 ? 3
+			   : (c & 0xf8) == 0xf0 ? 4
+						: 0;
+		if (!n || i + n > len || (c < 0x20 && c != '\n') || c == 0x7f || c == 0xc0 ||
+		    c == 0xc1)
 			abort();
 		for (size_t k = 1; k < n; k++)
 			if ((s[i + k] & 0xc0) != 0x80)
@@ -29,7 +34,8 @@ static void check_svg(const unsigned char *s, size_t len)
 		i += n;
 	}
 	const char *first = memmem(s, len, "]]>", 3);
-	if (!first || memmem(first + 3, len - (size_t)((const unsigned char *)first + 3 - s), "]]>", 3))
+	if (!first ||
+	    memmem(first + 3, len - (size_t)((const unsigned char *)first + 3 - s), "]]>", 3))
 		abort();
 }
 
@@ -46,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!size)
 		fgetc(in); /* fmemopen wants size > 0: read the one byte away */
 	struct flame *f = flame_new();
-	struct fs_error err = { 0 };
+	struct fs_error err = {0};
 	if (!f) {
 		fclose(in);
 		return 0;
@@ -57,7 +63,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (uint32_t c = flame_node_child(f, FLAME_ROOT); c != FLAME_NONE;
 		     c = flame_node_sibling(f, c))
 			sum += flame_node_total(f, c);
-		if (flame_node_total(f, FLAME_ROOT) != UINT64_MAX && sum != flame_node_total(f, FLAME_ROOT))
+		if (flame_node_total(f, FLAME_ROOT) != UINT64_MAX &&
+		    sum != flame_node_total(f, FLAME_ROOT))
 			abort();
 		struct render_opts o;
 		render_opts_init(&o);

@@ -12,6 +12,8 @@
 AGENT="$FS_BUILD/libflameagent.so"
 JDK17=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}
 
+load ../lib/containers
+
 setup() {
 	[ -f "$AGENT" ] || skip "$AGENT is not built (make agent)"
 	[ -f "$FS_BUILD/java/flametest/Workload.class" ] || skip "the Java workloads are not built (make agent)"
@@ -28,40 +30,10 @@ teardown() {
 	done
 }
 
-# start_jvm JDK OUT [JVM options...] -- [Workload args...]: sets PID.
-start_jvm() {
-	local jdk=$1 out=$2
-	shift 2
-	local jopts=()
-	while [ $# -gt 0 ] && [ "$1" != -- ]; do
-		jopts+=("$1")
-		shift
-	done
-	[ "${1:-}" = -- ] && shift
-	env --default-signal=QUIT "$jdk/bin/java" -XX:+PreserveFramePointer "${jopts[@]}" \
-		-cp "$FS_BUILD/java" flametest.Workload --exit-after 120 "$@" \
-		>"$out" 2>&1 3>&- &
-	PID=$!
-	JVM_PIDS+=("$PID")
-}
-
-# wait_for DEADLINE_SECONDS COMMAND...: poll until COMMAND succeeds.
-wait_for() {
-	local end=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		if [ "$SECONDS" -ge "$end" ]; then
-			echo "timed out waiting for: $*" >&2
-			return 1
-		fi
-		sleep 0.1
-	done
-}
-
 has_line() { grep -q -- "$2" "$1" 2>/dev/null; }
 
 wait_ready() {
-	wait_for 60 has_line "$1" '^READY$' || { cat "$1" >&2; return 1; }
+	fs_wait_for 60 has_line "$1" '^READY$' || { cat "$1" >&2; return 1; }
 }
 
 # map_valid FILE: every line is "START SIZE name" (lowercase hex, no 0x,
@@ -84,10 +56,11 @@ attach() {
 }
 
 @test "agent: startup, continuous: the hot method with dotted names, valid lines" {
-	start_jvm "$JDK17" "$BATS_TEST_TMPDIR/out" "-agentpath:$AGENT=mode=continuous"
+	fs_host_jvm "$JDK17" "$BATS_TEST_TMPDIR/out" "-agentpath:$AGENT=mode=continuous"
+	JVM_PIDS+=("$PID")
 	wait_ready "$BATS_TEST_TMPDIR/out"
 	map=/tmp/perf-$PID.map
-	wait_for 20 has_line "$map" ' flametest\.Workload\.hotMethod$'
+	fs_wait_for 20 has_line "$map" ' flametest\.Workload\.hotMethod$'
 	map_valid "$map"
 	# the interpreter and stubs come from DynamicCodeGenerated
 	grep -q ' Interpreter$' "$map"
@@ -103,23 +76,25 @@ attach() {
 }
 
 @test "agent: continuous: a method compiled late is appended while running" {
-	start_jvm "$JDK17" "$BATS_TEST_TMPDIR/out" "-agentpath:$AGENT=mode=continuous" -- --late-compile 4
+	fs_host_jvm "$JDK17" "$BATS_TEST_TMPDIR/out" "-agentpath:$AGENT=mode=continuous" -- --late-compile 4
+	JVM_PIDS+=("$PID")
 	wait_ready "$BATS_TEST_TMPDIR/out"
 	map=/tmp/perf-$PID.map
-	wait_for 20 has_line "$map" 'flametest\.Workload\.hotMethod'
+	fs_wait_for 20 has_line "$map" 'flametest\.Workload\.hotMethod'
 	cp "$map" "$BATS_TEST_TMPDIR/before"
 	if ! grep -q LATE-COMPILE "$BATS_TEST_TMPDIR/out"; then
 		# the snapshot predates the first call of lateCompiledMethod
 		! grep -q lateCompiledMethod "$BATS_TEST_TMPDIR/before" || false
 	fi
-	wait_for 30 has_line "$map" ' flametest\.Workload\.lateCompiledMethod$'
+	fs_wait_for 30 has_line "$map" ' flametest\.Workload\.lateCompiledMethod$'
 	map_valid "$map"
 	# appended, not rewritten: the old content is a prefix of the new
 	cmp -n "$(stat -c %s "$BATS_TEST_TMPDIR/before")" "$BATS_TEST_TMPDIR/before" "$map"
 }
 
 @test "agent: attach, oneshot (jcmd JVMTI.agent_load): complete map, file closed" {
-	start_jvm "$JDK17" "$BATS_TEST_TMPDIR/out"
+	fs_host_jvm "$JDK17" "$BATS_TEST_TMPDIR/out"
+	JVM_PIDS+=("$PID")
 	wait_ready "$BATS_TEST_TMPDIR/out"
 	map=/tmp/perf-$PID.map
 	echo "stale garbage" >"$map"
@@ -139,7 +114,8 @@ attach() {
 }
 
 @test "agent: options change the names (msig, nodottedclass, sourcepos, unfold*)" {
-	start_jvm "$JDK17" "$BATS_TEST_TMPDIR/out"
+	fs_host_jvm "$JDK17" "$BATS_TEST_TMPDIR/out"
+	JVM_PIDS+=("$PID")
 	wait_ready "$BATS_TEST_TMPDIR/out"
 	map=/tmp/perf-$PID.map
 
@@ -171,13 +147,14 @@ attach() {
 }
 
 @test "agent: attach continuous, then stop closes the map" {
-	start_jvm "$JDK17" "$BATS_TEST_TMPDIR/out" -- --late-compile 3
+	fs_host_jvm "$JDK17" "$BATS_TEST_TMPDIR/out" -- --late-compile 3
+	JVM_PIDS+=("$PID")
 	wait_ready "$BATS_TEST_TMPDIR/out"
 	map=/tmp/perf-$PID.map
 	attach "$JDK17" "$PID" continuous
 	grep -q ' flametest\.Workload\.hotMethod$' "$map"
 	ls -l "/proc/$PID/fd" | grep -q "perf-$PID.map"
-	wait_for 30 has_line "$map" ' flametest\.Workload\.lateCompiledMethod$'
+	fs_wait_for 30 has_line "$map" ' flametest\.Workload\.lateCompiledMethod$'
 	# a second continuous session is refused
 	! attach "$JDK17" "$PID" continuous || false
 	grep -q 'already running' "$BATS_TEST_TMPDIR/out"
@@ -191,7 +168,8 @@ attach() {
 }
 
 @test "agent: refuses file=, unknown options, a symlinked or foreign map" {
-	start_jvm "$JDK17" "$BATS_TEST_TMPDIR/out"
+	fs_host_jvm "$JDK17" "$BATS_TEST_TMPDIR/out"
+	JVM_PIDS+=("$PID")
 	wait_ready "$BATS_TEST_TMPDIR/out"
 	map=/tmp/perf-$PID.map
 
@@ -220,7 +198,8 @@ attach() {
 }
 
 @test "agent: startup with bad options warns and the JVM still runs" {
-	start_jvm "$JDK17" "$BATS_TEST_TMPDIR/out" "-agentpath:$AGENT=oneshot"
+	fs_host_jvm "$JDK17" "$BATS_TEST_TMPDIR/out" "-agentpath:$AGENT=oneshot"
+	JVM_PIDS+=("$PID")
 	wait_ready "$BATS_TEST_TMPDIR/out"
 	grep -q 'mode=oneshot needs a running JVM' "$BATS_TEST_TMPDIR/out"
 	[ ! -e "/tmp/perf-$PID.map" ]
@@ -243,12 +222,14 @@ other_jdks() {
 	[ -n "$jdks" ] || skip "no JDK besides $JDK17 under /usr/lib/jvm"
 	for jdk in $jdks; do
 		echo "# $jdk" >&3
-		start_jvm "$jdk" "$BATS_TEST_TMPDIR/out-start" "-agentpath:$AGENT=continuous"
+		fs_host_jvm "$jdk" "$BATS_TEST_TMPDIR/out-start" "-agentpath:$AGENT=continuous"
+		JVM_PIDS+=("$PID")
 		wait_ready "$BATS_TEST_TMPDIR/out-start"
-		wait_for 20 has_line "/tmp/perf-$PID.map" ' flametest\.Workload\.hotMethod$'
+		fs_wait_for 20 has_line "/tmp/perf-$PID.map" ' flametest\.Workload\.hotMethod$'
 		map_valid "/tmp/perf-$PID.map"
 
-		start_jvm "$jdk" "$BATS_TEST_TMPDIR/out-attach"
+		fs_host_jvm "$jdk" "$BATS_TEST_TMPDIR/out-attach"
+		JVM_PIDS+=("$PID")
 		wait_ready "$BATS_TEST_TMPDIR/out-attach"
 		attach "$jdk" "$PID" oneshot
 		grep -q ' flametest\.Workload\.hotMethod$' "/tmp/perf-$PID.map"
@@ -259,9 +240,10 @@ other_jdks() {
 
 @test "agent: perf record + perf report name the hot method from the map" {
 	command -v perf >/dev/null || skip "perf is not installed"
-	start_jvm "$JDK17" "$BATS_TEST_TMPDIR/out" "-agentpath:$AGENT=continuous"
+	fs_host_jvm "$JDK17" "$BATS_TEST_TMPDIR/out" "-agentpath:$AGENT=continuous"
+	JVM_PIDS+=("$PID")
 	wait_ready "$BATS_TEST_TMPDIR/out"
-	wait_for 20 has_line "/tmp/perf-$PID.map" ' flametest\.Workload\.hotMethod$'
+	fs_wait_for 20 has_line "/tmp/perf-$PID.map" ' flametest\.Workload\.hotMethod$'
 	run perf record -e cpu-clock -g -p "$PID" -o "$BATS_TEST_TMPDIR/perf.data" -- sleep 2
 	[ "$status" -eq 0 ] || skip "perf record failed here: $output"
 	perf report -i "$BATS_TEST_TMPDIR/perf.data" --stdio --no-children --sort sym \

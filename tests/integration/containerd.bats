@@ -351,3 +351,17 @@ flamesidecar test bundle" ]
 	ctr_remove "$ID"
 	[ ! -e "$FS_RUN/containers/$ID-on.json" ]
 }
+
+@test "ctr run --rm, opted in, a JVM: the wrapper appends -XX:+PreserveFramePointer to JAVA_TOOL_OPTIONS" {
+	java=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java
+	[ -x "$java" ] || skip "no JDK 17 at $java"
+	fs_make_bundle "$FS_TMP/b" --no-hooks -- true
+	run ctr_run --rm --runc-binary "$WRAPPER" --annotation flamesidecar.io/enable=true \
+		--rootfs "${ROOTFS_OPTS[@]}" --env JAVA_TOOL_OPTIONS=-Xmx64m "$FS_TMP/b/rootfs" "$ID" \
+		"$java" -XX:+PrintFlagsFinal -version </dev/null
+	grep -E 'Picked up|bool PreserveFramePointer' <<<"$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"Picked up JAVA_TOOL_OPTIONS: -Xmx64m -XX:+PreserveFramePointer"* ]]
+	grep -qE 'bool PreserveFramePointer += true .*\{environment\}' <<<"$output"
+	grep -q "create $ID: appended -XX:+PreserveFramePointer to JAVA_TOOL_OPTIONS" "$FS_RUN/hook.log"
+}

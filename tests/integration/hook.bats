@@ -97,11 +97,7 @@ entry() {
 @test "crun: annotated container gets the bundle read-only and an entry" {
 	fs_require_cmd crun unshare
 	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true -- sleep 1000
-	# crun refuses this machine's hybrid cgroups: run it in a private mount
-	# namespace without the unified hierarchy (see DESIGN.md).
 	cat >"$FS_TMP/crun.sh" <<SH
-set -e
-umount /sys/fs/cgroup/unified 2>/dev/null || true
 crun run -d --bundle "$FS_TMP/b" "$NAME" >"$FS_TMP/b/out.log" 2>&1 </dev/null
 pid=\$(crun state "$NAME" | jq -r .pid)
 echo "pid=\$pid"
@@ -110,11 +106,11 @@ crun exec --user 1000:1000 "$NAME" touch /opt/flamesidecar/x 2>&1 || echo "write
 crun exec "$NAME" awk '\$5 == "/opt/flamesidecar" {print "opts=" \$6}' /proc/self/mountinfo
 echo "entry_pid=\$(jq -r .pid "$FS_RUN/containers/$NAME.json") uid=\$(jq -r .uid "$FS_RUN/containers/$NAME.json")"
 crun kill "$NAME" KILL
-for i in \$(seq 100); do [ "\$(crun state "$NAME" | jq -r .status)" = stopped ] && break; sleep 0.05; done
+fs_wait_stopped crun "$NAME"
 crun delete "$NAME"
 [ -e "$FS_RUN/containers/$NAME.json" ] && echo "entry left" || echo "entry removed"
 SH
-	run unshare -m --propagation private bash "$FS_TMP/crun.sh"
+	fs_crun_ns "$FS_TMP/crun.sh"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	pid=$(sed -n 's/^pid=//p' <<<"$output")
@@ -207,16 +203,33 @@ hostile_rootfs_case() {
 
 # --- hostile state JSON ------------------------------------------------------
 
+# What a hostile state could leave behind: mounts under the test's
+# directory or the states' bundles, registry entries, files beside the log.
+hook_footprint() {
+	awk -v t="$FS_TMP" '$5 ~ "^" t || $5 ~ "^/nonexistent" { print "mount " $5 }' /proc/self/mountinfo | sort
+	ls -A "$FS_RUN" "$FS_RUN/containers" /run/flamesidecar/containers 2>/dev/null || true
+}
+
 # Run the hook on stdin file $1 with memory capped at 64 MiB; the state's
-# bundle points into FS_TMP so nothing outside it may change.
+# bundle points into FS_TMP or nowhere. The hook must refuse it and leave
+# nothing but its log line: fails (showing the difference) otherwise.
 hook_on() {
 	jq '.enable = "always"' "$FS_CONFIG" >"$FS_CONFIG.new" && mv "$FS_CONFIG.new" "$FS_CONFIG"
-	find / -xdev -newer "$FS_CONFIG" -type f 2>/dev/null | grep -v -e '^/proc' -e '^/tmp' >"$FS_TMP/changed.before" || true
+	mkdir -p "$FS_RUN"
+	touch "$FS_RUN/hook.log"
+	local before after
+	before=$(hook_footprint)
 	# 64 MiB of address space bounds the hook's memory (ASan's shadow
 	# needs terabytes of it, so the sanitizer build runs without the cap).
 	local cap="ulimit -v 65536;"
 	[ -z "${FS_SANITIZE:-}" ] || cap=""
 	run bash -c "$cap exec '$FS_HOOK' --config '$FS_CONFIG' createRuntime <'$1'"
+	after=$(hook_footprint)
+	if [ "$before" != "$after" ]; then
+		echo "the hook changed something on a hostile state:" >&2
+		diff <(echo "$before") <(echo "$after") >&2 || true
+		return 1
+	fi
 }
 
 @test "hostile state: 100 MB of input is refused with bounded memory" {

@@ -222,6 +222,7 @@ run_fallback() {
 	echo "# Java frames named: $pct%" >&3
 	[ "$pct" -ge 95 ]
 	grep -q 'flametest\.Workload\.hotMethod' fb.folded
+	awk '{ print $NF " " $0 }' fb.folded | sort -nr | head -3 | cut -c1-400 # for the log
 	listing "$name" "$PID" >"$OUT/after"
 	diff "$OUT/before" "$OUT/after"
 }

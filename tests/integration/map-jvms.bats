@@ -8,8 +8,6 @@
 
 load ../lib/containers
 
-JAVA17=$JAVA_HOME_17/bin/java
-
 setup() {
 	fs_require_root
 	fs_require_cmd runc jq
@@ -28,63 +26,6 @@ teardown() {
 		[ -n "$p" ] && rm -f "/tmp/perf-$p.map"
 	done <"$FS_TMP/jvm-pids"
 	fs_cleanup
-}
-
-# jvm_bundle DIR [--uid N] [--java PATH] [--wrap SCRIPT] [--cap CAP_X]...
-#            [--mount SRC:DST]... [--hide DIR]...
-#            -- WORKLOAD_ARGS...
-# A runc bundle (fs_make_bundle) running the Workload JVM as uid N (default
-# 1000) with build/java at /opt/fsjava. --wrap runs it from `sh -c`, as a
-# background job that is not pid 1: the shell's "$@" is the java command.
-# --hide puts an empty read-only tmpfs over DIR; --cap adds a capability.
-jvm_bundle() {
-	local dir=$1 uid=1000 java=$JAVA17 wrap="" mounts='[]' caps='[]'
-	shift
-	while [ $# -gt 0 ]; do
-		case "$1" in
-		--uid) uid=$2; shift 2 ;;
-		--java) java=$2; shift 2 ;;
-		--wrap) wrap=$2; shift 2 ;;
-		--cap) caps=$(jq -c --arg c "$2" '. + [$c]' <<<"$caps"); shift 2 ;;
-		--mount) mounts=$(jq -c --arg s "${2%%:*}" --arg d "${2#*:}" \
-			'. + [{destination: $d, type: "bind", source: $s, options: ["rbind", "ro"]}]' <<<"$mounts")
-			shift 2 ;;
-		--hide) mounts=$(jq -c --arg d "$2" \
-			'. + [{destination: $d, type: "tmpfs", source: "tmpfs", options: ["ro", "mode=755"]}]' <<<"$mounts")
-			shift 2 ;;
-		--) shift; break ;;
-		*) break ;;
-		esac
-	done
-	local cmd=("$java" -XX:+PreserveFramePointer -cp /opt/fsjava flametest.Workload "$@")
-	if [ -n "$wrap" ]; then
-		cmd=(/bin/sh -c "$wrap" sh "${cmd[@]}")
-	fi
-	fs_make_bundle "$dir" --uid "$uid" --annotate flamesidecar.io/enable=true -- "${cmd[@]}"
-	jq --arg s "$FS_BUILD/java" --argjson m "$mounts" --argjson c "$caps" '
-		.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}] + $m |
-		.process.capabilities |= with_entries(.value += $c)
-	' "$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
-}
-
-# start_jvm NAME READY_COUNT [jvm_bundle options] -- [Workload args]: run it,
-# wait for READY_COUNT lines starting with READY or CHILD-READY and for the
-# registry entry; PID = the container's pid 1 on the host.
-start_jvm() {
-	local name=$1 count=$2
-	shift 2
-	jvm_bundle "$FS_TMP/$name" "$@"
-	fs_runc_run "$name" "$FS_TMP/$name"
-	PID=$(fs_container_pid "$name")
-	fs_wait_for 30 ready_lines "$FS_TMP/$name/out.log" "$count" || {
-		cat "$FS_TMP/$name/out.log" >&2
-		return 1
-	}
-	fs_wait_for 10 test -f "$FS_RUN/containers/$name.json"
-}
-
-ready_lines() {
-	[ "$(grep -cE '^(CHILD-)?READY' "$1")" -ge "$2" ]
 }
 
 # ns_java_pids PID: host pids of the java processes in PID's pid namespace,
@@ -116,7 +57,7 @@ assert_mapped() {
 # (default hotMethod) from the host map alone (the container's own map is
 # removed first, so a continuous agent session stops being readable there).
 assert_perf_names() {
-	command -v perf >/dev/null || return 0
+	command -v perf >/dev/null || skip "perf is not installed (linux-perf): perf report cannot be checked"
 	local method=${2:-hotMethod} rep
 	rm -f "/proc/$1/root/tmp/perf-$(ns_pid "$1").map"
 	perf record -q -F 499 -g -p "$1" -o "$FS_TMP/perf.data" -- sleep 1.5 >/dev/null 2>&1
@@ -181,7 +122,7 @@ map_line() {
 }
 
 @test "a JVM running as root (uid 0) is mapped by a root sandbox with no capabilities" {
-	start_jvm "$NAME" 1 --uid 0 -- --warmup 0.5
+	fs_start_jvm "$NAME" --ready 1 --uid 0 -- --warmup 0.5
 	[ "$(awk '/^Uid:/ {print $3}' "/proc/$PID/status")" = 0 ]
 	echo "$PID" >>"$FS_TMP/jvm-pids"
 	mkdir -p "$FS_TMP/status"
@@ -209,7 +150,7 @@ map_line() {
 @test "a JVM that is not pid 1 (background job of sh, SIGQUIT inherited ignored) is mapped" {
 	# A non-interactive shell starts background jobs with SIGQUIT ignored;
 	# HotSpot (without -Xrs) installs its handler anyway.
-	start_jvm "$NAME" 1 --wrap '"$@" & wait' -- --warmup 0.5
+	fs_start_jvm "$NAME" --ready 1 --wrap '"$@" & wait' -- --warmup 0.5
 	jpids=$(ns_java_pids "$PID")
 	[ "$(wc -w <<<"$jpids")" = 1 ]
 	jvm=$jpids
@@ -234,7 +175,7 @@ map_line() {
 
 @test "two JVMs in one container: map maps both, --pid picks one" {
 	# Workload --spawn-child starts a second JVM as its own child.
-	start_jvm "$NAME" 2 -- --warmup 0.5 --spawn-child
+	fs_start_jvm "$NAME" --ready 2 -- --warmup 0.5 --spawn-child
 	jpids=$(ns_java_pids "$PID")
 	echo "JVMs: $jpids"
 	[ "$(wc -w <<<"$jpids")" = 2 ]
@@ -266,7 +207,7 @@ map_line() {
 	# A root shell starts JVM a as uid 1001, and JVM b as root with attach
 	# disabled. Each is attached to as its own user.
 	# shellcheck disable=SC2016 # the script's $1 and $@ are the shell's
-	start_jvm "$NAME" 2 --uid 0 --cap CAP_SETUID --cap CAP_SETGID --wrap 'j=$1; shift
+	fs_start_jvm "$NAME" --ready 2 --uid 0 --cap CAP_SETUID --cap CAP_SETGID --wrap 'j=$1; shift
 		setpriv --reuid 1001 --regid 1001 --clear-groups "$j" "$@" &
 		"$j" -XX:+DisableAttachMechanism "$@" &
 		wait' -- --warmup 0.5
@@ -300,7 +241,7 @@ map_line() {
 		--no-header-files --no-man-pages --output "$FS_TMP/jre"
 	# The image: the jlink'ed runtime at /opt/jre and no JDK anywhere
 	# (/usr/lib/jvm hidden, so /usr/bin/java and jcmd dangle).
-	start_jvm "$NAME" 1 --java /opt/jre/bin/java --mount "$FS_TMP/jre:/opt/jre" \
+	fs_start_jvm "$NAME" --ready 1 --java /opt/jre/bin/java --mount "$FS_TMP/jre:/opt/jre" \
 		--hide /usr/lib/jvm -- --warmup 0.5
 	echo "$PID" >>"$FS_TMP/jvm-pids"
 	run runc exec "$NAME" /opt/jre/bin/java --list-modules
@@ -343,7 +284,7 @@ java_major() {
 		n=$((n + 1))
 		major=$(java_major "$real")
 		echo "# $real: JDK $major"
-		start_jvm "$NAME-$n" 1 --java "$real" -- --warmup 0.5
+		fs_start_jvm "$NAME-$n" --ready 1 --java "$real" -- --warmup 0.5
 		echo "$PID" >>"$FS_TMP/jvm-pids"
 		run "$FS_SIDECAR" map "$NAME-$n"
 		echo "$output"
@@ -377,7 +318,7 @@ java_major() {
 
 @test "map --continuous: methods compiled later reach the container map, and the host map on the next run" {
 	# lateCompiledMethod is first called 8 s after start (READY comes at 0.5 s).
-	start_jvm "$NAME" 1 -- --warmup 0.5 --late-compile 8
+	fs_start_jvm "$NAME" --ready 1 -- --warmup 0.5 --late-compile 8
 	echo "$PID" >>"$FS_TMP/jvm-pids"
 	local cmap=/proc/$PID/root/tmp/perf-1.map
 	run "$FS_SIDECAR" map "$NAME" --continuous

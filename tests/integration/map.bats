@@ -4,59 +4,6 @@
 
 load ../lib/containers
 
-JAVA17=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java
-
-# jvm_bundle DIR [--tmp-symlink] [--wrap 'sh -c ...'] [--jvm-opt OPT]... -- WORKLOAD_ARGS...
-# A bundle whose process is the Workload JVM, build/java mounted at /opt/fsjava.
-jvm_bundle() {
-	local dir=$1 tmplink=0 wrap="" opts=()
-	shift
-	while [ $# -gt 0 ]; do
-		case "$1" in
-		--tmp-symlink) tmplink=1; shift ;;
-		--jvm-opt) opts+=("$2"); shift 2 ;;
-		--wrap) wrap=$2; shift 2 ;;
-		--) shift; break ;;
-		*) break ;;
-		esac
-	done
-	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- true
-	local args
-	# Not jq --args: jq 1.6 takes "--warmup" there for one of its own options.
-	args=$(printf '%s\n' "$JAVA17" "${opts[@]}" -XX:+PreserveFramePointer -cp /opt/fsjava flametest.Workload "$@" |
-		jq -R . | jq -cs .)
-	if [ -n "$wrap" ]; then
-		args=$(jq -c --arg w "$wrap" '["/bin/sh", "-c", $w + " \"$@\"", "sh"] + .' <<<"$args")
-	fi
-	jq --arg s "$FS_BUILD/java" --argjson a "$args" --argjson tl "$tmplink" '
-		.process.args = $a |
-		.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}] |
-		if $tl == 1 then .mounts |= map(select(.destination != "/tmp")) else . end
-	' "$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
-	if [ "$tmplink" = 1 ]; then
-		rmdir "$dir/rootfs/tmp"
-		mkdir -p "$dir/rootfs/var/tmp"
-		chmod 1777 "$dir/rootfs/var/tmp"
-		ln -s /var/tmp "$dir/rootfs/tmp"
-	fi
-}
-
-# start_jvm NAME [jvm_bundle options] -- [Workload args]: run it, wait for
-# READY and for its registry entry, set PID.
-start_jvm() {
-	local name=$1
-	shift
-	jvm_bundle "$FS_TMP/$name" "$@"
-	fs_runc_run "$name" "$FS_TMP/$name"
-	PID=$(fs_container_pid "$name")
-	echo "$PID" >>"$FS_TMP/jvm-pids"
-	fs_wait_for 30 grep -q READY "$FS_TMP/$name/out.log" || {
-		cat "$FS_TMP/$name/out.log" >&2
-		return 1
-	}
-	fs_wait_for 10 test -f "$FS_RUN/containers/$name.json"
-}
-
 setup_file() {
 	[ "$(id -u)" = 0 ] || return 0
 	command -v runc >/dev/null && [ -x "$JAVA17" ] && [ -d "$FS_BUILD/java/flametest" ] || return 0
@@ -66,7 +13,7 @@ setup_file() {
 	export CP=fsmap$$
 	export FS_TMP FS_RUN FS_CONFIG
 	# C1: the warm JVM most tests share.
-	start_jvm "$CP-c1" -- --warmup 1
+	fs_start_jvm "$CP-c1" -- --warmup 1
 	export C1_PID=$PID
 	echo SECRET-$RANDOM-$RANDOM >"$FS_TMP/secret"
 	chmod 0600 "$FS_TMP/secret"
@@ -197,7 +144,7 @@ assert_clean() {
 
 @test "a fake .java_pid socket that is not the JVM's is refused within the deadline" {
 	fs_require_cmd perl
-	start_jvm "$CP-c2" -- --warmup 0.2
+	fs_start_jvm "$CP-c2" -- --warmup 0.2
 	local sock=/proc/$PID/root/tmp/.java_pid1
 	[ ! -e "$sock" ]
 	# Owned by another uid.
@@ -232,7 +179,7 @@ assert_clean() {
 }
 
 @test "a planted .attach_pid symlink is refused and left alone" {
-	start_jvm "$CP-c3" -- --warmup 0.2
+	fs_start_jvm "$CP-c3" -- --warmup 0.2
 	local trig=/proc/$PID/root/tmp/.attach_pid1
 	ln -s "$SECRET_FILE" "$trig"
 	run "$FS_SIDECAR" map "$CP-c3" --timeout 3000
@@ -246,7 +193,7 @@ assert_clean() {
 }
 
 @test "a container whose /tmp is a symlink is refused" {
-	start_jvm "$CP-c4" --tmp-symlink -- --warmup 0.2
+	fs_start_jvm "$CP-c4" --tmp-symlink -- --warmup 0.2
 	run "$FS_SIDECAR" map "$CP-c4" --timeout 3000
 	echo "$output"
 	[ "$status" -ne 0 ]
@@ -259,7 +206,7 @@ assert_clean() {
 	# ignored, unless -Xrs: then the inherited SIG_IGN stays. -Xrs starts
 	# the attach listener at startup; its socket is removed (as a /tmp
 	# cleaner would) so that attaching needs the signal again.
-	start_jvm "$CP-c5" --wrap 'trap "" QUIT; exec' --jvm-opt -Xrs -- --warmup 0.2
+	fs_start_jvm "$CP-c5" --wrap 'trap "" QUIT; exec "$@"' --jvm-opt -Xrs -- --warmup 0.2
 	grep -q '^SigIgn:.*[4-7cdef]$' "/proc/$PID/status"
 	fs_wait_for 10 test -S "/proc/$PID/root/tmp/.java_pid1"
 	rm "/proc/$PID/root/tmp/.java_pid1"
@@ -272,7 +219,7 @@ assert_clean() {
 }
 
 @test "a JVM that would be killed by SIGQUIT (-Xrs) is not signalled" {
-	start_jvm "$CP-c7" --jvm-opt -Xrs -- --warmup 0.2
+	fs_start_jvm "$CP-c7" --jvm-opt -Xrs -- --warmup 0.2
 	fs_wait_for 10 test -S "/proc/$PID/root/tmp/.java_pid1"
 	rm "/proc/$PID/root/tmp/.java_pid1"
 	run "$FS_SIDECAR" map "$CP-c7" --timeout 3000
@@ -284,7 +231,7 @@ assert_clean() {
 }
 
 @test "a JVM started with -XX:+DisableAttachMechanism is explained" {
-	start_jvm "$CP-c6" --jvm-opt -XX:+DisableAttachMechanism -- --warmup 0.2
+	fs_start_jvm "$CP-c6" --jvm-opt -XX:+DisableAttachMechanism -- --warmup 0.2
 	run "$FS_SIDECAR" map "$CP-c6" --timeout 3000
 	echo "$output"
 	[ "$status" -ne 0 ]

@@ -4,41 +4,6 @@
 
 load ../lib/containers
 
-JAVA17=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java
-
-# wl_bundle DIR [--jvm-opt OPT]... -- WORKLOAD_ARGS...: the Workload JVM as the
-# container's process, build/java mounted at /opt/fsjava.
-wl_bundle() {
-	local dir=$1 opts=()
-	shift
-	while [ $# -gt 0 ]; do
-		case "$1" in
-		--jvm-opt) opts+=("$2"); shift 2 ;;
-		--) shift; break ;;
-		*) break ;;
-		esac
-	done
-	[ ${#opts[@]} -gt 0 ] || opts=(-XX:+PreserveFramePointer)
-	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- \
-		"$JAVA17" "${opts[@]}" -cp /opt/fsjava flametest.Workload "$@"
-	jq --arg s "$FS_BUILD/java" '
-		.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}]
-	' "$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
-}
-
-# start_wl NAME [wl_bundle args]: run it, wait for READY and its registry entry.
-start_wl() {
-	local name=$1
-	shift
-	wl_bundle "$FS_TMP/$name" "$@"
-	fs_runc_run "$name" "$FS_TMP/$name"
-	fs_wait_for 60 grep -q READY "$FS_TMP/$name/out.log" || {
-		cat "$FS_TMP/$name/out.log" >&2
-		return 1
-	}
-	fs_wait_for 10 test -f "$FS_RUN/containers/$name.json"
-}
-
 # samples FOLDED PATTERN: samples whose stack matches the awk regex
 samples() {
 	awk -v pat="$2" '$0 ~ pat { n += $NF } END { print n + 0 }' "$1"
@@ -67,7 +32,7 @@ setup_file() {
 	export FS_TMP FS_RUN FS_CONFIG FLAMESIDECAR_CONFIG
 	MAIN="fsrun-$$-main"
 	export MAIN
-	start_wl "$MAIN" -- --threads 2 --syscalls
+	fs_start_jvm "$MAIN" -- --threads 2 --syscalls
 }
 
 teardown_file() {
@@ -222,7 +187,7 @@ teardown() {
 	local name="fsrun-$$-$BATS_TEST_NUMBER"
 	CTRS+=("$name")
 	# READY comes after ~1.5 s of warm-up; both start 1.5 s later, in the window
-	start_wl "$name" -- --late-thread 3 --late-compile 3
+	fs_start_jvm "$name" -- --late-thread 3 --late-compile 3
 	cd "$OUT"
 	run "$FS_SIDECAR" run "$name" -d 6s -F 199 -o late.svg
 	echo "$output"
@@ -236,7 +201,7 @@ teardown() {
 	needs_jvm
 	local name="fsrun-$$-$BATS_TEST_NUMBER"
 	CTRS+=("$name")
-	start_wl "$name" -- --exit-after 4
+	fs_start_jvm "$name" -- --exit-after 4
 	cd "$OUT"
 	run "$FS_SIDECAR" run "$name" -d 6s -F 199 -o gone.svg
 	echo "$output"
@@ -251,7 +216,7 @@ teardown() {
 	needs_jvm
 	local name="fsrun-$$-$BATS_TEST_NUMBER"
 	CTRS+=("$name")
-	start_wl "$name" --jvm-opt -XX:-PreserveFramePointer -- --warmup 0.5
+	fs_start_jvm "$name" --jvm-opt -XX:-PreserveFramePointer -- --warmup 0.5
 	cd "$OUT"
 	run "$FS_SIDECAR" run "$name" -d 1s -o nofp.svg
 	echo "$output"

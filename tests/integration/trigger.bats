@@ -60,6 +60,7 @@ has_args() { [ -n "$(args_file)" ]; }
 	[[ " ${argv[*]} " == *" -d 5s -F 99 "* ]]
 	[[ "${argv[*]}" == *"-o $FS_TMP/profiles/$NAME/"*Z.svg* ]]
 	[[ "${argv[*]}" == *"--folded $FS_TMP/profiles/$NAME/"*Z.folded* ]]
+	[[ "${argv[*]}" == *"--pprof $FS_TMP/profiles/$NAME/"*Z.pb.gz* ]]
 	[ "$(stat -c %a "$FS_TMP/profiles/$NAME")" = 700 ]
 	# Minimal environment, no inherited descriptors.
 	pid=${a##*.}
@@ -68,6 +69,15 @@ has_args() { [ -n "$(args_file)" ]; }
 	# list shows it in progress; when it ends the marker goes.
 	run "$FS_SIDECAR" list
 	[[ "$output" == *profiling* ]]
+	# --json names the three files it is writing
+	run "$FS_SIDECAR" list --profiles --json
+	echo "$output"
+	local base
+	base=$(jq -r --arg id "$NAME" '.[] | select(.id == $id and .state == "profiling") | .svg' <<<"$output")
+	base=${base%.svg}
+	[[ "$base" == "$FS_TMP/profiles/$NAME/"*Z ]]
+	[ "$(jq -r --arg id "$NAME" '.[] | select(.id == $id) | "\(.folded) \(.pprof)"' <<<"$output")" = \
+		"$base.folded $base.pb.gz" ]
 	touch "$FS_TMP/release"
 	fs_wait_for 20 test ! -e "$FS_RUN/profiling/$NAME.json"
 	grep -q "profile written" "$FS_RUN/hook.log"
@@ -140,6 +150,11 @@ has_args() { [ -n "$(args_file)" ]; }
 	folded=$(ls "$FS_TMP/profiles/$cid"/*.folded)
 	grep -q "flametest.Workload.hotMethod" "$folded"
 	grep -q "hotMethod" "$svg"
+	# the pprof beside them, read by go tool pprof
+	if command -v go >/dev/null; then
+		go tool pprof -top -sample_index=samples "${svg%.svg}.pb.gz" 2>/dev/null |
+			grep -q flametest.Workload.hotMethod
+	fi
 }
 
 @test "a container that exits after 1 s of a 10 s trigger still leaves a profile" {
@@ -152,5 +167,12 @@ has_args() { [ -n "$(args_file)" ]; }
 	cat "$FS_TMP/profiles/$NAME"/*.log || true
 	folded=$(ls "$FS_TMP/profiles/$NAME"/*.folded)
 	[ -s "$folded" ]
-	ls "$FS_TMP/profiles/$NAME"/*.svg
+	svg=$(ls "$FS_TMP/profiles/$NAME"/*.svg)
+	[ -s "${svg%.svg}.pb.gz" ]
+	gzip -t "${svg%.svg}.pb.gz"
+	# list --profiles --json names all three files
+	run "$FS_SIDECAR" list --profiles --json
+	echo "$output"
+	[ "$(jq -r --arg id "$NAME" '.[] | select(.id == $id) | "\(.svg) \(.folded) \(.pprof)"' <<<"$output")" = \
+		"$svg $folded ${svg%.svg}.pb.gz" ]
 }

@@ -155,12 +155,29 @@ SH
 @test "a bundle already carrying flamehook (hooks.d, or a second create) is not patched again" {
 	fs_require_root
 	fs_require_cmd runc jq
+	# Without the frame-pointer flag to add: not a byte changed.
+	set_config '.preserve_frame_pointer = false'
 	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true -- sleep 1000
 	cp "$FS_TMP/b/config.json" "$FS_TMP/config.orig"
 	rt_create "$FS_TMP/b" "$NAME"
 	cmp "$FS_TMP/config.orig" "$FS_TMP/b/config.json"
 	[ -f "$FS_RUN/containers/$NAME.json" ]
 	grep -q "flamehook already in" "$FS_RUN/hook.log"
+	# With it (the default): the hooks stay as they were, only the flag is
+	# added; a second create then finds both and leaves the file alone.
+	set_config '.preserve_frame_pointer = true'
+	fs_make_bundle "$FS_TMP/c" --annotate flamesidecar.io/enable=true -- sleep 1000
+	cp "$FS_TMP/c/config.json" "$FS_TMP/c.orig"
+	rt_create "$FS_TMP/c" "$NAME-c"
+	[ "$(jq -c 'del(.process.env)' "$FS_TMP/c/config.json")" = "$(jq -c 'del(.process.env)' "$FS_TMP/c.orig")" ]
+	[ "$(jq -r '.process.env[] | select(startswith("JAVA_TOOL_OPTIONS="))' "$FS_TMP/c/config.json")" = \
+		"JAVA_TOOL_OPTIONS=-XX:+PreserveFramePointer" ]
+	cp -p "$FS_TMP/c/config.json" "$FS_TMP/c.patched"
+	ino=$(stat -c %i "$FS_TMP/c/config.json")
+	rt_create "$FS_TMP/c" "$NAME-c2"
+	cmp "$FS_TMP/c.patched" "$FS_TMP/c/config.json"
+	[ "$(stat -c %i "$FS_TMP/c/config.json")" = "$ino" ] # not rewritten
+	grep -q "create $NAME-c2: JAVA_TOOL_OPTIONS left alone: JAVA_TOOL_OPTIONS already says" "$FS_RUN/hook.log"
 }
 
 @test "crun behind the wrapper (runtime_path): opted-in container registered and unregistered" {
@@ -168,22 +185,18 @@ SH
 	fs_require_cmd crun unshare jq
 	set_config '.runtime_path = "'"$(command -v crun)"'"'
 	fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true -- sleep 1000
-	# crun refuses this machine's hybrid cgroups: a private mount namespace
-	# without the unified hierarchy (see DESIGN.md).
 	cat >"$FS_TMP/crun.sh" <<SH
-set -e
-umount /sys/fs/cgroup/unified 2>/dev/null || true
 rt() { "$WRAPPER" --root "$FS_TMP/crun-root" "\$@"; }
 rt create --bundle "$FS_TMP/b" --pid-file "$FS_TMP/b/pid" "$NAME" >"$FS_TMP/b/out.log" 2>&1 </dev/null
 rt start "$NAME"
 echo "entry_pid=\$(jq -r .pid "$FS_RUN/containers/$NAME.json") pid=\$(cat "$FS_TMP/b/pid")"
 rt exec "$NAME" cat /opt/flamesidecar/MARKER
 rt kill "$NAME" KILL
-for i in \$(seq 100); do [ "\$(rt state "$NAME" | jq -r .status)" = stopped ] && break; sleep 0.05; done
+fs_wait_stopped rt "$NAME"
 rt delete "$NAME"
 [ -e "$FS_RUN/containers/$NAME.json" ] && echo "entry left" || echo "entry removed"
 SH
-	run unshare -m --propagation private bash "$FS_TMP/crun.sh"
+	fs_crun_ns "$FS_TMP/crun.sh"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	pid=$(sed -n 's/.* pid=//p' <<<"$output")

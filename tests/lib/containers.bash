@@ -9,6 +9,7 @@
 FS_HOOK="$FS_BUILD/flamehook"
 FS_SIDECAR="$FS_BUILD/flamesidecar"
 JAVA_HOME_17=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}
+JAVA17=${JAVA17:-$JAVA_HOME_17/bin/java}
 
 fs_require_root() {
 	[ "$(id -u)" = 0 ] || skip "needs root (runs real containers)"
@@ -102,15 +103,142 @@ fs_runc_run() {
 	"$rt" run -d --bundle "$bundle" "$name" >"$bundle/out.log" 2>&1 </dev/null
 }
 
-# fs_wait_for DEADLINE_SECONDS COMMAND...: poll until the command succeeds.
+# fs_wait_for DEADLINE_SECONDS COMMAND...: poll until the command succeeds;
+# after the deadline say what was awaited (stderr) and fail.
 fs_wait_for() {
 	local secs=$1
 	shift
 	local end=$((SECONDS + secs))
 	while ! "$@" >/dev/null 2>&1; do
-		[ $SECONDS -lt $end ] || return 1
+		if [ $SECONDS -ge $end ]; then
+			echo "timed out after ${secs} s waiting for: $*" >&2
+			return 1
+		fi
 		sleep 0.05
 	done
+}
+
+# fs_jvm_bundle DIR [--uid N] [--java PATH] [--jvm-opt OPT]... [--wrap SCRIPT]
+#               [--cap CAP_X]... [--mount SRC:DST]... [--hide DIR]...
+#               [--tmp-symlink] -- WORKLOAD_ARGS...
+# A runc bundle (fs_make_bundle, annotated flamesidecar.io/enable=true) whose
+# process is the Workload JVM (default $JAVA17, uid 1000,
+# -XX:+PreserveFramePointer then the --jvm-opt options, which override it),
+# with build/java at /opt/fsjava. --wrap runs it from `sh -c SCRIPT sh JAVA
+# ARGS...` (the script's "$@" is the java command): a JVM that is not pid 1.
+# --mount binds SRC read-only at DST, --hide puts an empty read-only tmpfs
+# over DIR, --cap adds a capability, --tmp-symlink makes /tmp a symlink to
+# /var/tmp (no tmpfs).
+fs_jvm_bundle() {
+	local dir=$1 uid=1000 java=$JAVA17 wrap="" mounts='[]' caps='[]' tmplink=0 opts=()
+	shift
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--uid) uid=$2; shift 2 ;;
+		--java) java=$2; shift 2 ;;
+		--jvm-opt) opts+=("$2"); shift 2 ;;
+		--wrap) wrap=$2; shift 2 ;;
+		--cap) caps=$(jq -c --arg c "$2" '. + [$c]' <<<"$caps"); shift 2 ;;
+		--mount) mounts=$(jq -c --arg s "${2%%:*}" --arg d "${2#*:}" \
+			'. + [{destination: $d, type: "bind", source: $s, options: ["rbind", "ro"]}]' <<<"$mounts")
+			shift 2 ;;
+		--hide) mounts=$(jq -c --arg d "$2" \
+			'. + [{destination: $d, type: "tmpfs", source: "tmpfs", options: ["ro", "mode=755"]}]' <<<"$mounts")
+			shift 2 ;;
+		--tmp-symlink) tmplink=1; shift ;;
+		--) shift; break ;;
+		*) break ;;
+		esac
+	done
+	local cmd=("$java" -XX:+PreserveFramePointer "${opts[@]}" -cp /opt/fsjava flametest.Workload "$@")
+	if [ -n "$wrap" ]; then
+		cmd=(/bin/sh -c "$wrap" sh "${cmd[@]}")
+	fi
+	fs_make_bundle "$dir" --uid "$uid" --annotate flamesidecar.io/enable=true -- "${cmd[@]}"
+	jq --arg s "$FS_BUILD/java" --argjson m "$mounts" --argjson c "$caps" --argjson tl "$tmplink" '
+		.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}] + $m |
+		.process.capabilities |= with_entries(.value += $c) |
+		if $tl == 1 then .mounts |= map(select(.destination != "/tmp")) else . end
+	' "$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
+	if [ "$tmplink" = 1 ]; then
+		rmdir "$dir/rootfs/tmp"
+		mkdir -p "$dir/rootfs/var/tmp"
+		chmod 1777 "$dir/rootfs/var/tmp"
+		ln -s /var/tmp "$dir/rootfs/tmp"
+	fi
+}
+
+fs_ready_lines() {
+	[ "$(grep -cE '^(CHILD-)?READY' "$1" 2>/dev/null)" -ge "$2" ]
+}
+
+# fs_start_jvm NAME [--ready N] [fs_jvm_bundle options] -- [Workload args]:
+# run the bundle $FS_TMP/NAME, wait (60 s) for N (default 1) lines READY or
+# CHILD-READY and (10 s) for its registry entry. PID = the container's pid 1
+# on the host, also appended to $FS_TMP/jvm-pids.
+fs_start_jvm() {
+	local name=$1 count=1
+	shift
+	if [ "${1:-}" = --ready ]; then
+		count=$2
+		shift 2
+	fi
+	fs_jvm_bundle "$FS_TMP/$name" "$@"
+	fs_runc_run "$name" "$FS_TMP/$name"
+	PID=$(fs_container_pid "$name")
+	echo "$PID" >>"$FS_TMP/jvm-pids"
+	fs_wait_for 60 fs_ready_lines "$FS_TMP/$name/out.log" "$count" || {
+		cat "$FS_TMP/$name/out.log" >&2
+		return 1
+	}
+	fs_wait_for 10 test -f "$FS_RUN/containers/$name.json"
+}
+
+# fs_host_jvm JDK OUT [JVM options...] -- [Workload args...]: the Workload
+# JVM on the host (not in a container), output to OUT, exiting after 120 s
+# at the latest. Started through `env --default-signal=QUIT`: a background
+# job of a non-interactive shell inherits SIGQUIT ignored, and HotSpot then
+# never starts its attach listener; env execs java, so PID is the JVM's.
+# The caller kills PID (and removes /tmp/perf-PID.map) in teardown.
+fs_host_jvm() {
+	local jdk=$1 out=$2
+	shift 2
+	local jopts=()
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		jopts+=("$1")
+		shift
+	done
+	[ "${1:-}" = -- ] && shift
+	env --default-signal=QUIT "$jdk/bin/java" -XX:+PreserveFramePointer "${jopts[@]}" \
+		-cp "$FS_BUILD/java" flametest.Workload --exit-after 120 "$@" \
+		>"$out" 2>&1 3>&- &
+	PID=$!
+}
+
+# fs_wait_stopped RUNTIME NAME [SECONDS]: poll RUNTIME state NAME until it is
+# no longer running (RUNTIME may be a shell function); after the deadline
+# (default 5 s) say so on stderr and fail.
+fs_wait_stopped() {
+	local rt=$1 name=$2 end=$((SECONDS + ${3:-5})) st
+	while :; do
+		st=$("$rt" state "$name" 2>/dev/null | jq -r .status 2>/dev/null)
+		[ "$st" = running ] || return 0
+		if [ $SECONDS -ge $end ]; then
+			echo "$rt $name: still running after ${3:-5} s" >&2
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+# fs_crun_ns SCRIPT: run the bash SCRIPT the way crun works on this
+# machine's hybrid cgroups (which crun refuses): in a private mount
+# namespace without the unified hierarchy (see DESIGN.md). The script can
+# call fs_wait_stopped. Sets status and output like bats' run.
+fs_crun_ns() {
+	run unshare -m --propagation private bash -c \
+		"set -e; umount /sys/fs/cgroup/unified 2>/dev/null || true; $(declare -f fs_wait_stopped); . \"\$1\"" \
+		bash "$1"
 }
 
 fs_container_pid() {
@@ -129,11 +257,8 @@ fs_cleanup() {
 				continue
 			fi
 			"$rt" kill "$name" KILL >/dev/null 2>&1 || true
-			for _ in $(seq 1 100); do
-				st=$("$rt" state "$name" 2>/dev/null | jq -r .status 2>/dev/null)
-				[ "$st" = "running" ] || break
-				sleep 0.05
-			done
+			# delete -f kills what is left; the message says a KILL was slow
+			fs_wait_stopped "$rt" "$name" 5
 			"$rt" delete -f "$name" >/dev/null 2>&1 || true
 		done <"$FS_TMP/containers"
 	fi

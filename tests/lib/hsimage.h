@@ -194,6 +194,7 @@ static inline void hsi_tables(struct hsi *im, int style)
 		hsi_field(im, "CompiledMethod", "_scopes_data_begin", "address", 0, 80);
 	}
 	hsi_field(im, "Method", "_constMethod", "ConstMethod*", 0, 8);
+	hsi_field(im, "ConstMethod", "_code_size", "u2", 0, 32);
 	hsi_field(im, "ConstMethod", "_constants", "ConstantPool*", 0, 8);
 	hsi_field(im, "ConstMethod", "_name_index", "u2", 0, 34);
 	hsi_field(im, "ConstantPool", "_pool_holder", "InstanceKlass*", 0, 24);
@@ -215,7 +216,8 @@ static inline void hsi_tables(struct hsi *im, int style)
 		     {"CodeBlobKind", 1},
 		     {"HeapBlock", HSI_HB},
 		     {"ConstantPool", HSI_CP_SIZE},
-		     {"PcDesc", 16}};
+		     {"PcDesc", 16},
+		     {"ConstMethod", 48}};
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
 		hsi_type(im, types[i].n, types[i].s);
 	if (style == 25) {
@@ -307,6 +309,7 @@ static inline void hsi_objects(struct hsi *im, int style)
 	hsi_put(im, m + 8, HSI_BASE + cm, 8);
 	hsi_put(im, cm + 8, HSI_BASE + cp, 8);
 	hsi_put(im, cm + 34, HSI_NAME_IDX, 2);
+	hsi_put(im, cm + 32, 10, 2); /* 10 bytes of bytecode after the 48-byte ConstMethod */
 	hsi_put(im, cp + 24, HSI_BASE + k, 8);
 	hsi_put(im, cp + HSI_CP_SIZE + HSI_NAME_IDX * 8, hsi_symbol(im, m + 0x200, "bar"), 8);
 	hsi_put(im, k + 24, hsi_symbol(im, m + 0x180, "pkg/Foo"), 8);

@@ -11,19 +11,18 @@ void tap_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int tap_done(void);
 
 #define ok(cond, ...) tap_ok(!!(cond), __VA_ARGS__)
-#define is_int(got, want, ...)                                                  \
-	do {                                                                    \
-		long long g_ = (long long)(got), w_ = (long long)(want);        \
-		if (!tap_ok(g_ == w_, __VA_ARGS__))                             \
-			tap_diag("got %lld, want %lld", g_, w_);                \
+#define is_int(got, want, ...)                                                                     \
+	do {                                                                                       \
+		long long g_ = (long long)(got), w_ = (long long)(want);                           \
+		if (!tap_ok(g_ == w_, __VA_ARGS__))                                                \
+			tap_diag("got %lld, want %lld", g_, w_);                                   \
 	} while (0)
-#define is_str(got, want, ...)                                                  \
-	do {                                                                    \
-		const char *g_ = (got), *w_ = (want);                           \
-		int same_ = (g_ && w_) ? strcmp(g_, w_) == 0 : g_ == w_;        \
-		if (!tap_ok(same_, __VA_ARGS__))                                \
-			tap_diag("got '%s', want '%s'", g_ ? g_ : "(null)",     \
-				 w_ ? w_ : "(null)");                            \
+#define is_str(got, want, ...)                                                                     \
+	do {                                                                                       \
+		const char *g_ = (got), *w_ = (want);                                              \
+		int same_ = (g_ && w_) ? strcmp(g_, w_) == 0 : g_ == w_;                           \
+		if (!tap_ok(same_, __VA_ARGS__))                                                   \
+			tap_diag("got '%s', want '%s'", g_ ? g_ : "(null)", w_ ? w_ : "(null)");   \
 	} while (0)
 
 #endif

@@ -232,9 +232,10 @@ static int cmd_mapcheck(pid_t pid, const char *path)
 			       e ? e->name : "(none)");
 	}
 	fclose(f);
-	printf("map entries %zu (nmethods %zu, inlined ranges %zu); agent Java ranges %zu same %zu; "
-	       "inlined %zu same %zu\n",
-	       m->count, st.nmethods, st.inlined, all, ok, inl, inl_ok);
+	printf(
+	    "map entries %zu (nmethods %zu, inlined ranges %zu); agent Java ranges %zu same %zu; "
+	    "inlined %zu same %zu\n",
+	    m->count, st.nmethods, st.inlined, all, ok, inl, inl_ok);
 	perfmap_free(m);
 	return 0;
 }

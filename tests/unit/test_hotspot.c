@@ -272,6 +272,24 @@ static void test_cache(void)
 	hotspot_close(hs);
 }
 
+static void test_interp_bci(void)
+{
+	struct fs_error err = {0};
+	int rc, bci = 0;
+	hsi_build(&img, 17);
+	struct hotspot *hs = open_img(&err, &rc);
+	if (!ok(hs, "opens"))
+		return;
+	uint64_t code = HSI_BASE + HSI_META + 0x40 + 48; /* after bar's ConstMethod */
+	is_int(hotspot_interp_bci(hs, HSI_METHOD, code + 7, &bci), 1, "bcp in the bytecodes");
+	is_int(bci, 7, "bci 7");
+	is_int(hotspot_interp_bci(hs, HSI_METHOD, code + 10, &bci), 0, "bcp past the bytecodes");
+	is_int(bci, -1, "  bci -1");
+	is_int(hotspot_interp_bci(hs, HSI_METHOD, code - 1, &bci), 0, "bcp before them");
+	is_int(hotspot_interp_bci(hs, 0x1234567, code, &bci), 0, "not a Method*");
+	hotspot_close(hs);
+}
+
 static void test_hidden_class(void)
 {
 	struct fs_error err = {0};
@@ -294,6 +312,7 @@ int main(void)
 	test_lies();
 	test_hidden_class();
 	test_cache();
+	test_interp_bci();
 	test_scopes(17);
 	test_scopes(25);
 	return tap_done();

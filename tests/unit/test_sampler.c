@@ -28,10 +28,12 @@
 #include <unistd.h>
 
 #include "cleanup.h"
-#include "perfmap.h"
+#include "proc.h"
+#include "profile.h"
 #include "tap.h"
 #include "sampler.h"
 #include "symbols.h"
+#include "timeutil.h"
 
 #define CGROUP2_MAGIC 0x63677270
 
@@ -39,14 +41,14 @@ static volatile unsigned long sink;
 
 /* Busy functions with names the test looks for (leaves: the sampled IP
  * is in them whatever the frame pointers). */
-#define SPIN_FN(name)                                                  \
-	__attribute__((noinline, used)) static void *name(void *arg)    \
-	{                                                               \
-		(void)arg;                                              \
-		for (;;)                                                \
-			for (unsigned long i = 0; i < 100000; i++)      \
-				sink += i ^ (sink >> 3);                \
-		return NULL;                                            \
+#define SPIN_FN(name)                                                                              \
+	__attribute__((noinline, used)) static void *name(void *arg)                               \
+	{                                                                                          \
+		(void)arg;                                                                         \
+		for (;;)                                                                           \
+			for (unsigned long i = 0; i < 100000; i++)                                 \
+				sink += i ^ (sink >> 3);                                           \
+		return NULL;                                                                       \
 	}
 SPIN_FN(hot_spin)
 SPIN_FN(late_spin)
@@ -72,13 +74,6 @@ __attribute__((noinline, used)) static void *syscall_loop(void *arg)
 		sink += (unsigned long)ret;
 	}
 	return NULL;
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 static void start_thread(void *(*fn)(void *))
@@ -164,8 +159,8 @@ static int all_found(const struct found *f, int need_kernel)
 /* Poll until every name was seen (or the deadline). */
 static void sample_until(struct sampler *s, struct found *f, int need_kernel, unsigned deadline_ms)
 {
-	uint64_t end = now_ms() + deadline_ms;
-	while (now_ms() < end) {
+	uint64_t end = timeutil_now_ms() + deadline_ms;
+	while (timeutil_now_ms() < end) {
 		int r = sampler_poll(s, 100, on_sample, f);
 		if (r < 0 && r != -EINTR) {
 			tap_diag("sampler_poll: %s", strerror(-r));
@@ -208,9 +203,9 @@ static void test_pid_scope(struct symbolizer *sym)
 		_exit(0);
 	}
 	close(go[0]);
-	struct sampler_opts o = { .frequency = 499, .pid = child };
+	struct sampler_opts o = {.frequency = 499, .pid = child};
 	struct sampler *s = NULL;
-	struct fs_error err = { 0 };
+	struct fs_error err = {0};
 	int r = sampler_open(&o, &s, &err);
 	ok(r == 0, "sampler_open pid scope: %s", r ? err.msg : "ok");
 	if (r < 0) {
@@ -220,8 +215,8 @@ static void test_pid_scope(struct symbolizer *sym)
 	symbolizer_load_pid(sym, child, NULL);
 	if (write(go[1], "g", 1) != 1)
 		tap_diag("write go: %s", strerror(errno));
-	struct found f = { .sym = sym, .want_pid = child,
-			   .names = { "hot_spin", "late_spin", "syscall_loop" } };
+	struct found f = {
+	    .sym = sym, .want_pid = child, .names = {"hot_spin", "late_spin", "syscall_loop"}};
 	sample_until(s, &f, 1, 10000);
 	diag_stats(s);
 	struct sampler_stats st;
@@ -281,16 +276,17 @@ static void test_pidns_scope(struct symbolizer *sym)
 		outside_spin(NULL);
 	}
 	uint64_t ns = ns_of(b);
-	struct sampler_opts o = { .frequency = 499, .pid_ns = ns };
+	struct sampler_opts o = {.frequency = 499, .pid_ns = ns};
 	struct sampler *s = NULL;
-	struct fs_error err = { 0 };
+	struct fs_error err = {0};
 	int r = sampler_open(&o, &s, &err);
 	ok(r == 0, "sampler_open pid_ns scope: %s", r ? err.msg : "ok");
 	if (r == 0) {
 		if (write(go[1], "g", 1) != 1)
 			tap_diag("write go: %s", strerror(errno));
-		struct found f = { .sym = sym, .want_ns = ns,
-				   .names = { "ns_spin", "ns_late_spin", "outside_spin" } };
+		struct found f = {.sym = sym,
+				  .want_ns = ns,
+				  .names = {"ns_spin", "ns_late_spin", "outside_spin"}};
 		/* outside_spin must never show up: wait for the other two */
 		f.names[2] = NULL;
 		sample_until(s, &f, 0, 10000);
@@ -310,7 +306,7 @@ static void test_pidns_scope(struct symbolizer *sym)
 
 static int cgroup2_root(char *out, size_t len)
 {
-	static const char *const roots[] = { "/sys/fs/cgroup/unified", "/sys/fs/cgroup" };
+	static const char *const roots[] = {"/sys/fs/cgroup/unified", "/sys/fs/cgroup"};
 	for (size_t i = 0; i < FS_ARRAY_SIZE(roots); i++) {
 		struct statfs sf;
 		if (statfs(roots[i], &sf) == 0 && sf.f_type == CGROUP2_MAGIC) {
@@ -359,9 +355,9 @@ static void test_cgroup_scope(struct symbolizer *sym)
 	if (read(ready[0], &c, 1) != 1 || c != 'y') {
 		ok(1, "# SKIP cannot move a process into %s", dir);
 	} else {
-		struct sampler_opts o = { .frequency = 499, .cgroup_path = dir };
+		struct sampler_opts o = {.frequency = 499, .cgroup_path = dir};
 		struct sampler *s = NULL;
-		struct fs_error err = { 0 };
+		struct fs_error err = {0};
 		int r = sampler_open(&o, &s, &err);
 		if (r < 0) {
 			tap_diag("%s", err.msg);
@@ -369,7 +365,7 @@ static void test_cgroup_scope(struct symbolizer *sym)
 		} else {
 			if (write(go[1], "g", 1) != 1)
 				tap_diag("write go: %s", strerror(errno));
-			struct found f = { .sym = sym, .names = { "cg_spin", "cg_late_spin" } };
+			struct found f = {.sym = sym, .names = {"cg_spin", "cg_late_spin"}};
 			sample_until(s, &f, 0, 10000);
 			diag_stats(s);
 			struct sampler_stats st;
@@ -385,8 +381,8 @@ static void test_cgroup_scope(struct symbolizer *sym)
 	kill(-child, SIGKILL);
 	reap(child);
 	/* the grandchild is ours (subreaper): reap it, then the cgroup is empty */
-	uint64_t end = now_ms() + 5000;
-	while (rmdir(dir) < 0 && errno == EBUSY && now_ms() < end)
+	uint64_t end = timeutil_now_ms() + 5000;
+	while (rmdir(dir) < 0 && errno == EBUSY && timeutil_now_ms() < end)
 		waitpid(-1, NULL, WNOHANG) > 0 ? (void)0 : (void)poll(NULL, 0, 20);
 	if (access(dir, F_OK) == 0)
 		tap_diag("could not remove %s", dir);
@@ -400,15 +396,15 @@ static void test_lost(void)
 		start_thread(hot_spin);
 		hot_spin(NULL);
 	}
-	struct sampler_opts o = { .frequency = 2000, .ring_pages = 1, .pid = child };
+	struct sampler_opts o = {.frequency = 2000, .ring_pages = 1, .pid = child};
 	struct sampler *s = NULL;
-	struct fs_error err = { 0 };
+	struct fs_error err = {0};
 	int r = sampler_open(&o, &s, &err);
 	ok(r == 0, "sampler_open with a one-page ring: %s", r ? err.msg : "ok");
 	if (r == 0) {
-		struct sampler_stats st = { 0 };
-		uint64_t end = now_ms() + 5000;
-		while (now_ms() < end && st.lost == 0) {
+		struct sampler_stats st = {0};
+		uint64_t end = timeutil_now_ms() + 5000;
+		while (timeutil_now_ms() < end && st.lost == 0) {
 			poll(NULL, 0, 100); /* let the ring overflow, then look */
 			sampler_poll(s, 0, NULL, NULL);
 			sampler_stats(s, &st);
@@ -447,15 +443,15 @@ static void test_stack_copy(void)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		hot_spin(NULL);
 	}
-	struct sampler_opts o = { .frequency = 499, .pid = child, .stack_copy = 8190 };
+	struct sampler_opts o = {.frequency = 499, .pid = child, .stack_copy = 8190};
 	struct sampler *s = NULL;
-	struct fs_error err = { 0 };
+	struct fs_error err = {0};
 	int r = sampler_open(&o, &s, &err);
 	ok(r == 0, "sampler_open with stack copies: %s", r ? err.msg : "ok");
 	if (r == 0) {
-		struct copies c = { 0 };
-		uint64_t end = now_ms() + 5000;
-		while (now_ms() < end && c.with_regs < 20)
+		struct copies c = {0};
+		uint64_t end = timeutil_now_ms() + 5000;
+		while (timeutil_now_ms() < end && c.with_regs < 20)
 			sampler_poll(s, 100, on_copy, &c);
 		struct sampler_stats st;
 		sampler_stats(s, &st);
@@ -473,7 +469,7 @@ static void test_stack_copy(void)
 		sampler_close(s);
 	}
 	reap(child);
-	struct sampler_opts big = { .stack_copy = SAMPLER_MAX_STACK_COPY + 8 };
+	struct sampler_opts big = {.stack_copy = SAMPLER_MAX_STACK_COPY + 8};
 	ok(sampler_open(&big, &s, &err) == -EINVAL, "a copy over the record size refused");
 }
 
@@ -491,192 +487,128 @@ static void test_cpulist(void)
 static void test_bad_options(void)
 {
 	struct sampler *s = NULL;
-	struct fs_error err = { 0 };
-	struct sampler_opts o = { .frequency = 1000000 };
+	struct fs_error err = {0};
+	struct sampler_opts o = {.frequency = 1000000};
 	ok(sampler_open(&o, &s, &err) == -EINVAL && strstr(err.msg, "frequency"),
 	   "absurd frequency refused: %s", err.msg);
-	struct sampler_opts o2 = { .ring_pages = 3 };
+	struct sampler_opts o2 = {.ring_pages = 3};
 	ok(sampler_open(&o2, &s, &err) == -EINVAL, "ring not a power of two refused");
-	struct sampler_opts o3 = { .cgroup_path = "/nonexistent/cgroup" };
+	struct sampler_opts o3 = {.cgroup_path = "/nonexistent/cgroup"};
 	ok(sampler_open(&o3, &s, &err) == -ENOENT && strstr(err.msg, "/nonexistent/cgroup"),
 	   "missing cgroup: %s", err.msg);
 }
 
 /* ---- profile mode: a driver for tests/integration/sampler.bats --------- */
 
-#define PROFILE_MAX_WORDS (4u << 20)
-
-struct profile {
-	uint64_t *words; /* [pid, nr, ips...]* */
-	size_t len;
-	size_t dropped;
-};
-
-static int profile_sample(const struct sample *smp, void *ctx)
+/* A registry entry for a process as the hook would write it for a
+ * container whose init it is: pid, start time, namespaces, user. */
+static int profile_entry(pid_t pid, struct registry_entry *e)
 {
-	struct profile *p = ctx;
-	if (p->len + 2 + smp->nr > PROFILE_MAX_WORDS) {
-		p->dropped++;
-		return 0;
-	}
-	p->words[p->len++] = (uint64_t)smp->pid;
-	p->words[p->len++] = smp->nr;
-	memcpy(p->words + p->len, smp->ips, smp->nr * sizeof(uint64_t));
-	p->len += smp->nr;
+	struct proc_status st;
+	memset(e, 0, sizeof(*e));
+	snprintf(e->id, sizeof(e->id), "test-sampler-%d", (int)pid);
+	e->pid = pid;
+	if (proc_start_time(pid, &e->start_time, NULL) < 0 ||
+	    proc_ns_inode(pid, "pid", &e->pid_ns, NULL) < 0 ||
+	    proc_ns_inode(pid, "mnt", &e->mnt_ns, NULL) < 0 || proc_status_read(pid, &st, NULL) < 0)
+		return -1;
+	e->ns_pid = proc_status_ns_pid(&st);
+	e->uid = st.uid[1];
+	e->gid = st.gid[1];
 	return 0;
 }
 
-static int profile_cmp(const void *a, const void *b)
+static void profile_print_warning(void *ctx, const char *msg)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	fprintf(stderr, "warning: %s\n", msg);
 }
 
-static int profile_perfmap(struct symbolizer *sym, const char *path, struct perfmap **pm)
-{
-	FILE *f = fopen(path, "re");
-	if (!f) {
-		fprintf(stderr, "test_sampler: cannot open perf map %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	static char buf[64 << 20];
-	size_t n = fread(buf, 1, sizeof(buf), f);
-	fclose(f);
-	struct fs_error err = { 0 };
-	if (perfmap_parse(buf, n, 1, pm, &err) < 0) {
-		fprintf(stderr, "test_sampler: %s: %s\n", path, err.msg);
-		return -1;
-	}
-	return symbolizer_set_jit(sym, 0, symbolizer_jit_perfmap, *pm);
-}
-
-/* test_sampler.t --profile (--pid PID | --pid-ns-of PID | --cgroup DIR)
- *                [--seconds S] [--frequency HZ] [--perfmap FILE] [--with-pid]
- * Samples for S seconds, then prints folded stacks ("frames count") on
- * stdout and the sampler/symbolizer statistics on stderr. */
+/* test_sampler.t --profile (--pid PID | --pid-ns-of PID | --cgroup-of PID)
+ *                [--seconds S] [--frequency HZ] [--with-pid]
+ * The loop `flamesidecar run` ships (profile.h: sampler, raw table, JVMs
+ * mapped after the window, profile_fold) on a process treated as a
+ * container's init: only PID (--pid), its pid namespace, or its cgroup v2
+ * directory. Prints "sampling" on stderr once the events are enabled, the
+ * folded stacks on stdout, and the statistics on stderr. */
 static int profile_main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "profile", no_argument, NULL, 'P' },	 { "pid", required_argument, NULL, 'p' },
-		{ "pid-ns-of", required_argument, NULL, 'n' },
-		{ "cgroup", required_argument, NULL, 'c' },
-		{ "seconds", required_argument, NULL, 's' },
-		{ "frequency", required_argument, NULL, 'F' },
-		{ "perfmap", required_argument, NULL, 'm' },
-		{ "with-pid", no_argument, NULL, 'W' },
-		{ NULL, 0, NULL, 0 },
+	    {"profile", no_argument, NULL, 'P'},
+	    {"pid", required_argument, NULL, 'p'},
+	    {"pid-ns-of", required_argument, NULL, 'n'},
+	    {"cgroup-of", required_argument, NULL, 'c'},
+	    {"seconds", required_argument, NULL, 's'},
+	    {"frequency", required_argument, NULL, 'F'},
+	    {"with-pid", no_argument, NULL, 'W'},
+	    {NULL, 0, NULL, 0},
 	};
-	struct sampler_opts o = { 0 };
+	struct profile_opts o = {.warn = profile_print_warning};
+	pid_t target = 0;
 	double seconds = 2;
-	const char *perfmap_path = NULL;
-	int with_pid = 0;
-	int c;
+	int c, scope = 0;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'P':
-			break;
+		case 'P': break;
 		case 'p':
-			o.pid = atoi(optarg);
-			break;
 		case 'n':
-			o.pid_ns = ns_of(atoi(optarg));
-			if (!o.pid_ns) {
-				fprintf(stderr, "test_sampler: no pid namespace for %s\n", optarg);
-				return 2;
-			}
-			break;
 		case 'c':
-			o.cgroup_path = optarg;
+			target = atoi(optarg);
+			scope = c;
 			break;
-		case 's':
-			seconds = atof(optarg);
-			break;
-		case 'F':
-			o.frequency = (unsigned)atoi(optarg);
-			break;
-		case 'm':
-			perfmap_path = optarg;
-			break;
-		case 'W':
-			with_pid = 1;
-			break;
+		case 's': seconds = atof(optarg); break;
+		case 'F': o.frequency = (unsigned)atoi(optarg); break;
+		case 'W': o.with_pid = 1; break;
 		default:
-			fprintf(stderr, "usage: test_sampler.t --profile (--pid PID | --pid-ns-of PID | "
-					"--cgroup DIR) [--seconds S] [--frequency HZ] [--perfmap FILE] "
-					"[--with-pid]\n");
+			fprintf(stderr,
+				"usage: test_sampler.t --profile (--pid PID | --pid-ns-of PID | "
+				"--cgroup-of PID) [--seconds S] [--frequency HZ] [--with-pid]\n");
 			return 2;
 		}
 	}
-	struct profile p = { .words = malloc(PROFILE_MAX_WORDS * sizeof(uint64_t)) };
-	struct sampler *s = NULL;
-	struct fs_error err = { 0 };
-	if (!p.words || sampler_open(&o, &s, &err) < 0) {
+	struct registry_entry e;
+	if (target <= 0 || profile_entry(target, &e) < 0) {
+		fprintf(stderr, "test_sampler: no such process %d\n", (int)target);
+		return 2;
+	}
+	o.entry = &e;
+	if (scope == 'p')
+		o.pid = target;
+	else if (scope == 'n')
+		o.cgroup_root = "/nonexistent"; /* no cgroup found: the pid namespace */
+	o.map.mode = MAP_MODE_AUTO;
+	struct profile *p = NULL;
+	struct fs_error err = {0};
+	if (profile_open(&o, &p, &err) < 0) {
 		fprintf(stderr, "test_sampler: %s\n", err.msg);
 		return err.code == EACCES || err.code == EPERM ? 4 : 1;
 	}
 	fprintf(stderr, "sampling\n"); /* the events are enabled */
-	uint64_t end = now_ms() + (uint64_t)(seconds * 1000);
-	while (now_ms() < end) {
-		int r = sampler_poll(s, 100, profile_sample, &p);
+	uint64_t end = timeutil_now_ms() + (uint64_t)(seconds * 1000);
+	while (timeutil_now_ms() < end) {
+		int r = profile_poll(p, 100, &err);
 		if (r < 0 && r != -EINTR)
 			break;
 	}
-	sampler_poll(s, 0, profile_sample, &p);
-	struct sampler_stats st;
-	sampler_stats(s, &st);
-	sampler_close(s);
-
-	struct symbolizer *sym = NULL;
-	struct perfmap *pm = NULL;
-	if (symbolizer_open(NULL, &sym, &err) < 0) {
-		fprintf(stderr, "test_sampler: %s\n", err.msg);
-		return 1;
-	}
-	if (perfmap_path && profile_perfmap(sym, perfmap_path, &pm) < 0)
-		return 1;
-	size_t nlines = 0, cap = 1024;
-	char **lines = malloc(cap * sizeof(*lines));
-	for (size_t i = 0; lines && i < p.len;) {
-		pid_t pid = (pid_t)p.words[i];
-		size_t nr = p.words[i + 1];
-		char buf[65536];
-		const char *comm = symbolizer_comm(sym, pid);
-		char root[64];
-		snprintf(root, sizeof(root), "%s", comm ? comm : "[unknown]");
-		if (with_pid) /* stackcollapse-perf.pl --pid style */
-			snprintf(root, sizeof(root), "%s-%d", comm ? comm : "[unknown]", (int)pid);
-		symbolizer_fold(sym, pid, root, p.words + i + 2, nr, buf, sizeof(buf));
-		i += 2 + nr;
-		if (nlines == cap) {
-			cap *= 2;
-			char **nl = realloc(lines, cap * sizeof(*lines));
-			if (!nl)
-				break;
-			lines = nl;
-		}
-		lines[nlines++] = strdup(buf);
-	}
-	qsort(lines, nlines, sizeof(*lines), profile_cmp);
-	for (size_t i = 0; i < nlines;) {
-		size_t j = i;
-		while (j < nlines && !strcmp(lines[i], lines[j]))
-			j++;
-		printf("%s %zu\n", lines[i], j - i);
-		for (size_t k = i; k < j; k++)
-			free(lines[k]);
-		i = j;
-	}
-	free(lines);
-	struct symbolizer_stats ss;
-	symbolizer_stats(sym, &ss);
-	fprintf(stderr, "scope %s cpus %u samples %llu filtered %llu lost %llu dropped %zu\n",
-		st.scope, st.cpus, (unsigned long long)st.samples, (unsigned long long)st.filtered,
-		(unsigned long long)st.lost, p.dropped);
+	profile_stop(p);
+	int r = profile_fold(p, 1, &err);
+	if (r == 0)
+		r = fold_write(profile_table(p), stdout);
+	struct profile_stats st;
+	profile_stats(p, &st);
+	fprintf(stderr, "scope %s cpus %u samples %llu lost %llu dropped %llu jvms %zu\n", st.scope,
+		st.cpus, (unsigned long long)st.samples, (unsigned long long)st.lost,
+		(unsigned long long)st.dropped, st.jvms);
 	for (int k = 0; k < SYMBOLIZER_KIND_COUNT; k++)
 		fprintf(stderr, "%s frames %llu resolved %llu\n", symbolizer_kind_name(k),
-			(unsigned long long)ss.frames[k], (unsigned long long)ss.resolved[k]);
-	symbolizer_close(sym);
-	perfmap_free(pm);
-	free(p.words);
+			(unsigned long long)st.frames[k], (unsigned long long)st.resolved[k]);
+	for (size_t i = 0; i < st.njvm; i++)
+		fprintf(stderr, "jvm %d %s\n", (int)st.jvm[i].pid,
+			st.jvm[i].ok ? "mapped" : "unmapped");
+	profile_close(p);
+	if (r < 0) {
+		fprintf(stderr, "test_sampler: %s\n", r == -ENOMEM ? "out of memory" : err.msg);
+		return 1;
+	}
 	return 0;
 }
 
@@ -686,9 +618,9 @@ int main(int argc, char **argv)
 		return profile_main(argc, argv);
 	test_cpulist();
 	test_bad_options();
-	struct sampler_opts probe = { .frequency = 10, .ring_pages = 1 };
+	struct sampler_opts probe = {.frequency = 10, .ring_pages = 1};
 	struct sampler *s = NULL;
-	struct fs_error err = { 0 };
+	struct fs_error err = {0};
 	int r = sampler_open(&probe, &s, &err);
 	if (r == -EACCES || r == -EPERM) {
 		tap_diag("%s", err.msg);

@@ -11,7 +11,7 @@
 #include "cleanup.h"
 #include "json.h"
 #include "tap.h"
-#include "../wrapper.h"
+#include "wrapper.h"
 
 #define ARGV(...) ((char *[]){"rt", __VA_ARGS__, NULL})
 
@@ -82,11 +82,13 @@ static const struct patch_opts opts = {
     .enable = CONFIG_ENABLE_ANNOTATION,
 };
 
+static struct patch_report last_report;
+
 static int patch(const char *in, const struct patch_opts *o, char **out)
 {
 	size_t len;
 	struct fs_error err = {0};
-	int r = patch_json(in, strlen(in), o, out, &len, &err);
+	int r = patch_json(in, strlen(in), o, out, &len, &last_report, &err);
 	if (r < 0)
 		tap_diag("patch_json: %s", err.msg);
 	else if (*out && strlen(*out) != len)
@@ -167,6 +169,73 @@ static void test_patch_decisions(void)
 	deep[l] = '\0';
 	is_int(patch(deep, &opts, &out), -EINVAL, "nested 70 deep: error");
 	ok(!out, "errors leave no output");
+}
+
+/* The per-container opt-ins for engines without annotations. */
+static void test_patch_opt_in(void)
+{
+	char *out = NULL;
+	const char *hook_args[] = {"hooks", "createRuntime", NULL};
+	struct patch_opts forced = opts;
+	forced.opt_in = 1;
+	is_int(patch("{\"process\":{\"args\":[\"java\"]}}", &forced, &out), PATCH_ADDED,
+	       "runtime --opt-in: added without annotation");
+	yajl_val root = out ? parse(out) : NULL;
+	yajl_val cr = root ? yajl_tree_get(root, hook_args, yajl_t_array) : NULL;
+	yajl_val args =
+	    cr && cr->u.array.len
+		? yajl_tree_get(cr->u.array.values[0], (const char *[]){"args", NULL}, yajl_t_array)
+		: NULL;
+	ok(args && !strcmp(str_at(args, 1), "--opt-in") &&
+	       !strcmp(str_at(args, 2), "createRuntime"),
+	   "the hook entry carries --opt-in before the stage");
+	yajl_tree_free(root);
+	free(out);
+	out = NULL;
+
+	is_int(
+	    patch("{\"process\":{\"env\":[\"PATH=/bin\",\"FLAMESIDECAR_ENABLE=1\"]}}", &opts, &out),
+	    PATCH_ADDED, "FLAMESIDECAR_ENABLE=1 in process.env: added");
+	ok(out && strstr(out, "\"--opt-in\",\"poststop\""), "with --opt-in");
+	free(out);
+	out = NULL;
+	is_int(patch("{\"process\":{\"env\":[\"FLAMESIDECAR_ENABLE=true\"]}}", &opts, &out),
+	       PATCH_ADDED, "FLAMESIDECAR_ENABLE=true: added");
+	free(out);
+	out = NULL;
+	is_int(patch("{\"process\":{\"env\":[\"FLAMESIDECAR_ENABLE=1\","
+		     "\"FLAMESIDECAR_ENABLE=0\"]}}",
+		     &opts, &out),
+	       PATCH_NOT_OPTED_IN, "the last FLAMESIDECAR_ENABLE counts (0)");
+	is_int(patch("{\"process\":{\"env\":[\"FLAMESIDECAR_ENABLEX=1\",7,\"X=FLAMESIDECAR_ENABLE="
+		     "1\"]}}",
+		     &opts, &out),
+	       PATCH_NOT_OPTED_IN, "only the exact variable counts");
+	is_int(patch("{\"process\":{\"env\":\"FLAMESIDECAR_ENABLE=1\"}}", &opts, &out),
+	       PATCH_NOT_OPTED_IN, "env not an array: not opted in");
+	struct patch_opts never = forced;
+	never.enable = CONFIG_ENABLE_NEVER;
+	is_int(patch("{\"process\":{\"env\":[\"FLAMESIDECAR_ENABLE=1\"]}}", &never, &out),
+	       PATCH_NOT_OPTED_IN, "\"never\" wins over --opt-in and the environment");
+	is_int(patch("{\"annotations\":{\"flamesidecar.io/enable\":\"true\","
+		     "\"io.kubernetes.cri.container-type\":\"sandbox\"}}",
+		     &forced, &out),
+	       PATCH_NOT_OPTED_IN, "a pod sandbox (containerd CRI) is never patched");
+	is_int(patch("{\"annotations\":{\"io.kubernetes.cri-o.ContainerType\":\"sandbox\"}}",
+		     &forced, &out),
+	       PATCH_NOT_OPTED_IN, "nor CRI-O's");
+	is_int(patch("{" ANNOTATED "}", &opts, &out), PATCH_ADDED, "the annotation alone");
+	ok(out && !strstr(out, "--opt-in"), "needs no --opt-in in the hook");
+	free(out);
+
+	char a0[] = "flamesidecar-runtime", a1[] = "--opt-in", a2[] = "--opt-in", a3[] = "--root",
+	     a4[] = "/r", a5[] = "create", a6[] = "--opt-in";
+	char *v[] = {a0, a1, a2, a3, a4, a5, a6, NULL};
+	int argc = 7;
+	is_int(wrapper_take_opt_in(&argc, v), 1, "leading --opt-in taken");
+	ok(argc == 5 && v[1] == a3 && v[3] == a5 && v[4] == a6 && !v[5],
+	   "both leading ones gone, a later one (the runtime's business) kept");
+	is_int(wrapper_take_opt_in(&argc, v), 0, "none left in front");
 }
 
 static void test_patch_content(void)
@@ -276,7 +345,7 @@ static void test_patch_bundle(void)
 	struct stat before, after;
 	stat(cfgp, &before);
 	struct fs_error err;
-	is_int(patch_bundle(dir, &opts, &err), PATCH_ADDED, "bundle patched");
+	is_int(patch_bundle(dir, &opts, &last_report, &err), PATCH_ADDED, "bundle patched");
 	stat(cfgp, &after);
 	is_int(after.st_mode & 07777, 0640, "mode kept");
 	if (as_root)
@@ -285,7 +354,8 @@ static void test_patch_bundle(void)
 	else
 		ok(1, "# SKIP owner: not root");
 	ok(after.st_ino != before.st_ino, "replaced by rename (new inode)");
-	is_int(patch_bundle(dir, &opts, &err), PATCH_ALREADY, "second time: already there");
+	is_int(patch_bundle(dir, &opts, &last_report, &err), PATCH_ALREADY,
+	       "second time: already there");
 	struct stat again;
 	stat(cfgp, &again);
 	ok(again.st_ino == after.st_ino, "second time: file untouched");
@@ -295,14 +365,15 @@ static void test_patch_bundle(void)
 	char lcfg[80];
 	snprintf(lcfg, sizeof(lcfg), "%s/config.json", link);
 	if (symlink(cfgp, lcfg) == 0) {
-		int r = patch_bundle(link, &opts, &err);
+		int r = patch_bundle(link, &opts, &last_report, &err);
 		ok(r == -ELOOP && strstr(err.msg, "symlink"), "symlinked config.json refused: %s",
 		   err.msg);
 		struct stat ls;
 		ok(lstat(lcfg, &ls) == 0 && S_ISLNK(ls.st_mode), "the symlink stays");
 		unlink(lcfg);
 	}
-	is_int(patch_bundle(link, &opts, &err), -ENOENT, "missing config.json: -ENOENT");
+	is_int(patch_bundle(link, &opts, &last_report, &err), -ENOENT,
+	       "missing config.json: -ENOENT");
 	ok(strstr(err.msg, link) != NULL, "the error names the bundle: %s", err.msg);
 	rmdir(link);
 	/* Nothing but config.json is left in the bundle (no temporary files). */
@@ -313,11 +384,106 @@ static void test_patch_bundle(void)
 	rmdir(dir);
 }
 
+/* The env of a patched config: process.env as one string "a|b|c". */
+static void env_of(const char *doc, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	yajl_val root = parse(doc);
+	yajl_val env =
+	    root ? yajl_tree_get(root, (const char *[]){"process", "env", NULL}, yajl_t_array)
+		 : NULL;
+	size_t o = 0;
+	for (size_t i = 0; env && i < env->u.array.len; i++)
+		o += (size_t)snprintf(buf + o, o < len ? len - o : 0, "%s%s", i ? "|" : "",
+				      str_at(env, i));
+	if (root)
+		yajl_tree_free(root);
+}
+
+/* -XX:+PreserveFramePointer through the wrapper: appended to the image's
+ * JAVA_TOOL_OPTIONS, alongside the hooks; never twice; not against a -XX:-;
+ * a hostile env keeps its value and the hooks are still added. */
+static void test_patch_fp(void)
+{
+	struct patch_opts o = opts;
+	o.preserve_fp = 1;
+	char *out = NULL, env[512];
+	is_int(patch("{" ANNOTATED ",\"process\":{\"args\":[\"java\",\"-jar\",\"a.jar\"],"
+		     "\"env\":[\"PATH=/bin\",\"JAVA_TOOL_OPTIONS=-Xmx1g -Dx='a b'\"]}}",
+		     &o, &out),
+	       PATCH_ADDED, "image JAVA_TOOL_OPTIONS: patched");
+	ok(last_report.hooks_added && last_report.fp_added && !last_report.fp_refused,
+	   "report: hooks and the flag added (%s)", last_report.fp_note);
+	env_of(out ? out : "", env, sizeof(env));
+	is_str(env, "PATH=/bin|JAVA_TOOL_OPTIONS=-Xmx1g -Dx='a b' -XX:+PreserveFramePointer",
+	       "the image's options kept, the flag appended in place");
+	char *again = NULL;
+	is_int(patch(out ? out : "", &o, &again), PATCH_ALREADY,
+	       "patching the output again: nothing to do");
+	ok(strstr(last_report.fp_note, "already") != NULL, "and it says so: %s",
+	   last_report.fp_note);
+	free(again);
+	free(out);
+	out = NULL;
+
+	is_int(patch("{" ANNOTATED ",\"process\":{\"args\":[\"sh\"],\"env\":[\"PATH=/bin\"]}}", &o,
+		     &out),
+	       PATCH_ADDED, "no JAVA_TOOL_OPTIONS: patched");
+	env_of(out ? out : "", env, sizeof(env));
+	is_str(env, "PATH=/bin|JAVA_TOOL_OPTIONS=-XX:+PreserveFramePointer",
+	       "a new entry at the end");
+	free(out);
+	out = NULL;
+
+	is_int(patch("{" ANNOTATED ",\"process\":{\"args\":[\"java\",\"-XX:-PreserveFramePointer\","
+		     "\"Main\"],\"env\":[\"PATH=/bin\"]}}",
+		     &o, &out),
+	       PATCH_ADDED, "-XX:- on the command line: hooks still added");
+	ok(last_report.hooks_added && !last_report.fp_added, "but not the flag: %s",
+	   last_report.fp_note);
+	env_of(out ? out : "", env, sizeof(env));
+	is_str(env, "PATH=/bin", "env untouched");
+	free(out);
+	out = NULL;
+
+	is_int(patch("{" ANNOTATED ",\"process\":{\"env\":[\"JAVA_TOOL_OPTIONS=-Xss1m\","
+		     "\"JAVA_TOOL_OPTIONS=-Xss2m\"]}}",
+		     &o, &out),
+	       PATCH_ADDED, "JAVA_TOOL_OPTIONS twice: hooks still added");
+	ok(last_report.fp_refused && strstr(last_report.fp_note, "twice"),
+	   "refused with a reason: %s", last_report.fp_note);
+	env_of(out ? out : "", env, sizeof(env));
+	is_str(env, "JAVA_TOOL_OPTIONS=-Xss1m|JAVA_TOOL_OPTIONS=-Xss2m", "env untouched");
+	free(out);
+	out = NULL;
+
+	/* Hooks already there (a second wrapper, or hooks.d): the flag alone. */
+	is_int(patch("{" ANNOTATED ",\"hooks\":{\"prestart\":[{\"path\":\"/usr/bin/flamehook\"}]},"
+		     "\"process\":{\"env\":[]}}",
+		     &o, &out),
+	       PATCH_ADDED, "hooks already there, flag missing: patched");
+	ok(!last_report.hooks_added && last_report.fp_added, "the flag only");
+	free(out);
+	out = NULL;
+
+	struct patch_opts off = o;
+	off.preserve_fp = 0;
+	is_int(patch("{" ANNOTATED ",\"hooks\":{\"prestart\":[{\"path\":\"/usr/bin/flamehook\"}]},"
+		     "\"process\":{\"env\":[]}}",
+		     &off, &out),
+	       PATCH_ALREADY, "preserve_frame_pointer false: the env is not looked at");
+	is_int(patch("{\"process\":{\"env\":[\"A=1\"]}}", &o, &out), PATCH_NOT_OPTED_IN,
+	       "not opted in: left alone, whatever the env");
+	ok(!out, "no output");
+}
+
 int main(void)
 {
 	test_args();
 	test_patch_decisions();
+	test_patch_opt_in();
 	test_patch_content();
 	test_patch_bundle();
+	test_patch_fp();
 	return tap_done();
 }

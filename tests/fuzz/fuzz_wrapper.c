@@ -1,14 +1,15 @@
 /* fuzz_wrapper.c - libFuzzer target: arbitrary bytes as a bundle's
  * config.json through patch_json. It may refuse, but when it patches, the
  * output must parse, hold every input value unchanged (same keys in the same
- * order, same number spellings, same strings) apart from "hooks", and a
- * second patch must find our hook and leave it alone. */
+ * order, same number spellings, same strings) apart from "hooks" and, when
+ * the flag was added, "process"; and a second patch must find our hook and
+ * the flag and leave both alone. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
-#include "../wrapper.h"
+#include "wrapper.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -44,11 +45,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    .hook_path = "/usr/bin/flamehook",
 	    .config_path = size && (data[0] & 1) ? "/etc/x \"y\".json" : NULL,
 	    .enable = size && (data[0] & 2) ? CONFIG_ENABLE_ALWAYS : CONFIG_ENABLE_ANNOTATION,
+	    .preserve_fp = size && (data[0] & 4),
 	};
+	struct patch_report rep;
 	struct fs_error err;
 	char *out = NULL, *again = NULL;
 	size_t len, len2;
-	int r = patch_json((const char *)data, size, &o, &out, &len, &err);
+	int r = patch_json((const char *)data, size, &o, &out, &len, &rep, &err);
 	if (r != PATCH_ADDED) {
 		if (out)
 			abort(); /* output only when patched */
@@ -68,10 +71,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (strcmp(in_tree->u.object.keys[i], out_tree->u.object.keys[i]))
 			abort();
 		if (strcmp(in_tree->u.object.keys[i], "hooks") &&
+		    (strcmp(in_tree->u.object.keys[i], "process") || !rep.fp_added) &&
 		    !fuzz_same(in_tree->u.object.values[i], out_tree->u.object.values[i]))
 			abort();
 	}
-	if (patch_json(out, len, &o, &again, &len2, &err) != PATCH_ALREADY)
+	if (patch_json(out, len, &o, &again, &len2, &rep, &err) != PATCH_ALREADY)
 		abort();
 	yajl_tree_free(in_tree);
 	yajl_tree_free(out_tree);

@@ -1,0 +1,194 @@
+/* names.c - the names an engine gave a container, so users can say
+ * `flamesidecar run web` or `--pod checkout`: from the OCI annotations
+ * (Kubernetes through containerd's CRI plugin or CRI-O, nerdctl), or from
+ * the engine's own state on disk (Docker, Podman). Never from an API
+ * socket: the hook runs on the container-start path and talks to nobody.
+ *
+ * Everything here is written by the engine, not the container, but it is
+ * still parsed bounded and each name must pass registry_validate_name. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cleanup.h"
+#include "hook.h"
+#include "json.h"
+
+/* Docker's config.v2.json is a few KB; c/storage's containers.json holds
+ * every container of the store (about 500 bytes each). */
+#define NAMES_DOCKER_MAX  (1024 * 1024)
+#define NAMES_PODMAN_MAX  (8 * 1024 * 1024)
+#define NAMES_JSON_DEPTH  32
+#define NAMES_PODMAN_SCAN 100000 /* entries of containers.json looked at */
+
+/* Copy a valid name; leave dst alone otherwise. 1 when copied. */
+static int names_take(char *dst, size_t len, const char *v)
+{
+	struct fs_error err;
+	if (!v || strlen(v) >= len || registry_validate_name(v, &err) < 0)
+		return 0;
+	memcpy(dst, v, strlen(v) + 1);
+	return 1;
+}
+
+static const char *names_get(yajl_val ann, const char *key)
+{
+	return ann ? json_get_string(ann, key) : NULL;
+}
+
+void hook_names_from_annotations(yajl_val ann, struct hook_state *st)
+{
+	/* containerd's CRI plugin (pkg/cri/annotations), then CRI-O's (which
+	 * Podman also sets, partly, for `podman kube play`). */
+	static const struct {
+		const char *type, *pod, *ns, *container;
+	} cri[] = {
+	    {"io.kubernetes.cri.container-type", "io.kubernetes.cri.sandbox-name",
+	     "io.kubernetes.cri.sandbox-namespace", "io.kubernetes.cri.container-name"},
+	    {"io.kubernetes.cri-o.ContainerType", "io.kubernetes.pod.name",
+	     "io.kubernetes.pod.namespace", "io.kubernetes.container.name"},
+	};
+	if (!ann || !YAJL_IS_OBJECT(ann))
+		return;
+	for (size_t i = 0; i < FS_ARRAY_SIZE(cri); i++) {
+		const char *type = names_get(ann, cri[i].type);
+		if (type && !strcmp(type, "sandbox"))
+			st->sandbox = 1;
+		if (!names_take(st->pod, sizeof(st->pod), names_get(ann, cri[i].pod)))
+			continue;
+		names_take(st->pod_namespace, sizeof(st->pod_namespace), names_get(ann, cri[i].ns));
+		names_take(st->container, sizeof(st->container), names_get(ann, cri[i].container));
+		snprintf(st->engine, sizeof(st->engine), "kubernetes");
+		return;
+	}
+	if (names_take(st->name, sizeof(st->name), names_get(ann, "nerdctl/name")))
+		snprintf(st->engine, sizeof(st->engine), "nerdctl");
+}
+
+/* Read and parse a JSON file the engine owns: a regular file, not a
+ * symlink, at most max bytes. -ENOENT when it is not there. */
+static int names_read_json(const char *path, size_t max, yajl_val *root, struct fs_error *err)
+{
+	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return fs_error_set(err, errno, "opening %s", path);
+	struct stat sb;
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode))
+		return fs_error_set(err, EINVAL, "%s is not a regular file", path);
+	cleanup_free char *buf = NULL;
+	size_t len;
+	int r = json_read_fd(fd, max, &buf, &len, err);
+	if (r == 0)
+		r = json_parse(buf, len, NAMES_JSON_DEPTH, root, err);
+	return r < 0 ? fs_error_wrap(err, "%s", path) : 0;
+}
+
+/* dir's last component, or NULL when dir has none. */
+static const char *names_basename(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s && s[1] ? s + 1 : NULL;
+}
+
+/* Docker: <data-root>/containers/<id>/hostname is what it mounts on
+ * /etc/hostname, and <data-root>/containers/<id>/config.v2.json holds {"ID":
+ * id, "Name": "/name"}. The hostname may be another container's (--network
+ * container:X shares it), so the file read is the one under this id. */
+static int names_docker(const char *hostname_src, struct hook_state *st, struct fs_error *err)
+{
+	char dir[PATH_MAX];
+	if (!hostname_src[0] || snprintf(dir, sizeof(dir), "%s", hostname_src) >= (int)sizeof(dir))
+		return 0;
+	char *slash = strrchr(dir, '/');
+	if (!slash || strcmp(slash, "/hostname"))
+		return 0;
+	*slash = '\0'; /* <data-root>/containers/<some id> */
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0'; /* <data-root>/containers */
+	const char *base = names_basename(dir);
+	if (!base || strcmp(base, "containers"))
+		return 0;
+	char path[PATH_MAX];
+	if (snprintf(path, sizeof(path), "%s/%s/config.v2.json", dir, st->id) >= (int)sizeof(path))
+		return 0;
+	cleanup_json yajl_val root = NULL;
+	int r = names_read_json(path, NAMES_DOCKER_MAX, &root, err);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	const char *id = json_get_string(root, "ID");
+	const char *name = json_get_string(root, "Name");
+	if (!id || strcmp(id, st->id) || !name)
+		return fs_error_set(err, EINVAL, "%s does not describe container %s", path, st->id);
+	if (!names_take(st->name, sizeof(st->name), name[0] == '/' ? name + 1 : name))
+		return fs_error_set(err, EINVAL, "%s: \"Name\" is not a valid name", path);
+	snprintf(st->engine, sizeof(st->engine), "docker");
+	return 0;
+}
+
+/* Podman (c/storage): the bundle is <graphroot>/<driver>-containers/<id>/
+ * userdata and <graphroot>/<driver>-containers/containers.json lists
+ * [{"id": id, "names": [name, ...]}, ...]. */
+static int names_podman(const char *bundle, struct hook_state *st, struct fs_error *err)
+{
+	char dir[PATH_MAX];
+	if (snprintf(dir, sizeof(dir), "%s", bundle) >= (int)sizeof(dir))
+		return 0;
+	size_t l = strlen(dir);
+	while (l > 1 && dir[l - 1] == '/')
+		dir[--l] = '\0';
+	char *slash = strrchr(dir, '/');
+	if (!slash || strcmp(slash, "/userdata"))
+		return 0;
+	*slash = '\0';
+	const char *base = names_basename(dir);
+	if (!base || strcmp(base, st->id))
+		return 0;
+	dir[base - dir - 1] = '\0'; /* <graphroot>/<driver>-containers */
+	static const char suffix[] = "-containers";
+	size_t dl = strlen(dir);
+	if (dl < sizeof(suffix) || strcmp(dir + dl - (sizeof(suffix) - 1), suffix))
+		return 0;
+	char path[PATH_MAX];
+	if (snprintf(path, sizeof(path), "%s/containers.json", dir) >= (int)sizeof(path))
+		return 0;
+	cleanup_json yajl_val root = NULL;
+	int r = names_read_json(path, NAMES_PODMAN_MAX, &root, err);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	if (!YAJL_IS_ARRAY(root))
+		return fs_error_set(err, EINVAL, "%s is not a JSON array", path);
+	for (size_t i = 0; i < root->u.array.len && i < NAMES_PODMAN_SCAN; i++) {
+		yajl_val c = root->u.array.values[i];
+		const char *id = json_get_string(c, "id");
+		if (!id || strcmp(id, st->id))
+			continue;
+		const char *k[] = {"names", NULL};
+		yajl_val names = YAJL_IS_OBJECT(c) ? yajl_tree_get(c, k, yajl_t_array) : NULL;
+		if (!names || names->u.array.len == 0 || !YAJL_IS_STRING(names->u.array.values[0]))
+			return 0;
+		if (names_take(st->name, sizeof(st->name),
+			       YAJL_GET_STRING(names->u.array.values[0])))
+			snprintf(st->engine, sizeof(st->engine), "podman");
+		return 0;
+	}
+	return 0;
+}
+
+int hook_names_from_engine_state(const char *bundle, const char *hostname_src,
+				 struct hook_state *st, struct fs_error *err)
+{
+	if (st->name[0] || st->pod[0])
+		return 0; /* the annotations said it */
+	int r = names_docker(hostname_src, st, err);
+	if (r < 0 || st->name[0])
+		return r;
+	return names_podman(bundle, st, err);
+}

@@ -1,0 +1,77 @@
+/* logfile.c - see logfile.h */
+#include "logfile.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fileio.h"
+
+void logfile_escape(const char *s, char *dst, size_t len, int quote)
+{
+	size_t o = 0;
+	if (!len)
+		return;
+	for (const unsigned char *p = (const unsigned char *)s; *p && o + 5 < len; p++) {
+		if (*p >= 0x20 && *p < 0x7f && *p != '\\' && !(quote && *p == '"')) {
+			dst[o++] = (char)*p;
+		} else {
+			snprintf(dst + o, len - o, "\\x%02x", *p);
+			o += 4;
+		}
+	}
+	dst[o] = '\0';
+}
+
+int logfile_open(const char *path)
+{
+	if (!path || !path[0])
+		return -1;
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		fileio_mkdir_p(dir, 0700, 0700);
+	}
+	struct stat sb;
+	if (lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > LOGFILE_ROTATE_BYTES) {
+		char old[PATH_MAX + 3];
+		snprintf(old, sizeof(old), "%s.1", path);
+		rename(path, old);
+	}
+	return open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+}
+
+size_t logfile_format(char *line, size_t len, const char *prog, const char *stage, const char *id,
+		      const char *msg)
+{
+	char esc[4096], eid[1024], ts[32];
+	struct timespec now;
+	struct tm tm;
+	if (!len)
+		return 0;
+	logfile_escape(msg, esc, sizeof(esc), 0);
+	logfile_escape(id && *id ? id : "-", eid, sizeof(eid), 0);
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+	int n = snprintf(line, len, "%s.%03ldZ %s[%d] %s %s: %s\n", ts, now.tv_nsec / 1000000, prog,
+			 (int)getpid(), stage ? stage : "", eid, esc);
+	if (n < 0) {
+		line[0] = '\0';
+		return 0;
+	}
+	return (size_t)n < len ? (size_t)n : len - 1;
+}
+
+void logfile_write(int fd, const char *line, size_t n)
+{
+	if (fd >= 0 && fileio_write_all(fd, line, n) < 0) {
+		/* the log is best effort */
+	}
+}

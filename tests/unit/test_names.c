@@ -1,0 +1,169 @@
+/* test_names.c - names an engine gives a container: from the CRI and
+ * nerdctl annotations, from Docker's and Podman's state on disk (files
+ * laid out as those engines lay them out), and refused when they lie. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hook.h"
+#include "tap.h"
+
+#define ID64 "3f2a9c0d1e2b3f2a9c0d1e2b3f2a9c0d1e2b3f2a9c0d1e2b3f2a9c0d1e2b3f2a"
+
+static int state(const char *json, struct hook_state *st)
+{
+	struct fs_error err;
+	return hook_state_parse(json, strlen(json), st, &err);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static void annotations(void)
+{
+	struct hook_state st;
+	is_int(state("{\"id\":\"c1\",\"pid\":5,\"bundle\":\"/b\",\"annotations\":{"
+		     "\"io.kubernetes.cri.container-type\":\"container\","
+		     "\"io.kubernetes.cri.sandbox-name\":\"checkout-7d9f\","
+		     "\"io.kubernetes.cri.sandbox-namespace\":\"shop\","
+		     "\"io.kubernetes.cri.container-name\":\"app\"}}",
+		     &st),
+	       0, "containerd CRI state");
+	is_str(st.pod, "checkout-7d9f", "pod from containerd's CRI annotation");
+	is_str(st.pod_namespace, "shop", "namespace");
+	is_str(st.container, "app", "container name");
+	is_str(st.engine, "kubernetes", "engine");
+	ok(!st.sandbox, "an app container is not the sandbox");
+
+	is_int(state("{\"id\":\"c2\",\"annotations\":{"
+		     "\"io.kubernetes.cri.container-type\":\"sandbox\","
+		     "\"io.kubernetes.cri.sandbox-name\":\"checkout-7d9f\","
+		     "\"io.kubernetes.cri.sandbox-namespace\":\"shop\"}}",
+		     &st),
+	       0, "containerd sandbox state");
+	ok(st.sandbox, "the pause container is recognised");
+
+	is_int(
+	    state(
+		"{\"id\":\"c3\",\"annotations\":{"
+		"\"io.kubernetes.cri-o.ContainerType\":\"container\","
+		"\"io.kubernetes.pod.name\":\"web-0\",\"io.kubernetes.pod.namespace\":\"default\","
+		"\"io.kubernetes.container.name\":\"jetty\"}}",
+		&st),
+	    0, "CRI-O state");
+	is_str(st.pod, "web-0", "pod from CRI-O's annotation");
+	is_str(st.container, "jetty", "container from CRI-O's annotation");
+
+	is_int(state("{\"id\":\"c4\",\"annotations\":{\"nerdctl/name\":\"web\"}}", &st), 0,
+	       "nerdctl");
+	is_str(st.name, "web", "nerdctl name");
+
+	is_int(state("{\"id\":\"c5\",\"annotations\":{"
+		     "\"io.kubernetes.cri.sandbox-name\":\"../../etc\","
+		     "\"nerdctl/name\":\"a b\"}}",
+		     &st),
+	       0, "names that are not names do not fail the state");
+	ok(!st.pod[0] && !st.name[0], "and are dropped");
+	is_int(state("{\"id\":\"c6\",\"annotations\":{\"io.kubernetes.cri.sandbox-name\":7}}", &st),
+	       0, "a non-string name is ignored");
+	ok(!st.pod[0], "no pod");
+}
+
+static void docker_and_podman(const char *dir)
+{
+	struct hook_state st;
+	struct fs_error err;
+	char path[512], cdir[512];
+	/* Docker: <data-root>/containers/<id>/{hostname,config.v2.json} */
+	snprintf(cdir, sizeof(cdir), "%s/docker/containers/%s", dir, ID64);
+	snprintf(path, sizeof(path), "mkdir -p %s", cdir);
+	ok(system(path) == 0, "docker layout");
+	snprintf(path, sizeof(path), "%s/config.v2.json", cdir);
+	write_file(path, "{\"StreamConfig\":{},\"State\":{\"Running\":true},\"ID\":\"" ID64
+			 "\",\"Name\":\"/flame-web\",\"Config\":{\"Hostname\":\"3f2a9c0d1e2b\"}}");
+	char hostname[600];
+	snprintf(hostname, sizeof(hostname), "%s/hostname", cdir);
+	memset(&st, 0, sizeof(st));
+	snprintf(st.id, sizeof(st.id), "%s", ID64);
+	is_int(
+	    hook_names_from_engine_state("/run/docker/containerd/moby/" ID64, hostname, &st, &err),
+	    0, "docker state read");
+	is_str(st.name, "flame-web", "docker name without its slash");
+	is_str(st.engine, "docker", "engine docker");
+
+	/* --network container:X: the hostname is X's; the name is still ours. */
+	char shared[600];
+	snprintf(shared, sizeof(shared), "%s/docker/containers/feedbeef/hostname", dir);
+	memset(&st, 0, sizeof(st));
+	snprintf(st.id, sizeof(st.id), "%s", ID64);
+	is_int(hook_names_from_engine_state("/b", shared, &st, &err), 0,
+	       "a hostname shared from another container");
+	is_str(st.name, "flame-web", "still finds this container's own config.v2.json");
+
+	memset(&st, 0, sizeof(st));
+	snprintf(st.id, sizeof(st.id), "%s", "other");
+	is_int(hook_names_from_engine_state("/b", hostname, &st, &err), 0,
+	       "an id without a config.v2.json");
+	ok(!st.name[0], "no name then");
+	memset(&st, 0, sizeof(st));
+	snprintf(st.id, sizeof(st.id), "%s", ID64);
+	is_int(hook_names_from_engine_state("/b", "/etc/hostname", &st, &err), 0,
+	       "a hostname bound from elsewhere is not followed up");
+	ok(!st.name[0], "no name then");
+
+	write_file(path, "{\"ID\":\"someoneelse\",\"Name\":\"/x\"}");
+	memset(&st, 0, sizeof(st));
+	snprintf(st.id, sizeof(st.id), "%s", ID64);
+	ok(hook_names_from_engine_state("/b", hostname, &st, &err) == -EINVAL,
+	   "config.v2.json of another container refused");
+	ok(!st.name[0], "no name taken from it");
+	unlink(path);
+	ok(symlink("/etc/passwd", path) == 0, "plant a symlink as config.v2.json");
+	ok(hook_names_from_engine_state("/b", hostname, &st, &err) == -ELOOP,
+	   "symlink not followed");
+
+	/* Podman: <graphroot>/overlay-containers/{containers.json,<id>/userdata} */
+	snprintf(path, sizeof(path), "mkdir -p %s/podman/overlay-containers/%s/userdata", dir,
+		 ID64);
+	ok(system(path) == 0, "podman layout");
+	snprintf(path, sizeof(path), "%s/podman/overlay-containers/containers.json", dir);
+	write_file(path, "[{\"id\":\"aaaa\",\"names\":[\"not-me\"]},{\"id\":\"" ID64
+			 "\",\"names\":[\"flame-pod\",\"alias\"],\"image\":\"\"}]");
+	char bundle[600];
+	snprintf(bundle, sizeof(bundle), "%s/podman/overlay-containers/%s/userdata", dir, ID64);
+	memset(&st, 0, sizeof(st));
+	snprintf(st.id, sizeof(st.id), "%s", ID64);
+	is_int(
+	    hook_names_from_engine_state(bundle, "/run/containers/x/userdata/hostname", &st, &err),
+	    0, "podman state read");
+	is_str(st.name, "flame-pod", "podman's first name");
+	is_str(st.engine, "podman", "engine podman");
+	write_file(path, "[{\"id\":\"" ID64 "\",\"names\":[\"bad name\"]}]");
+	memset(&st, 0, sizeof(st));
+	snprintf(st.id, sizeof(st.id), "%s", ID64);
+	is_int(hook_names_from_engine_state(bundle, "", &st, &err), 0, "invalid podman name");
+	ok(!st.name[0], "is dropped");
+	write_file(path, "{\"not\":\"an array\"}");
+	ok(hook_names_from_engine_state(bundle, "", &st, &err) == -EINVAL, "bad containers.json");
+}
+
+int main(void)
+{
+	annotations();
+	char dir[] = "/tmp/fsnames.XXXXXX";
+	ok(mkdtemp(dir) != NULL, "temp dir");
+	docker_and_podman(dir);
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ok(system(cmd) == 0, "cleanup");
+	return tap_done();
+}

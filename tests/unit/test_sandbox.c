@@ -1,0 +1,180 @@
+/* test_sandbox.c - the forked, namespace-joining, privilege-dropping child
+ * that attach and map run in (sidecar/jvm/sandbox.c); needs root for setns. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "proc.h"
+#include "sandbox.h"
+#include "tap.h"
+#include "timeutil.h"
+
+static int sb_hello(struct sandbox_child *c, void *arg, struct fs_error *err)
+{
+	char buf[128];
+	int n = snprintf(buf, sizeof(buf), "uid=%u gid=%u", (unsigned)getuid(), (unsigned)getgid());
+	return sandbox_child_write(c, buf, (size_t)n, err);
+}
+
+static int sb_fail(struct sandbox_child *c, void *arg, struct fs_error *err)
+{
+	return fs_error_set(err, ENOTSUP, "the callback failed on purpose");
+}
+
+static int sb_hang(struct sandbox_child *c, void *arg, struct fs_error *err)
+{
+	for (;;)
+		pause();
+	return 0;
+}
+
+static int sb_flood(struct sandbox_child *c, void *arg, struct fs_error *err)
+{
+	static char block[65536];
+	for (int i = 0; i < 64; i++) {
+		int r = sandbox_child_write(c, block, sizeof(block), err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int sb_forbidden(struct sandbox_child *c, void *arg, struct fs_error *err)
+{
+	char buf[128];
+	int inet = socket(AF_INET, SOCK_STREAM, 0);
+	int inet_errno = errno;
+	char *const argv[] = {"/bin/true", NULL};
+	execv("/bin/true", argv);
+	int exec_errno = errno;
+	int n = snprintf(buf, sizeof(buf), "inet=%d/%d exec=%d", inet, inet_errno, exec_errno);
+	return sandbox_child_write(c, buf, (size_t)n, err);
+}
+
+static int sb_ask(struct sandbox_child *c, void *arg, struct fs_error *err)
+{
+	int r = sandbox_child_request(c, "ping", err);
+	if (r < 0)
+		return r;
+	r = sandbox_child_request(c, "deny", err);
+	return r < 0 ? r : fs_error_set(err, EINVAL, "deny was not denied");
+}
+
+static int on_request(const char *req, int pidfd, void *arg, struct fs_error *err)
+{
+	int *pings = arg;
+	if (!strcmp(req, "ping") && pidfd >= 0) {
+		(*pings)++;
+		return 0;
+	}
+	return fs_error_set(err, EACCES, "request %s denied by the test", req);
+}
+
+static void test_sandbox(void)
+{
+	struct fs_error err = {0};
+	struct sandbox_target t = {.pid = getpid(), .uid = 65534, .gid = 65534};
+	struct sandbox_job job = {.fn = sb_hello, .max_out = 1 << 20, .timeout_ms = 3000};
+	cleanup_free char *out = NULL;
+	size_t len;
+	if (proc_start_time(t.pid, &t.start_time, &err) < 0 ||
+	    proc_ns_inode(t.pid, "mnt", &t.mnt_ns, &err) < 0 ||
+	    proc_ns_inode(t.pid, "pid", &t.pid_ns, &err) < 0) {
+		ok(0, "reading our own process facts: %s", err.msg);
+		return;
+	}
+
+	char dir[] = "/tmp/test_attach.XXXXXX";
+	if (!mkdtemp(dir))
+		return;
+	setenv("FS_TEST_SANDBOX_STATUS", dir, 1);
+	ok(sandbox_run(&t, &job, &out, &len, &err) == 0, "sandbox runs the callback: %s", err.msg);
+	is_str(out, "uid=65534 gid=65534", "as the target uid/gid");
+	unsetenv("FS_TEST_SANDBOX_STATUS");
+	char path[128];
+	cleanup_free char *status = NULL;
+	snprintf(path, sizeof(path), "%s/status.%d", dir, (int)t.pid);
+	if (proc_read_file(path, 65536, &status, NULL, &err) == 0) {
+		ok(strstr(status, "\nUid:\t65534\t65534\t65534\t65534\n") != NULL, "Uid: all four");
+		ok(strstr(status, "\nGid:\t65534\t65534\t65534\t65534\n") != NULL, "Gid: all four");
+		ok(strstr(status, "\nCapEff:\t0000000000000000\n") != NULL, "CapEff: 0");
+		ok(strstr(status, "\nCapPrm:\t0000000000000000\n") != NULL, "CapPrm: 0");
+		ok(strstr(status, "\nCapBnd:\t0000000000000000\n") != NULL, "CapBnd: 0");
+		ok(strstr(status, "\nCapAmb:\t0000000000000000\n") != NULL, "CapAmb: 0");
+		ok(strstr(status, "\nNoNewPrivs:\t1\n") != NULL, "NoNewPrivs: 1");
+		ok(strstr(status, "\nSeccomp:\t2\n") != NULL, "Seccomp: 2");
+		unlink(path);
+	} else {
+		ok(0, "the status hook wrote %s: %s", path, err.msg);
+	}
+	rmdir(dir);
+	free(out);
+	out = NULL;
+
+	job.fn = sb_forbidden;
+	ok(sandbox_run(&t, &job, &out, &len, &err) == 0, "forbidden calls return errors");
+	is_str(out, "inet=-1/1 exec=1", "AF_INET sockets and exec fail with EPERM");
+	free(out);
+	out = NULL;
+
+	job.fn = sb_fail;
+	ok(sandbox_run(&t, &job, &out, &len, &err) == -ENOTSUP &&
+	       strstr(err.msg, "failed on purpose"),
+	   "the child's error comes back: %s", err.msg);
+
+	job.fn = sb_hang;
+	job.timeout_ms = 200;
+	uint64_t t0 = timeutil_now_ms();
+	ok(sandbox_run(&t, &job, &out, &len, &err) == -ETIMEDOUT, "a hanging child: %s", err.msg);
+	ok(timeutil_now_ms() - t0 < 2000, "is killed at the deadline");
+	job.timeout_ms = 3000;
+
+	job.fn = sb_flood;
+	job.max_out = 1 << 20;
+	ok(sandbox_run(&t, &job, &out, &len, &err) == -E2BIG, "output over the cap: %s", err.msg);
+
+	int pings = 0;
+	job.fn = sb_ask;
+	job.on_request = on_request;
+	job.request_arg = &pings;
+	ok(sandbox_run(&t, &job, &out, &len, &err) == -EACCES && pings == 1 &&
+	       strstr(err.msg, "denied by the test"),
+	   "requests reach the parent and its answers the child: %s", err.msg);
+	job.on_request = NULL;
+
+	struct sandbox_target bad = t;
+	bad.mnt_ns = 1;
+	job.fn = sb_hello;
+	ok(sandbox_run(&bad, &job, &out, &len, &err) == -ESTALE,
+	   "a mount namespace that differs from the registry: %s", err.msg);
+	bad = t;
+	bad.start_time = t.start_time + 1;
+	ok(sandbox_run(&bad, &job, &out, &len, &err) == -ESRCH,
+	   "a recycled pid (start time differs): %s", err.msg);
+	pid_t gone = fork();
+	if (gone == 0)
+		_exit(0);
+	waitpid(gone, NULL, 0);
+	bad.pid = gone;
+	bad.start_time = 0;
+	ok(sandbox_run(&bad, &job, &out, &len, &err) == -ESRCH, "a process that is gone: %s",
+	   err.msg);
+}
+
+int main(void)
+{
+	if (geteuid() != 0) {
+		tap_skip_all("not root: the sandbox joins namespaces (setns)");
+		return tap_done();
+	}
+	test_sandbox();
+	return tap_done();
+}
