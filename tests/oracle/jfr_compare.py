@@ -13,11 +13,14 @@ reports:
                   stacks.
   missing edges   edges carrying >= --missing-floor (1%) of our Java
                   samples that never occur in JFR.
-  whole stacks    of our samples holding a Java frame, the share whose root
-                  frame is a thread entry (start_thread, clone3,
-                  thread_native_entry, JavaMain...).
+  whole stacks    of our samples holding a Java frame (named, or
+                  `Interpreter`), the share that reaches a thread entry: one
+                  of the three root frames is start_thread, clone3,
+                  thread_native_entry, JavaMain... (the first is often
+                  `[libc.so.6]`: Debian's libc has no symbol for start_thread).
   named           Java frames named (class.method) against all frames that
-                  are Java or could be (`Interpreter`, `[unknown]`).
+                  are Java or could be (`Interpreter`, `[unknown]`); also
+                  without the `Interpreter` frames (compiled code only).
 
 Frame names are normalised to class.method on both sides: our suffixes
 (`_[j]` `_[i]` `_[0]` `_[1]`) and JFR's argument lists and line numbers are
@@ -53,6 +56,7 @@ THREAD_ENTRIES = {
     "thread_native_entry", "JavaMain", "ThreadJavaMain", "java_start",
     "_start", "__libc_start_main", "__libc_start_call_main",
 }
+WHOLE_DEPTH = 3
 UNNAMED_JAVA = {"Interpreter", "[unknown]", "Interpreter_[0]"}
 
 
@@ -166,12 +170,16 @@ def analyse(folded, jfr_stacks, floor):
                 r["named_frames"] += count
             elif f in UNNAMED_JAVA or OUR_SUFFIX.sub("", f) in UNNAMED_JAVA:
                 r["java_frames"] += count
+                if not f.startswith("Interpreter"):
+                    r["unknown_frames"] += count
         java_idx = [i for i, n in enumerate(norm) if n]
         interp = any(f.startswith("Interpreter") for f in frames[1:])
         if not java_idx and not interp:
             continue
         r["java_samples"] += count
-        if len(frames) > 1 and OUR_SUFFIX.sub("", frames[1]) in THREAD_ENTRIES:
+        # The root is the entry, or (libc without symbols for start_thread
+        # and clone3) one of the next frames is: "[libc.so.6];thread_native_entry".
+        if any(OUR_SUFFIX.sub("", f) in THREAD_ENTRIES for f in frames[1:1 + WHOLE_DEPTH]):
             r["whole_samples"] += count
         last = java_idx[-1] if java_idx else -1
         in_vm = last >= 0 and last + 1 < len(norm) and is_vm_frame(frames[last + 2])
@@ -209,6 +217,8 @@ def analyse(folded, jfr_stacks, floor):
         "missing": [(w / base, a, b) for w, (a, b) in missing],
         "whole_share": r["whole_samples"] / base if r["java_samples"] else 0.0,
         "named_share": (r["named_frames"] / r["java_frames"]) if r["java_frames"] else 0.0,
+        "named_compiled_share": (r["named_frames"] / (r["named_frames"] + r["unknown_frames"])
+                                 if r["named_frames"] + r["unknown_frames"] else 0.0),
         "unmatched_top": sorted(((w / base, a, b) for (a, b), w in edge_w.items()
                                  if (a, b) not in theirs), reverse=True)[:10],
     }
@@ -225,7 +235,8 @@ def report(res, out):
     for share, a, b in res["missing"][:40]:
         p("  missing %5.1f%%  %s -> %s" % (100 * share, a, b))
     p("whole_share    %.4f" % res["whole_share"])
-    p("named_share    %.4f" % res["named_share"])
+    p("named_share    %.4f  (without Interpreter frames: %.4f)"
+      % (res["named_share"], res["named_compiled_share"]))
 
 
 def main(argv=None):
