@@ -17,7 +17,8 @@
 #       --jvm-opt OPT     one more JVM option (repeatable)
 #       --tmp-ro          the container's /tmp is a read-only tmpfs
 #   app_profile NAME SECS DIR [--no-jfr] [run options...]
-#                                   JFR.start, `flamesidecar run NAME -d SECS`,
+#                                   JFR.start (tests/oracle/oracle.jfc: stack
+#                                   samples every 2 ms), `flamesidecar run NAME -d SECS`,
 #                                   JFR.stop: DIR/ours.folded, DIR/ours.out,
 #                                   DIR/jfr.jfr
 #   app_compare DIR [jfr_compare options]  the comparison; on failure the
@@ -62,13 +63,14 @@ app_require() {
 # Compile SqlLoad and the servlet once per build directory.
 app_build_java() {
 	local stamp="$APPS_CLASSES/.stamp" src
-	for src in "$APPS_JAVA_SRC"/oracle/*.java; do
+	for src in "$APPS_JAVA_SRC"/oracle/*.java "$FS_TOP/tests/oracle/oracle.jfc"; do
 		[ "$stamp" -nt "$src" ] || { rm -f "$stamp"; break; }
 	done
 	[ -f "$stamp" ] && return 0
 	mkdir -p "$APPS_CLASSES"
 	"$JAVA_HOME_17/bin/javac" --release 11 -g -d "$APPS_CLASSES" \
 		-cp /usr/share/java/servlet-api.jar "$APPS_JAVA_SRC"/oracle/*.java >&2 &&
+		cp "$FS_TOP/tests/oracle/oracle.jfc" "$APPS_CLASSES/" &&
 		touch "$stamp"
 }
 
@@ -191,11 +193,12 @@ app_profile() {
 	shift 3
 	if [ "${1:-}" = --no-jfr ]; then jfr=0; shift; fi
 	mkdir -p "$dir"
+	app_java_home "$(cat "$FS_TMP/$name/jdk")" >"$dir/java_home"
 	app_load_start "$name" $((secs + 30))
 	# the JIT settles on the load before the window opens
 	app_warm "$name"
 	if [ "$jfr" = 1 ]; then
-		app_jcmd "$name" JFR.start name=oracle settings=profile >"$dir/jfr-start.out" 2>&1 || {
+		app_jcmd "$name" JFR.start name=oracle settings=/opt/oracle-java/oracle.jfc >"$dir/jfr-start.out" 2>&1 || {
 			cat "$dir/jfr-start.out" >&2
 			app_load_stop "$name"
 			return 1
@@ -227,7 +230,7 @@ app_warm() {
 app_compare() {
 	local dir=$1 rc=0 jdk
 	shift
-	jdk=$JAVA_HOME_17
+	jdk=$(cat "$dir/java_home" 2>/dev/null || echo "$JAVA_HOME_17")
 	python3 "$APPS_COMPARE" --folded "$dir/ours.folded" --jfr "$dir/jfr.jfr" \
 		--jfr-tool "$jdk/bin/jfr" --json "$dir/figures.json" "$@" >"$dir/compare.out" 2>&1 || rc=$?
 	cat "$dir/compare.out"
