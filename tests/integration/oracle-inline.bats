@@ -53,3 +53,19 @@ one_app() {
 @test "oracle: Derby point lookups and writes: Java edges agree with JFR" {
 	one_app derby --shape point
 }
+
+@test "oracle: H2 kept in the interpreter (-Xint): methods named and marked _[0], edges agree with JFR" {
+	app_require h2
+	app_start "$NAME" h2 --fp --shape point --jvm-opt -Xint
+	app_profile "$NAME" "$WINDOW" "$OUT" -F 199
+	run app_compare "$OUT" "${EDGES[@]}" --min-named 0.95
+	echo "$output"
+	echo "# h2 -Xint: $(grep -E '^(edge_share|missing_edges|named_share)' <<<"$output" | tr -s ' ' | tr '\n' ' ')" >&3
+	local interp marked
+	interp=$(awk '{ n = gsub(/;Interpreter(;| )/, "&"); s += n * $NF } END { print s + 0 }' "$OUT/ours.folded")
+	marked=$(awk '{ n = gsub(/_\[0\](;| )/, "&"); s += n * $NF } END { print s + 0 }' "$OUT/ours.folded")
+	echo "# frames: $marked marked _[0], $interp anonymous Interpreter" >&3
+	[ "$status" -eq 0 ]
+	[ "$marked" -gt 0 ]
+	[ "$interp" -eq 0 ]
+}
