@@ -85,3 +85,33 @@ PY
 	run python3 "$CMP" --folded "$FX/small.folded" --min-edge-share 0.9
 	[ "$status" -eq 2 ]
 }
+
+@test "jfr_compare: hidden frames are joined over; edges seen only in the VM are not checked" {
+	local d=$BATS_TEST_TMPDIR
+	cat >"$d/o.folded" <<'F'
+java;start_thread;thread_native_entry;a.A.f;a.A$$Lambda$3/0x0000000801000a00.run;a.A.g 10
+java;start_thread;thread_native_entry;a.A.f;java.lang.invoke.LambdaForm$DMH/0x0000000801001000.invokeStatic;a.A.g 5
+java;start_thread;thread_native_entry;a.A.h;java.lang.Thread.yield;__sched_yield 5
+java;start_thread;thread_native_entry;a.A.f;a.A.g;a.A.k;[libjava.so] 5
+F
+	cat >"$d/j.txt" <<'F'
+jdk.ExecutionSample {
+  stackTrace = [
+    a.A.g() line: 2
+    a.A.f() line: 1
+  ]
+}
+jdk.NativeMethodSample {
+  stackTrace = [
+    a.A.k()
+    a.A.g() line: 3
+    a.A.f() line: 1
+  ]
+}
+F
+	run python3 "$CMP" --folded "$d/o.folded" --jfr "$d/j.txt" --min-edge-share 1 --max-missing-edge 0.01
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# a.A.f -> a.A.g (15 + 5), a.A.g -> a.A.k (5); a.A.h -> Thread.yield is in the VM
+	[[ "$output" == *"(2 Java->Java edges, weight 25; excluded into-VM edges 1, weight 5)"* ]]
+}

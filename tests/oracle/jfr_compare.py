@@ -29,9 +29,13 @@ dropped, hidden-class addresses (`$$Lambda$14/0x...`) are removed.
 Excluded from the edge check (JFR cannot see them): JFR samples a thread
 only while it is in Java code (jdk.ExecutionSample) or in a native method
 (jdk.NativeMethodSample), never while it runs inside the VM (class loading,
-fillInStackTrace, a runtime call from compiled code). An edge whose callee
-is, in every one of our stacks holding it, the last Java frame above HotSpot
-VM code is therefore not checked; its weight is reported as "excluded".
+fillInStackTrace, Thread.yield, a runtime call from compiled code). A stack
+whose last Java frame is followed by HotSpot VM code, or by other native
+code while JFR never saw that method on top of a stack, is such a sample; an
+edge that occurs only in such stacks is not checked, and its weight is
+reported as "excluded". Hidden frames (lambda proxies `$$Lambda`,
+java.lang.invoke forms), which JFR leaves out of its stacks, are dropped
+from ours and their caller joined to their callee.
 
 Exit status: 0 every given threshold met, 1 one was not, 2 bad input.
 """
@@ -57,6 +61,7 @@ THREAD_ENTRIES = {
     "_start", "__libc_start_main", "__libc_start_call_main",
 }
 WHOLE_DEPTH = 3
+HIDDEN_FRAME = re.compile(r"\$\$Lambda\.|^java\.lang\.invoke\.(LambdaForm\$|\w+\$Holder\.)|\$\$InjectedInvoker")
 UNNAMED_JAVA = {"Interpreter", "[unknown]", "Interpreter_[0]"}
 
 
@@ -158,12 +163,18 @@ def jfr_edges(stacks):
 
 def analyse(folded, jfr_stacks, floor):
     """All figures of the report, as a dict."""
+    jfr_tops = {st[0] for st in jfr_stacks if st}
     r = collections.Counter()
     edge_w = collections.Counter()        # edge -> weight in checkable places
     edge_vm = collections.Counter()       # edge -> weight only as last-before-VM
     for frames, count in folded.stacks:
         r["samples"] += count
         norm = [normalise(f) for f in frames[1:]]
+        # Hidden frames (lambda proxies, method-handle forms) are not in
+        # JFR's stacks: join their caller to their callee.
+        keep = [i for i, n in enumerate(norm) if not (n and HIDDEN_FRAME.search(n))]
+        frames = frames[:1] + [frames[i + 1] for i in keep]
+        norm = [norm[i] for i in keep]
         for f, n in zip(frames[1:], norm):
             if n:
                 r["java_frames"] += count
@@ -182,7 +193,13 @@ def analyse(folded, jfr_stacks, floor):
         if any(OUR_SUFFIX.sub("", f) in THREAD_ENTRIES for f in frames[1:1 + WHOLE_DEPTH]):
             r["whole_samples"] += count
         last = java_idx[-1] if java_idx else -1
-        in_vm = last >= 0 and last + 1 < len(norm) and is_vm_frame(frames[last + 2])
+        in_vm = False
+        if last >= 0 and last + 1 < len(norm) and not frames[last + 2].endswith("_[k]"):
+            # The leaf Java frame calls native code: the thread is in the VM
+            # when that code is HotSpot's, or when JFR never saw a thread on
+            # top of that method (a native method the VM implements, such as
+            # Thread.yield, whose JVM_ frame a frameless leaf hid from us).
+            in_vm = is_vm_frame(frames[last + 2]) or norm[last] not in jfr_tops
         seen = set()
         for i in range(len(norm) - 1):
             if norm[i] and norm[i + 1]:
@@ -190,7 +207,7 @@ def analyse(folded, jfr_stacks, floor):
                 if e in seen:
                     continue
                 seen.add(e)
-                if in_vm and i + 1 == last:
+                if in_vm:
                     edge_vm[e] += count
                 else:
                     edge_w[e] += count
