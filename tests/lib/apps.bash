@@ -262,8 +262,13 @@ app_compare_nojfr() {
 app_tree() {
 	local root
 	root="/proc/$(fs_container_pid "$1")/root"
-	(cd "$root" && find . -xdev \( -path ./proc -o -path ./sys -o -path ./dev \) -prune -o -printf '%p %y\n'
-		cd "$root/tmp" && find . -printf 'tmp/%p %y\n') | sort
+	# The read-only binds (host /usr and /etc, our classes, the agent
+	# bundle) may sit on the rootfs's own device: prune them by name, or
+	# the host's changes to /etc would show up here.
+	(cd "$root" && find . -xdev \( -path ./proc -o -path ./sys -o -path ./dev -o -path ./usr \
+		-o -path ./etc -o -path ./opt/oracle-java -o -path ./opt/flamesidecar \) -prune \
+		-o -printf '%p %y %s\n'
+		cd "$root/tmp" && find . -printf 'tmp/%p %y %s\n') | sort
 }
 
 # app_figure DIR KEY: one figure of the last comparison.
