@@ -6,7 +6,7 @@ set -eu
 BUILD_PKGS="build-essential pkg-config libseccomp-dev libyajl-dev libcap-dev libelf-dev zlib1g-dev"
 TEST_PKGS="openjdk-17-jdk-headless runc crun podman bats linux-perf musl-tools clang
 libclang-rt-14-dev libfuzzer-14-dev libxml2-utils jq chromium util-linux procps iproute2
-perl bc lintian python3 jetty9 wrk libh2-java libderby-java rpm python3-yaml file man-db groff-base containerd clang-format"
+perl bc lintian python3 curl jetty9 libservlet-api-java wrk libh2-java libderby-java rpm python3-yaml file man-db groff-base containerd clang-format"
 PKGS="$BUILD_PKGS"
 [ "${FS_DEPS:-all}" = build ] || PKGS="$PKGS $TEST_PKGS"
 
