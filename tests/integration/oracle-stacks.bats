@@ -77,7 +77,7 @@ no_attach() {
 	app_tree "$NAME" >"$FS_TMP/tree.after"
 	local created
 	created=$(diff "$FS_TMP/tree.before" "$FS_TMP/tree.after" || true)
-	run app_compare_nojfr "$OUT" --min-named 0.95 --min-java-samples 200
+	run app_compare_nojfr "$OUT" --min-named 0.95 --min-java-samples 100
 	echo "$output"
 	echo "changed in the container: ${created:-nothing}"
 	note "$* (changed in the container: $(grep -c '^[<>]' <<<"$created") paths)"
