@@ -22,6 +22,8 @@ figure() { sed -n "s/^$1 *\([0-9.]*\).*/\1/p" <<<"$output"; }
 	[ "$(figure named_share)" = 0.9683 ]
 	[ "$(figure missing_edges)" = 1 ]
 	[[ "$output" == *"missing  11.1%  com.x.App.handle -> com.x.Log.debug"* ]]
+	# what JFR saw the caller call instead, for whoever debugs the edge
+	[[ "$output" == *"JFR: handle calls com.x.App.compute (1)"* ]]
 	# the edge into JVM_FillInStackTrace is not checkable against JFR
 	[[ "$output" == *"excluded into-VM edges 1, weight 5"* ]]
 	[[ "$output" == *"holding a Java frame: 90"* ]]

@@ -61,6 +61,7 @@ THREAD_ENTRIES = {
     "_start", "__libc_start_main", "__libc_start_call_main",
 }
 WHOLE_DEPTH = 3
+REPORT_MISSING = 40
 HIDDEN_FRAME = re.compile(r"\$\$Lambda\.|^java\.lang\.invoke\.(LambdaForm\$|\w+\$Holder\.)|\$\$InjectedInvoker")
 UNNAMED_JAVA = {"Interpreter", "[unknown]", "Interpreter_[0]"}
 
@@ -154,11 +155,18 @@ def load_jfr(path, jfr_tool):
 
 
 def jfr_edges(stacks):
-    edges = set()
+    """Counter of (caller, callee) over JFR's stacks (leaf first)."""
+    edges = collections.Counter()
     for st in stacks:
-        for i in range(len(st) - 1):
-            edges.add((st[i + 1], st[i]))  # (caller, callee); st is leaf first
+        for e in {(st[i + 1], st[i]) for i in range(len(st) - 1)}:
+            edges[e] += 1
     return edges
+
+
+def jfr_callees(theirs, caller, n=3):
+    """What JFR saw the caller call, most samples first (for the report)."""
+    got = sorted(((c, b) for (a, b), c in theirs.items() if a == caller), reverse=True)
+    return ", ".join("%s (%d)" % (b, c) for c, b in got[:n]) or "nothing"
 
 
 def analyse(folded, jfr_stacks, floor):
@@ -221,6 +229,7 @@ def analyse(folded, jfr_stacks, floor):
     base = r["java_samples"] or 1
     missing = sorted(((w, e) for e, w in edge_w.items()
                       if e not in theirs and w >= floor * base), reverse=True)
+    jfr_saw = {a: jfr_callees(theirs, a) for _, (a, _b) in missing[:REPORT_MISSING]}
     return {
         "samples": r["samples"],
         "java_samples": r["java_samples"],
@@ -232,6 +241,7 @@ def analyse(folded, jfr_stacks, floor):
         "excluded_edges": len(excluded),
         "excluded_weight": sum(excluded.values()),
         "missing": [(w / base, a, b) for w, (a, b) in missing],
+        "jfr_callees": jfr_saw,
         "whole_share": r["whole_samples"] / base if r["java_samples"] else 0.0,
         "named_share": (r["named_frames"] / r["java_frames"]) if r["java_frames"] else 0.0,
         "named_compiled_share": (r["named_frames"] / (r["named_frames"] + r["unknown_frames"])
@@ -249,8 +259,10 @@ def report(res, out):
       % (res["edge_share"], res["edges"], res["edge_weight"], res["excluded_edges"],
          res["excluded_weight"]))
     p("missing_edges  %d" % len(res["missing"]))
-    for share, a, b in res["missing"][:40]:
+    for share, a, b in res["missing"][:REPORT_MISSING]:
         p("  missing %5.1f%%  %s -> %s" % (100 * share, a, b))
+        if res["jfr_callees"].get(a):
+            p("          JFR: %s calls %s" % (a.rsplit(".", 1)[-1], res["jfr_callees"][a]))
     p("whole_share    %.4f" % res["whole_share"])
     p("named_share    %.4f  (without Interpreter frames: %.4f)"
       % (res["named_share"], res["named_compiled_share"]))
