@@ -312,28 +312,54 @@ int agentmap_append_line(struct agentmap_buf *b, uint64_t start, uint64_t size, 
 	return 0;
 }
 
+/* Add [from, to) named name to the run being built: extend it when the
+ * name is the same, else write the run out and start a new one. */
+static int ranges_add(struct agentmap_buf *b, uint64_t *run_start, const char **run_name,
+		      uint64_t from, uint64_t to, const char *name)
+{
+	if (to <= from)
+		return 0;
+	if (*run_name && strcmp(*run_name, name) == 0)
+		return 0;
+	if (*run_name) {
+		int r = agentmap_append_line(b, *run_start, from - *run_start, *run_name);
+		if (r < 0)
+			return r;
+	}
+	*run_start = from;
+	*run_name = name;
+	return 0;
+}
+
 int agentmap_append_ranges(struct agentmap_buf *b, uint64_t start, uint64_t size,
 			   const uint64_t *pcs, const char *const *names, size_t n,
 			   const char *root_name)
 {
 	uint64_t end = start + size;
+	uint64_t cursor = start; /* everything before it is assigned */
 	uint64_t run_start = start;
-	const char *run_name = root_name;
+	const char *run_name = NULL;
 	int r;
 
 	for (size_t i = 0; i < n; i++) {
 		uint64_t pc = pcs[i];
-		if (pc < run_start || pc >= end)
-			continue; /* outside the code, or going backwards */
-		const char *name = names[i] ? names[i] : root_name;
-		if (strcmp(name, run_name) == 0)
+		/* pc == end: a call that is the last instruction of the code */
+		if (pc < start || pc > end)
 			continue;
-		r = agentmap_append_line(b, run_start, pc - run_start, run_name);
+		/* HotSpot's pc_desc_near: record i owns (pc[i-1], pc[i]]. */
+		uint64_t to = pc < end ? pc + 1 : end;
+		if (to <= cursor)
+			continue; /* going backwards, or a second record at one pc */
+		r = ranges_add(b, &run_start, &run_name, cursor, to, names[i] ? names[i] : root_name);
 		if (r < 0)
 			return r;
-		run_start = pc;
-		run_name = name;
+		cursor = to;
 	}
+	/* After the last record (stubs of the method body): no scope, the root. */
+	if ((r = ranges_add(b, &run_start, &run_name, cursor, end, root_name)) < 0)
+		return r;
+	if (!run_name)
+		run_name = root_name;
 	return agentmap_append_line(b, run_start, end - run_start, run_name);
 }
 

@@ -87,12 +87,17 @@ void agentmap_buf_free(struct agentmap_buf *b);
  * -E2BIG (buffer would pass AGENTMAP_BUF_MAX). */
 int agentmap_append_line(struct agentmap_buf *b, uint64_t start, uint64_t size, const char *name);
 
-/* The ranges of one compiled method with inlining information.
- * Record i covers [pcs[i], pcs[i+1]) and the last one runs to the end of
- * the code, so a return address (which is the pc of its call record)
- * lands in the range of its own call's frames; code before the first
- * record (the prologue) is root_name. Records outside the code or going
- * backwards are skipped; neighbouring ranges with equal names are merged. */
+/* The ranges of one compiled method with inlining information (pcs are
+ * the JVMTI PCStackInfo pcs, i.e. HotSpot's PcDesc pcs, ascending).
+ * HotSpot finds the scope of a pc the way nmethod::pc_desc_near does:
+ * record i owns the addresses in (pcs[i-1], pcs[i]], so record i's line
+ * is [pcs[i-1] + 1, pcs[i] + 1), the first record's starts at the code
+ * start, and code after the last record is root_name. A return address R
+ * is a record's pc: looked up at R - 1 (flamesidecar, pprof) or at R
+ * (perf) it names its own call site; a leaf pc P names what JFR names
+ * (pc_desc_near(P + 1)) when looked up at P + 1. Records outside the code
+ * or not ascending are skipped; neighbouring ranges with equal names are
+ * merged. */
 int agentmap_append_ranges(struct agentmap_buf *b, uint64_t start, uint64_t size,
 			   const uint64_t *pcs, const char *const *names, size_t n,
 			   const char *root_name);

@@ -548,8 +548,12 @@ static const char *symbolizer_jit(struct symbolizer *sym, pid_t pid, uint64_t ad
 	return NULL;
 }
 
+/* leaf: addr is the interrupted pc, not a return address. A JIT map in
+ * HotSpot's layout (agentmap.h) gives a range the code leading up to its
+ * pc, so the JIT lookup of a leaf is at addr + 1, as JFR's
+ * pc_desc_near(pc + 1); return addresses come here already as ret - 1. */
 static const char *symbolizer_user(struct symbolizer *sym, struct sympid *sp, uint64_t addr,
-				   enum symbolizer_kind *kind, int *resolved)
+				   int leaf, enum symbolizer_kind *kind, int *resolved)
 {
 	struct symmap *m = symbolizer_find_map(sp, addr);
 	if (!m && !sp->gone && symbolizer_now_ms() - sp->loaded_ms >= SYMBOLIZER_REFRESH_MS) {
@@ -558,7 +562,7 @@ static const char *symbolizer_user(struct symbolizer *sym, struct sympid *sp, ui
 	}
 	if (!m || m->type == SYMMAP_ANON) {
 		*kind = m ? SYMBOLIZER_KIND_JIT : SYMBOLIZER_KIND_UNKNOWN;
-		const char *name = symbolizer_jit(sym, sp->pid, addr, resolved);
+		const char *name = symbolizer_jit(sym, sp->pid, addr + (leaf ? 1 : 0), resolved);
 		if (name) {
 			*kind = SYMBOLIZER_KIND_JIT;
 			return name;
@@ -584,7 +588,7 @@ static const char *symbolizer_user(struct symbolizer *sym, struct sympid *sp, ui
 }
 
 static const char *symbolizer_one(struct symbolizer *sym, struct sympid *sp, uint64_t addr,
-				  int kernel, enum symbolizer_kind *kind, int *resolved)
+				  int kernel, int leaf, enum symbolizer_kind *kind, int *resolved)
 {
 	const char *name;
 	*resolved = 0;
@@ -592,7 +596,7 @@ static const char *symbolizer_one(struct symbolizer *sym, struct sympid *sp, uin
 		*kind = SYMBOLIZER_KIND_KERNEL;
 		name = symbolizer_kernel(sym, addr, resolved);
 	} else if (sp) {
-		name = symbolizer_user(sym, sp, addr, kind, resolved);
+		name = symbolizer_user(sym, sp, addr, leaf, kind, resolved);
 	} else {
 		*kind = SYMBOLIZER_KIND_UNKNOWN;
 		name = "[unknown]";
@@ -610,7 +614,7 @@ const char *symbolizer_addr(struct symbolizer *sym, pid_t pid, uint64_t addr, in
 	int r;
 	sym->arena_len = 0;
 	struct sympid *sp = kernel ? NULL : symbolizer_get_pid(sym, pid, NULL);
-	const char *name = symbolizer_one(sym, sp, addr, kernel, &k, &r);
+	const char *name = symbolizer_one(sym, sp, addr, kernel, 0, &k, &r);
 	if (kind)
 		*kind = k;
 	if (resolved)
@@ -644,12 +648,13 @@ int symbolizer_symbolize(struct symbolizer *sym, pid_t pid, const uint64_t *ips,
 			continue;
 		int kernel = ctx == 1 || (ctx == -1 && ip >= SYMBOLIZER_KERNEL_MIN);
 		uint64_t addr = (first || ip == 0) ? ip : ip - 1;
+		int leaf = first;
 		first = 0;
 		if (!kernel && !sp)
 			sp = symbolizer_get_pid(sym, pid, NULL);
 		struct symbolizer_frame *f = &frames[out++];
 		f->addr = addr;
-		f->name = symbolizer_one(sym, sp, addr, kernel, &f->kind, &f->resolved);
+		f->name = symbolizer_one(sym, sp, addr, kernel, leaf, &f->kind, &f->resolved);
 	}
 	*n = out;
 	return 0;

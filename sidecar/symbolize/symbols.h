@@ -98,7 +98,10 @@ void symbolizer_forget_pid(struct symbolizer *sym, pid_t pid);
 /* Symbolize a perf callchain (leaf first, with context markers) of pid.
  * Fills up to max frames (leaf first, markers dropped), *n the count.
  * Return addresses (every frame after the first of each context) are
- * looked up at addr - 1, as perf does. Always succeeds (unknown frames get
+ * looked up at addr - 1, as perf does; the first frame of a context (the
+ * interrupted pc) is asked of the JIT lookup at addr + 1, which names it
+ * the way JFR does in a HotSpot-layout map (agent/agentmap.h). Frames keep
+ * addr as looked up for ELF. Always succeeds (unknown frames get
  * labels); returns 0. */
 int symbolizer_symbolize(struct symbolizer *sym, pid_t pid, const uint64_t *ips, size_t nr,
 			 struct symbolizer_frame *frames, size_t max, size_t *n);

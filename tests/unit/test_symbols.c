@@ -223,6 +223,26 @@ static void test_jit(struct symbolizer *sym)
 		ok(0, "perfmap_parse");
 		ok(0, "perfmap_parse");
 	}
+	/* HotSpot layout (agentmap.h): a range ends one past its record's pc.
+	 * Leaf pc 0x30f is asked at +1 (the record at 0x31f owns it), return
+	 * address 0x310 at -1 (the record at 0x30f, its own call site). */
+	tl = snprintf(text, sizeof(text), "%llx 10 R->A\n%llx 10 R->B\n",
+		      (unsigned long long)base + 0x300, (unsigned long long)base + 0x310);
+	pm = NULL;
+	if (perfmap_parse(text, (size_t)tl, 0, &pm, NULL) == 0) {
+		symbolizer_set_jit(sym, me, symbolizer_jit_perfmap, pm);
+		uint64_t chain[] = { base + 0x30f, base + 0x310 };
+		struct symbolizer_frame fr[2];
+		size_t nf = 0;
+		symbolizer_symbolize(sym, me, chain, 2, fr, 2, &nf);
+		ok(nf == 2 && !strcmp(fr[0].name, "R->B") && !strcmp(fr[1].name, "R->A"),
+		   "JIT leaf looked up at pc + 1, return address at ret - 1 (%s, %s)",
+		   nf > 0 ? fr[0].name : "-", nf > 1 ? fr[1].name : "-");
+		perfmap_free(pm);
+	} else {
+		ok(0, "perfmap_parse");
+		ok(0, "perfmap_parse");
+	}
 	symbolizer_set_jit(sym, me, NULL, NULL);
 	munmap(page, 4096);
 }
