@@ -350,7 +350,8 @@ int agentmap_append_ranges(struct agentmap_buf *b, uint64_t start, uint64_t size
 		uint64_t to = pc < end ? pc + 1 : end;
 		if (to <= cursor)
 			continue; /* going backwards, or a second record at one pc */
-		r = ranges_add(b, &run_start, &run_name, cursor, to, names[i] ? names[i] : root_name);
+		r = ranges_add(b, &run_start, &run_name, cursor, to,
+			       names[i] ? names[i] : root_name);
 		if (r < 0)
 			return r;
 		cursor = to;

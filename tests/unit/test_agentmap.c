@@ -11,7 +11,7 @@
 static struct agentmap_options opts(const char *s)
 {
 	struct agentmap_options o;
-	struct fs_error err = { 0 };
+	struct fs_error err = {0};
 	if (agentmap_parse_options(s, &o, &err) < 0)
 		tap_diag("options '%s': %s", s, err.msg);
 	return o;
@@ -21,11 +21,11 @@ static void test_options(void)
 {
 	struct agentmap_options o = opts(NULL);
 	ok(o.dotted && o.unfold == AGENTMAP_UNFOLD_ALL && o.mode == AGENTMAP_MODE_DEFAULT &&
-		   !o.msig && !o.sourcepos && !o.stop,
+	       !o.msig && !o.sourcepos && !o.stop,
 	   "defaults: dotted, unfoldall, mode by load kind");
 	o = opts("mode=continuous,msig,sourcepos,nodottedclass,unfoldsimple");
 	ok(o.mode == AGENTMAP_MODE_CONTINUOUS && o.msig && o.sourcepos && !o.dotted &&
-		   o.unfold == AGENTMAP_UNFOLD_SIMPLE,
+	       o.unfold == AGENTMAP_UNFOLD_SIMPLE,
 	   "a full option list");
 	ok(opts("unfold").unfold == AGENTMAP_UNFOLD_IN, "unfold is 'inner in root'");
 	ok(opts("nounfold").unfold == AGENTMAP_UNFOLD_NONE, "nounfold");
@@ -35,7 +35,7 @@ static void test_options(void)
 	ok(opts("stop").stop, "stop");
 
 	struct agentmap_options o2;
-	struct fs_error err = { 0 };
+	struct fs_error err = {0};
 	is_int(agentmap_parse_options("file=/etc/passwd", &o2, &err), -EINVAL, "file= refused");
 	ok(strstr(err.msg, "file=") && strstr(err.msg, "/tmp/perf-<pid>.map"),
 	   "file= error says why: %s", err.msg);
@@ -86,7 +86,7 @@ static void test_names(void)
 
 static void test_join(void)
 {
-	const char *f[] = { "a.A.outer", "b.B.middle", "c.C.inner" };
+	const char *f[] = {"a.A.outer", "b.B.middle", "c.C.inner"};
 	char buf[64];
 
 	agentmap_join_frames(f, 3, buf, sizeof(buf));
@@ -101,11 +101,13 @@ static void test_join(void)
 
 static void test_lines(void)
 {
-	struct agentmap_buf b = { 0 };
+	struct agentmap_buf b = {0};
 
 	is_int(agentmap_append_line(&b, 0x7f0012345000ull, 0x1a0, "x.Y.z"), 0, "append");
 	agentmap_append_line(&b, 0x10, 0, "empty");
-	agentmap_append_line(&b, 0x20, 1, "bad\nname\twith\x01" "controls");
+	agentmap_append_line(&b, 0x20, 1,
+			     "bad\nname\twith\x01"
+			     "controls");
 	agentmap_append_line(&b, 0x30, 2, "");
 	const char want[] = "7f0012345000 1a0 x.Y.z\n"
 			    "20 1 bad?name?with?controls\n"
@@ -154,10 +156,10 @@ static void is_name_at(const struct agentmap_buf *b, uint64_t addr, const char *
 
 static void test_ranges(void)
 {
-	struct agentmap_buf b = { 0 };
+	struct agentmap_buf b = {0};
 	/* code 0x1000..0x1100; stray records (outside, backwards) are skipped */
-	const uint64_t pcs[] = { 0x1010, 0x1020, 0x1040, 0x1060, 0x0ff0, 0x1200, 0x1080, 0x1070 };
-	const char *names[] = { "R", "R->I", "R->I", "R", "junk", "junk", "R->J", "junk" };
+	const uint64_t pcs[] = {0x1010, 0x1020, 0x1040, 0x1060, 0x0ff0, 0x1200, 0x1080, 0x1070};
+	const char *names[] = {"R", "R->I", "R->I", "R", "junk", "junk", "R->J", "junk"};
 
 	is_int(agentmap_append_ranges(&b, 0x1000, 0x100, pcs, names, 8, "R"), 0, "ranges");
 	const char want[] = "1000 11 R\n"
@@ -179,8 +181,8 @@ static void test_ranges(void)
 	 *   0x2020 call B (inlined R->C->B),        returns to 0x2025
 	 *   0x2030 safepoint poll in R's loop,       pc 0x2030
 	 *   0x2040 call to an uncommon trap, the last instruction: pc 0x2050 */
-	const uint64_t c2pcs[] = { 0x200a, 0x2025, 0x2030, 0x2050 };
-	const char *c2names[] = { "R->A", "R->C->B", "R", "R->C" };
+	const uint64_t c2pcs[] = {0x200a, 0x2025, 0x2030, 0x2050};
+	const char *c2names[] = {"R->A", "R->C->B", "R", "R->C"};
 	agentmap_append_ranges(&b, 0x2000, 0x50, c2pcs, c2names, 4, "R");
 	is_name_at(&b, 0x200a - 1, "R->A", "return address 0x200a (looked up at ret-1): call A");
 	is_name_at(&b, 0x200a, "R->A", "return address 0x200a (perf, unadjusted): call A");
@@ -191,10 +193,10 @@ static void test_ranges(void)
 	is_name_at(&b, 0x2030 + 1, "R->C", "leaf at the poll: pc_desc_near(0x2031), the trap");
 	is_name_at(&b, 0x2000, "R->A", "the prologue belongs to the first record");
 	is_name_at(&b, 0x2050 - 1, "R->C", "a record at the very end is clamped to the code");
-	ok(!map_lookup(&b, 0x2050, (char[8]){ 0 }, 8), "nothing past the code");
+	ok(!map_lookup(&b, 0x2050, (char[8]){0}, 8), "nothing past the code");
 	agentmap_buf_free(&b);
 
-	b = (struct agentmap_buf){ 0 };
+	b = (struct agentmap_buf){0};
 	agentmap_append_ranges(&b, 0x1000, 0x10, NULL, NULL, 0, "R");
 	ok(b.len == 10 && memcmp(b.data, "1000 10 R\n", 10) == 0, "no records: one line");
 	agentmap_buf_free(&b);
@@ -204,7 +206,7 @@ static void test_open(void)
 {
 	char dir[] = "/tmp/test_agentmap.XXXXXX";
 	char path[128], target[128];
-	struct fs_error err = { 0 };
+	struct fs_error err = {0};
 	struct stat st;
 
 	if (!mkdtemp(dir)) {
@@ -241,7 +243,8 @@ static void test_open(void)
 
 	ok(mkfifo(path, 0644) == 0, "fifo planted");
 	/* With no reader the open must fail at once, not block the JVM. */
-	is_int(agentmap_open(dir, 4242, true, &err), -ENXIO, "a fifo with no reader is refused at once");
+	is_int(agentmap_open(dir, 4242, true, &err), -ENXIO,
+	       "a fifo with no reader is refused at once");
 	ok(strstr(err.msg, "FIFO") != NULL, "and says so: %s", err.msg);
 	fd = open(path, O_RDONLY | O_NONBLOCK); /* now with a reader */
 	is_int(agentmap_open(dir, 4242, true, &err), -EPERM, "a fifo is refused");
