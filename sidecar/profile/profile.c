@@ -16,6 +16,7 @@
 #include "jvmflags.h"
 #include "proc.h"
 #include "sampler.h"
+#include "utf8.h"
 
 #define PROFILE_PID_SLOTS (2 * PROFILE_MAX_PIDS) /* open addressing, power of two */
 #define PROFILE_LINE_MAX  (SYMBOLIZER_MAX_FRAMES * (SYMBOLIZER_NAME_MAX + 8) + 128)
@@ -441,21 +442,16 @@ int profile_map_jvms(struct profile *p)
 	return mapped;
 }
 
-/* Append ";name" (n bytes) to p->line at *pos, sanitized for folded text. */
+/* Append ";name" (n bytes) to p->line at *pos, sanitized for folded text:
+ * valid UTF-8 (invalid bytes from a perf map, an ELF symbol or a comm
+ * become U+FFFD), no ';' or control characters. */
 static void profile_put(struct profile *p, size_t *pos, const char *name, size_t n,
 			const char *suffix)
 {
 	if (*pos + 2 >= PROFILE_LINE_MAX)
 		return;
 	p->line[(*pos)++] = ';';
-	for (size_t i = 0; i < n && *pos + 1 < PROFILE_LINE_MAX; i++) {
-		char ch = name[i];
-		if (ch == ';')
-			ch = ':';
-		else if ((unsigned char)ch < 0x20 || ch == 0x7f)
-			ch = '?';
-		p->line[(*pos)++] = ch;
-	}
+	*pos += utf8_sanitize(name, n, p->line + *pos, PROFILE_LINE_MAX - *pos, UTF8_FRAME, NULL);
 	for (; suffix && *suffix && *pos + 1 < PROFILE_LINE_MAX; suffix++)
 		p->line[(*pos)++] = *suffix;
 }
@@ -483,14 +479,14 @@ static size_t profile_line(struct profile *p, const struct profile_chain *c)
 	symbolizer_symbolize(p->sym, c->pid, p->words + c->off, c->nr, frames,
 			     SYMBOLIZER_MAX_FRAMES, &n);
 	const char *comm = symbolizer_comm(p->sym, c->pid);
-	if (p->o.with_pid)
-		pos = (size_t)snprintf(p->line, 64, "%.32s-%d", comm ? comm : "[unknown]",
-				       (int)c->pid);
-	else
-		pos = (size_t)snprintf(p->line, 64, "%.32s", comm ? comm : "[unknown]");
-	for (size_t i = 0; i < pos; i++)
+	if (!comm)
+		comm = "[unknown]";
+	pos = utf8_sanitize(comm, strnlen(comm, 32), p->line, 128, 0, NULL);
+	for (size_t i = 0; i < pos; i++) /* ASCII bytes: never inside a sequence */
 		if (p->line[i] == ';' || (unsigned char)p->line[i] < 0x20)
 			p->line[i] = '_';
+	if (p->o.with_pid)
+		pos += (size_t)snprintf(p->line + pos, 32, "-%d", (int)c->pid);
 	for (size_t k = n; k-- > 0;) {
 		const struct symbolizer_frame *f = &frames[k];
 		p->st.frames[f->kind] += c->count;

@@ -15,6 +15,7 @@
 #include "elfsyms.h"
 #include "kallsyms.h"
 #include "perfmap.h"
+#include "utf8.h"
 
 #define SYMBOLIZER_BUCKETS    1024
 #define SYMBOLIZER_JIT_MAX    64
@@ -584,7 +585,12 @@ static const char *symbolizer_user(struct symbolizer *sym, struct sympid *sp, ui
 	if (es && elfsyms_offset_to_vaddr(es, off, &vaddr) == 0)
 		name = elfsyms_lookup(es, vaddr, NULL);
 	*resolved = name != NULL;
-	return name ? name : m->label;
+	/* The label is copied: a later frame of the same chain may re-read
+	 * the maps (a miss), which frees every label of the old ones. Handing
+	 * out m->label itself left a dangling name in the chain: the garbage
+	 * frame seen between libjvm and the kernel (an unresolved libc frame,
+	 * then a JIT address newer than the cached maps). */
+	return name ? name : symbolizer_keep(sym, m->label, NULL);
 }
 
 static const char *symbolizer_one(struct symbolizer *sym, struct sympid *sp, uint64_t addr,
@@ -675,18 +681,11 @@ int symbolizer_fold(struct symbolizer *sym, pid_t pid, const char *comm, const u
 			continue;
 		if (pos && !(full = pos + 1 >= len))
 			buf[pos++] = ';';
-		for (const char *c = name; *c && !full; c++) {
-			if (pos + 1 >= len) {
-				full = 1;
-				break;
-			}
-			char ch = *c;
-			if (ch == ';')
-				ch = ':';
-			else if ((unsigned char)ch < 0x20 || ch == 0x7f)
-				ch = '?';
-			buf[pos++] = ch;
-		}
+		if (full)
+			break;
+		size_t nl = strlen(name), used;
+		pos += utf8_sanitize(name, nl, buf + pos, len - pos, UTF8_FRAME, &used);
+		full = used < nl;
 	}
 	buf[pos] = '\0';
 	return full ? -ENOSPC : (int)pos;
