@@ -47,6 +47,8 @@ static int options_apply(const char *opt, size_t len, struct agentmap_options *o
 		o->stop = true;
 	else if (IS("verbose"))
 		o->verbose = true;
+	else if (IS("timed"))
+		o->timed = true;
 	/* jcmd's JVMTI.agent_load hands the agent only the part before an
 	 * '=' of each word, so the modes have '='-less spellings too. */
 	else if (IS("mode=oneshot") || IS("mode:oneshot") || IS("oneshot"))
@@ -65,8 +67,8 @@ static int options_apply(const char *opt, size_t len, struct agentmap_options *o
 	else
 		return fs_error_set(err, EINVAL,
 				    "unknown option '%.*s' (known: mode=oneshot|continuous, "
-				    "stop, unfoldall, unfoldsimple, unfold, nounfold, dottedclass, "
-				    "nodottedclass, msig, sourcepos, verbose)",
+				    "stop, timed, unfoldall, unfoldsimple, unfold, nounfold, "
+				    "dottedclass, nodottedclass, msig, sourcepos, verbose)",
 				    (int)(len > 64 ? 64 : len), opt);
 #undef IS
 	return 0;
@@ -312,6 +314,28 @@ int agentmap_append_line(struct agentmap_buf *b, uint64_t start, uint64_t size, 
 	return 0;
 }
 
+int agentmap_append_load(struct agentmap_buf *b, uint64_t t, uint64_t start, uint64_t size,
+			 uint64_t mid)
+{
+	int r = buf_reserve(b, 1 + 20 + 3 * (1 + 16) + 1 + 1);
+	if (r < 0)
+		return r;
+	b->len += (size_t)snprintf(b->data + b->len, b->cap - b->len,
+				   "@%" PRIu64 " %" PRIx64 " %" PRIx64 " %" PRIx64 "\n", t, start,
+				   size, mid);
+	return 0;
+}
+
+int agentmap_append_unload(struct agentmap_buf *b, uint64_t t, uint64_t start, uint64_t mid)
+{
+	int r = buf_reserve(b, 1 + 20 + 2 * (1 + 16) + 1 + 1);
+	if (r < 0)
+		return r;
+	b->len += (size_t)snprintf(b->data + b->len, b->cap - b->len,
+				   "-%" PRIu64 " %" PRIx64 " %" PRIx64 "\n", t, start, mid);
+	return 0;
+}
+
 /* Add [from, to) named name to the run being built: extend it when the
  * name is the same, else write the run out and start a new one. */
 static int ranges_add(struct agentmap_buf *b, uint64_t *run_start, const char **run_name,
@@ -381,10 +405,17 @@ void agentmap_path(pid_t pid, char *out, size_t outlen)
 
 int agentmap_open(const char *dir, pid_t pid, bool truncate, struct fs_error *err)
 {
+	char name[64];
+	snprintf(name, sizeof(name), "perf-%d.map", (int)pid);
+	return agentmap_open_name(dir, name, truncate, err);
+}
+
+int agentmap_open_name(const char *dir, const char *name, bool truncate, struct fs_error *err)
+{
 	char path[256];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "%s/perf-%d.map", dir, (int)pid);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	/* O_NONBLOCK: a FIFO planted there with no reader fails at once
 	 * (ENXIO) instead of blocking the JVM's attach thread; regular files
 	 * ignore it. */

@@ -47,6 +47,7 @@ struct agentmap_options {
 	bool sourcepos; /* append (File.java:line) */
 	bool stop;	/* stop a continuous session */
 	bool verbose;	/* report lines, bytes and time on the JVM's stderr */
+	bool timed;	/* continuous: the timed log instead of the perf map */
 };
 
 /* Parse a comma separated option string (NULL or "" = defaults). Unknown
@@ -101,6 +102,26 @@ int agentmap_append_line(struct agentmap_buf *b, uint64_t start, uint64_t size, 
 int agentmap_append_ranges(struct agentmap_buf *b, uint64_t start, uint64_t size,
 			   const uint64_t *pcs, const char *const *names, size_t n,
 			   const char *root_name);
+
+/* The timed log of a profiling window (option "timed", continuous mode):
+ * /tmp/flamesidecar-<pid>.jit, removed by the agent on "stop". Lines:
+ *     @T START SIZE MID\n   code loaded at T (the perf map lines of that
+ *                           code follow: "START SIZE name\n")
+ *     -T START MID\n        the code at START of method MID was unloaded
+ * T is CLOCK_MONOTONIC in decimal ns (0: it existed when the session
+ * started), START, SIZE and MID (the jmethodID, 0 for stubs) hex. Each
+ * event is one write(2); at most AGENTMAP_TIMED_MAX bytes are written. */
+#define AGENTMAP_TIMED_NAME "flamesidecar-%d.jit"
+#define AGENTMAP_TIMED_MAX  (64u << 20)
+
+/* Append the "@" and "-" lines. 0 or -ENOMEM / -E2BIG. */
+int agentmap_append_load(struct agentmap_buf *b, uint64_t t, uint64_t start, uint64_t size,
+			 uint64_t mid);
+int agentmap_append_unload(struct agentmap_buf *b, uint64_t t, uint64_t start, uint64_t mid);
+
+/* Open dir/name (name from AGENTMAP_TIMED_NAME or the perf map's) with the
+ * checks of agentmap_open. */
+int agentmap_open_name(const char *dir, const char *name, bool truncate, struct fs_error *err);
 
 /* "/tmp/perf-<pid>.map" into out. */
 void agentmap_path(pid_t pid, char *out, size_t outlen);

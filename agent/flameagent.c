@@ -48,7 +48,13 @@ struct session {
 	int write_errno;	  /* first write error, reported at the end */
 	unsigned long long bytes; /* written (or batched) in this session */
 	unsigned long events;	  /* code events written */
+	unsigned long dropped;	  /* timed: events over AGENTMAP_TIMED_MAX */
+	char file[64];		  /* the file's name in /tmp */
 };
+
+/* Set while GenerateEvents replays what existed at the start of a
+ * session: those events are stamped 0 ("before the window"). */
+static __thread int replaying;
 
 static struct session oneshot_session = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
@@ -78,6 +84,19 @@ static void agent_log(const char *fmt, ...)
 	/* One write so that lines from several threads do not mix. */
 	ssize_t w = write(STDERR_FILENO, line, len);
 	(void)w;
+}
+
+/* CLOCK_MONOTONIC ns; by system call (clock_gettime is GLIBC_2.17 in libc). */
+static uint64_t now_ns(void)
+{
+	struct timespec ts = {0};
+	syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t event_time(void)
+{
+	return replaying ? 0 : now_ns();
 }
 
 /* ---- naming ------------------------------------------------------------- */
@@ -246,6 +265,11 @@ static void session_emit(struct session *s, struct agentmap_buf *lines)
 		pthread_mutex_unlock(&s->lock);
 		return;
 	}
+	if (s->opt.timed && s->bytes + lines->len > AGENTMAP_TIMED_MAX) {
+		s->dropped++; /* bounded: the file never grows past the cap */
+		pthread_mutex_unlock(&s->lock);
+		return;
+	}
 	if (s->batch) {
 		if (s->buf.len + lines->len > ONESHOT_FLUSH_AT && s->buf.len) {
 			r = agentmap_write_all(s->fd, s->buf.data, s->buf.len);
@@ -346,13 +370,17 @@ static void JNICALL on_compiled_method_load(jvmtiEnv *env, jmethodID method, jin
 	if (!s || code_size <= 0)
 		return;
 	c.opt = &s->opt; /* options only change while the session is idle */
-	frame_name(&c, method, -1, root_name, sizeof(root_name));
 	uint64_t start = (uint64_t)(uintptr_t)code_addr;
+	if (s->opt.timed && agentmap_append_load(&out, event_time(), start, (uint64_t)code_size,
+						 (uint64_t)(uintptr_t)method) < 0)
+		return;
+	size_t head = out.len;
+	frame_name(&c, method, -1, root_name, sizeof(root_name));
 	const jvmtiCompiledMethodLoadInlineRecord *rec = inline_record(compile_info);
 	if (s->opt.unfold != AGENTMAP_UNFOLD_NONE && rec && rec->numpcs > 0 && rec->pcinfo) {
 		if (append_unfolded(&c, &out, method, start, (uint64_t)code_size, root_name, rec) <
 		    0) {
-			out.len = 0;
+			out.len = head;
 			agentmap_append_line(&out, start, (uint64_t)code_size, root_name);
 		}
 	} else {
@@ -371,8 +399,28 @@ static void JNICALL on_dynamic_code_generated(jvmtiEnv *env, const char *name, c
 
 	if (!s || length <= 0)
 		return;
+	if (s->opt.timed)
+		agentmap_append_load(&out, event_time(), (uint64_t)(uintptr_t)address,
+				     (uint64_t)length, 0);
 	agentmap_append_line(&out, (uint64_t)(uintptr_t)address, (uint64_t)length, name);
 	session_emit(s, &out);
+	agentmap_buf_free(&out);
+}
+
+/* Timed sessions only: the code at code_addr is gone (or about to be), so
+ * its address may be reused. HotSpot posts this from the service thread,
+ * after the fact; readers also end an entry where newer code overlaps it. */
+static void JNICALL on_compiled_method_unload(jvmtiEnv *env, jmethodID method,
+					      const void *code_addr)
+{
+	struct session *s = session_of(env);
+	struct agentmap_buf out = {0};
+
+	if (!s || !s->opt.timed)
+		return;
+	if (agentmap_append_unload(&out, now_ns(), (uint64_t)(uintptr_t)code_addr,
+				   (uint64_t)(uintptr_t)method) == 0)
+		session_emit(s, &out);
 	agentmap_buf_free(&out);
 }
 
@@ -398,6 +446,7 @@ static int session_env(JavaVM *vm, struct session *s, struct fs_error *err)
 		memset(&cb, 0, sizeof(cb));
 		cb.CompiledMethodLoad = on_compiled_method_load;
 		cb.DynamicCodeGenerated = on_dynamic_code_generated;
+		cb.CompiledMethodUnload = on_compiled_method_unload;
 		e = (*env)->SetEventCallbacks(env, &cb, (jint)sizeof(cb));
 		if (e == JVMTI_ERROR_NONE)
 			e = (*env)->SetEnvironmentLocalStorage(env, s);
@@ -433,7 +482,13 @@ static int session_events(struct session *s, jvmtiEventMode mode)
 	    (*env)->SetEventNotificationMode(env, mode, JVMTI_EVENT_COMPILED_METHOD_LOAD, NULL);
 	jvmtiError e2 =
 	    (*env)->SetEventNotificationMode(env, mode, JVMTI_EVENT_DYNAMIC_CODE_GENERATED, NULL);
-	return e != JVMTI_ERROR_NONE ? (int)e : (int)e2;
+	jvmtiError e3 = JVMTI_ERROR_NONE;
+	if (mode == JVMTI_DISABLE || s->opt.timed)
+		e3 = (*env)->SetEventNotificationMode(env, mode, JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
+						      NULL);
+	if (e != JVMTI_ERROR_NONE)
+		return (int)e;
+	return e2 != JVMTI_ERROR_NONE ? (int)e2 : (int)e3;
 }
 
 /* Deactivate s: no more writes, flush the batch, close the file. Returns
@@ -455,6 +510,12 @@ static int session_close(struct session *s)
 	if (s->fd >= 0 && close(s->fd) < 0 && !s->write_errno)
 		s->write_errno = errno;
 	s->fd = -1;
+	if (s->opt.timed && s->file[0]) {
+		/* The timed log is the reader's, read by now: nothing stays behind. */
+		char path[96];
+		snprintf(path, sizeof(path), "/tmp/%s", s->file);
+		unlink(path);
+	}
 	r = s->write_errno;
 	s->write_errno = 0;
 	pthread_mutex_unlock(&s->lock);
@@ -473,7 +534,11 @@ static int session_start(JavaVM *vm, struct session *s, const struct agentmap_op
 	r = session_env(vm, s, err);
 	if (r < 0)
 		return r;
-	int fd = agentmap_open("/tmp", getpid(), true, err);
+	if (o->timed)
+		snprintf(s->file, sizeof(s->file), AGENTMAP_TIMED_NAME, (int)getpid());
+	else
+		snprintf(s->file, sizeof(s->file), "perf-%d.map", (int)getpid());
+	int fd = agentmap_open_name("/tmp", s->file, true, err);
 	if (fd < 0)
 		return fd;
 	pthread_mutex_lock(&s->lock);
@@ -482,6 +547,7 @@ static int session_start(JavaVM *vm, struct session *s, const struct agentmap_op
 	s->write_errno = 0;
 	s->bytes = 0;
 	s->events = 0;
+	s->dropped = 0;
 	s->active = true;
 	pthread_mutex_unlock(&s->lock);
 
@@ -491,9 +557,11 @@ static int session_start(JavaVM *vm, struct session *s, const struct agentmap_op
 		return jvmti_fail(err, (jvmtiError)r, "enabling the code events");
 	}
 	if (live) {
+		replaying = 1;
 		e = (*s->env)->GenerateEvents(s->env, JVMTI_EVENT_DYNAMIC_CODE_GENERATED);
 		if (e == JVMTI_ERROR_NONE)
 			e = (*s->env)->GenerateEvents(s->env, JVMTI_EVENT_COMPILED_METHOD_LOAD);
+		replaying = 0;
 		if (e != JVMTI_ERROR_NONE) {
 			session_close(s);
 			return jvmti_fail(err, e, "GenerateEvents");
@@ -513,8 +581,9 @@ static double now_ms(void)
 static void session_report(struct session *s, double started)
 {
 	if (s->opt.verbose)
-		agent_log("%s: %lu code events, %llu bytes to /tmp/perf-%d.map in %.1f ms", s->what,
-			  s->events, s->bytes, (int)getpid(), now_ms() - started);
+		agent_log("%s: %lu code events, %llu bytes to /tmp/%s in %.1f ms%s", s->what,
+			  s->events, s->bytes, s->file, now_ms() - started,
+			  s->dropped ? " (the size cap was reached: events dropped)" : "");
 }
 
 static double live_started;
@@ -562,7 +631,9 @@ static jint agent_run(JavaVM *vm, char *options, bool attached)
 		enum agentmap_mode mode = o.mode;
 		if (mode == AGENTMAP_MODE_DEFAULT)
 			mode = attached ? AGENTMAP_MODE_ONESHOT : AGENTMAP_MODE_CONTINUOUS;
-		if (mode == AGENTMAP_MODE_ONESHOT && !attached) {
+		if (o.timed && mode != AGENTMAP_MODE_CONTINUOUS) {
+			r = fs_error_set(&err, EINVAL, "option 'timed' needs mode=continuous");
+		} else if (mode == AGENTMAP_MODE_ONESHOT && !attached) {
 			r = fs_error_set(&err, EINVAL,
 					 "mode=oneshot needs a running JVM: load "
 					 "the agent by attach, or use mode=continuous");

@@ -65,6 +65,7 @@ struct profile_jvm_result {
 	pid_t pid;
 	int ok;		       /* mapped */
 	struct map_result res; /* when ok */
+	int windowed;	       /* named by its window's JIT log, not a map at the end */
 	char msg[256];	       /* why not, when !ok */
 };
 

@@ -14,6 +14,7 @@
 #include "cleanup.h"
 #include "elfsyms.h"
 #include "kallsyms.h"
+#include "jitlog.h"
 #include "perfmap.h"
 #include "utf8.h"
 
@@ -74,6 +75,7 @@ struct symbolizer {
 	struct symjit jit[SYMBOLIZER_JIT_MAX];
 	size_t njit;
 	struct symbolizer_stats st;
+	uint64_t time; /* of the callchains being symbolized */
 	char arena[SYMBOLIZER_ARENA];
 	size_t arena_len;
 };
@@ -178,7 +180,22 @@ int symbolizer_set_jit(struct symbolizer *sym, pid_t pid, symbolizer_jit_fn fn, 
 	return 0;
 }
 
-int symbolizer_jit_perfmap(void *ctx, pid_t pid, uint64_t addr, char *buf, size_t len)
+int symbolizer_jit_jitlog(void *ctx, pid_t pid, uint64_t addr, uint64_t time, char *buf, size_t len)
+{
+	const char *name = jitlog_lookup(ctx, addr, time);
+	if (!name || len == 0)
+		return 0;
+	snprintf(buf, len, "%s", name);
+	return 1;
+}
+
+void symbolizer_set_time(struct symbolizer *sym, uint64_t time)
+{
+	sym->time = time;
+}
+
+int symbolizer_jit_perfmap(void *ctx, pid_t pid, uint64_t addr, uint64_t time, char *buf,
+			   size_t len)
 {
 	const struct perfmap_entry *e = perfmap_lookup(ctx, addr);
 	if (!e || len == 0)
@@ -540,7 +557,7 @@ static const char *symbolizer_jit(struct symbolizer *sym, pid_t pid, uint64_t ad
 {
 	const struct symjit *j = symbolizer_jit_for(sym, pid);
 	char buf[SYMBOLIZER_NAME_MAX];
-	if (j && j->fn(j->ctx, pid, addr, buf, sizeof(buf)) == 1) {
+	if (j && j->fn(j->ctx, pid, addr, sym->time, buf, sizeof(buf)) == 1) {
 		buf[sizeof(buf) - 1] = '\0';
 		*resolved = 1;
 		return symbolizer_keep(sym, buf,

@@ -71,13 +71,24 @@ struct symbolizer_stats {
 	size_t pids, files, memory; /* cached now; memory in bytes (ELF tables) */
 };
 
-/* Look up a JIT address of pid: write the name into buf (NUL-terminated)
- * and return 1, or return 0 when unknown. */
-typedef int (*symbolizer_jit_fn)(void *ctx, pid_t pid, uint64_t addr, char *buf, size_t len);
+/* Look up a JIT address of pid at time (CLOCK_MONOTONIC ns, see
+ * symbolizer_set_time; 0 = unknown): write the name into buf
+ * (NUL-terminated) and return 1, or return 0 when unknown. */
+typedef int (*symbolizer_jit_fn)(void *ctx, pid_t pid, uint64_t addr, uint64_t time, char *buf,
+				 size_t len);
 
 /* A symbolizer_jit_fn over a parsed perf map (sidecar/jvm/perfmap.h): pass the
  * struct perfmap * as ctx. Names are copied verbatim (truncated to len). */
-int symbolizer_jit_perfmap(void *ctx, pid_t pid, uint64_t addr, char *buf, size_t len);
+int symbolizer_jit_perfmap(void *ctx, pid_t pid, uint64_t addr, uint64_t time, char *buf,
+			   size_t len);
+
+/* The same over a window's JIT log (sidecar/jvm/jitlog.h): by address and
+ * time. Pass the struct jitlog * as ctx. */
+int symbolizer_jit_jitlog(void *ctx, pid_t pid, uint64_t addr, uint64_t time, char *buf,
+			  size_t len);
+
+/* The time the next callchains were sampled at, handed to the JIT lookups. */
+void symbolizer_set_time(struct symbolizer *sym, uint64_t time);
 
 /* opts may be NULL. 0 or -errno. /proc/kallsyms is read on first use. */
 int symbolizer_open(const struct symbolizer_opts *opts, struct symbolizer **out,

@@ -202,6 +202,21 @@ static void test_ranges(void)
 	agentmap_buf_free(&b);
 }
 
+static void test_timed_lines(void)
+{
+	struct agentmap_buf b = {0};
+	ok(opts("mode=continuous,timed").timed, "option timed");
+	agentmap_append_load(&b, 0, 0x7f00aa000, 0x1a0, 0x55aa);
+	agentmap_append_line(&b, 0x7f00aa000, 0x1a0, "x.Y.z");
+	agentmap_append_unload(&b, 123456789012ull, 0x7f00aa000, 0x55aa);
+	const char want[] =
+	    "@0 7f00aa000 1a0 55aa\n7f00aa000 1a0 x.Y.z\n-123456789012 7f00aa000 55aa\n";
+	if (!ok(b.len == sizeof(want) - 1 && memcmp(b.data, want, b.len) == 0,
+		"timed log: load header, its lines, unload"))
+		tap_diag("got:\n%.*s", (int)b.len, b.data);
+	agentmap_buf_free(&b);
+}
+
 static void test_open(void)
 {
 	char dir[] = "/tmp/test_agentmap.XXXXXX";
@@ -273,6 +288,7 @@ int main(void)
 	test_join();
 	test_lines();
 	test_ranges();
+	test_timed_lines();
 	test_open();
 	return tap_done();
 }

@@ -179,7 +179,7 @@ static void test_self(struct symbolizer *sym)
 	ok(kind == SYMBOLIZER_KIND_UNKNOWN && !resolved, "counted as unknown, unresolved");
 }
 
-static int fake_jit(void *ctx, pid_t pid, uint64_t addr, char *buf, size_t len)
+static int fake_jit(void *ctx, pid_t pid, uint64_t addr, uint64_t time, char *buf, size_t len)
 {
 	uint64_t base = *(uint64_t *)ctx;
 	if (addr >= base && addr < base + 4096) {

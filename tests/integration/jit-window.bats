@@ -1,0 +1,89 @@
+#!/usr/bin/env bats
+# The JIT map covers the whole window: a JVM whose compiled code is
+# recompiled, deoptimised, unloaded and whose code cache addresses are reused
+# during the window (tests/java/flametest/Churn.java) still has its Java
+# frames named; the agent's timed session is stopped and its log removed
+# when the window ends.
+
+load ../lib/containers
+
+JAVA17=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java
+
+needs_jvm() {
+	fs_require_root
+	fs_require_cmd runc jq
+	[ -x "$JAVA17" ] || skip "no JDK 17 at $JAVA17"
+	[ -f "$FS_BUILD/java/flametest/Churn.class" ] || skip "Java workloads not built (make agent)"
+	[ -n "${CHURN:-}" ] || skip "the Churn container did not start"
+}
+
+setup_file() {
+	[ "$(id -u)" = 0 ] || return 0
+	command -v runc >/dev/null && [ -x "$JAVA17" ] && [ -d "$FS_BUILD/java/flametest" ] || return 0
+	fs_setup
+	export FS_TMP FS_RUN FS_CONFIG FLAMESIDECAR_CONFIG
+	local name="fsjit-$$-churn" dir
+	dir="$FS_TMP/$name"
+	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- \
+		"$JAVA17" -XX:+PreserveFramePointer -XX:ReservedCodeCacheSize=8m -Xlog:disable \
+		-cp /opt/fsjava flametest.Churn --rounds-per-gc 2 --round-ms 120
+	jq --arg s "$FS_BUILD/java" '
+		.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}]
+	' "$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
+	fs_runc_run "$name" "$dir"
+	if fs_wait_for 60 grep -q READY "$dir/out.log" &&
+		fs_wait_for 10 test -f "$FS_RUN/containers/$name.json"; then
+		export CHURN=$name
+	else
+		cat "$dir/out.log" >&2
+	fi
+}
+
+teardown_file() {
+	fs_cleanup
+}
+
+# java_frames FOLDED: "NAMED TOTAL" over the frames of Java code: the JIT
+# frames (named ones carry a Java name, unnamed ones are [unknown] between
+# or under named Java frames, above the JVM's own C++ frames).
+java_frames() {
+	awk '
+	{
+		n = split($0, f, ";"); c = f[n]; sub(/.* /, "", c); sub(/ [0-9]+$/, "", f[n])
+		for (i = 2; i <= n; i++) {
+			if (f[i] ~ /^(flametest|java|jdk|sun)\./) { named += c; total += c }
+			else if (f[i] == "[unknown]") { total += c }
+		}
+	}
+	END { print named + 0, total + 0 }' "$1"
+}
+
+@test "jit window: recompiled, deoptimised and unloaded code is named (>= 98% of Java frames)" {
+	needs_jvm
+	cd "$BATS_TEST_TMPDIR"
+	local rounds0 rounds1
+	rounds0=$(grep -c ROUND "$FS_TMP/$CHURN/out.log" || true)
+	run "$FS_SIDECAR" run "$CHURN" -d 6s -F 199 -o churn.svg
+	echo "$output"
+	[ "$status" -eq 0 ]
+	rounds1=$(grep -c ROUND "$FS_TMP/$CHURN/out.log" || true)
+	echo "# $((rounds1 - rounds0)) rounds (class loaders dropped, code recompiled) in the window" >&3
+	[ $((rounds1 - rounds0)) -ge 10 ]
+	read -r named total < <(java_frames churn.folded)
+	echo "# Java frames named: $named of $total" >&3
+	[ "$total" -gt 200 ]
+	[ $((named * 1000)) -ge $((total * 980)) ]
+	[ "$(awk '/flametest\.ChurnTask\.(work|churnMix|churnShape)/ { n += $NF } END { print n + 0 }' churn.folded)" -gt 0 ]
+	[[ "$output" == *"JIT log"* ]]
+}
+
+@test "jit window: nothing of the session stays in the JVM after run" {
+	needs_jvm
+	local pid ns
+	pid=$(fs_container_pid "$CHURN")
+	ns=$(awk '/^NSpid/ { print $NF }' "/proc/$pid/status")
+	# The agent removed its log; its events are off (no file comes back).
+	[ ! -e "/proc/$pid/root/tmp/flamesidecar-$ns.jit" ]
+	fs_wait_for 3 grep -q ROUND "$FS_TMP/$CHURN/out.log"
+	[ ! -e "/proc/$pid/root/tmp/flamesidecar-$ns.jit" ]
+}
