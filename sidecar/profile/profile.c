@@ -387,6 +387,25 @@ int profile_open(const struct profile_opts *o, struct profile **out, struct fs_e
 	return 0;
 }
 
+/* A window's log could not be read: the JVM exited (expected: its frames
+ * keep the names read so far) or something failed. */
+static void profile_window_warn(struct profile *p, pid_t pid, int r, const char *why)
+{
+	struct profile_pid *pp = profile_pid_slot(p, pid);
+	/* ENOEXEC: libjvm.so is unmapped already (an exiting JVM, a zombie) */
+	if (r == -ESRCH || r == -ENOEXEC ||
+	    (pp->pid == pid && pp->start_time && !proc_alive(pid, pp->start_time)))
+		profile_warn(p,
+			     "JVM pid %d exited during the window: its Java frames are named "
+			     "from its JIT log as read before it exited",
+			     (int)pid);
+	else
+		profile_warn(p,
+			     "JVM pid %d: reading its JIT log failed (%s); code compiled after "
+			     "this may stay unnamed",
+			     (int)pid, why);
+}
+
 /* Read what the JVMs' agents logged since the last read (during the
  * window: the end only reads the tail). A failed read keeps what was read. */
 static void profile_window_read(struct profile *p)
@@ -396,12 +415,10 @@ static void profile_window_read(struct profile *p)
 		struct fs_error err = {0};
 		if (!j->win || j->win_failed)
 			continue;
-		if (map_window_read(j->win, &err) < 0) {
+		int r = map_window_read(j->win, &err);
+		if (r < 0) {
 			j->win_failed = 1;
-			profile_warn(p,
-				     "JVM pid %d: reading its JIT log failed (%s); code compiled "
-				     "after this may stay unnamed",
-				     (int)j->pid, err.msg);
+			profile_window_warn(p, j->pid, r, err.msg);
 		}
 	}
 }
@@ -483,10 +500,7 @@ static int profile_map_window(struct profile *p, pid_t pid, struct profile_jvm_r
 		r = p->s ? map_window_read(j->win, &err) : map_window_stop(j->win, &err);
 	if (r < 0) {
 		j->win_failed = 1;
-		profile_warn(p,
-			     "JVM pid %d: reading the end of its JIT log failed (%s); code "
-			     "compiled since the last read may stay unnamed",
-			     (int)pid, err.msg);
+		profile_window_warn(p, pid, r, err.msg);
 	}
 	jr->ok = 1;
 	jr->res = *map_window_result(j->win);
