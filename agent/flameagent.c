@@ -52,9 +52,11 @@ struct session {
 	char file[64];		  /* the file's name in /tmp */
 };
 
-/* Set while GenerateEvents replays what existed at the start of a
- * session: those events are stamped 0 ("before the window"). */
-static __thread int replaying;
+/* The thread replaying, with GenerateEvents, what existed at the start of
+ * a session: its events are stamped 0 ("before the window"). A thread id,
+ * not a thread-local flag: TLS would pull __tls_get_addr (GLIBC_2.3) and
+ * ld-linux into the agent, which must load under musl too. */
+static volatile long replay_tid;
 
 static struct session oneshot_session = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
@@ -96,7 +98,8 @@ static uint64_t now_ns(void)
 
 static uint64_t event_time(void)
 {
-	return replaying ? 0 : now_ns();
+	long tid = replay_tid;
+	return tid && tid == syscall(SYS_gettid) ? 0 : now_ns();
 }
 
 /* ---- naming ------------------------------------------------------------- */
@@ -557,11 +560,11 @@ static int session_start(JavaVM *vm, struct session *s, const struct agentmap_op
 		return jvmti_fail(err, (jvmtiError)r, "enabling the code events");
 	}
 	if (live) {
-		replaying = 1;
+		replay_tid = syscall(SYS_gettid);
 		e = (*s->env)->GenerateEvents(s->env, JVMTI_EVENT_DYNAMIC_CODE_GENERATED);
 		if (e == JVMTI_ERROR_NONE)
 			e = (*s->env)->GenerateEvents(s->env, JVMTI_EVENT_COMPILED_METHOD_LOAD);
-		replaying = 0;
+		replay_tid = 0;
 		if (e != JVMTI_ERROR_NONE) {
 			session_close(s);
 			return jvmti_fail(err, e, "GenerateEvents");
