@@ -343,6 +343,10 @@ static void run_summary(struct profile *p, const struct run_args *a, uint64_t wi
 			printf("jvm        pid %d: not mapped (see the warning above)\n",
 			       (int)j->pid);
 	}
+	if (st.time_approx)
+		printf("jit        %llu samples in stacks whose code changed owner while they were "
+		       "sampled: named by the later owner\n",
+		       (unsigned long long)st.time_approx);
 	struct hot_frame *hot = NULL;
 	size_t n = 0;
 	uint64_t total = fold_total(profile_table(p));

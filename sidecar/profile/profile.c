@@ -602,6 +602,26 @@ static void profile_put_jit(struct profile *p, size_t *pos, const char *name)
 	profile_put(p, pos, s, strlen(s), inlined && !strstr(s, "_[i]") ? "_[i]" : NULL);
 }
 
+/* Did a JIT address of chain c change owner between its first and last
+ * sample? Then its samples are all named by the later owner: the one case
+ * where naming by time is approximate (docs/agent.md, "Windows"). */
+static int profile_owner_changed(const struct profile *p, const struct profile_chain *c,
+				 const struct symbolizer_frame *frames, size_t n)
+{
+	const struct jitlog *log = NULL;
+	if (c->first == c->last)
+		return 0;
+	for (size_t i = 0; i < p->njit && !log; i++)
+		if (p->jit[i].pid == c->pid && p->jit[i].win)
+			log = map_window_log(p->jit[i].win);
+	for (size_t k = 0; log && k < n; k++)
+		if (frames[k].kind == SYMBOLIZER_KIND_JIT &&
+		    jitlog_lookup(log, frames[k].addr, c->first) !=
+			jitlog_lookup(log, frames[k].addr, c->last))
+			return 1;
+	return 0;
+}
+
 /* Frame names into p->line: "comm;root;...;leaf". */
 static size_t profile_line(struct profile *p, const struct profile_chain *c)
 {
@@ -622,6 +642,8 @@ static size_t profile_line(struct profile *p, const struct profile_chain *c)
 			p->line[i] = '_';
 	if (p->o.with_pid)
 		pos += (size_t)snprintf(p->line + pos, 32, "-%d", (int)c->pid);
+	if (profile_owner_changed(p, c, frames, n))
+		p->st.time_approx += c->count;
 	for (size_t k = n; k-- > 0;) {
 		const struct symbolizer_frame *f = &frames[k];
 		p->st.frames[f->kind] += c->count;
@@ -674,6 +696,7 @@ int profile_reset_table(struct profile *p)
 	fold_free(p->table);
 	p->table = n;
 	memset(p->st.frames, 0, sizeof(p->st.frames));
+	p->st.time_approx = 0;
 	memset(p->st.resolved, 0, sizeof(p->st.resolved));
 	p->st.folded = 0;
 	return 0;

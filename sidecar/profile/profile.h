@@ -84,6 +84,9 @@ struct profile_stats {
 	uint64_t frames[SYMBOLIZER_KIND_COUNT];
 	uint64_t resolved[SYMBOLIZER_KIND_COUNT];
 	uint64_t folded; /* samples added to the fold table */
+	/* samples of chains in which a JIT address changed owner between the
+	 * chain's first and last sample (named by the later owner) */
+	uint64_t time_approx;
 	/* processes */
 	size_t pids, jvms;
 	/* the last mapping round */

@@ -75,6 +75,7 @@ java_frames() {
 	[ $((named * 1000)) -ge $((total * 980)) ]
 	[ "$(awk '/flametest\.ChurnTask\.(work|churnMix|churnShape)/ { n += $NF } END { print n + 0 }' churn.folded)" -gt 0 ]
 	[[ "$output" == *"JIT log"* ]]
+	echo "$output" | grep "^jit " >&3 || true
 }
 
 @test "jit window: nothing of the session stays in the JVM after run" {
