@@ -88,3 +88,34 @@ java_frames() {
 	fs_wait_for 3 grep -q ROUND "$FS_TMP/$CHURN/out.log"
 	[ ! -e "/proc/$pid/root/tmp/flamesidecar-$ns.jit" ]
 }
+
+@test "jit window: every other JDK under /usr/lib/jvm (timed session, >= 98% named)" {
+	needs_jvm
+	local jdk java name dir found=0 named total
+	for jdk in /usr/lib/jvm/*/; do
+		java=${jdk}bin/java
+		[ -x "$java" ] && [ "$(readlink -f "$java")" != "$(readlink -f "$JAVA17")" ] || continue
+		found=1
+		name="fsjit-$$-$(basename "$jdk" | tr -cd 'a-z0-9')"
+		dir="$FS_TMP/$name"
+		fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- \
+			"$java" -XX:+PreserveFramePointer -XX:ReservedCodeCacheSize=8m \
+			-XX:+IgnoreUnrecognizedVMOptions -XX:+EnableDynamicAgentLoading -Xlog:disable -cp /opt/fsjava flametest.Churn \
+			--rounds-per-gc 2 --round-ms 120
+		jq --arg s "$FS_BUILD/java" '
+			.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}]
+		' "$dir/config.json" >"$dir/c.json" && mv "$dir/c.json" "$dir/config.json"
+		fs_runc_run "$name" "$dir"
+		fs_wait_for 60 grep -q READY "$dir/out.log" || { cat "$dir/out.log"; false; }
+		fs_wait_for 10 test -f "$FS_RUN/containers/$name.json"
+		(cd "$BATS_TEST_TMPDIR" && "$FS_SIDECAR" run "$name" -d 4s -F 199 -o "$name.svg" >"$name.out" 2>&1) ||
+			{ cat "$BATS_TEST_TMPDIR/$name.out"; false; }
+		read -r named total < <(java_frames "$BATS_TEST_TMPDIR/$name.folded")
+		echo "# $(basename "$jdk"): Java frames named: $named of $total" >&3
+		grep -q "JIT log" "$BATS_TEST_TMPDIR/$name.out"
+		[ "$total" -gt 50 ]
+		[ $((named * 1000)) -ge $((total * 980)) ]
+		runc kill "$name" KILL >/dev/null 2>&1 || true
+	done
+	[ "$found" = 1 ] || skip "no other JDK under /usr/lib/jvm"
+}
