@@ -49,6 +49,15 @@ static int options_apply(const char *opt, size_t len, struct agentmap_options *o
 		o->verbose = true;
 	else if (IS("timed"))
 		o->timed = true;
+	else if (len > 4 && (memcmp(opt, "ttl=", 4) == 0 || memcmp(opt, "ttl:", 4) == 0)) {
+		unsigned long v = 0;
+		for (size_t i = 4; i < len; i++) {
+			if (opt[i] < '0' || opt[i] > '9' || v > 86400ul * 366)
+				return fs_error_set(err, EINVAL, "option ttl: seconds expected");
+			v = v * 10 + (unsigned long)(opt[i] - '0');
+		}
+		o->ttl_s = (unsigned)v;
+	}
 	/* jcmd's JVMTI.agent_load hands the agent only the part before an
 	 * '=' of each word, so the modes have '='-less spellings too. */
 	else if (IS("mode=oneshot") || IS("mode:oneshot") || IS("oneshot"))
@@ -65,11 +74,12 @@ static int options_apply(const char *opt, size_t len, struct agentmap_options *o
 				    "drops the text after '=': write mode:oneshot there)",
 				    (int)(len > 64 ? 64 : len), opt);
 	else
-		return fs_error_set(err, EINVAL,
-				    "unknown option '%.*s' (known: mode=oneshot|continuous, "
-				    "stop, timed, unfoldall, unfoldsimple, unfold, nounfold, "
-				    "dottedclass, nodottedclass, msig, sourcepos, verbose)",
-				    (int)(len > 64 ? 64 : len), opt);
+		return fs_error_set(
+		    err, EINVAL,
+		    "unknown option '%.*s' (known: mode=oneshot|continuous, "
+		    "stop, timed, ttl=SECONDS, unfoldall, unfoldsimple, unfold, nounfold, "
+		    "dottedclass, nodottedclass, msig, sourcepos, verbose)",
+		    (int)(len > 64 ? 64 : len), opt);
 #undef IS
 	return 0;
 }

@@ -48,6 +48,7 @@ struct agentmap_options {
 	bool stop;	/* stop a continuous session */
 	bool verbose;	/* report lines, bytes and time on the JVM's stderr */
 	bool timed;	/* continuous: the timed log instead of the perf map */
+	unsigned ttl_s; /* timed: end the session by itself after this (0: never) */
 };
 
 /* Parse a comma separated option string (NULL or "" = defaults). Unknown

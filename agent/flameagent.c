@@ -50,6 +50,7 @@ struct session {
 	unsigned long events;	  /* code events written */
 	unsigned long dropped;	  /* timed: events over AGENTMAP_TIMED_MAX */
 	char file[64];		  /* the file's name in /tmp */
+	uint64_t deadline_ns;	  /* timed with ttl: the session ends itself then */
 };
 
 /* The thread replaying, with GenerateEvents, what existed at the start of
@@ -100,6 +101,25 @@ static uint64_t event_time(void)
 {
 	long tid = replay_tid;
 	return tid && tid == syscall(SYS_gettid) ? 0 : now_ns();
+}
+
+static int session_close(struct session *s);
+
+/* A timed session whose reader never came back to stop it (the sidecar was
+ * killed) ends by itself at its deadline: events off, file closed and
+ * removed. Returns 1 when s is (now) inactive. */
+static int session_expired(struct session *s)
+{
+	if (!s->deadline_ns || now_ns() < s->deadline_ns)
+		return 0;
+	/* trylock: the thread holding it may be this one (GenerateEvents in
+	 * session_start); then the next event tries again. */
+	if (pthread_mutex_trylock(&control_lock) != 0)
+		return 0;
+	if (s->active)
+		session_close(s);
+	pthread_mutex_unlock(&control_lock);
+	return 1;
 }
 
 /* ---- naming ------------------------------------------------------------- */
@@ -370,7 +390,7 @@ static void JNICALL on_compiled_method_load(jvmtiEnv *env, jmethodID method, jin
 	struct name_cache c = {.env = env};
 	char root_name[AGENTMAP_NAME_MAX];
 
-	if (!s || code_size <= 0)
+	if (!s || code_size <= 0 || !s->active || session_expired(s))
 		return;
 	c.opt = &s->opt; /* options only change while the session is idle */
 	uint64_t start = (uint64_t)(uintptr_t)code_addr;
@@ -400,7 +420,7 @@ static void JNICALL on_dynamic_code_generated(jvmtiEnv *env, const char *name, c
 	struct session *s = session_of(env);
 	struct agentmap_buf out = {0};
 
-	if (!s || length <= 0)
+	if (!s || length <= 0 || !s->active || session_expired(s))
 		return;
 	if (s->opt.timed)
 		agentmap_append_load(&out, event_time(), (uint64_t)(uintptr_t)address,
@@ -419,7 +439,7 @@ static void JNICALL on_compiled_method_unload(jvmtiEnv *env, jmethodID method,
 	struct session *s = session_of(env);
 	struct agentmap_buf out = {0};
 
-	if (!s || !s->opt.timed)
+	if (!s || !s->opt.timed || !s->active || session_expired(s))
 		return;
 	if (agentmap_append_unload(&out, now_ns(), (uint64_t)(uintptr_t)code_addr,
 				   (uint64_t)(uintptr_t)method) == 0)
@@ -551,6 +571,7 @@ static int session_start(JavaVM *vm, struct session *s, const struct agentmap_op
 	s->bytes = 0;
 	s->events = 0;
 	s->dropped = 0;
+	s->deadline_ns = o->timed && o->ttl_s ? now_ns() + (uint64_t)o->ttl_s * 1000000000u : 0;
 	s->active = true;
 	pthread_mutex_unlock(&s->lock);
 

@@ -434,6 +434,9 @@ int cmd_run(int argc, char **argv)
 	const char *raw = getenv("FS_TEST_PROFILE_RAW_WORDS");
 	if (raw)
 		a.prof.raw_max_words = strtoul(raw, NULL, 10);
+	/* Should this process die without stopping them, the JVMs' timed
+	 * sessions end by themselves a while after the window. */
+	a.prof.map.window_ttl_s = (unsigned)(a.duration_ms / 1000) + 300;
 	run_stop_signal = 0;
 	run_catch_signals();
 	int r = profile_open(&a.prof, &p, &err);

@@ -44,6 +44,7 @@ struct map_child_arg {
 	enum map_mode mode;
 	enum map_job job;
 	uint64_t offset; /* window jobs: bytes of the log read already */
+	unsigned ttl_s;	 /* window start: the session's own time limit */
 	int continuous;
 	int agent_loaded;     /* a libflameagent.so is mapped in the JVM already */
 	char agent[PATH_MAX]; /* absolute, inside the container; "" = none */
@@ -154,8 +155,9 @@ static int map_child_window(struct map_child_arg *a, struct sandbox_child *c, in
 		if (a->agent_loaded &&
 		    (r = map_load_agent(a, c, "stop", deadline, &signalled, err)) < 0)
 			return r;
-		if ((r = map_load_agent(a, c, "mode=continuous,timed", deadline, &signalled, err)) <
-		    0)
+		char opt[64];
+		snprintf(opt, sizeof(opt), "mode=continuous,timed,ttl=%u", a->ttl_s);
+		if ((r = map_load_agent(a, c, opt, deadline, &signalled, err)) < 0)
 			return r;
 	}
 	cleanup_close int fd =
@@ -342,6 +344,7 @@ static int map_run(const struct registry_entry *e, pid_t host_pid, const struct 
 	ca->mode = o->mode;
 	ca->job = job;
 	ca->offset = offset;
+	ca->ttl_s = o->window_ttl_s;
 	ca->continuous = o->continuous;
 	if (o->continuous || job == MAP_JOB_WINDOW_START)
 		ca->agent_loaded = map_agent_loaded(host_pid);

@@ -27,10 +27,12 @@ enum map_mode {
 
 struct map_opts {
 	enum map_mode mode;
-	int continuous;	      /* agent option mode=continuous instead of oneshot */
-	unsigned timeout_ms;  /* per JVM; 0 = MAP_DEFAULT_TIMEOUT_MS */
-	int write_host;	      /* also write /tmp/perf-<host pid>.map */
-	const char *host_tmp; /* where that goes; NULL = "/tmp" */
+	int continuous;	       /* agent option mode=continuous instead of oneshot */
+	unsigned timeout_ms;   /* per JVM; 0 = MAP_DEFAULT_TIMEOUT_MS */
+	int write_host;	       /* also write /tmp/perf-<host pid>.map */
+	const char *host_tmp;  /* where that goes; NULL = "/tmp" */
+	unsigned window_ttl_s; /* windows: the agent ends its session by itself after
+				  this, should we never stop it (0: never) */
 };
 
 struct map_result {

@@ -119,3 +119,21 @@ java_frames() {
 	done
 	[ "$found" = 1 ] || skip "no other JDK under /usr/lib/jvm"
 }
+
+@test "jit window: a timed session nobody stops ends by itself at its ttl and removes its log" {
+	needs_jvm
+	local pid ns f
+	pid=$(fs_container_pid "$CHURN")
+	ns=$(awk '/^NSpid/ { print $NF }' "/proc/$pid/status")
+	f="/proc/$pid/root/tmp/flamesidecar-$ns.jit"
+	# As if the sidecar had been killed after opening the window: load the
+	# session by hand (jcmd inside the container, as the JVM's user).
+	nsenter -t "$pid" -m -p -- setpriv --reuid=1000 --regid=1000 --clear-groups \
+		"${JAVA17%/java}/jcmd" 1 JVMTI.agent_load /opt/flamesidecar/libflameagent.so \
+		continuous,timed,ttl:2
+	fs_wait_for 5 test -s "$f"
+	# Churn compiles all the time: the first event after 2 s ends it.
+	fs_wait_for 20 test ! -e "$f"
+	fs_wait_for 3 grep -q ROUND "$FS_TMP/$CHURN/out.log"
+	[ ! -e "$f" ]
+}

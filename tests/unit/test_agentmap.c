@@ -206,6 +206,13 @@ static void test_timed_lines(void)
 {
 	struct agentmap_buf b = {0};
 	ok(opts("mode=continuous,timed").timed, "option timed");
+	ok(opts("continuous,timed,ttl=90").ttl_s == 90 && opts("ttl:7").ttl_s == 7,
+	   "option ttl (ttl:N for jcmd)");
+	struct agentmap_options o;
+	struct fs_error err = {0};
+	ok(agentmap_parse_options("ttl=9x", &o, &err) == -EINVAL &&
+	       agentmap_parse_options("ttl=99999999999", &o, &err) == -EINVAL,
+	   "ttl: digits only, at most a year");
 	agentmap_append_load(&b, 0, 0x7f00aa000, 0x1a0, 0x55aa);
 	agentmap_append_line(&b, 0x7f00aa000, 0x1a0, "x.Y.z");
 	agentmap_append_unload(&b, 123456789012ull, 0x7f00aa000, 0x55aa);
