@@ -75,7 +75,7 @@ t0=$(now_ms)
 	"$FS_SIDECAR" render -o base.svg)
 base_ms=$(($(now_ms) - t0))
 methods=$(grep -c '^[0-9a-f]* [0-9a-f]* [a-z]' "/tmp/perf-$PID.map" || true)
-entries=$(sed -n 's/.*: \([0-9]*\) JIT symbols over the window.*/\1/p' "$W/ours.out")
+entries=$(sed -n "s/.*: \([0-9]*\) JIT symbols of \([0-9]*\) code loads over the window.*/\1 (\2 code loads)/p" "$W/ours.out")
 ratio=$(awk -v b="$base_ms" -v o="$ours_ms" 'BEGIN { printf "%.1f", (o > 0 ? b / o : 0) }')
 printf '%-40s %6s ms %8s ms %6sx\n' "end of window -> SVG on disk" "$ours_ms" "$base_ms" "$ratio"
 echo "# JIT: $entries entries in the window's log; the classic map has $methods lines"

@@ -472,6 +472,7 @@ static int map_window_job(struct map_window *w, enum map_job job, struct fs_erro
 	if (r == 0 && jitlog_index(&w->log) < 0)
 		r = fs_error_set(err, ENOMEM, "indexing the JIT log");
 	w->res.entries = jitlog_entries(&w->log);
+	w->res.loads = jitlog_loads(&w->log);
 	w->res.elapsed_us = map_elapsed_us(&ts0);
 	return r < 0 ? fs_error_wrap(err, "pid %d", (int)w->host_pid) : 0;
 }

@@ -41,6 +41,7 @@ struct map_result {
 	enum map_mode mode; /* the one used (AGENT or JCMD) */
 	int signalled;	    /* we started the attach listener with SIGQUIT */
 	size_t entries;	    /* in the parsed map */
+	size_t loads;	    /* window: code load events (compiled methods, stubs) */
 	size_t bytes;	    /* of map text read */
 	uint64_t elapsed_us;
 };

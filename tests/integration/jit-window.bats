@@ -137,3 +137,20 @@ java_frames() {
 	fs_wait_for 3 grep -q ROUND "$FS_TMP/$CHURN/out.log"
 	[ ! -e "$f" ]
 }
+
+@test "jit window: --perf-map writes the host perf map of the code present at the end" {
+	needs_jvm
+	local pid
+	pid=$(fs_container_pid "$CHURN")
+	cd "$BATS_TEST_TMPDIR"
+	run "$FS_SIDECAR" run "$CHURN" -d 2s --perf-map -o pm.svg
+	[ "$status" -eq 0 ]
+	[ -s "/tmp/perf-$pid.map" ]
+	grep -q ' flametest\.ChurnTask\.work' "/tmp/perf-$pid.map"
+	# no overlaps: what was unloaded in the window is not in it
+	perl -ne '($s, $z) = map { hex } split; push @r, [$s, $z];
+		END { @r = sort { $a->[0] <=> $b->[0] } @r; $e = 0;
+		      for (@r) { exit 1 if $_->[0] < $e; $e = $_->[0] + $_->[1] if $_->[0] + $_->[1] > $e } }' \
+		"/tmp/perf-$pid.map"
+	rm -f "/tmp/perf-$pid.map"
+}
