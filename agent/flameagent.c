@@ -51,6 +51,7 @@ struct session {
 	unsigned long dropped;	  /* timed: events over AGENTMAP_TIMED_MAX */
 	char file[64];		  /* the file's name in /tmp */
 	uint64_t deadline_ns;	  /* timed with ttl: the session ends itself then */
+	double started;		  /* ms, for the verbose report */
 };
 
 /* The thread replaying, with GenerateEvents, what existed at the start of
@@ -68,6 +69,13 @@ static struct session oneshot_session = {
 static struct session live_session = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .what = "continuous",
+    .fd = -1,
+};
+/* The timed session of a profiling window (option timed): its own, so that a
+ * user's continuous perf map session keeps running beside it. */
+static struct session timed_session = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .what = "timed",
     .fd = -1,
 };
 /* Serialises load, attach, stop and unload. */
@@ -610,8 +618,6 @@ static void session_report(struct session *s, double started)
 			  s->dropped ? " (the size cap was reached: events dropped)" : "");
 }
 
-static double live_started;
-
 static int agent_oneshot(JavaVM *vm, const struct agentmap_options *o, struct fs_error *err)
 {
 	double t0 = now_ms();
@@ -625,17 +631,15 @@ static int agent_oneshot(JavaVM *vm, const struct agentmap_options *o, struct fs
 	return 0;
 }
 
-static int agent_stop(struct fs_error *err)
+static int agent_stop(struct session *s, struct fs_error *err)
 {
-	if (!live_session.active)
+	if (!s->active)
 		return 0; /* nothing running: stopping is idempotent */
-	int r = session_close(&live_session);
-	session_report(&live_session, live_started);
+	int r = session_close(s);
+	session_report(s, s->started);
 	if (r)
-		return fs_error_set(err, r,
-				    "the continuous session had failed writes to "
-				    "/tmp/perf-%d.map",
-				    (int)getpid());
+		return fs_error_set(err, r, "the %s session had failed writes to /tmp/%s", s->what,
+				    s->file);
 	return 0;
 }
 
@@ -648,9 +652,11 @@ static jint agent_run(JavaVM *vm, char *options, bool attached)
 	r = agentmap_parse_options(options, &o, &err);
 	if (r < 0)
 		goto fail;
+	/* "timed" selects the window's session, for starting and stopping */
+	struct session *cs = o.timed ? &timed_session : &live_session;
 	pthread_mutex_lock(&control_lock);
 	if (o.stop) {
-		r = agent_stop(&err);
+		r = agent_stop(cs, &err);
 	} else {
 		enum agentmap_mode mode = o.mode;
 		if (mode == AGENTMAP_MODE_DEFAULT)
@@ -663,15 +669,16 @@ static jint agent_run(JavaVM *vm, char *options, bool attached)
 					 "the agent by attach, or use mode=continuous");
 		} else if (mode == AGENTMAP_MODE_ONESHOT) {
 			r = agent_oneshot(vm, &o, &err);
-		} else if (live_session.active) {
+		} else if (cs->active) {
 			r = fs_error_set(&err, EALREADY,
-					 "a continuous session is already "
-					 "running; load the agent with option 'stop' first");
+					 "a %s session is already running; load the agent with "
+					 "option 'stop'%s first",
+					 cs->what, o.timed ? " (and 'timed')" : "");
 		} else {
-			live_started = now_ms();
-			r = session_start(vm, &live_session, &o, attached, &err);
+			cs->started = now_ms();
+			r = session_start(vm, cs, &o, attached, &err);
 			if (r == 0 && attached)
-				session_report(&live_session, live_started);
+				session_report(cs, cs->started);
 		}
 	}
 	pthread_mutex_unlock(&control_lock);
@@ -699,5 +706,7 @@ AGENT_EXPORT JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)
 	pthread_mutex_lock(&control_lock);
 	if (live_session.active)
 		session_close(&live_session);
+	if (timed_session.active)
+		session_close(&timed_session);
 	pthread_mutex_unlock(&control_lock);
 }

@@ -330,10 +330,11 @@ static void run_summary(struct profile *p, const struct run_args *a, uint64_t wi
 		const struct profile_jvm_result *j = &st.jvm[i];
 		if (j->ok && j->windowed)
 			printf(
-			    "jvm        pid %d (pid %d in the container): %zu JIT symbols over the "
-			    "window (agent JIT log, %zu KiB; last read %.1f ms)\n",
-			    (int)j->pid, (int)j->res.ns_pid, j->res.entries, j->res.bytes >> 10,
-			    (double)j->res.elapsed_us / 1000.0);
+			    "jvm        pid %d (pid %d in the container): %zu JIT symbols of %zu "
+			    "code loads over the window (agent JIT log, %zu KiB; last read %.1f "
+			    "ms)\n",
+			    (int)j->pid, (int)j->res.ns_pid, j->res.entries, j->res.loads,
+			    j->res.bytes >> 10, (double)j->res.elapsed_us / 1000.0);
 		else if (j->ok)
 			printf("jvm        pid %d (pid %d in the container): %zu JIT symbols (%s, "
 			       "%.1f ms)\n",

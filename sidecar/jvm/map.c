@@ -151,9 +151,10 @@ static int map_child_window(struct map_child_arg *a, struct sandbox_child *c, in
 		if ((r = perfmap_precheck(root, path, a->t.uid, PERFMAP_MAX_CONTAINER_FILE, err)) <
 		    0)
 			return r;
-		/* One continuous session per JVM: end one left running. */
+		/* One timed session per JVM: end one left running (a user's
+		 * continuous perf map session is another one: it is left alone). */
 		if (a->agent_loaded &&
-		    (r = map_load_agent(a, c, "stop", deadline, &signalled, err)) < 0)
+		    (r = map_load_agent(a, c, "stop,timed", deadline, &signalled, err)) < 0)
 			return r;
 		char opt[64];
 		snprintf(opt, sizeof(opt), "mode=continuous,timed,ttl=%u", a->ttl_s);
@@ -167,7 +168,7 @@ static int map_child_window(struct map_child_arg *a, struct sandbox_child *c, in
 	if (a->job == MAP_JOB_WINDOW_STOP) {
 		/* Stop first: the agent closes and removes the file, which our
 		 * fd keeps readable; then everything it wrote is read. */
-		if ((r = map_load_agent(a, c, "stop", deadline, &signalled, err)) < 0)
+		if ((r = map_load_agent(a, c, "stop,timed", deadline, &signalled, err)) < 0)
 			return r;
 		struct stat st;
 		if (fstat(fd, &st) < 0)
