@@ -120,13 +120,16 @@ static int session_expired(struct session *s)
 {
 	if (!s->deadline_ns || now_ns() < s->deadline_ns)
 		return 0;
-	/* trylock: the thread holding it may be this one (GenerateEvents in
-	 * session_start); then the next event tries again. */
-	if (pthread_mutex_trylock(&control_lock) != 0)
+	/* Not under control_lock: its holder may be this very thread
+	 * (GenerateEvents in session_start), and pthread_mutex_trylock is
+	 * GLIBC_2.34. One expiring thread at a time; session_close is safe
+	 * against a concurrent stop (it checks and clears under s->lock). */
+	static int expiring;
+	if (__atomic_exchange_n(&expiring, 1, __ATOMIC_ACQUIRE))
 		return 0;
 	if (s->active)
 		session_close(s);
-	pthread_mutex_unlock(&control_lock);
+	__atomic_store_n(&expiring, 0, __ATOMIC_RELEASE);
 	return 1;
 }
 
@@ -538,10 +541,11 @@ static int session_close(struct session *s)
 	}
 	s->active = false;
 	agentmap_buf_free(&s->buf);
+	bool had_file = s->fd >= 0; /* a second close (stop racing expiry) unlinks nothing */
 	if (s->fd >= 0 && close(s->fd) < 0 && !s->write_errno)
 		s->write_errno = errno;
 	s->fd = -1;
-	if (s->opt.timed && s->file[0]) {
+	if (s->opt.timed && s->file[0] && had_file) {
 		/* The timed log is the reader's, read by now: nothing stays behind. */
 		char path[96];
 		snprintf(path, sizeof(path), "/tmp/%s", s->file);

@@ -495,9 +495,12 @@ static int profile_map_window(struct profile *p, pid_t pid, struct profile_jvm_r
 			j = &p->jit[i];
 	if (!j)
 		return 0;
+	/* A read even at the end of the window: the agent is stopped in
+	 * profile_close, after the graph is written, so its attach round trip
+	 * is not part of the end-of-window latency. */
 	int r = 0;
 	if (!j->win_failed)
-		r = p->s ? map_window_read(j->win, &err) : map_window_stop(j->win, &err);
+		r = map_window_read(j->win, &err);
 	if (r < 0) {
 		j->win_failed = 1;
 		profile_window_warn(p, pid, r, err.msg);
@@ -729,8 +732,17 @@ void profile_close(struct profile *p)
 	if (p->sym)
 		symbolizer_close(p->sym);
 	for (size_t i = 0; i < p->njit; i++) {
-		perfmap_free(p->jit[i].map);
-		map_window_free(p->jit[i].win); /* stops a session still running */
+		struct profile_jit *j = &p->jit[i];
+		struct fs_error err = {0};
+		perfmap_free(j->map);
+		if (!j->win)
+			continue;
+		/* Nothing of ours keeps running in the JVM (and --perf-map is
+		 * written from the complete log). */
+		int r = map_window_stop(j->win, &err);
+		if (r < 0 && !j->win_failed)
+			profile_window_warn(p, j->pid, r, err.msg);
+		map_window_free(j->win);
 	}
 	fold_free(p->table);
 	free(p->chains);

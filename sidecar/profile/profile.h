@@ -129,6 +129,8 @@ int profile_reset_table(struct profile *p);
 
 void profile_stats(const struct profile *p, struct profile_stats *st);
 
+/* Stops the JVMs' timed agent sessions (warnings through opts.warn), closes
+ * everything. */
 void profile_close(struct profile *p);
 
 #endif
