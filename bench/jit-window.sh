@@ -12,7 +12,8 @@
 #      windows of WIN seconds, one without profiling, one with `flamesidecar
 #      run -F 1` (the timed session, its reads every second, stop; sampling at
 #      1 Hz is negligible); throughput (H2Load loops/s from its ops file) of
-#      the profiled windows / the unprofiled ones.
+#      the profiled windows / the unprofiled ones, in ABBA order, and the JVM's
+#      CPU time per loop. WARMUP (env, default 30) seconds before measuring.
 #
 # Needs root, runc, openjdk-17, perf, libh2-java and a built tree (make).
 # Usage: bench/jit-window.sh [DURATION_SECONDS [PAIRS [WIN [BUILD_DIR]]]]  (default 10 5 10)
@@ -61,7 +62,7 @@ W=$FS_TMP/work
 mkdir -p "$W"
 now_ms() { date +%s%3N; }
 ops() { cut -d' ' -f1 "$OPS"; }
-sleep 20 # let the JIT compile the engine's hot paths before measuring
+sleep "${WARMUP:-30}" # let the JIT compile the engine's hot paths before measuring
 
 echo "# bench/jit-window.sh: H2Load (2 threads) in runc, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -82,15 +83,29 @@ echo "# JIT: $entries entries in the window's log; the classic map has $methods 
 grep '^graph\|^resolved\|^jvm' "$W/ours.out"
 
 # ---- 2. overhead of the timed agent session, alternating windows
-off=0 on=0
+# ABBA order (off on, on off, ...) so that a drift of the workload's speed (the
+# JIT still warming up, other load coming and going) cancels out; besides
+# loops/s, the JVM's CPU time per loop (utime + stime of the process), which
+# other load on the machine disturbs less.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$PID/stat"; }
+off=0 on=0 off_cpu=0 on_cpu=0
+window() { # window on|off: adds loops and CPU ticks of one window
+	local a c b d
+	a=$(ops); c=$(cpu_ticks)
+	if [ "$1" = on ]; then
+		(cd "$W" && "$FS_SIDECAR" run "$NAME" -d "${WIN}s" -F 1 -o on.svg >/dev/null 2>&1)
+	else
+		sleep "$WIN"
+	fi
+	b=$(ops); d=$(cpu_ticks)
+	if [ "$1" = on ]; then on=$((on + b - a)); on_cpu=$((on_cpu + d - c))
+	else off=$((off + b - a)); off_cpu=$((off_cpu + d - c)); fi
+}
 for i in $(seq "$PAIRS"); do
-	a=$(ops); sleep "$WIN"; b=$(ops)
-	off=$((off + b - a))
-	a=$(ops)
-	(cd "$W" && "$FS_SIDECAR" run "$NAME" -d "${WIN}s" -F 1 -o on.svg >/dev/null 2>&1)
-	b=$(ops)
-	on=$((on + b - a))
-	echo "# pair $i: without $((off)) loops so far, with $((on))"
+	if [ $((i % 2)) = 1 ]; then window off; window on; else window on; window off; fi
+	echo "# pair $i: loops without $off (CPU ticks $off_cpu), with $on (CPU ticks $on_cpu)"
 done
-awk -v on="$on" -v off="$off" 'BEGIN {
-	printf "throughput with the agent session / without: %.3f (%d / %d loops)\n", on / off, on, off }'
+awk -v on="$on" -v off="$off" -v onc="$on_cpu" -v offc="$off_cpu" 'BEGIN {
+	printf "throughput with the agent session / without: %.3f (%d / %d loops, ABBA)\n", on / off, on, off
+	printf "JVM CPU per loop with / without: %.3f (%.2f / %.2f ticks per loop)\n",
+		(onc / on) / (offc / off), onc / on, offc / off }'
