@@ -9,9 +9,10 @@
 #      (oneshot dump of every JIT method) && perf script | flamesidecar
 #      collapse | flamesidecar render). Also prints the JIT method count.
 #   2. overhead of the agent's session on the workload: PAIRS alternating
-#      windows of WIN seconds, one without profiling, one with `flamesidecar
-#      run -F 1` (the timed session, its reads every second, stop; sampling at
-#      1 Hz is negligible); throughput (H2Load loops/s from its ops file) of
+#      windows of WIN seconds, one with `flamesidecar run -F 1 --no-map` (no
+#      agent), one with `flamesidecar run -F 1` (the timed session: its dump,
+#      its events, the reads every second, stop; sampling at 1 Hz is negligible
+#      and the same in both); throughput (H2Load loops/s from its ops file) of
 #      the profiled windows / the unprofiled ones, in ABBA order, and the JVM's
 #      CPU time per loop. WARMUP (env, default 30) seconds before measuring.
 #
@@ -92,10 +93,13 @@ off=0 on=0 off_cpu=0 on_cpu=0
 window() { # window on|off: adds loops and CPU ticks of one window
 	local a c b d
 	a=$(ops); c=$(cpu_ticks)
+	# Both windows run the sidecar the same way (sampling at 1 Hz, its own
+	# CPU on the machine); only "on" has the agent's timed session.
 	if [ "$1" = on ]; then
 		(cd "$W" && "$FS_SIDECAR" run "$NAME" -d "${WIN}s" -F 1 -o on.svg >/dev/null 2>&1)
 	else
-		sleep "$WIN"
+		(cd "$W" && "$FS_SIDECAR" run "$NAME" -d "${WIN}s" -F 1 --no-map -o off.svg \
+			>/dev/null 2>&1)
 	fi
 	b=$(ops); d=$(cpu_ticks)
 	if [ "$1" = on ]; then on=$((on + b - a)); on_cpu=$((on_cpu + d - c))

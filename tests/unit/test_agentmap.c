@@ -11,7 +11,7 @@
 static struct agentmap_options opts(const char *s)
 {
 	struct agentmap_options o;
-	struct fs_error err = {0};
+	struct fs_error err = { 0 };
 	if (agentmap_parse_options(s, &o, &err) < 0)
 		tap_diag("options '%s': %s", s, err.msg);
 	return o;
@@ -21,11 +21,11 @@ static void test_options(void)
 {
 	struct agentmap_options o = opts(NULL);
 	ok(o.dotted && o.unfold == AGENTMAP_UNFOLD_ALL && o.mode == AGENTMAP_MODE_DEFAULT &&
-	       !o.msig && !o.sourcepos && !o.stop,
+		   !o.msig && !o.sourcepos && !o.stop,
 	   "defaults: dotted, unfoldall, mode by load kind");
 	o = opts("mode=continuous,msig,sourcepos,nodottedclass,unfoldsimple");
 	ok(o.mode == AGENTMAP_MODE_CONTINUOUS && o.msig && o.sourcepos && !o.dotted &&
-	       o.unfold == AGENTMAP_UNFOLD_SIMPLE,
+		   o.unfold == AGENTMAP_UNFOLD_SIMPLE,
 	   "a full option list");
 	ok(opts("unfold").unfold == AGENTMAP_UNFOLD_IN, "unfold is 'inner in root'");
 	ok(opts("nounfold").unfold == AGENTMAP_UNFOLD_NONE, "nounfold");
@@ -35,7 +35,7 @@ static void test_options(void)
 	ok(opts("stop").stop, "stop");
 
 	struct agentmap_options o2;
-	struct fs_error err = {0};
+	struct fs_error err = { 0 };
 	is_int(agentmap_parse_options("file=/etc/passwd", &o2, &err), -EINVAL, "file= refused");
 	ok(strstr(err.msg, "file=") && strstr(err.msg, "/tmp/perf-<pid>.map"),
 	   "file= error says why: %s", err.msg);
@@ -86,7 +86,7 @@ static void test_names(void)
 
 static void test_join(void)
 {
-	const char *f[] = {"a.A.outer", "b.B.middle", "c.C.inner"};
+	const char *f[] = { "a.A.outer", "b.B.middle", "c.C.inner" };
 	char buf[64];
 
 	agentmap_join_frames(f, 3, buf, sizeof(buf));
@@ -101,13 +101,11 @@ static void test_join(void)
 
 static void test_lines(void)
 {
-	struct agentmap_buf b = {0};
+	struct agentmap_buf b = { 0 };
 
 	is_int(agentmap_append_line(&b, 0x7f0012345000ull, 0x1a0, "x.Y.z"), 0, "append");
 	agentmap_append_line(&b, 0x10, 0, "empty");
-	agentmap_append_line(&b, 0x20, 1,
-			     "bad\nname\twith\x01"
-			     "controls");
+	agentmap_append_line(&b, 0x20, 1, "bad\nname\twith\x01" "controls");
 	agentmap_append_line(&b, 0x30, 2, "");
 	const char want[] = "7f0012345000 1a0 x.Y.z\n"
 			    "20 1 bad?name?with?controls\n"
@@ -228,7 +226,7 @@ static void test_open(void)
 {
 	char dir[] = "/tmp/test_agentmap.XXXXXX";
 	char path[128], target[128];
-	struct fs_error err = {0};
+	struct fs_error err = { 0 };
 	struct stat st;
 
 	if (!mkdtemp(dir)) {
@@ -265,8 +263,7 @@ static void test_open(void)
 
 	ok(mkfifo(path, 0644) == 0, "fifo planted");
 	/* With no reader the open must fail at once, not block the JVM. */
-	is_int(agentmap_open(dir, 4242, true, &err), -ENXIO,
-	       "a fifo with no reader is refused at once");
+	is_int(agentmap_open(dir, 4242, true, &err), -ENXIO, "a fifo with no reader is refused at once");
 	ok(strstr(err.msg, "FIFO") != NULL, "and says so: %s", err.msg);
 	fd = open(path, O_RDONLY | O_NONBLOCK); /* now with a reader */
 	is_int(agentmap_open(dir, 4242, true, &err), -EPERM, "a fifo is refused");

@@ -24,26 +24,25 @@ static void test_encode(void)
 {
 	char buf[4096];
 	size_t len = 0;
-	struct fs_error err = {0};
-	const char *args[3] = {"/opt/flamesidecar/libflameagent.so", "true", "mode=oneshot"};
-	static const char want[] =
-	    "1\0load\0/opt/flamesidecar/libflameagent.so\0true\0mode=oneshot";
+	struct fs_error err = { 0 };
+	const char *args[3] = { "/opt/flamesidecar/libflameagent.so", "true", "mode=oneshot" };
+	static const char want[] = "1\0load\0/opt/flamesidecar/libflameagent.so\0true\0mode=oneshot";
 	ok(attach_encode_request("load", args, buf, sizeof(buf), &len, &err) == 0, "encode load");
 	ok(len == sizeof(want) && !memcmp(buf, want, len), "load request bytes are protocol 1");
 
 	static const char want2[] = "1\0jcmd\0Compiler.perfmap\0\0";
-	const char *jargs[3] = {"Compiler.perfmap", NULL, NULL};
+	const char *jargs[3] = { "Compiler.perfmap", NULL, NULL };
 	ok(attach_encode_request("jcmd", jargs, buf, sizeof(buf), &len, &err) == 0 &&
-	       len == sizeof(want2) && !memcmp(buf, want2, len),
+		   len == sizeof(want2) && !memcmp(buf, want2, len),
 	   "missing arguments are sent empty (HotSpot always reads three)");
 
 	ok(attach_encode_request("a_command_name_too_long", jargs, buf, sizeof(buf), &len, &err) ==
-	       -EINVAL,
+		   -EINVAL,
 	   "a command name over 16 bytes is refused");
 	char big[ATTACH_ARG_MAX + 2];
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	const char *bargs[3] = {big, NULL, NULL};
+	const char *bargs[3] = { big, NULL, NULL };
 	ok(attach_encode_request("jcmd", bargs, buf, sizeof(buf), &len, &err) == -EINVAL,
 	   "an argument over 1024 bytes is refused: %s", err.msg);
 	ok(attach_encode_request("jcmd", jargs, buf, 8, &len, &err) == -EINVAL,
@@ -58,13 +57,13 @@ static int parse(const char *s, struct attach_reply *r, struct fs_error *err)
 static void test_parse(void)
 {
 	struct attach_reply r;
-	struct fs_error err = {0};
+	struct fs_error err = { 0 };
 	ok(parse("0\n", &r, &err) == 0 && r.code == 0 && r.len == 0, "'0\\n'");
 	attach_reply_free(&r);
 	ok(parse("0", &r, &err) == 0 && r.code == 0, "a bare code without newline");
 	attach_reply_free(&r);
 	ok(parse("-1\nsome text\nmore\n", &r, &err) == 0 && r.code == -1 &&
-	       !strcmp(r.text, "some text\nmore\n"),
+		   !strcmp(r.text, "some text\nmore\n"),
 	   "negative code and the text after it");
 	attach_reply_free(&r);
 	ok(parse("101\r\n", &r, &err) == 0 && r.code == 101, "CRLF after the code");
@@ -91,7 +90,7 @@ static int load(const char *s, int *rc, struct fs_error *err)
 static void test_load_result(void)
 {
 	int rc = 99;
-	struct fs_error err = {0};
+	struct fs_error err = { 0 };
 	ok(load("0\nreturn code: 0\n", &rc, &err) == 0 && rc == 0, "JDK 9-25: loaded");
 	ok(load("0\nreturn code: -1\n", &rc, &err) == -EIO && rc == -1,
 	   "JDK 9-25: Agent_OnAttach failed: %s", err.msg);
@@ -127,10 +126,10 @@ static int jcmd(const char *s, struct fs_error *err)
 
 static void test_jcmd_result(void)
 {
-	struct fs_error err = {0};
+	struct fs_error err = { 0 };
 	ok(jcmd("0\n", &err) == 0, "Compiler.perfmap succeeded");
 	ok(jcmd("-1\njava.lang.IllegalArgumentException: Unknown diagnostic command\n", &err) ==
-	       -EOPNOTSUPP,
+		   -EOPNOTSUPP,
 	   "JDK 8/11: no Compiler.perfmap: %s", err.msg);
 	ok(jcmd("1\nsomething broke\n", &err) == -EIO && strstr(err.msg, "something broke"),
 	   "a failure carries the JVM's text");
@@ -158,7 +157,7 @@ static pid_t fake_listener(const char *path, enum fake_kind kind, uid_t owner)
 	}
 	close(ready[0]);
 	int s = socket(AF_UNIX, SOCK_STREAM, 0);
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	unlink(path);
 	if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(s, 1) < 0)
@@ -190,8 +189,8 @@ static pid_t fake_listener(const char *path, enum fake_kind kind, uid_t owner)
 		/* Echo the command so the client can see it arrived intact. */
 		static const char want[] = "1\0jcmd\0Compiler.perfmap\0\0";
 		const char *reply = n == (ssize_t)sizeof(want) && !memcmp(req, want, sizeof(want))
-					? "0\nrequest ok\n"
-					: "1\nbad request\n";
+					    ? "0\nrequest ok\n"
+					    : "1\nbad request\n";
 		if (write(c, reply, strlen(reply)) < 0)
 			_exit(1);
 	}
@@ -227,16 +226,16 @@ static int trigger(void *arg, struct fs_error *err)
 	return 0;
 }
 
-static const char *const perfmap_args[3] = {"Compiler.perfmap", NULL, NULL};
+static const char *const perfmap_args[3] = { "Compiler.perfmap", NULL, NULL };
 
 static void test_fake_jvm(void)
 {
-	struct fs_error err = {0};
+	struct fs_error err = { 0 };
 	struct attach_reply r;
-	struct trig tr = {0};
+	struct trig tr = { 0 };
 	/* A pid number no real process in /tmp will use. */
 	pid_t nspid = 900000000 + getpid() % 1000000;
-	struct attach_target t = {.ns_pid = nspid, .uid = geteuid()};
+	struct attach_target t = { .ns_pid = nspid, .uid = geteuid() };
 	int sig = 0;
 	snprintf(tr.sock, sizeof(tr.sock), "/tmp/.java_pid%d", (int)nspid);
 	snprintf(tr.attach_file, sizeof(tr.attach_file), "/tmp/.attach_pid%d", (int)nspid);
@@ -251,9 +250,8 @@ static void test_fake_jvm(void)
 	int fd = attach_connect(&t, trigger, &tr, sandbox_now_ms() + 2000, &sig, &err);
 	ok(fd >= 0 && !sig, "an existing socket of the JVM is used without a signal: %s", err.msg);
 	if (fd >= 0) {
-		ok(attach_execute(fd, "jcmd", perfmap_args, sandbox_now_ms() + 2000, &r, &err) ==
-			   0 &&
-		       r.code == 0 && !strcmp(r.text, "request ok\n"),
+		ok(attach_execute(fd, "jcmd", perfmap_args, sandbox_now_ms() + 2000, &r, &err) == 0 &&
+			   r.code == 0 && !strcmp(r.text, "request ok\n"),
 		   "request arrives intact and the reply is read: %s", err.msg);
 		attach_reply_free(&r);
 		close(fd);
@@ -287,11 +285,11 @@ static void test_fake_jvm(void)
 	tr.target = &t4;
 	fd = attach_connect(&t4, trigger, &tr, sandbox_now_ms() + 2000, &sig, &err);
 	ok(sig == 1 && tr.saw_attach_file, "no socket: .attach_pid exists when the trigger runs");
-	ok(fd >= 0, "and the client connects to the listener that the signal started: %s", err.msg);
+	ok(fd >= 0, "and the client connects to the listener that the signal started: %s",
+	   err.msg);
 	if (fd >= 0) {
-		ok(attach_execute(fd, "jcmd", perfmap_args, sandbox_now_ms() + 2000, &r, &err) ==
-			   0 &&
-		       r.code == 0,
+		ok(attach_execute(fd, "jcmd", perfmap_args, sandbox_now_ms() + 2000, &r, &err) == 0 &&
+			   r.code == 0,
 		   "and talks to it: %s", err.msg);
 		attach_reply_free(&r);
 		close(fd);
@@ -325,9 +323,9 @@ static void test_fake_jvm(void)
 		int want;
 		const char *what;
 	} bad[] = {
-	    {FAKE_GARBAGE, -EPROTO, "garbage"},
-	    {FAKE_SILENT, -ETIMEDOUT, "nothing"},
-	    {FAKE_FLOOD, -E2BIG, "over 1 MiB"},
+		{ FAKE_GARBAGE, -EPROTO, "garbage" },
+		{ FAKE_SILENT, -ETIMEDOUT, "nothing" },
+		{ FAKE_FLOOD, -E2BIG, "over 1 MiB" },
 	};
 	for (size_t i = 0; i < FS_ARRAY_SIZE(bad); i++) {
 		l = fake_listener(tr.sock, bad[i].kind, (uid_t)-1);
@@ -383,7 +381,7 @@ static int sb_forbidden(struct sandbox_child *c, void *arg, struct fs_error *err
 	char buf[128];
 	int inet = socket(AF_INET, SOCK_STREAM, 0);
 	int inet_errno = errno;
-	char *const argv[] = {"/bin/true", NULL};
+	char *const argv[] = { "/bin/true", NULL };
 	execv("/bin/true", argv);
 	int exec_errno = errno;
 	int n = snprintf(buf, sizeof(buf), "inet=%d/%d exec=%d", inet, inet_errno, exec_errno);
@@ -411,9 +409,9 @@ static int on_request(const char *req, int pidfd, void *arg, struct fs_error *er
 
 static void test_sandbox(void)
 {
-	struct fs_error err = {0};
-	struct sandbox_target t = {.pid = getpid(), .uid = 65534, .gid = 65534};
-	struct sandbox_job job = {.fn = sb_hello, .max_out = 1 << 20, .timeout_ms = 3000};
+	struct fs_error err = { 0 };
+	struct sandbox_target t = { .pid = getpid(), .uid = 65534, .gid = 65534 };
+	struct sandbox_job job = { .fn = sb_hello, .max_out = 1 << 20, .timeout_ms = 3000 };
 	cleanup_free char *out = NULL;
 	size_t len;
 	if (proc_start_time(t.pid, &t.start_time, &err) < 0 ||
@@ -458,7 +456,7 @@ static void test_sandbox(void)
 
 	job.fn = sb_fail;
 	ok(sandbox_run(&t, &job, &out, &len, &err) == -ENOTSUP &&
-	       strstr(err.msg, "failed on purpose"),
+		   strstr(err.msg, "failed on purpose"),
 	   "the child's error comes back: %s", err.msg);
 
 	job.fn = sb_hang;
@@ -477,7 +475,7 @@ static void test_sandbox(void)
 	job.on_request = on_request;
 	job.request_arg = &pings;
 	ok(sandbox_run(&t, &job, &out, &len, &err) == -EACCES && pings == 1 &&
-	       strstr(err.msg, "denied by the test"),
+		   strstr(err.msg, "denied by the test"),
 	   "requests reach the parent and its answers the child: %s", err.msg);
 	job.on_request = NULL;
 

@@ -30,15 +30,12 @@ int main(void)
 
 	is_int(state("{\"ociVersion\":\"1.0.2\",\"id\":\"abc\",\"status\":\"created\",\"pid\":1234,"
 		     "\"bundle\":\"/b\",\"annotations\":{\"flamesidecar.io/enable\":\"true\","
-		     "\"flamesidecar.io/profile\":\"30s\"}}",
-		     &st),
-	       0, "full state");
+		     "\"flamesidecar.io/profile\":\"30s\"}}", &st), 0, "full state");
 	is_str(st.id, "abc", "id");
 	is_int(st.pid, 1234, "pid");
 	ok(st.enable, "enabled by annotation");
 	is_str(st.profile, "30s", "profile annotation kept");
-	is_int(state("{\"id\":\"abc\",\"annotations\":{\"flamesidecar.io/enable\":\"TRUE\"}}", &st),
-	       0, "poststop-like state");
+	is_int(state("{\"id\":\"abc\",\"annotations\":{\"flamesidecar.io/enable\":\"TRUE\"}}", &st), 0, "poststop-like state");
 	ok(!st.enable, "only the exact value true enables");
 	is_int(state("{\"id\":\"abc\",\"pid\":-1}", &st), -EINVAL, "negative pid");
 	is_int(state("{\"id\":\"abc\",\"pid\":4294967296}", &st), -EINVAL, "2^32 pid");
@@ -47,8 +44,7 @@ int main(void)
 	is_int(state("{\"pid\":5}", &st), -EINVAL, "no id");
 	is_int(state("{\"id\":\"a\",\"bundle\":\"rel\"}", &st), -EINVAL, "relative bundle");
 	char big[400];
-	snprintf(big, sizeof(big),
-		 "{\"id\":\"a\",\"annotations\":{\"flamesidecar.io/profile\":\"%0200d\"}}", 0);
+	snprintf(big, sizeof(big), "{\"id\":\"a\",\"annotations\":{\"flamesidecar.io/profile\":\"%0200d\"}}", 0);
 	is_int(state(big, &st), -EINVAL, "oversize annotation refused");
 
 	char dir[] = "/tmp/fshook.XXXXXX";
@@ -58,8 +54,7 @@ int main(void)
 	FILE *f = fopen(p, "w");
 	fputs("{\"root\":{\"path\":\"rootfs\"},\"process\":{\"user\":{\"uid\":1000,\"gid\":1001}},"
 	      "\"linux\":{\"uidMappings\":[{\"containerID\":0,\"hostID\":100000,\"size\":65536}],"
-	      "\"gidMappings\":[{\"containerID\":0,\"hostID\":200000,\"size\":65536}]}}",
-	      f);
+	      "\"gidMappings\":[{\"containerID\":0,\"hostID\":200000,\"size\":65536}]}}", f);
 	fclose(f);
 	struct hook_bundle b;
 	struct fs_error err;
@@ -87,14 +82,12 @@ int main(void)
 	ok(strstr(err.msg, "symlink") != NULL, "and the message says so");
 	snprintf(p, sizeof(p), "%s/rootfs/dangle", dir);
 	ok(symlink("nowhere", p) == 0, "plant a dangling symlink");
-	ok(hook_open_mount_point(root, "/dangle", &err) < 0,
-	   "a dangling symlink is refused, not created through");
+	ok(hook_open_mount_point(root, "/dangle", &err) < 0, "a dangling symlink is refused, not created through");
 	snprintf(p, sizeof(p), "%s/nowhere", dir);
 	ok(access(p, F_OK) != 0, "nothing created outside the rootfs");
 	snprintf(p, sizeof(p), "%s/rootfs/fifo", dir);
 	ok(mkfifo(p, 0644) == 0, "plant a FIFO");
-	ok(hook_open_mount_point(root, "/fifo", &err) < 0 && strstr(err.msg, "FIFO"),
-	   "a FIFO is refused");
+	ok(hook_open_mount_point(root, "/fifo", &err) < 0 && strstr(err.msg, "FIFO"), "a FIFO is refused");
 	ok(hook_open_mount_point(root, "/opt/../etc", &err) == -EINVAL, "'..' refused");
 	close(root);
 

@@ -48,7 +48,8 @@ int main(void)
 	long long v;
 	yajl_val root;
 	struct fs_error err;
-	ok(json_parse(NUMS, sizeof(NUMS) - 1, 4, &root, &err) == 0, "parse numbers");
+	ok(json_parse(NUMS, sizeof(NUMS) - 1, 4, &root, &err) == 0,
+	   "parse numbers");
 	is_int(json_get_int(root, "pid", &v), 0, "2^32 is an integer");
 	is_int(v, 4294967296LL, "value");
 	is_int(json_get_int(root, "f", &v), -ERANGE, "a double is not an integer");
@@ -74,16 +75,14 @@ int main(void)
 	is_int(config_load(NULL, &cfg, &err) == 0 || access(CONFIG_DEFAULT_PATH, F_OK) == 0, 1,
 	       "missing default config is fine");
 	is_int(config_load(path, &cfg, &err), -ENOENT, "missing explicit config is an error");
-	write_file(path,
-		   "{\"enable\":\"always\",\"mount_point\":\"/x/y\",\"hook_timeout_ms\":500}");
+	write_file(path, "{\"enable\":\"always\",\"mount_point\":\"/x/y\",\"hook_timeout_ms\":500}");
 	is_int(config_load(path, &cfg, &err), 0, "valid config");
 	is_int(cfg.enable, CONFIG_ENABLE_ALWAYS, "enable always");
 	is_str(cfg.mount_point, "/x/y", "mount point");
 	is_int(cfg.hook_timeout_ms, 500, "timeout");
 	is_str(cfg.run_dir, "/run/flamesidecar", "default run dir kept");
 	write_file(path, "{\"mount_point\":\"/x/../etc\"}");
-	ok(config_load(path, &cfg, &err) < 0 && strstr(err.msg, "mount_point"),
-	   "'..' in a path refused, key named");
+	ok(config_load(path, &cfg, &err) < 0 && strstr(err.msg, "mount_point"), "'..' in a path refused, key named");
 	write_file(path, "{\"mount_point\":\"relative\"}");
 	ok(config_load(path, &cfg, &err) < 0, "relative path refused");
 	write_file(path, "{\"enable\":\"sometimes\"}");

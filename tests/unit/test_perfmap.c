@@ -14,7 +14,7 @@
 static struct perfmap *parse(const char *text, int partial)
 {
 	struct perfmap *m = NULL;
-	struct fs_error err = {0};
+	struct fs_error err = { 0 };
 	if (perfmap_parse(text, strlen(text), partial, &m, &err) < 0)
 		tap_diag("parse failed: %s", err.msg);
 	return m;
@@ -86,7 +86,7 @@ static void test_malformed(void)
 	perfmap_free(m);
 
 	const char nul[] = "1000 10 a\0b\n2000 10 c\n";
-	struct fs_error err = {0};
+	struct fs_error err = { 0 };
 	ok(perfmap_parse(nul, sizeof(nul) - 1, 0, &m, &err) == 0, "NUL bytes parse");
 	is_int(m->count, 1, "a line with a NUL byte is skipped");
 	perfmap_free(m);
@@ -132,7 +132,7 @@ static void test_overlaps(void)
 static void test_write(const char *dir)
 {
 	struct perfmap *m = parse("2000 10 b c\n1000 20 a\n", 0), *back = NULL;
-	struct fs_error err = {0};
+	struct fs_error err = { 0 };
 	char path[512], buf[256];
 	snprintf(path, sizeof(path), "%s/perf-42.map", dir);
 
@@ -150,8 +150,7 @@ static void test_write(const char *dir)
 
 	unlink(path);
 	if (symlink("/etc/passwd", path) == 0) {
-		ok(perfmap_write_host(dir, 42, m, &err) == -EEXIST,
-		   "a symlink in place is refused");
+		ok(perfmap_write_host(dir, 42, m, &err) == -EEXIST, "a symlink in place is refused");
 		ok(strstr(err.msg, "refusing") != NULL, "with a message: %s", err.msg);
 		struct stat st;
 		ok(lstat(path, &st) == 0 && S_ISLNK(st.st_mode), "and the symlink is left alone");
@@ -172,7 +171,7 @@ static void test_write(const char *dir)
 
 static void test_open_checked(const char *dir)
 {
-	struct fs_error err = {0};
+	struct fs_error err = { 0 };
 	char path[512];
 	size_t size = 0;
 	cleanup_close int root = open(dir, O_RDONLY | O_DIRECTORY);
@@ -199,7 +198,7 @@ static void test_open_checked(const char *dir)
 	if (fd >= 0)
 		close(fd);
 	ok(perfmap_open_checked(root, "sparse.map", me, PERFMAP_MAX_CONTAINER_FILE, &size, &err) ==
-	       -EFBIG,
+		   -EFBIG,
 	   "a 10 GiB sparse file is refused: %s", err.msg);
 	unlink(path);
 
@@ -213,7 +212,8 @@ static void test_open_checked(const char *dir)
 	ok(perfmap_open_checked(root, "sub/good.map", me, 1 << 20, &size, &err) == -ELOOP,
 	   "a symlink on the path is refused: %s", err.msg);
 
-	ok(perfmap_open_checked(root, "../../../../etc/passwd", 0, 1 << 20, &size, &err) == -ENOENT,
+	ok(perfmap_open_checked(root, "../../../../etc/passwd", 0, 1 << 20, &size, &err) ==
+		   -ENOENT,
 	   "'..' cannot leave the root: %s", err.msg);
 
 	snprintf(path, sizeof(path), "%s/hard.map", dir);
@@ -221,13 +221,13 @@ static void test_open_checked(const char *dir)
 	snprintf(good, sizeof(good), "%s/good.map", dir);
 	ok(link(good, path) == 0, "make a hard link");
 	ok(perfmap_open_checked(root, "hard.map", me, 1 << 20, &size, &err) == -EPERM &&
-	       strstr(err.msg, "hard links"),
+		   strstr(err.msg, "hard links"),
 	   "a hard-linked file is refused: %s", err.msg);
 
 	snprintf(path, sizeof(path), "%s/fifo.map", dir);
 	ok(mkfifo(path, 0600) == 0, "make a FIFO");
 	ok(perfmap_open_checked(root, "fifo.map", me, 1 << 20, &size, &err) == -EPERM &&
-	       strstr(err.msg, "FIFO"),
+		   strstr(err.msg, "FIFO"),
 	   "a FIFO without a writer is refused at once: %s", err.msg);
 
 	ok(perfmap_open_checked(root, "missing.map", me, 1 << 20, &size, &err) == -ENOENT,

@@ -28,8 +28,8 @@ static void fill(struct registry_entry *e, const char *id)
 int main(void)
 {
 	struct fs_error err;
-	const char *good[] = {"abc", "3f2a9c0d1e", "my_container-1.2", "A"};
-	const char *bad[] = {"", ".", "..", "../x", "a/b", "-rf", ".hidden", "a b", "a\nb", "é"};
+	const char *good[] = { "abc", "3f2a9c0d1e", "my_container-1.2", "A" };
+	const char *bad[] = { "", ".", "..", "../x", "a/b", "-rf", ".hidden", "a b", "a\nb", "é" };
 	for (size_t i = 0; i < sizeof(good) / sizeof(*good); i++)
 		ok(registry_validate_id(good[i], &err) == 0, "id '%s' accepted", good[i]);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
@@ -37,8 +37,7 @@ int main(void)
 	char longid[REGISTRY_ID_MAX + 2];
 	memset(longid, 'a', sizeof(longid) - 1);
 	longid[sizeof(longid) - 1] = '\0';
-	ok(registry_validate_id(longid, &err) == -EINVAL, "id of %d chars refused",
-	   REGISTRY_ID_MAX + 1);
+	ok(registry_validate_id(longid, &err) == -EINVAL, "id of %d chars refused", REGISTRY_ID_MAX + 1);
 
 	struct registry_entry e, back;
 	fill(&e, "c1");
@@ -53,11 +52,9 @@ int main(void)
 	is_int(back.pid_ns, e.pid_ns, "namespace inode survives");
 	ok(!strchr(json, '\n') || strchr(json, '\n') == json + len - 1, "one line of JSON");
 	free(json);
-	ok(registry_from_json("{\"id\":\"../x\",\"pid\":1}", 20, &back, &err) < 0,
-	   "bad id in a file refused");
+	ok(registry_from_json("{\"id\":\"../x\",\"pid\":1}", 20, &back, &err) < 0, "bad id in a file refused");
 	ok(registry_from_json("[]", 2, &back, &err) < 0, "non-object refused");
-	ok(registry_from_json("{\"id\":\"a\",\"pid\":-1}", 19, &back, &err) < 0,
-	   "negative pid refused");
+	ok(registry_from_json("{\"id\":\"a\",\"pid\":-1}", 19, &back, &err) < 0, "negative pid refused");
 
 	char dir[] = "/tmp/fsreg.XXXXXX";
 	ok(mkdtemp(dir) != NULL, "temp dir");
@@ -87,8 +84,7 @@ int main(void)
 	is_str(back.id, "zz", "prefix resolves");
 	is_int(registry_find(regdir, "c", &back, &err), -EEXIST, "ambiguous prefix");
 	is_int(registry_find(regdir, "nope", &back, &err), -ENOENT, "unknown id");
-	ok(strstr(err.msg, "flamesidecar.io/enable=true") != NULL,
-	   "the message says how to register");
+	ok(strstr(err.msg, "flamesidecar.io/enable=true") != NULL, "the message says how to register");
 
 	/* A symlink planted as an entry is not followed. */
 	snprintf(path, sizeof(path), "%s/evil.json", regdir);

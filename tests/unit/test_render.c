@@ -30,16 +30,12 @@ static void test_escape(void)
 	is_str(s, "x]]&gt;y", "]]> cannot end a section");
 	free(s);
 	s = escape("a\x01\tb\x7f", 5, SIZE_MAX);
-	is_str(s,
-	       "a\xef\xbf\xbd\xef\xbf\xbd"
-	       "b\xef\xbf\xbd",
-	       "control characters become U+FFFD");
+	is_str(s, "a\xef\xbf\xbd\xef\xbf\xbd" "b\xef\xbf\xbd", "control characters become U+FFFD");
 	free(s);
 	s = escape("\xff\xc3(\xed\xa0\x80\xc0\xaf", 8, SIZE_MAX);
 	ok(strstr(s, "\xff") == NULL && strstr(s, "\xc0") == NULL && strstr(s, "\xed") == NULL,
 	   "invalid UTF-8, surrogates and overlong forms are replaced");
-	is_int(render_text_chars("\xff\xc3(\xed\xa0\x80\xc0\xaf", 8), 8,
-	       "each invalid byte counts one");
+	is_int(render_text_chars("\xff\xc3(\xed\xa0\x80\xc0\xaf", 8), 8, "each invalid byte counts one");
 	free(s);
 	s = escape("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5", 14, SIZE_MAX);
 	is_str(s, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5", "valid UTF-8 passes through");
@@ -97,7 +93,7 @@ static void test_tree(void)
 	const char *n0 = flame_node_name(f, kids[0], &l0), *n1 = flame_node_name(f, kids[1], &l1),
 		   *n2 = flame_node_name(f, kids[2], &l2);
 	ok(l0 == 1 && !memcmp(n0, "b", 1) && l1 == 4 && !memcmp(n1, "cold", 4) && l2 == 3 &&
-	       !memcmp(n2, "hot", 3),
+		   !memcmp(n2, "hot", 3),
 	   "children sorted by name");
 	free(kids);
 
@@ -124,7 +120,7 @@ static void test_parse(void)
 			    "main;last 4"; /* no newline */
 	FILE *in = fmemopen((void *)text, sizeof(text) - 1, "r");
 	struct flame *f = flame_new();
-	struct fs_error err = {0};
+	struct fs_error err = { 0 };
 	ok(flame_parse_folded(f, in, &err) == 0, "parse folded text");
 	fclose(in);
 	const struct flame_stats *st = flame_stats(f);
@@ -143,8 +139,7 @@ static void test_parse(void)
 	fclose(in);
 	ok(flame_is_diff(f), "two counts make a differential tree");
 	uint32_t a = flame_find(f, "main;a", 6), b = flame_find(f, "main;b", 6);
-	ok(flame_node_self_a(f, a) == 10 && flame_node_self(f, a) == 20,
-	   "A and B counts of main;a");
+	ok(flame_node_self_a(f, a) == 10 && flame_node_self(f, a) == 20, "A and B counts of main;a");
 	ok(flame_node_self_a(f, b) == 5 && flame_node_self(f, b) == 0, "main;b only in A");
 	is_int(flame_node_total_a(f, FLAME_ROOT), 15, "A total");
 
@@ -180,24 +175,24 @@ static void test_palette(void)
 		const char *name;
 		enum palette_kind kind;
 	} cases[] = {
-	    {"java/lang/Thread.run", PALETTE_KIND_JAVA},
-	    {"Lcom/example/Foo;::bar", PALETTE_KIND_JAVA},
-	    {"com.example.Foo.bar", PALETTE_KIND_JAVA},
-	    {"Foo.bar_[j]", PALETTE_KIND_JAVA},
-	    {"Foo.inl_[i]", PALETTE_KIND_INLINED},
-	    {"do_syscall_64_[k]", PALETTE_KIND_KERNEL},
-	    {"entry_SYSCALL_64_after_hwframe", PALETTE_KIND_KERNEL},
-	    {"JavaThread::run", PALETTE_KIND_CPP},
-	    {"libjvm.so", PALETTE_KIND_NATIVE},
-	    {"libc.so.6", PALETTE_KIND_NATIVE},
-	    {"__libc_write", PALETTE_KIND_NATIVE},
-	    {"[unknown]", PALETTE_KIND_NATIVE},
-	    {"Interpreter", PALETTE_KIND_NATIVE},
-	    {"--", PALETTE_KIND_SEPARATOR},
+		{ "java/lang/Thread.run", PALETTE_KIND_JAVA },
+		{ "Lcom/example/Foo;::bar", PALETTE_KIND_JAVA },
+		{ "com.example.Foo.bar", PALETTE_KIND_JAVA },
+		{ "Foo.bar_[j]", PALETTE_KIND_JAVA },
+		{ "Foo.inl_[i]", PALETTE_KIND_INLINED },
+		{ "do_syscall_64_[k]", PALETTE_KIND_KERNEL },
+		{ "entry_SYSCALL_64_after_hwframe", PALETTE_KIND_KERNEL },
+		{ "JavaThread::run", PALETTE_KIND_CPP },
+		{ "libjvm.so", PALETTE_KIND_NATIVE },
+		{ "libc.so.6", PALETTE_KIND_NATIVE },
+		{ "__libc_write", PALETTE_KIND_NATIVE },
+		{ "[unknown]", PALETTE_KIND_NATIVE },
+		{ "Interpreter", PALETTE_KIND_NATIVE },
+		{ "--", PALETTE_KIND_SEPARATOR },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		is_int(palette_classify(PALETTE_JAVA, cases[i].name, strlen(cases[i].name)),
-		       cases[i].kind, "java palette: %s", cases[i].name);
+		is_int(palette_classify(PALETTE_JAVA, cases[i].name, strlen(cases[i].name)), cases[i].kind,
+		       "java palette: %s", cases[i].name);
 	is_int(palette_strip("foo_[k]", 7), 3, "annotation stripped for display");
 	is_int(palette_strip("foo_[x]", 7), 7, "unknown annotation kept");
 	uint64_t rng = 1;
@@ -206,8 +201,7 @@ static void test_palette(void)
 	ok(c1.r == c2.r && c1.g == c2.g && c1.b == c2.b, "--hash: same name, same colour");
 	struct palette_rgb g = palette_color(PALETTE_JAVA, "java/lang/Foo.x", 15, 0, &rng);
 	ok(g.g > g.r && g.g > g.b, "java frames are green");
-	struct palette_rgb red = palette_diff(5, 10), blue = palette_diff(-5, 10),
-			   z = palette_diff(0, 10);
+	struct palette_rgb red = palette_diff(5, 10), blue = palette_diff(-5, 10), z = palette_diff(0, 10);
 	ok(red.r == 255 && red.g < 255 && blue.b == 255 && blue.r < 255 && z.r == z.g && z.g == z.b,
 	   "differential colours: red grew, blue shrank, grey unchanged");
 	enum palette p;
@@ -228,11 +222,10 @@ static void test_render_layout(void)
 	char *buf = NULL;
 	size_t size = 0;
 	FILE *m = open_memstream(&buf, &size);
-	struct fs_error err = {0};
+	struct fs_error err = { 0 };
 	ok(render_svg(f, m, &o, &err) == 0, "render");
 	fclose(m);
-	ok(strstr(buf, "<title>hot (75 samples,") != NULL,
-	   "visible frame has a title with samples");
+	ok(strstr(buf, "<title>hot (75 samples,") != NULL, "visible frame has a title with samples");
 	ok(strstr(buf, "tiny") == NULL, "frames narrower than minwidth are elided");
 	ok(strstr(buf, "b (10,000 samples, 99.25%)") != NULL, "thousands separator and percent");
 	ok(strstr(buf, ">T&lt;&amp;&gt;</text>") != NULL, "title escaped");

@@ -39,14 +39,14 @@ static volatile unsigned long sink;
 
 /* Busy functions with names the test looks for (leaves: the sampled IP
  * is in them whatever the frame pointers). */
-#define SPIN_FN(name)                                                                              \
-	__attribute__((noinline, used)) static void *name(void *arg)                               \
-	{                                                                                          \
-		(void)arg;                                                                         \
-		for (;;)                                                                           \
-			for (unsigned long i = 0; i < 100000; i++)                                 \
-				sink += i ^ (sink >> 3);                                           \
-		return NULL;                                                                       \
+#define SPIN_FN(name)                                                  \
+	__attribute__((noinline, used)) static void *name(void *arg)    \
+	{                                                               \
+		(void)arg;                                              \
+		for (;;)                                                \
+			for (unsigned long i = 0; i < 100000; i++)      \
+				sink += i ^ (sink >> 3);                \
+		return NULL;                                            \
 	}
 SPIN_FN(hot_spin)
 SPIN_FN(late_spin)
@@ -208,9 +208,9 @@ static void test_pid_scope(struct symbolizer *sym)
 		_exit(0);
 	}
 	close(go[0]);
-	struct sampler_opts o = {.frequency = 499, .pid = child};
+	struct sampler_opts o = { .frequency = 499, .pid = child };
 	struct sampler *s = NULL;
-	struct fs_error err = {0};
+	struct fs_error err = { 0 };
 	int r = sampler_open(&o, &s, &err);
 	ok(r == 0, "sampler_open pid scope: %s", r ? err.msg : "ok");
 	if (r < 0) {
@@ -220,8 +220,8 @@ static void test_pid_scope(struct symbolizer *sym)
 	symbolizer_load_pid(sym, child, NULL);
 	if (write(go[1], "g", 1) != 1)
 		tap_diag("write go: %s", strerror(errno));
-	struct found f = {
-	    .sym = sym, .want_pid = child, .names = {"hot_spin", "late_spin", "syscall_loop"}};
+	struct found f = { .sym = sym, .want_pid = child,
+			   .names = { "hot_spin", "late_spin", "syscall_loop" } };
 	sample_until(s, &f, 1, 10000);
 	diag_stats(s);
 	struct sampler_stats st;
@@ -281,17 +281,16 @@ static void test_pidns_scope(struct symbolizer *sym)
 		outside_spin(NULL);
 	}
 	uint64_t ns = ns_of(b);
-	struct sampler_opts o = {.frequency = 499, .pid_ns = ns};
+	struct sampler_opts o = { .frequency = 499, .pid_ns = ns };
 	struct sampler *s = NULL;
-	struct fs_error err = {0};
+	struct fs_error err = { 0 };
 	int r = sampler_open(&o, &s, &err);
 	ok(r == 0, "sampler_open pid_ns scope: %s", r ? err.msg : "ok");
 	if (r == 0) {
 		if (write(go[1], "g", 1) != 1)
 			tap_diag("write go: %s", strerror(errno));
-		struct found f = {.sym = sym,
-				  .want_ns = ns,
-				  .names = {"ns_spin", "ns_late_spin", "outside_spin"}};
+		struct found f = { .sym = sym, .want_ns = ns,
+				   .names = { "ns_spin", "ns_late_spin", "outside_spin" } };
 		/* outside_spin must never show up: wait for the other two */
 		f.names[2] = NULL;
 		sample_until(s, &f, 0, 10000);
@@ -311,7 +310,7 @@ static void test_pidns_scope(struct symbolizer *sym)
 
 static int cgroup2_root(char *out, size_t len)
 {
-	static const char *const roots[] = {"/sys/fs/cgroup/unified", "/sys/fs/cgroup"};
+	static const char *const roots[] = { "/sys/fs/cgroup/unified", "/sys/fs/cgroup" };
 	for (size_t i = 0; i < FS_ARRAY_SIZE(roots); i++) {
 		struct statfs sf;
 		if (statfs(roots[i], &sf) == 0 && sf.f_type == CGROUP2_MAGIC) {
@@ -360,9 +359,9 @@ static void test_cgroup_scope(struct symbolizer *sym)
 	if (read(ready[0], &c, 1) != 1 || c != 'y') {
 		ok(1, "# SKIP cannot move a process into %s", dir);
 	} else {
-		struct sampler_opts o = {.frequency = 499, .cgroup_path = dir};
+		struct sampler_opts o = { .frequency = 499, .cgroup_path = dir };
 		struct sampler *s = NULL;
-		struct fs_error err = {0};
+		struct fs_error err = { 0 };
 		int r = sampler_open(&o, &s, &err);
 		if (r < 0) {
 			tap_diag("%s", err.msg);
@@ -370,7 +369,7 @@ static void test_cgroup_scope(struct symbolizer *sym)
 		} else {
 			if (write(go[1], "g", 1) != 1)
 				tap_diag("write go: %s", strerror(errno));
-			struct found f = {.sym = sym, .names = {"cg_spin", "cg_late_spin"}};
+			struct found f = { .sym = sym, .names = { "cg_spin", "cg_late_spin" } };
 			sample_until(s, &f, 0, 10000);
 			diag_stats(s);
 			struct sampler_stats st;
@@ -401,13 +400,13 @@ static void test_lost(void)
 		start_thread(hot_spin);
 		hot_spin(NULL);
 	}
-	struct sampler_opts o = {.frequency = 2000, .ring_pages = 1, .pid = child};
+	struct sampler_opts o = { .frequency = 2000, .ring_pages = 1, .pid = child };
 	struct sampler *s = NULL;
-	struct fs_error err = {0};
+	struct fs_error err = { 0 };
 	int r = sampler_open(&o, &s, &err);
 	ok(r == 0, "sampler_open with a one-page ring: %s", r ? err.msg : "ok");
 	if (r == 0) {
-		struct sampler_stats st = {0};
+		struct sampler_stats st = { 0 };
 		uint64_t end = now_ms() + 5000;
 		while (now_ms() < end && st.lost == 0) {
 			poll(NULL, 0, 100); /* let the ring overflow, then look */
@@ -435,13 +434,13 @@ static void test_cpulist(void)
 static void test_bad_options(void)
 {
 	struct sampler *s = NULL;
-	struct fs_error err = {0};
-	struct sampler_opts o = {.frequency = 1000000};
+	struct fs_error err = { 0 };
+	struct sampler_opts o = { .frequency = 1000000 };
 	ok(sampler_open(&o, &s, &err) == -EINVAL && strstr(err.msg, "frequency"),
 	   "absurd frequency refused: %s", err.msg);
-	struct sampler_opts o2 = {.ring_pages = 3};
+	struct sampler_opts o2 = { .ring_pages = 3 };
 	ok(sampler_open(&o2, &s, &err) == -EINVAL, "ring not a power of two refused");
-	struct sampler_opts o3 = {.cgroup_path = "/nonexistent/cgroup"};
+	struct sampler_opts o3 = { .cgroup_path = "/nonexistent/cgroup" };
 	ok(sampler_open(&o3, &s, &err) == -ENOENT && strstr(err.msg, "/nonexistent/cgroup"),
 	   "missing cgroup: %s", err.msg);
 }
@@ -479,14 +478,13 @@ static int profile_perfmap(struct symbolizer *sym, const char *path, struct perf
 {
 	FILE *f = fopen(path, "re");
 	if (!f) {
-		fprintf(stderr, "test_sampler: cannot open perf map %s: %s\n", path,
-			strerror(errno));
+		fprintf(stderr, "test_sampler: cannot open perf map %s: %s\n", path, strerror(errno));
 		return -1;
 	}
 	static char buf[64 << 20];
 	size_t n = fread(buf, 1, sizeof(buf), f);
 	fclose(f);
-	struct fs_error err = {0};
+	struct fs_error err = { 0 };
 	if (perfmap_parse(buf, n, 1, pm, &err) < 0) {
 		fprintf(stderr, "test_sampler: %s: %s\n", path, err.msg);
 		return -1;
@@ -501,25 +499,27 @@ static int profile_perfmap(struct symbolizer *sym, const char *path, struct perf
 static int profile_main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    {"profile", no_argument, NULL, 'P'},
-	    {"pid", required_argument, NULL, 'p'},
-	    {"pid-ns-of", required_argument, NULL, 'n'},
-	    {"cgroup", required_argument, NULL, 'c'},
-	    {"seconds", required_argument, NULL, 's'},
-	    {"frequency", required_argument, NULL, 'F'},
-	    {"perfmap", required_argument, NULL, 'm'},
-	    {"with-pid", no_argument, NULL, 'W'},
-	    {NULL, 0, NULL, 0},
+		{ "profile", no_argument, NULL, 'P' },	 { "pid", required_argument, NULL, 'p' },
+		{ "pid-ns-of", required_argument, NULL, 'n' },
+		{ "cgroup", required_argument, NULL, 'c' },
+		{ "seconds", required_argument, NULL, 's' },
+		{ "frequency", required_argument, NULL, 'F' },
+		{ "perfmap", required_argument, NULL, 'm' },
+		{ "with-pid", no_argument, NULL, 'W' },
+		{ NULL, 0, NULL, 0 },
 	};
-	struct sampler_opts o = {0};
+	struct sampler_opts o = { 0 };
 	double seconds = 2;
 	const char *perfmap_path = NULL;
 	int with_pid = 0;
 	int c;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'P': break;
-		case 'p': o.pid = atoi(optarg); break;
+		case 'P':
+			break;
+		case 'p':
+			o.pid = atoi(optarg);
+			break;
 		case 'n':
 			o.pid_ns = ns_of(atoi(optarg));
 			if (!o.pid_ns) {
@@ -527,22 +527,31 @@ static int profile_main(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'c': o.cgroup_path = optarg; break;
-		case 's': seconds = atof(optarg); break;
-		case 'F': o.frequency = (unsigned)atoi(optarg); break;
-		case 'm': perfmap_path = optarg; break;
-		case 'W': with_pid = 1; break;
+		case 'c':
+			o.cgroup_path = optarg;
+			break;
+		case 's':
+			seconds = atof(optarg);
+			break;
+		case 'F':
+			o.frequency = (unsigned)atoi(optarg);
+			break;
+		case 'm':
+			perfmap_path = optarg;
+			break;
+		case 'W':
+			with_pid = 1;
+			break;
 		default:
-			fprintf(stderr,
-				"usage: test_sampler.t --profile (--pid PID | --pid-ns-of PID | "
-				"--cgroup DIR) [--seconds S] [--frequency HZ] [--perfmap FILE] "
-				"[--with-pid]\n");
+			fprintf(stderr, "usage: test_sampler.t --profile (--pid PID | --pid-ns-of PID | "
+					"--cgroup DIR) [--seconds S] [--frequency HZ] [--perfmap FILE] "
+					"[--with-pid]\n");
 			return 2;
 		}
 	}
-	struct profile p = {.words = malloc(PROFILE_MAX_WORDS * sizeof(uint64_t))};
+	struct profile p = { .words = malloc(PROFILE_MAX_WORDS * sizeof(uint64_t)) };
 	struct sampler *s = NULL;
-	struct fs_error err = {0};
+	struct fs_error err = { 0 };
 	if (!p.words || sampler_open(&o, &s, &err) < 0) {
 		fprintf(stderr, "test_sampler: %s\n", err.msg);
 		return err.code == EACCES || err.code == EPERM ? 4 : 1;
@@ -620,9 +629,9 @@ int main(int argc, char **argv)
 		return profile_main(argc, argv);
 	test_cpulist();
 	test_bad_options();
-	struct sampler_opts probe = {.frequency = 10, .ring_pages = 1};
+	struct sampler_opts probe = { .frequency = 10, .ring_pages = 1 };
 	struct sampler *s = NULL;
-	struct fs_error err = {0};
+	struct fs_error err = { 0 };
 	int r = sampler_open(&probe, &s, &err);
 	if (r == -EACCES || r == -EPERM) {
 		tap_diag("%s", err.msg);

@@ -29,18 +29,19 @@ static char tmpdir[256];
 
 static void test_kallsyms_parse(void)
 {
-	static const char text[] = "ffffffff81000000 T _stext\n"
-				   "ffffffff81000100 t helper_b\n"
-				   "ffffffff81000080 T func_a\n"
-				   "ffffffff81000200 D some_data\n"
-				   "garbage line\n"
-				   "zzzz T bad_addr\n"
-				   "ffffffffc0001000 t mod_fn\t[mymod]\n"
-				   "ffffffffc0001100 t mod_fn2\t[mymod]\n"
-				   "0000000000000000 T hidden\n"
-				   "ffffffff81000300 W weak_fn";
+	static const char text[] =
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81000100 t helper_b\n"
+		"ffffffff81000080 T func_a\n"
+		"ffffffff81000200 D some_data\n"
+		"garbage line\n"
+		"zzzz T bad_addr\n"
+		"ffffffffc0001000 t mod_fn\t[mymod]\n"
+		"ffffffffc0001100 t mod_fn2\t[mymod]\n"
+		"0000000000000000 T hidden\n"
+		"ffffffff81000300 W weak_fn";
 	struct kallsyms *ks = NULL;
-	struct fs_error err = {0};
+	struct fs_error err = { 0 };
 	int r = kallsyms_parse(text, sizeof(text) - 1, &ks, &err);
 	is_int(r, 0, "kallsyms_parse of a small table");
 	is_int(kallsyms_count(ks), 6, "text symbols kept, data/garbage/zero dropped");
@@ -68,7 +69,7 @@ static void test_kallsyms_parse(void)
 static void test_kallsyms_real(void)
 {
 	struct kallsyms *ks = NULL;
-	struct fs_error err = {0};
+	struct fs_error err = { 0 };
 	int r = kallsyms_load(NULL, &ks, &err);
 	if (r < 0 || kallsyms_count(ks) == 0) {
 		tap_diag("/proc/kallsyms unusable (%s)", r < 0 ? err.msg : "addresses hidden");
@@ -104,20 +105,19 @@ static void test_strip(void)
 	static const struct {
 		const char *in, *out;
 	} cases[] = {
-	    {"JavaCalls::call_helper(JavaValue*, methodHandle const&, JavaCallArguments*, "
-	     "JavaThread*)",
-	     "JavaCalls::call_helper"},
-	    {"foo(int) const", "foo"},
-	    {"int add<int>(int, int)", "add<int>"},
-	    {"std::vector<int, std::allocator<int> >::push_back(int const&)",
-	     "std::vector<int, std::allocator<int> >::push_back"},
-	    {"(anonymous namespace)::helper(int)", "(anonymous namespace)::helper"},
-	    {"ns::Klass::operator()(int)", "ns::Klass::operator()"},
-	    {"ns::Klass::operator<(ns::Klass const&) const", "ns::Klass::operator<"},
-	    {"operator new(unsigned long)", "operator new"},
-	    {"outer(int)::Local::run()", "outer(int)::Local::run"},
-	    {"plain_c_name", "plain_c_name"},
-	    {"foo(int) [clone .cold]", "foo"},
+		{ "JavaCalls::call_helper(JavaValue*, methodHandle const&, JavaCallArguments*, JavaThread*)",
+		  "JavaCalls::call_helper" },
+		{ "foo(int) const", "foo" },
+		{ "int add<int>(int, int)", "add<int>" },
+		{ "std::vector<int, std::allocator<int> >::push_back(int const&)",
+		  "std::vector<int, std::allocator<int> >::push_back" },
+		{ "(anonymous namespace)::helper(int)", "(anonymous namespace)::helper" },
+		{ "ns::Klass::operator()(int)", "ns::Klass::operator()" },
+		{ "ns::Klass::operator<(ns::Klass const&) const", "ns::Klass::operator<" },
+		{ "operator new(unsigned long)", "operator new" },
+		{ "outer(int)::Local::run()", "outer(int)::Local::run" },
+		{ "plain_c_name", "plain_c_name" },
+		{ "foo(int) [clone .cold]", "foo" },
 	};
 	for (size_t i = 0; i < FS_ARRAY_SIZE(cases); i++) {
 		char buf[256];
@@ -126,11 +126,9 @@ static void test_strip(void)
 		is_str(buf, cases[i].out, "strip '%s'", cases[i].in);
 	}
 	char out[256];
-	is_int(
-	    elfsyms_demangle("_ZN9JavaCalls11call_"
-			     "helperEP9JavaValueRK12methodHandleP17JavaCallArgumentsP10JavaThread",
-			     out, sizeof(out)),
-	    1, "demangle a HotSpot name");
+	is_int(elfsyms_demangle("_ZN9JavaCalls11call_helperEP9JavaValueRK12methodHandleP17JavaCallArgumentsP10JavaThread",
+				out, sizeof(out)),
+	       1, "demangle a HotSpot name");
 	is_str(out, "JavaCalls::call_helper", "HotSpot name without arguments");
 	is_int(elfsyms_demangle("memcpy", out, sizeof(out)), 0, "C name is not demangled");
 	is_str(out, "memcpy", "C name copied");
@@ -217,8 +215,8 @@ static void test_jit(struct symbolizer *sym)
 	struct perfmap *pm = NULL;
 	if (perfmap_parse(text, (size_t)tl, 0, &pm, NULL) == 0) {
 		symbolizer_set_jit(sym, me, symbolizer_jit_perfmap, pm);
-		is_str(symbolizer_addr(sym, me, base + 0x210, 0, NULL, NULL),
-		       "Lcom/example/App;run", "perf map entry through symbolizer_jit_perfmap");
+		is_str(symbolizer_addr(sym, me, base + 0x210, 0, NULL, NULL), "Lcom/example/App;run",
+		       "perf map entry through symbolizer_jit_perfmap");
 		is_str(symbolizer_addr(sym, me, base + 0x10, 0, NULL, NULL), "[unknown]",
 		       "outside every perf map entry");
 		perfmap_free(pm);
@@ -269,13 +267,11 @@ static void test_callchain(struct symbolizer *sym)
 	kallsyms_free(ks);
 	uint64_t marker = (uint64_t)(uintptr_t)&test_symbols_marker;
 	uint64_t ips[] = {
-	    (uint64_t)PERF_CONTEXT_KERNEL,
-	    kaddr + 8,
-	    (uint64_t)PERF_CONTEXT_USER,
-	    marker + 1,
-	    /* a return address just past the start of main's caller-ish code:
-	     * looked up at addr - 1, still inside the marker function */
-	    marker + 2,
+		(uint64_t)PERF_CONTEXT_KERNEL, kaddr + 8,
+		(uint64_t)PERF_CONTEXT_USER,   marker + 1,
+		/* a return address just past the start of main's caller-ish code:
+		 * looked up at addr - 1, still inside the marker function */
+		marker + 2,
 	};
 	struct symbolizer_frame fr[8];
 	size_t n = 0;
@@ -290,8 +286,8 @@ static void test_callchain(struct symbolizer *sym)
 	is_int(fr[2].addr, marker + 1, "return address looked up at addr - 1");
 
 	char buf[512];
-	int len =
-	    symbolizer_fold(sym, getpid(), "test;proc", ips, FS_ARRAY_SIZE(ips), buf, sizeof(buf));
+	int len = symbolizer_fold(sym, getpid(), "test;proc", ips, FS_ARRAY_SIZE(ips), buf,
+				  sizeof(buf));
 	ok(len > 0, "fold returns a length");
 	if (kaddr)
 		is_str(buf, "test:proc;test_symbols_marker;test_symbols_marker;do_syscall_64_[k]",
@@ -428,8 +424,8 @@ static void test_cxx_and_shared(struct symbolizer *sym)
 		return;
 	is_str(symbolizer_addr(sym, me, (uint64_t)(uintptr_t)m + 1, 0, NULL, NULL),
 	       "ns::Klass::method", "C++ member function demangled, arguments stripped");
-	is_str(symbolizer_addr(sym, me, (uint64_t)(uintptr_t)tmpl() + 1, 0, NULL, NULL), "add<int>",
-	       "template function without its return type");
+	is_str(symbolizer_addr(sym, me, (uint64_t)(uintptr_t)tmpl() + 1, 0, NULL, NULL),
+	       "add<int>", "template function without its return type");
 
 	void *m2 = dlsym(h2, "_ZN2ns5Klass6methodEi");
 	is_str(symbolizer_addr(sym, me, (uint64_t)(uintptr_t)m2 + 1, 0, NULL, NULL),
@@ -442,8 +438,8 @@ static void test_cxx_and_shared(struct symbolizer *sym)
 	void *(*hid)(void) = (void *(*)(void))dlsym(hs, "hidden_addr");
 	enum symbolizer_kind kind;
 	int resolved = 1;
-	const char *name =
-	    symbolizer_addr(sym, me, (uint64_t)(uintptr_t)hid() + 1, 0, &kind, &resolved);
+	const char *name = symbolizer_addr(sym, me, (uint64_t)(uintptr_t)hid() + 1, 0, &kind,
+					   &resolved);
 	is_str(name, "[libs.so]", "stripped static function labelled by its module");
 	ok(kind == SYMBOLIZER_KIND_NATIVE && !resolved, "native, unresolved");
 }
@@ -476,7 +472,7 @@ int main(void)
 	test_strip();
 	test_elf_garbage();
 	struct symbolizer *sym = NULL;
-	struct fs_error err = {0};
+	struct fs_error err = { 0 };
 	if (symbolizer_open(NULL, &sym, &err) < 0) {
 		ok(0, "symbolizer_open: %s", err.msg);
 		return tap_done();
