@@ -356,6 +356,16 @@ static const jvmtiCompiledMethodLoadInlineRecord *inline_record(const void *comp
 	return NULL;
 }
 
+static bool same_chain(const PCStackInfo *a, const PCStackInfo *b)
+{
+	if (a->numstackframes != b->numstackframes || !a->methods || !b->methods)
+		return false;
+	for (jint j = 0; j < a->numstackframes; j++)
+		if (a->methods[j] != b->methods[j])
+			return false;
+	return true;
+}
+
 static int append_unfolded(struct name_cache *c, struct agentmap_buf *out, jmethodID method,
 			   uint64_t start, uint64_t size, const char *root_name,
 			   const jvmtiCompiledMethodLoadInlineRecord *rec)
@@ -371,6 +381,13 @@ static int append_unfolded(struct name_cache *c, struct agentmap_buf *out, jmeth
 	for (size_t i = 0; i < n; i++) {
 		const PCStackInfo *pi = &rec->pcinfo[i];
 		pcs[i] = (uint64_t)(uintptr_t)pi->pc;
+		/* Without sourcepos a name depends only on the chain of methods:
+		 * a record with the same chain as the one before (most of them:
+		 * every call and safepoint of one inlined region) has its name. */
+		if (i > 0 && !c->opt->sourcepos && same_chain(&rec->pcinfo[i - 1], pi)) {
+			names[i] = names[i - 1]; /* shared, freed once */
+			continue;
+		}
 		record_name(c, pi, method, root_name, name, sizeof(name));
 		if (i > 0 && strcmp(names[i - 1], name) == 0) {
 			names[i] = names[i - 1]; /* shared, freed once */
