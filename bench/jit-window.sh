@@ -89,10 +89,23 @@ grep '^graph\|^resolved\|^jvm' "$W/ours.out"
 # loops/s, the JVM's CPU time per loop (utime + stime of the process), which
 # other load on the machine disturbs less.
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$PID/stat"; }
-off=0 on=0 off_cpu=0 on_cpu=0
+# CPU of the JVM's threads other than the workload's (the agent's work runs in
+# the attach, compiler and service threads): the agent's own cost, which the
+# workload's speed does not blur.
+aux_ticks() {
+	local n=0 t c
+	for t in /proc/"$PID"/task/*; do
+		case "$(cat "$t/comm" 2>/dev/null)" in h2-worker*) ;; *)
+			c=$(awk '{ print $14 + $15 }' "$t/stat" 2>/dev/null || echo 0)
+			n=$((n + c)) ;;
+		esac
+	done
+	echo "$n"
+}
+off=0 on=0 off_cpu=0 on_cpu=0 off_aux=0 on_aux=0
 window() { # window on|off: adds loops and CPU ticks of one window
-	local a c b d
-	a=$(ops); c=$(cpu_ticks)
+	local a c b d x y
+	a=$(ops); c=$(cpu_ticks); x=$(aux_ticks)
 	# Both windows run the sidecar the same way (sampling at 1 Hz, its own
 	# CPU on the machine); only "on" has the agent's timed session.
 	if [ "$1" = on ]; then
@@ -101,15 +114,18 @@ window() { # window on|off: adds loops and CPU ticks of one window
 		(cd "$W" && "$FS_SIDECAR" run "$NAME" -d "${WIN}s" -F 1 --no-map -o off.svg \
 			>/dev/null 2>&1)
 	fi
-	b=$(ops); d=$(cpu_ticks)
-	if [ "$1" = on ]; then on=$((on + b - a)); on_cpu=$((on_cpu + d - c))
-	else off=$((off + b - a)); off_cpu=$((off_cpu + d - c)); fi
+	b=$(ops); d=$(cpu_ticks); y=$(aux_ticks)
+	if [ "$1" = on ]; then on=$((on + b - a)); on_cpu=$((on_cpu + d - c)); on_aux=$((on_aux + y - x))
+	else off=$((off + b - a)); off_cpu=$((off_cpu + d - c)); off_aux=$((off_aux + y - x)); fi
 }
 for i in $(seq "$PAIRS"); do
 	if [ $((i % 2)) = 1 ]; then window off; window on; else window on; window off; fi
 	echo "# pair $i: loops without $off (CPU ticks $off_cpu), with $on (CPU ticks $on_cpu)"
 done
-awk -v on="$on" -v off="$off" -v onc="$on_cpu" -v offc="$off_cpu" 'BEGIN {
+awk -v on="$on" -v off="$off" -v onc="$on_cpu" -v offc="$off_cpu" -v ona="$on_aux" \
+	-v offa="$off_aux" -v n="$PAIRS" -v win="$WIN" 'BEGIN {
+	printf "JVM CPU outside the workload threads per %d s window: with %.1f ms, without %.1f ms; the difference is %.2f%% of the JVM CPU of a window without\n",
+		win, ona * 10 / n, offa * 10 / n, 100 * (ona - offa) / offc
 	printf "throughput with the agent session / without: %.3f (%d / %d loops, ABBA)\n", on / off, on, off
 	printf "JVM CPU per loop with / without: %.3f (%.2f / %.2f ticks per loop)\n",
 		(onc / on) / (offc / off), onc / on, offc / off }'
