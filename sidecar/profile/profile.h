@@ -4,14 +4,20 @@
  *   sampler  every thread of every process of a container (its cgroup v2
  *            directory when there is one, else its pid namespace) or one
  *            process of it
+ *   jit      profile_open starts, before the sampler, a timed agent session
+ *            in each JVM running then (map_window_open: every code load and
+ *            unload with its time); its log is read every second
+ *            (PROFILE_WINDOW_READ_US), and profile_close stops it
  *   raw      while recording, samples are aggregated by (pid, callchain):
- *            equal chains only bump a count, so memory grows with distinct
- *            chains, not with time; each new process is looked at once
- *            (maps cached for the symbolizer, JVM or not, frame pointers)
- *   fold     at the end (profile_fold) the JVMs are mapped (map_jvm: the
- *            perf map taken AFTER the window, so code compiled during it is
- *            named), every distinct chain is symbolized once and added to a
- *            folded-stack table (fold.h) with its count
+ *            equal chains only bump a count (and their first/last sample
+ *            time), so memory grows with distinct chains, not with time;
+ *            each new process is looked at once (maps cached for the
+ *            symbolizer, JVM or not, frame pointers)
+ *   fold     at the end (profile_fold) the logs' tails are read (JVMs
+ *            without a session are mapped now: map_jvm, the perf map taken
+ *            AFTER the window), every distinct chain is symbolized once, its
+ *            JIT frames by address and its last sample's time, and added to
+ *            a folded-stack table (fold.h) with its count
  *
  * The raw table is bounded (PROFILE_RAW_MAX_WORDS): when it fills, it is
  * folded early (JVMs mapped at that moment) and emptied, and recording goes
