@@ -75,17 +75,20 @@ endif
 #   lib/                 shared by the hook, the wrapper and the sidecar
 #   sidecar/jvm/         finding JVMs, attach, sandbox, perf maps
 #   sidecar/symbolize/   addresses -> frame names (kernel, ELF, JIT maps)
+#   sidecar/hotspot/     a HotSpot JVM read from the host through its VMStructs
 #   sidecar/fold/        folded-stack tables, perf script collapse, hot frames
 #   sidecar/graph/       frame tree, SVG, palettes
 #   sidecar/profile/     the sampler and the record -> symbolize -> fold loop
 #   sidecar/export/      pprof and speedscope writers (from folded stacks)
 #   sidecar/             the CLI: main, one cmd_<verb>.c per verb
-SIDECAR_DIRS := jvm symbolize fold graph profile export
+SIDECAR_DIRS := jvm symbolize hotspot fold graph profile export
 INC_lib := -Ilib
 INC_hook := -Ilib -Ihook
 INC_wrapper := -Ilib -Iwrapper
-INC_sidecar_jvm := -Ilib -Isidecar/jvm
+# jvm/map.c falls back to reading the code cache from the host (hotspot/hsmap.h).
+INC_sidecar_jvm := -Ilib -Isidecar/jvm -Isidecar/hotspot
 INC_sidecar_symbolize := $(INC_sidecar_jvm) -Isidecar/symbolize
+INC_sidecar_hotspot := $(INC_sidecar_symbolize)
 INC_sidecar_fold := -Ilib -Isidecar/fold
 INC_sidecar_graph := -Ilib -Isidecar/graph
 INC_sidecar_profile := $(INC_sidecar_symbolize) -Isidecar/fold -Isidecar/profile
@@ -106,9 +109,12 @@ LIB_OBJ := $(call obj,$(LIB_SRC))
 HOOK_OBJ := $(call obj,$(HOOK_SRC))
 SIDECAR_OBJ := $(call obj,$(SIDECAR_SRC)) $(BUILD)/gen/profile.pb-c.o
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%.t,$(UNIT_SRC))
+# Test drivers run by the integration tests (not TAP): tests/tools/*.c.
+TOOL_SRC := $(wildcard tests/tools/*.c)
+TOOL_BIN := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRC))
 
 PROGRAMS := $(BUILD)/flamehook $(BUILD)/flamesidecar
-all: $(PROGRAMS) $(UNIT_BIN) agent wrapper
+all: $(PROGRAMS) $(UNIT_BIN) $(TOOL_BIN) agent wrapper
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -141,6 +147,10 @@ $(BUILD)/flamesidecar: $(BUILD)/obj/sidecar/main.o $(BUILD)/libsidecar.a $(BUILD
 	$(CC) $(SIDECAR_LDFLAGS) -o $@ $^ $(SIDECAR_LIBS)
 
 $(BUILD)/tests/%.t: $(BUILD)/obj/tests/unit/%.o $(BUILD)/obj/tests/lib/tap.o $(BUILD)/libsidecar.a $(BUILD)/libhook.a $(BUILD)/libfs.a
+	@mkdir -p $(dir $@)
+	$(CC) $(DYN_LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/tests/tools/%: $(BUILD)/obj/tests/tools/%.o $(BUILD)/libsidecar.a $(BUILD)/libfs.a
 	@mkdir -p $(dir $@)
 	$(CC) $(DYN_LDFLAGS) -o $@ $^ $(LIBS)
 

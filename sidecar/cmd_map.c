@@ -15,7 +15,7 @@ static void map_usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "Usage: flamesidecar map CONTAINER [--pid N] [--mode agent|jcmd]\n"
+	    "Usage: flamesidecar map CONTAINER [--pid N] [--mode agent|jcmd|vmstructs]\n"
 	    "                        [--continuous] [--timeout MS]\n\n"
 	    "CONTAINER: an id, a name (docker/podman ps), a unique id prefix, or\n"
 	    "--pod NAME [--namespace NS] [--container NAME] for a Kubernetes pod.\n\n"
@@ -26,7 +26,10 @@ static void map_usage(FILE *f)
 	    "  -p, --pid N        only this JVM (host pid; must be in the container)\n"
 	    "  -m, --mode MODE    agent: load <mount point>/%s (the default when\n"
 	    "                     the bundle is mounted); jcmd: Compiler.perfmap (JDK 17+;\n"
-	    "                     the default when it is not)\n"
+	    "                     the default when it is not); vmstructs: read the code\n"
+	    "                     cache from the host through the JVM's VMStructs, no\n"
+	    "                     attach, nothing written in the container: for JVMs that\n"
+	    "                     cannot be attached to (run and top fall back to it)\n"
 	    "  -c, --continuous   the agent keeps the container's map up to date as code\n"
 	    "                     is compiled; run map again to copy it to the host\n"
 	    "  -t, --timeout MS   per JVM, attach included (default %d)\n"
@@ -35,6 +38,7 @@ static void map_usage(FILE *f)
 	    "Examples:\n"
 	    "  flamesidecar map 3f2a9c\n"
 	    "  flamesidecar map 3f2a9c --pid 41236 --mode jcmd\n"
+	    "  flamesidecar map 3f2a9c --mode vmstructs   # JVM with attach disabled\n"
 	    "  flamesidecar map 3f2a9c --continuous\n"
 	    "  flamesidecar map 3f2a9c && perf record -g -p 41236 -- sleep 10 && perf report\n\n"
 	    "Exit codes: 0 every JVM mapped, 1 one failed, 2 usage, 3 container or JVM not\n"
@@ -84,8 +88,9 @@ int cmd_map(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return cli_usage_error("map", "expected one container id");
-	if (o.continuous && o.mode == MAP_MODE_JCMD)
-		return cli_usage_error("map", "--continuous needs the agent, not --mode jcmd");
+	if (o.continuous && (o.mode == MAP_MODE_JCMD || o.mode == MAP_MODE_VMSTRUCTS))
+		return cli_usage_error("map", "--continuous needs the agent, not --mode %s",
+				       map_mode_name(o.mode));
 	struct fs_config cfg;
 	struct registry_entry e;
 	int rc = common_open_container("map", "it joins the container's mount namespace",
@@ -126,6 +131,9 @@ int cmd_map(int argc, char **argv)
 		int r = map_jvm(&e, pids[i], &o, NULL, &res, &err);
 		if (r < 0) {
 			int code = cli_fail("map", &err);
+			if (o.mode != MAP_MODE_VMSTRUCTS && r != -ESRCH && r != -ENOEXEC)
+				cli_warn("map",
+					 "--mode vmstructs maps a JVM without attaching to it");
 			if (exit_code == FS_EXIT_OK)
 				exit_code = code;
 			continue;

@@ -74,7 +74,9 @@ static void run_usage(FILE *out)
 		"  -q, --quiet          no progress line and no summary (warnings and errors\n"
 		"                       still go to stderr)\n"
 		"      --no-map         do not attach to JVMs (Java frames stay [unknown])\n"
-		"      --map-mode MODE  agent (default when the bundle is mounted) or jcmd\n"
+		"      --map-mode MODE  agent (default when the bundle is mounted), jcmd, or\n"
+		"                       vmstructs (read from the host, no attach; the fallback\n"
+		"                       when attach is impossible or fails)\n"
 		"      --map-timeout MS deadline per JVM for the map (default %d)\n"
 		"      --perf-map       also write /tmp/perf-<host pid>.map for perf\n"
 		"      --max-stack N    deepest callchain kept (default 127)\n"
@@ -431,6 +433,7 @@ int cmd_run(int argc, char **argv)
 	struct run_args a = {.duration_ms = RUN_DEFAULT_MS};
 	render_opts_init(&a.render);
 	a.prof.map.mode = MAP_MODE_AUTO;
+	a.prof.map.fallback = 1; /* JVMs that cannot be attached to: vmstructs */
 	a.prof.map.timeout_ms = MAP_DEFAULT_TIMEOUT_MS;
 	int rc = run_parse(argc, argv, &a);
 	if (rc)

@@ -57,7 +57,9 @@ static void top_usage(FILE *out)
 		"  -F, --frequency HZ   samples per second per CPU (default 99, max 10000)\n"
 		"  -p, --pid PID        only this process of the container (host pid)\n"
 		"      --no-map         do not attach to JVMs (Java frames stay [unknown])\n"
-		"      --map-mode MODE  agent (default when the bundle is mounted) or jcmd\n"
+		"      --map-mode MODE  agent (default when the bundle is mounted), jcmd, or\n"
+		"                       vmstructs (read from the host, no attach; the fallback\n"
+		"                       when attach is impossible or fails)\n"
 		"      --map-every TIME refresh the JVMs' JIT maps this often (default 5s)\n"
 		"      --user-only      no kernel frames\n"
 		"  -h, --help           this text\n\n"
@@ -293,6 +295,7 @@ int cmd_top(int argc, char **argv)
 			     .map_every_ms = TOP_DEFAULT_MAP_EVERY_MS,
 			     .rows = TOP_DEFAULT_ROWS};
 	a.prof.map.mode = MAP_MODE_AUTO;
+	a.prof.map.fallback = 1; /* JVMs that cannot be attached to: vmstructs */
 	a.prof.map.timeout_ms = MAP_DEFAULT_TIMEOUT_MS;
 	int rc = top_parse(argc, argv, &a);
 	if (rc)

@@ -131,8 +131,10 @@ int common_parse_map_mode(const char *verb, const char *opt, const char *arg, en
 		*mode = MAP_MODE_AGENT;
 	else if (!strcmp(arg, "jcmd"))
 		*mode = MAP_MODE_JCMD;
+	else if (!strcmp(arg, "vmstructs"))
+		*mode = MAP_MODE_VMSTRUCTS;
 	else {
-		cli_usage_error(verb, "%s must be agent or jcmd, not '%s'", opt, arg);
+		cli_usage_error(verb, "%s must be agent, jcmd or vmstructs, not '%s'", opt, arg);
 		return -EINVAL;
 	}
 	return 0;

@@ -39,7 +39,7 @@ int common_open_container(const char *verb, const char *why, const char *id, str
 			  struct registry_entry *e);
 
 /* Option values: print "flamesidecar VERB: OPT takes ..." and return
- * -EINVAL when arg is not a whole number in [lo, hi] / not agent|jcmd. */
+ * -EINVAL when arg is not a whole number in [lo, hi] / not agent|jcmd|vmstructs. */
 int common_parse_uint(const char *verb, const char *opt, const char *arg, unsigned long lo,
 		      unsigned long hi, unsigned *out);
 int common_parse_map_mode(const char *verb, const char *opt, const char *arg, enum map_mode *mode);

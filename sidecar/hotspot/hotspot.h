@@ -63,8 +63,14 @@ struct hotspot_blob {
 };
 
 /* Find the blob containing pc. 1 found (*out filled), 0 not in the code
- * cache (out->kind = HOTSPOT_BLOB_NONE), -errno on a read failure. */
+ * cache (out->kind = HOTSPOT_BLOB_NONE), -errno on a read failure.
+ * Found blobs are cached for up to a second (a hit costs no read; a miss
+ * two or three process_vm_readv calls). */
 int hotspot_find_blob(struct hotspot *hs, uint64_t pc, struct hotspot_blob *out);
+
+/* Drop every cached blob, blob name and method name (after a long pause,
+ * or when the JVM is known to have flushed code). */
+void hotspot_forget(struct hotspot *hs);
 
 /* Quick range check without reading the process: 1 when pc lies in one of
  * the code heaps, else 0. */
@@ -74,6 +80,30 @@ int hotspot_in_code_cache(const struct hotspot *hs, uint64_t pc);
  * "java.util.HashMap.get" (class with dots, '.', method name). Cached per
  * Method*. 1 named (buf NUL-terminated), 0 not a readable Method*, -errno. */
 int hotspot_method_name(struct hotspot *hs, uint64_t method, char *buf, size_t len);
+
+/* The bytecode index of an interpreted frame: bcp (read from the frame at
+ * interp_bcp_off) inside method's bytecodes, which start right after its
+ * ConstMethod. Also a check that the Method* read from the frame is real.
+ * 1 with *bci set, 0 when bcp is not inside method's bytecodes (or method
+ * is not readable), -errno. */
+int hotspot_interp_bci(struct hotspot *hs, uint64_t method, uint64_t bcp, int *bci);
+
+/* One frame of an inline chain. */
+struct hotspot_scope {
+	uint64_t method; /* Method* */
+	int bci;	 /* bytecode index, -1 unknown (or the method's entry) */
+};
+
+/* The inline chain HotSpot recorded for pc in nmethod b (from
+ * hotspot_find_blob), innermost first: out[0] is the method executing at
+ * pc, out[n-1] the nmethod's own method. pc is matched as HotSpot does: the
+ * first PcDesc at or after pc, so a return address (or return address - 1)
+ * gets the chain of its own call site. Returns the number of frames
+ * (1: nothing inlined there), 0 when the nmethod has no debug info for pc
+ * (name it by b->method), -errno. The nmethod's debug info is copied once
+ * and cached (16 nmethods, for as long as a found blob is). */
+int hotspot_scopes(struct hotspot *hs, const struct hotspot_blob *b, uint64_t pc,
+		   struct hotspot_scope *out, int max);
 
 /* x86_64 frame facts the unwinder needs, in bytes relative to the frame
  * pointer (rbp) of an interpreted frame. */

@@ -17,6 +17,7 @@
 
 #include "attach.h"
 #include "cleanup.h"
+#include "hsmap.h"
 #include "proc.h"
 #include "sandbox.h"
 
@@ -25,6 +26,7 @@ const char *map_mode_name(enum map_mode m)
 	switch (m) {
 	case MAP_MODE_AGENT: return "agent";
 	case MAP_MODE_JCMD: return "jcmd";
+	case MAP_MODE_VMSTRUCTS: return "vmstructs";
 	default: return "auto";
 	}
 }
@@ -308,22 +310,76 @@ int map_find_jvms(const struct registry_entry *e, pid_t **pids, size_t *n, struc
 	return 0;
 }
 
-/* Run one job of the sandboxed child against JVM host_pid of e. On success
- * *data (malloc'd) holds the child's answer, whose payload starts at *hl;
- * res gets pid, uid, mode and bytes. */
-static int map_run(const struct registry_entry *e, pid_t host_pid, const struct map_opts *o,
-		   enum map_job job, uint64_t offset, char **data, size_t *hl,
-		   struct map_result *res, struct fs_error *err)
+/* The map from the JVM's code cache, read from the host (hsmap.h). */
+static int map_vmstructs(pid_t host_pid, struct perfmap **m, struct map_result *res,
+			 struct fs_error *err)
 {
-	struct proc_status st;
-	uint64_t start_time, ino;
-	size_t len = 0;
-	res->host_pid = host_pid;
-	*data = NULL;
+	struct hsmap_stats st;
+	int r = hsmap_build(host_pid, m, &st, err);
+	if (r < 0)
+		return fs_error_wrap(err, "pid %d: reading its code cache from the host",
+				     (int)host_pid);
+	res->mode = MAP_MODE_VMSTRUCTS;
+	res->bytes = st.bytes;
+	return 0;
+}
 
-	int r = proc_start_time(host_pid, &start_time, err);
+static int map_finish(pid_t host_pid, const struct map_opts *o, const struct timespec *ts0,
+		      struct perfmap *m, struct perfmap **out, struct map_result *res,
+		      struct fs_error *err)
+{
+	int r;
+	res->entries = m->count;
+	if (o->write_host && (r = perfmap_write_host(o->host_tmp, host_pid, m, err)) < 0) {
+		perfmap_free(m);
+		return r;
+	}
+	struct timespec ts1;
+	clock_gettime(CLOCK_MONOTONIC, &ts1);
+	res->elapsed_us = (uint64_t)(ts1.tv_sec - ts0->tv_sec) * 1000000 +
+			  (uint64_t)((ts1.tv_nsec - ts0->tv_nsec) / 1000);
+	if (out)
+		*out = m;
+	else
+		perfmap_free(m);
+	return 0;
+}
+
+/* VMSTRUCTS, or AUTO with o->fallback: attach (agent or jcmd) when it can
+ * work, else, or when it fails, the code cache read from the host, so
+ * nothing is created in the container. 1 when the vmstructs map was taken
+ * (*m set), 0 to attach (or to report attach_rc), -errno. */
+static int map_fallback(pid_t host_pid, const struct map_opts *o, int attach_rc, struct perfmap **m,
+			struct map_result *res, struct fs_error *err)
+{
+	struct fs_error verr = {0};
+	if (o->mode != MAP_MODE_VMSTRUCTS && (o->mode != MAP_MODE_AUTO || !o->fallback))
+		return attach_rc;
+	if (o->mode == MAP_MODE_AUTO && attach_rc == 0) {
+		struct fs_error ignored;
+		if (attach_check_signal(host_pid, &ignored) == 0)
+			return 0; /* attach looks possible: try it first */
+	}
+	int r = map_vmstructs(host_pid, m, res, o->mode == MAP_MODE_VMSTRUCTS ? err : &verr);
 	if (r == 0)
-		r = proc_status_read(host_pid, &st, err);
+		return 1;
+	if (o->mode == MAP_MODE_VMSTRUCTS)
+		return r;
+	if (attach_rc < 0) /* both failed: say both */
+		fs_error_wrap(err, "%s; and attach", verr.msg);
+	return attach_rc < 0 ? attach_rc : 0;
+}
+
+/* Is host_pid still the process we mean, in e's pid namespace, and a
+ * HotSpot JVM? Fills res's pid, ns pid and uid, *st and *start_time. */
+static int map_check_pid(const struct registry_entry *e, pid_t host_pid, struct proc_status *st,
+			 uint64_t *start_time, struct map_result *res, struct fs_error *err)
+{
+	uint64_t ino;
+	res->host_pid = host_pid;
+	int r = proc_start_time(host_pid, start_time, err);
+	if (r == 0)
+		r = proc_status_read(host_pid, st, err);
 	if (r < 0)
 		return fs_error_wrap(err, "pid %d", (int)host_pid);
 	if ((r = proc_ns_inode(host_pid, "pid", &ino, err)) < 0)
@@ -333,8 +389,25 @@ static int map_run(const struct registry_entry *e, pid_t host_pid, const struct 
 				    e->id);
 	if ((r = attach_check_hotspot(host_pid, err)) < 0)
 		return r;
-	res->ns_pid = proc_status_ns_pid(&st);
-	res->uid = st.uid[1];
+	res->ns_pid = proc_status_ns_pid(st);
+	res->uid = st->uid[1];
+	return 0;
+}
+
+/* Run one job of the sandboxed child against JVM host_pid of e. On success
+ * *data (malloc'd) holds the child's answer, whose payload starts at *hl;
+ * res gets pid, uid, mode and bytes. */
+static int map_run(const struct registry_entry *e, pid_t host_pid, const struct map_opts *o,
+		   enum map_job job, uint64_t offset, char **data, size_t *hl,
+		   struct map_result *res, struct fs_error *err)
+{
+	struct proc_status st;
+	uint64_t start_time;
+	size_t len = 0;
+	*data = NULL;
+	int r = map_check_pid(e, host_pid, &st, &start_time, res, err);
+	if (r < 0)
+		return r;
 
 	cleanup_free struct map_child_arg *ca = calloc(1, sizeof(*ca));
 	if (!ca)
@@ -409,24 +482,26 @@ int map_jvm(const struct registry_entry *e, pid_t host_pid, const struct map_opt
 		*out = NULL;
 	cleanup_free char *data = NULL;
 	size_t hl = 0;
+	struct perfmap *vm = NULL;
+	int r;
+	if (o->mode == MAP_MODE_VMSTRUCTS || (o->mode == MAP_MODE_AUTO && o->fallback)) {
+		struct proc_status st;
+		uint64_t start_time;
+		if ((r = map_check_pid(e, host_pid, &st, &start_time, res, err)) < 0)
+			return r;
+		if ((r = map_fallback(host_pid, o, 0, &vm, res, err)) != 0)
+			return r < 0 ? r : map_finish(host_pid, o, &ts0, vm, out, res, err);
+	}
 	int len = map_run(e, host_pid, o, MAP_JOB_MAP, 0, &data, &hl, res, err);
-	if (len < 0)
-		return len;
+	if (len < 0) {
+		r = map_fallback(host_pid, o, len, &vm, res, err);
+		return r == 1 ? map_finish(host_pid, o, &ts0, vm, out, res, err) : r;
+	}
 	struct perfmap *m = NULL;
-	int r = perfmap_parse(data + hl, (size_t)len, 1, &m, err);
+	r = perfmap_parse(data + hl, (size_t)len, 1, &m, err);
 	if (r < 0)
 		return fs_error_wrap(err, "pid %d", (int)host_pid);
-	res->entries = m->count;
-	if (o->write_host && (r = perfmap_write_host(o->host_tmp, host_pid, m, err)) < 0) {
-		perfmap_free(m);
-		return r;
-	}
-	res->elapsed_us = map_elapsed_us(&ts0);
-	if (out)
-		*out = m;
-	else
-		perfmap_free(m);
-	return 0;
+	return map_finish(host_pid, o, &ts0, m, out, res, err);
 }
 
 /* ---- windows --------------------------------------------------------------- */

@@ -3,7 +3,8 @@
  * /tmp/perf-<ns pid>.map (our agent, or jcmd Compiler.perfmap), read it
  * safely and parse it (perfmap.h); optionally write /tmp/perf-<host pid>.map
  * on the host for perf. Used by the `map` verb and by `run` at the end of a
- * sampling window. */
+ * sampling window. When the JVM cannot be attached to, the map is read from
+ * the host through its VMStructs instead (MAP_MODE_VMSTRUCTS, hsmap.h). */
 #ifndef FS_MAP_H
 #define FS_MAP_H
 
@@ -20,9 +21,10 @@
 #define MAP_DEFAULT_TIMEOUT_MS 5000
 
 enum map_mode {
-	MAP_MODE_AUTO = 0, /* the agent when the bundle is mounted and has it, else jcmd */
-	MAP_MODE_AGENT,	   /* load <mount_point>/libflameagent.so */
-	MAP_MODE_JCMD,	   /* jcmd Compiler.perfmap (JDK 17+) */
+	MAP_MODE_AUTO = 0,  /* the agent when the bundle is mounted and has it, else jcmd */
+	MAP_MODE_AGENT,	    /* load <mount_point>/libflameagent.so */
+	MAP_MODE_JCMD,	    /* jcmd Compiler.perfmap (JDK 17+) */
+	MAP_MODE_VMSTRUCTS, /* read the code cache from the host (hsmap.h): no attach */
 };
 
 struct map_opts {
@@ -33,12 +35,14 @@ struct map_opts {
 	const char *host_tmp;  /* where that goes; NULL = "/tmp" */
 	unsigned window_ttl_s; /* windows: the agent ends its session by itself after
 				  this, should we never stop it (0: never) */
+	int fallback;	       /* AUTO: use VMSTRUCTS when attach is impossible or fails
+				* (run, top); 0 = report the attach error (map) */
 };
 
 struct map_result {
 	pid_t host_pid, ns_pid;
 	uid_t uid;
-	enum map_mode mode; /* the one used (AGENT or JCMD) */
+	enum map_mode mode; /* the one used (AGENT, JCMD or VMSTRUCTS) */
 	int signalled;	    /* we started the attach listener with SIGQUIT */
 	size_t entries;	    /* in the parsed map */
 	size_t loads;	    /* window: code load events (compiled methods, stubs) */

@@ -1,0 +1,41 @@
+/* hsmap.h - the JIT symbol map of a HotSpot JVM, read from the host through
+ * its VMStructs (hotspot.h), for JVMs that cannot be attached to: attach
+ * disabled (-XX:+DisableAttachMechanism), no writable /tmp, a read-only
+ * rootfs. Nothing is written into the container and nothing runs in the
+ * JVM: every code blob of the code heaps becomes one map entry, an nmethod
+ * named by its Method* ("pkg.Class.method", as the agent names it), a stub
+ * by its blob name, the interpreter "Interpreter".
+ *
+ * An nmethod is split at its inlining boundaries as HotSpot records them
+ * (its PcDescs and scopes, hotspot_scopes): each range is named by its
+ * chain, outermost first, joined by "->", like the agent's unfoldall. A
+ * pc belongs to the first PcDesc at or after it, so a range ends just after
+ * its PcDesc's pc: a return address and the address before it both fall
+ * in the range of their own call site. An nmethod without debug info
+ * (native wrappers) is named by its method. */
+#ifndef FS_HSMAP_H
+#define FS_HSMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "perfmap.h"
+
+#define HSMAP_MAX_BLOBS (1u << 20) /* blobs mapped at most */
+
+struct hsmap_stats {
+	int major;	 /* the JVM's major version */
+	size_t nmethods; /* nmethods named by their Method* */
+	size_t inlined;	 /* ranges with an inline chain (2 frames or more) */
+	size_t stubs;	 /* entries named by a blob name (the interpreter included) */
+	size_t unnamed;	 /* nmethods whose Method* could not be read (left out) */
+	size_t bytes;	 /* of map text made */
+};
+
+/* Map the JVM host pid. *out is freed with perfmap_free. 0 or -errno with
+ * err saying why (see hotspot_open). */
+int hsmap_build(pid_t pid, struct perfmap **out, struct hsmap_stats *st, struct fs_error *err);
+
+#endif

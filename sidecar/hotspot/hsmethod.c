@@ -1,0 +1,193 @@
+/* hsmethod.c - a Method* as "pkg.Class.method", the way our agent names a
+ * frame in dotted mode (agent/agentmap.c: the class signature with '/'
+ * turned into '.', then '.', then the method name).
+ *
+ *   Method::_constMethod -> ConstMethod::_constants (ConstantPool*)
+ *                           ConstMethod::_name_index (u2)
+ *   ConstantPool::_pool_holder -> Klass::_name (Symbol*)
+ *   the method's name: the Symbol* in the constant pool slot _name_index,
+ *   right after the ConstantPool header (sizeof(ConstantPool) + i * 8)
+ *   Symbol: _length (u2), then the bytes at _body (modified UTF-8)
+ *
+ * A hidden class's Symbol says "Foo+0x..." where JVMTI (and so the agent)
+ * says "Foo.0x...": the last '+' becomes '.'. Names are cached per Method*
+ * in a direct-mapped table; a Method* freed by class unloading and reused
+ * keeps its old name until its slot is taken (a wrong name, never a fault).
+ * Class names are cached per Klass* the same way. A name costs five reads
+ * (Method, ConstMethod, the pool's holder and slot, the Symbol), two more
+ * for a class not seen before. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hotspot_int.h"
+
+#define HSM_SYM_GUESS 128 /* Symbol bytes read in the first read */
+
+/* The bytes of a Symbol into buf (NUL-terminated): 0 or -errno/-EINVAL.
+ * One read for the usual short symbol (header and body together), a second
+ * when it is longer or the first ran off a mapping. */
+static int hsm_symbol(struct hotspot *hs, uint64_t sym, char *buf, size_t len, size_t *outlen)
+{
+	const struct hs_layout *l = &hs->l;
+	uint8_t head[HSM_SYM_GUESS];
+	uint64_t n;
+	size_t body = (size_t)l->sym_body_off, have = 0;
+	if (!hsmem_ptr_ok(sym, 4) || body > 32 || l->sym_len_off + 2 > sizeof(head))
+		return -EINVAL;
+	int rc = hsmem_read(&hs->r, sym, head, sizeof(head));
+	if (rc == 0) {
+		n = (uint64_t)head[l->sym_len_off] | (uint64_t)head[l->sym_len_off + 1] << 8;
+		have = sizeof(head) - body;
+	} else if ((rc = hsmem_read_uint(&hs->r, sym + l->sym_len_off, 2, &n)) < 0) {
+		return rc;
+	}
+	if (n == 0 || n >= len || n > HS_MAX_SYMBOL)
+		return -EINVAL;
+	if (n <= have)
+		memcpy(buf, head + body, (size_t)n);
+	else if ((rc = hsmem_read(&hs->r, sym + body, buf, (size_t)n)) < 0)
+		return rc;
+	buf[n] = '\0';
+	if (memchr(buf, '\0', (size_t)n))
+		return -EINVAL;
+	*outlen = (size_t)n;
+	return 0;
+}
+
+/* A class's dotted name, through a cache per Klass*: many methods share a
+ * class. 0 (cls filled) or -errno/-EINVAL. */
+static int hsm_class(struct hotspot *hs, uint64_t klass, char *cls, size_t len, size_t *clen)
+{
+	struct hs_method_slot *s = &hs->kcache[(size_t)(klass >> 3) % HS_KLASS_CACHE_SIZE];
+	if (s->method == klass && s->name) {
+		*clen = strlen(s->name);
+		memcpy(cls, s->name, *clen + 1);
+		return 0;
+	}
+	uint64_t kname;
+	int rc = hsmem_read_u64(&hs->r, klass + hs->l.k_name_off, &kname);
+	if (rc == 0)
+		rc = hsm_symbol(hs, kname, cls, len, clen);
+	if (rc < 0)
+		return rc;
+	char *plus = strrchr(cls, '+');
+	if (plus)
+		*plus = '.'; /* a hidden class, as JVMTI spells it */
+	for (char *p = cls; *p; p++)
+		if (*p == '/')
+			*p = '.';
+	char *copy = strdup(cls);
+	if (copy) {
+		free(s->name);
+		s->name = copy;
+		s->method = klass;
+	}
+	return 0;
+}
+
+/* Read the pieces of a name; 1 named, 0 not a Method*, -errno. */
+static int hsm_read_name(struct hotspot *hs, uint64_t method, char *out, size_t outlen)
+{
+	const struct hs_layout *l = &hs->l;
+	uint64_t cm, cp, holder, msym;
+	uint8_t cmb[64];
+	int rc;
+	if (!hsmem_ptr_ok(method, 8))
+		return 0;
+	if ((rc = hsmem_read_u64(&hs->r, method + l->m_const_off, &cm)) < 0)
+		return rc == -EFAULT ? 0 : rc;
+	if (!hsmem_ptr_ok(cm, 8))
+		return 0;
+	/* the constants pointer and the name index in one read */
+	uint64_t lo =
+	    l->cm_constants_off < l->cm_name_index_off ? l->cm_constants_off : l->cm_name_index_off;
+	uint64_t hi = l->cm_constants_off + 8 > l->cm_name_index_off + 2 ? l->cm_constants_off + 8
+									 : l->cm_name_index_off + 2;
+	if (hi - lo > sizeof(cmb))
+		return 0;
+	if ((rc = hsmem_read(&hs->r, cm + lo, cmb, (size_t)(hi - lo))) < 0)
+		return rc == -EFAULT ? 0 : rc;
+	uint16_t nidx;
+	memcpy(&cp, cmb + (l->cm_constants_off - lo), 8);
+	memcpy(&nidx, cmb + (l->cm_name_index_off - lo), 2);
+	if (!hsmem_ptr_ok(cp, 8) || nidx == 0)
+		return 0;
+	if ((rc = hsmem_read_u64(&hs->r, cp + l->cp_holder_off, &holder)) < 0 ||
+	    (rc = hsmem_read_u64(&hs->r, cp + l->cp_size + (uint64_t)nidx * 8, &msym)) < 0)
+		return rc == -EFAULT ? 0 : rc;
+	if (!hsmem_ptr_ok(holder, 8))
+		return 0;
+	char *cls = hs->namebuf, *meth = hs->namebuf + HS_MAX_SYMBOL + 1;
+	size_t clen, mlen;
+	if ((rc = hsm_class(hs, holder, cls, HS_MAX_SYMBOL + 1, &clen)) < 0 ||
+	    (rc = hsm_symbol(hs, msym, meth, HS_MAX_SYMBOL + 1, &mlen)) < 0)
+		return rc == -EFAULT || rc == -EINVAL ? 0 : rc;
+	if (outlen < 2)
+		return 0;
+	size_t n = clen < outlen - 1 ? clen : outlen - 1;
+	memcpy(out, cls, n);
+	if (n < outlen - 1)
+		out[n++] = '.';
+	size_t m = mlen < outlen - 1 - n ? mlen : outlen - 1 - n;
+	memcpy(out + n, meth, m);
+	out[n + m] = '\0';
+	return 1;
+}
+
+int hotspot_interp_bci(struct hotspot *hs, uint64_t method, uint64_t bcp, int *bci)
+{
+	const struct hs_layout *l = &hs->l;
+	uint64_t cm, size;
+	*bci = -1;
+	if (!l->cm_size)
+		return -ENOTSUP;
+	if (!hsmem_ptr_ok(method, 8))
+		return 0;
+	int rc = hsmem_read_u64(&hs->r, method + l->m_const_off, &cm);
+	if (rc == 0 && !hsmem_ptr_ok(cm, 8))
+		return 0;
+	if (rc == 0)
+		rc = hsmem_read_uint(&hs->r, cm + l->cm_code_size_off, 2, &size);
+	if (rc < 0)
+		return rc == -EFAULT ? 0 : rc;
+	uint64_t start = cm + l->cm_size;
+	if (bcp < start || bcp - start >= size)
+		return 0;
+	*bci = (int)(bcp - start);
+	return 1;
+}
+
+int hotspot_method_name(struct hotspot *hs, uint64_t method, char *buf, size_t len)
+{
+	if (len == 0)
+		return 0;
+	size_t slot = (size_t)((method >> 3) * 0x9E3779B97F4A7C15ull >> 52) % HS_METHOD_CACHE_SIZE;
+	struct hs_method_slot *s = &hs->mcache[slot];
+	if (method && s->method == method && s->name) {
+		size_t n = strlen(s->name);
+		if (n >= len)
+			n = len - 1;
+		memcpy(buf, s->name, n);
+		buf[n] = '\0';
+		return 1;
+	}
+	char name[2 * HS_MAX_SYMBOL + 2];
+	int rc = hsm_read_name(hs, method, name, sizeof(name));
+	if (rc <= 0) {
+		buf[0] = '\0';
+		return rc;
+	}
+	char *copy = strdup(name);
+	if (copy) {
+		free(s->name);
+		s->name = copy;
+		s->method = method;
+	}
+	size_t n = strlen(name);
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, name, n);
+	buf[n] = '\0';
+	return 1;
+}

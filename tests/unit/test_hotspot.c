@@ -1,0 +1,319 @@
+/* test_hotspot.c - sidecar/hotspot over a fake JVM memory image (hsimage.h):
+ * both CodeBlob layouts (JDK 11-21 and 23+), the segment-map walk, kinds,
+ * names and their cache, and images that lie (missing fields, bad pointers,
+ * a segment map that loops, unterminated tables). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hotspot_int.h"
+#include "hsimage.h"
+#include "tap.h"
+
+static struct hsi img;
+
+static struct hotspot *open_img(struct fs_error *err, int *rc)
+{
+	struct hs_reader r = {.read = hsi_read, .ctx = &img};
+	struct hotspot *hs = NULL;
+	*rc = hotspot_open_reader(&r, &img.syms, &hs, err);
+	return *rc == 0 ? hs : NULL;
+}
+
+static int count_blob(void *ctx, const struct hotspot_blob *b)
+{
+	int *n = ctx;
+	n[b->kind]++;
+	return 0;
+}
+
+static void test_style(int style)
+{
+	struct fs_error err = {0};
+	struct hotspot_blob b;
+	char name[128];
+	int rc;
+	hsi_build(&img, style);
+	struct hotspot *hs = open_img(&err, &rc);
+	if (!ok(hs, "style %d: opens", style)) {
+		tap_diag("%s", err.msg);
+		return;
+	}
+	is_int(hotspot_major_version(hs), style, "style %d: major version", style);
+	is_int(hs->nheaps, 1, "style %d: one code heap", style);
+
+	uint64_t nm_pc = HSI_BLOB(HSI_NM_SEG) + HSI_CODE_OFF + 0x100; /* in its 5th segment */
+	is_int(hotspot_find_blob(hs, nm_pc, &b), 1, "style %d: nmethod found", style);
+	is_int(b.kind, HOTSPOT_BLOB_NMETHOD, "style %d: kind nmethod", style);
+	is_int(b.blob, HSI_BLOB(HSI_NM_SEG), "style %d: blob address", style);
+	is_int(b.code_begin, HSI_BLOB(HSI_NM_SEG) + HSI_CODE_OFF, "style %d: code begin", style);
+	is_int(b.frame_size, 48, "style %d: frame size in bytes", style);
+	is_int(b.frame_complete, 0x10, "style %d: frame complete offset", style);
+	is_int(b.method, HSI_METHOD, "style %d: Method*", style);
+	is_int(b.comp_level, 4, "style %d: C2", style);
+	is_int(hotspot_method_name(hs, b.method, name, sizeof(name)), 1, "style %d: named", style);
+	is_str(name, "pkg.Foo.bar", "style %d: dotted class, '.', method", style);
+	/* cached: the image can change, the name does not */
+	img.mem[HSI_META + 0x180 + 6] = 'X';
+	hotspot_method_name(hs, b.method, name, sizeof(name));
+	is_str(name, "pkg.Foo.bar", "style %d: name cached per Method*", style);
+	hotspot_method_name(hs, b.method, name, 6);
+	is_str(name, "pkg.F", "style %d: truncated to the buffer", style);
+
+	uint64_t ipc = HSI_BLOB(HSI_INTERP_SEG) + HSI_CODE_OFF + 0x20;
+	is_int(hotspot_find_blob(hs, ipc, &b), 1, "style %d: interpreter pc found", style);
+	is_int(b.kind, HOTSPOT_BLOB_INTERPRETER, "style %d: kind interpreter", style);
+	uint64_t spc = HSI_BLOB(HSI_STUB_SEG) + HSI_CODE_OFF + 4;
+	is_int(hotspot_find_blob(hs, spc, &b), 1, "style %d: stub found", style);
+	is_int(b.kind, HOTSPOT_BLOB_STUB, "style %d: kind stub", style);
+	is_str(b.name, "StubRoutines (1)", "style %d: stub name", style);
+
+	is_int(hotspot_find_blob(hs, HSI_SEG_ADDR(HSI_FREE_SEG + 3), &b), 0,
+	       "style %d: free segment: not found", style);
+	is_int(b.kind, HOTSPOT_BLOB_NONE, "style %d: kind none", style);
+	is_int(hotspot_find_blob(hs, 0x1234, &b), 0, "style %d: outside: not found", style);
+	ok(hotspot_in_code_cache(hs, nm_pc), "style %d: in code cache", style);
+	ok(!hotspot_in_code_cache(hs, HSI_SEG_ADDR(HSI_SEGS)), "style %d: end excluded", style);
+
+	int n[4] = {0};
+	is_int(codecache_each_blob(hs, 100, count_blob, n), 0, "style %d: walk", style);
+	ok(n[HOTSPOT_BLOB_NMETHOD] == 1 && n[HOTSPOT_BLOB_STUB] == 1 &&
+	       n[HOTSPOT_BLOB_INTERPRETER] == 1,
+	   "style %d: walk sees 1 interpreter, 1 nmethod, 1 stub", style);
+	memset(n, 0, sizeof(n));
+	codecache_each_blob(hs, 2, count_blob, n);
+	is_int(n[1] + n[2] + n[3], 2, "style %d: walk bounded by max_blobs", style);
+
+	struct hotspot_frame_layout fl;
+	hotspot_frame_layout(hs, &fl);
+	ok(fl.interp_method_off == -24 && fl.interp_sender_sp_off == -8 &&
+	       fl.interp_bcp_off == -64 && fl.saved_fp_off == 0 && fl.return_addr_off == 8,
+	   "style %d: x86_64 frame layout", style);
+	uint64_t v = 0;
+	is_int(hotspot_read(hs, HSI_BASE + HSI_STATICS + 16, &v, 4), 0, "hotspot_read");
+	is_int(v, style, "hotspot_read reads the image");
+	is_int(hotspot_read(hs, HSI_BASE, &v, (64u << 10) + 1), -E2BIG, "hotspot_read bounded");
+	is_int(hotspot_read(hs, 0, &v, 8), -EFAULT, "hotspot_read: NULL page refused");
+	hotspot_close(hs);
+}
+
+/* Remove the row of a field by renaming it. */
+static void rename_field(const char *field, const char *to)
+{
+	for (uint32_t i = 0; i < img.nrows; i++) {
+		uint64_t a;
+		memcpy(&a, img.mem + HSI_STRUCTS + i * 48 + 8, 8);
+		char *s = (char *)img.mem + (a - HSI_BASE);
+		if (strcmp(s, field) == 0 && strlen(to) <= strlen(s))
+			strcpy(s, to);
+	}
+}
+
+static void test_lies(void)
+{
+	struct fs_error err = {0};
+	struct hotspot_blob b;
+	char name[64];
+	int rc;
+
+	hsi_build(&img, 17);
+	rename_field("_segmap", "_nomap");
+	ok(!open_img(&err, &rc) && rc == -ENOTSUP, "missing field: -ENOTSUP");
+	ok(strstr(err.msg, "CodeHeap::_segmap") != NULL, "  and the message names it: %s", err.msg);
+
+	hsi_build(&img, 17);
+	uint64_t huge = 1 << 20;
+	memcpy(img.mem + 8 * HS_SYM_STRUCT_STRIDE, &huge, 8);
+	ok(!open_img(&err, &rc) && rc < 0, "absurd stride refused");
+
+	/* a table without its NULL row: it runs into unmapped memory */
+	hsi_build(&img, 17);
+	for (uint32_t i = img.ntypes; i < 200; i++)
+		memcpy(img.mem + HSI_TYPES + i * 40, img.mem + HSI_TYPES, 8);
+	struct hotspot *hs = open_img(&err, &rc);
+	ok(hs || rc < 0, "unterminated table: bounded (rc %d)", rc);
+	hotspot_close(hs);
+
+	/* a segment map whose hops never reach a block start */
+	hsi_build(&img, 17);
+	hs = open_img(&err, &rc);
+	ok(hs != NULL, "opens");
+	if (!hs)
+		return;
+	memset(img.mem + HSI_SEGMAP, 1, HSI_SEGS);
+	is_int(hotspot_find_blob(hs, HSI_SEG_ADDR(40), &b), 0, "all-1 segment map: not found");
+	/* a block that is not in use */
+	hsi_build(&img, 17);
+	img.mem[HSI_HEAP + (HSI_NM_SEG << HSI_LOG2) + 8] = 0;
+	is_int(hotspot_find_blob(hs, HSI_SEG_ADDR(HSI_NM_SEG + 1), &b), 0, "unused block: none");
+	/* code range outside the blob */
+	hsi_build(&img, 17);
+	hsi_put(&img, HSI_HEAP + (HSI_NM_SEG << HSI_LOG2) + HSI_HB + 32, HSI_BASE + HSI_SIZE, 8);
+	is_int(hotspot_find_blob(hs, HSI_SEG_ADDR(HSI_NM_SEG + 1), &b), 0, "code end past blob");
+	/* a Method* chain with a bad pointer, an over-long symbol, a NUL in it */
+	hsi_build(&img, 17);
+	hsi_put(&img, HSI_META + 0x40 + 8, 0x7, 8);
+	is_int(hotspot_method_name(hs, HSI_METHOD + 8, name, sizeof(name)), 0,
+	       "misaligned ConstantPool*: not a Method");
+	is_int(hotspot_method_name(hs, 3, name, sizeof(name)), 0, "Method* 3: not a Method");
+	hsi_build(&img, 17);
+	hsi_put(&img, HSI_META + 0x200 + 4, 0xffff, 2);
+	is_int(hotspot_method_name(hs, HSI_METHOD + 16, name, sizeof(name)), 0,
+	       "symbol longer than the image: not named");
+	hsi_build(&img, 17);
+	img.mem[HSI_META + 0x200 + 7] = 0;
+	is_int(hotspot_method_name(hs, HSI_METHOD + 24, name, sizeof(name)), 0,
+	       "NUL inside a symbol: not named");
+	hotspot_close(hs);
+
+	/* no heaps */
+	hsi_build(&img, 25);
+	hsi_put(&img, HSI_STATICS + 0x40, 0, 4);
+	ok(!open_img(&err, &rc) && rc < 0, "zero code heaps refused");
+}
+
+struct range {
+	uint64_t start, end;
+	int n;
+	uint64_t inner;
+};
+
+static int collect_range(void *ctx, uint64_t start, uint64_t end, const struct hotspot_scope *sc,
+			 int n)
+{
+	struct range *r = ctx;
+	while (r->end)
+		r++;
+	r->start = start;
+	r->end = end;
+	r->n = n;
+	r->inner = n ? sc[0].method : 0;
+	return 0;
+}
+
+static void test_scopes(int style)
+{
+	struct fs_error err = {0};
+	struct hotspot_blob b;
+	struct hotspot_scope sc[8];
+	int rc;
+	hsi_build(&img, style);
+	struct hotspot *hs = open_img(&err, &rc);
+	if (!ok(hs, "style %d: opens", style))
+		return;
+	uint64_t cb = HSI_BLOB(HSI_NM_SEG) + HSI_CODE_OFF;
+	is_int(hotspot_find_blob(hs, cb + 0x10, &b), 1, "style %d: nmethod", style);
+	is_int(hotspot_scopes(hs, &b, cb + 0x10, sc, 8), 1, "style %d: before 1st PcDesc", style);
+	ok(sc[0].method == HSI_METHOD && sc[0].bci == 5, "style %d: bar @5", style);
+	is_int(hotspot_scopes(hs, &b, cb + 0x40, sc, 8), 2, "style %d: return address", style);
+	ok(sc[0].method == HSI_METHOD2 && sc[0].bci == 300 && sc[1].method == HSI_METHOD &&
+	       sc[1].bci == 5,
+	   "style %d: baz @300 (two-byte int) inlined into bar @5", style);
+	is_int(hotspot_scopes(hs, &b, cb + 0x3f, sc, 8), 2, "style %d: return address - 1", style);
+	is_int(hotspot_scopes(hs, &b, cb + 0x40, sc, 1), 1, "style %d: bounded by max", style);
+	is_int(hotspot_scopes(hs, &b, cb + 0x41, sc, 8), 1, "style %d: next PcDesc", style);
+	ok(sc[0].method == HSI_METHOD && sc[0].bci == -1, "style %d: no scope: own method", style);
+	is_int(hotspot_scopes(hs, &b, cb + 0x150, sc, 8), 0, "style %d: after the last", style);
+	char name[64];
+	hotspot_method_name(hs, HSI_METHOD2, name, sizeof(name));
+	is_str(name, "pkg.Foo.baz", "style %d: the inlined method's name", style);
+
+	struct range r[8] = {{0}};
+	is_int(hsscopes_ranges(hs, &b, collect_range, r), 0, "style %d: ranges", style);
+	ok(r[0].start == cb && r[0].end == cb + 0x21 && r[0].n == 1 && r[1].start == cb + 0x21 &&
+	       r[1].end == cb + 0x41 && r[1].n == 2 && r[1].inner == HSI_METHOD2 &&
+	       r[2].end == cb + 0x101 && r[3].start == cb + 0x101 &&
+	       r[3].end == HSI_BLOB(HSI_NM_SEG) + HSI_NM_CODE_END && r[3].n == 0 && !r[4].end,
+	   "style %d: ranges (prev, pc] cover the code in order", style);
+
+	/* lies: a sender after its callee, a method index past the metadata */
+	hotspot_forget(hs);
+	uint32_t off =
+	    style == 25 ? HSI_META + 0x440 : HSI_HEAP + (HSI_NM_SEG << HSI_LOG2) + HSI_HB + 0x210;
+	img.mem[off + 4] = (uint8_t)(style == 25 ? 8 : 7); /* sender 7 > 4 */
+	is_int(hotspot_scopes(hs, &b, cb + 0x40, sc, 8), 0, "style %d: sender loop refused", style);
+	hsi_build(&img, style);
+	hotspot_forget(hs);
+	img.mem[off + 5] = 9;
+	is_int(hotspot_scopes(hs, &b, cb + 0x40, sc, 8), 0, "style %d: bad method index", style);
+	hsi_build(&img, style);
+	hotspot_forget(hs);
+	img.mem[off + 6] = 0xFF; /* a long int running towards the section's end */
+	img.mem[off + 7] = 0xFF;
+	rc = hotspot_scopes(hs, &b, cb + 0x40, sc, 8);
+	ok(rc >= 0 && rc <= 2, "style %d: long int: bounded (%d)", style, rc);
+	hotspot_close(hs);
+}
+
+static void test_cache(void)
+{
+	struct fs_error err = {0};
+	struct hotspot_blob b;
+	char name[64];
+	int rc;
+	hsi_build(&img, 25);
+	struct hotspot *hs = open_img(&err, &rc);
+	if (!ok(hs, "opens"))
+		return;
+	uint64_t pc = HSI_BLOB(HSI_NM_SEG) + HSI_CODE_OFF + 8;
+	is_int(hotspot_find_blob(hs, pc, &b), 1, "found");
+	hotspot_method_name(hs, b.method, name, sizeof(name));
+	memset(img.mem + HSI_SEGMAP, 0xFF, HSI_SEGS); /* the JVM frees everything */
+	is_int(hotspot_find_blob(hs, pc, &b), 1, "cached blob: found without a read");
+	is_int(hotspot_find_blob(hs, pc + 0x80, &b), 0, "another line of the block: read, free");
+	hotspot_forget(hs);
+	is_int(hotspot_find_blob(hs, pc, &b), 0, "after hotspot_forget: read again, free");
+	is_int(hotspot_method_name(hs, HSI_METHOD, name, sizeof(name)), 1, "name read again");
+	hs->blob_ttl_ms = 0;
+	hsi_build(&img, 25);
+	is_int(hotspot_find_blob(hs, pc, &b), 1, "no cache: found");
+	img.mem[HSI_HEAP + (HSI_NM_SEG << HSI_LOG2) + 8] = 0;
+	is_int(hotspot_find_blob(hs, pc, &b), 0, "no cache: the change is seen");
+	hotspot_close(hs);
+}
+
+static void test_interp_bci(void)
+{
+	struct fs_error err = {0};
+	int rc, bci = 0;
+	hsi_build(&img, 17);
+	struct hotspot *hs = open_img(&err, &rc);
+	if (!ok(hs, "opens"))
+		return;
+	uint64_t code = HSI_BASE + HSI_META + 0x40 + 48; /* after bar's ConstMethod */
+	is_int(hotspot_interp_bci(hs, HSI_METHOD, code + 7, &bci), 1, "bcp in the bytecodes");
+	is_int(bci, 7, "bci 7");
+	is_int(hotspot_interp_bci(hs, HSI_METHOD, code + 10, &bci), 0, "bcp past the bytecodes");
+	is_int(bci, -1, "  bci -1");
+	is_int(hotspot_interp_bci(hs, HSI_METHOD, code - 1, &bci), 0, "bcp before them");
+	is_int(hotspot_interp_bci(hs, 0x1234567, code, &bci), 0, "not a Method*");
+	hotspot_close(hs);
+}
+
+static void test_hidden_class(void)
+{
+	struct fs_error err = {0};
+	char name[128];
+	int rc;
+	hsi_build(&img, 25);
+	hsi_symbol(&img, HSI_META + 0x180, "a/B$$Lambda+0x0000000801001234");
+	struct hotspot *hs = open_img(&err, &rc);
+	if (!ok(hs, "opens"))
+		return;
+	hotspot_method_name(hs, HSI_METHOD, name, sizeof(name));
+	is_str(name, "a.B$$Lambda.0x0000000801001234.bar", "hidden class named as JVMTI does");
+	hotspot_close(hs);
+}
+
+int main(void)
+{
+	test_style(17);
+	test_style(25);
+	test_lies();
+	test_hidden_class();
+	test_cache();
+	test_interp_bci();
+	test_scopes(17);
+	test_scopes(25);
+	return tap_done();
+}
