@@ -47,6 +47,17 @@ static int options_apply(const char *opt, size_t len, struct agentmap_options *o
 		o->stop = true;
 	else if (IS("verbose"))
 		o->verbose = true;
+	else if (IS("timed"))
+		o->timed = true;
+	else if (len > 4 && (memcmp(opt, "ttl=", 4) == 0 || memcmp(opt, "ttl:", 4) == 0)) {
+		unsigned long v = 0;
+		for (size_t i = 4; i < len; i++) {
+			if (opt[i] < '0' || opt[i] > '9' || v > 86400ul * 366)
+				return fs_error_set(err, EINVAL, "option ttl: seconds expected");
+			v = v * 10 + (unsigned long)(opt[i] - '0');
+		}
+		o->ttl_s = (unsigned)v;
+	}
 	/* jcmd's JVMTI.agent_load hands the agent only the part before an
 	 * '=' of each word, so the modes have '='-less spellings too. */
 	else if (IS("mode=oneshot") || IS("mode:oneshot") || IS("oneshot"))
@@ -63,11 +74,12 @@ static int options_apply(const char *opt, size_t len, struct agentmap_options *o
 				    "drops the text after '=': write mode:oneshot there)",
 				    (int)(len > 64 ? 64 : len), opt);
 	else
-		return fs_error_set(err, EINVAL,
-				    "unknown option '%.*s' (known: mode=oneshot|continuous, "
-				    "stop, unfoldall, unfoldsimple, unfold, nounfold, dottedclass, "
-				    "nodottedclass, msig, sourcepos, verbose)",
-				    (int)(len > 64 ? 64 : len), opt);
+		return fs_error_set(
+		    err, EINVAL,
+		    "unknown option '%.*s' (known: mode=oneshot|continuous, "
+		    "stop, timed, ttl=SECONDS, unfoldall, unfoldsimple, unfold, nounfold, "
+		    "dottedclass, nodottedclass, msig, sourcepos, verbose)",
+		    (int)(len > 64 ? 64 : len), opt);
 #undef IS
 	return 0;
 }
@@ -312,28 +324,77 @@ int agentmap_append_line(struct agentmap_buf *b, uint64_t start, uint64_t size, 
 	return 0;
 }
 
+int agentmap_append_load(struct agentmap_buf *b, uint64_t t, uint64_t start, uint64_t size,
+			 uint64_t mid)
+{
+	int r = buf_reserve(b, 1 + 20 + 3 * (1 + 16) + 1 + 1);
+	if (r < 0)
+		return r;
+	b->len += (size_t)snprintf(b->data + b->len, b->cap - b->len,
+				   "@%" PRIu64 " %" PRIx64 " %" PRIx64 " %" PRIx64 "\n", t, start,
+				   size, mid);
+	return 0;
+}
+
+int agentmap_append_unload(struct agentmap_buf *b, uint64_t t, uint64_t start, uint64_t mid)
+{
+	int r = buf_reserve(b, 1 + 20 + 2 * (1 + 16) + 1 + 1);
+	if (r < 0)
+		return r;
+	b->len += (size_t)snprintf(b->data + b->len, b->cap - b->len,
+				   "-%" PRIu64 " %" PRIx64 " %" PRIx64 "\n", t, start, mid);
+	return 0;
+}
+
+/* Add [from, to) named name to the run being built: extend it when the
+ * name is the same, else write the run out and start a new one. */
+static int ranges_add(struct agentmap_buf *b, uint64_t *run_start, const char **run_name,
+		      uint64_t from, uint64_t to, const char *name)
+{
+	if (to <= from)
+		return 0;
+	if (*run_name && strcmp(*run_name, name) == 0)
+		return 0;
+	if (*run_name) {
+		int r = agentmap_append_line(b, *run_start, from - *run_start, *run_name);
+		if (r < 0)
+			return r;
+	}
+	*run_start = from;
+	*run_name = name;
+	return 0;
+}
+
 int agentmap_append_ranges(struct agentmap_buf *b, uint64_t start, uint64_t size,
 			   const uint64_t *pcs, const char *const *names, size_t n,
 			   const char *root_name)
 {
 	uint64_t end = start + size;
+	uint64_t cursor = start; /* everything before it is assigned */
 	uint64_t run_start = start;
-	const char *run_name = root_name;
+	const char *run_name = NULL;
 	int r;
 
 	for (size_t i = 0; i < n; i++) {
 		uint64_t pc = pcs[i];
-		if (pc < run_start || pc >= end)
-			continue; /* outside the code, or going backwards */
-		const char *name = names[i] ? names[i] : root_name;
-		if (strcmp(name, run_name) == 0)
+		/* pc == end: a call that is the last instruction of the code */
+		if (pc < start || pc > end)
 			continue;
-		r = agentmap_append_line(b, run_start, pc - run_start, run_name);
+		/* HotSpot's pc_desc_near: record i owns (pc[i-1], pc[i]]. */
+		uint64_t to = pc < end ? pc + 1 : end;
+		if (to <= cursor)
+			continue; /* going backwards, or a second record at one pc */
+		r = ranges_add(b, &run_start, &run_name, cursor, to,
+			       names[i] ? names[i] : root_name);
 		if (r < 0)
 			return r;
-		run_start = pc;
-		run_name = name;
+		cursor = to;
 	}
+	/* After the last record (stubs of the method body): no scope, the root. */
+	if ((r = ranges_add(b, &run_start, &run_name, cursor, end, root_name)) < 0)
+		return r;
+	if (!run_name)
+		run_name = root_name;
 	return agentmap_append_line(b, run_start, end - run_start, run_name);
 }
 
@@ -349,10 +410,17 @@ static int file_stat(int fd, struct stat *st)
 
 int agentmap_open(const char *dir, pid_t pid, bool truncate, struct fs_error *err)
 {
+	char name[64];
+	snprintf(name, sizeof(name), "perf-%d.map", (int)pid);
+	return agentmap_open_name(dir, name, truncate, err);
+}
+
+int agentmap_open_name(const char *dir, const char *name, bool truncate, struct fs_error *err)
+{
 	char path[256];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "%s/perf-%d.map", dir, (int)pid);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	/* O_NONBLOCK: a FIFO planted there with no reader fails at once
 	 * (ENXIO) instead of blocking the JVM's attach thread; regular files
 	 * ignore it. */

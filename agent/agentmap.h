@@ -47,6 +47,8 @@ struct agentmap_options {
 	bool sourcepos; /* append (File.java:line) */
 	bool stop;	/* stop a continuous session */
 	bool verbose;	/* report lines, bytes and time on the JVM's stderr */
+	bool timed;	/* continuous: the timed log instead of the perf map */
+	unsigned ttl_s; /* timed: end the session by itself after this (0: never) */
 };
 
 /* Parse a comma separated option string (NULL or "" = defaults). Unknown
@@ -87,15 +89,40 @@ void agentmap_buf_free(struct agentmap_buf *b);
  * -E2BIG (buffer would pass AGENTMAP_BUF_MAX). */
 int agentmap_append_line(struct agentmap_buf *b, uint64_t start, uint64_t size, const char *name);
 
-/* The ranges of one compiled method with inlining information.
- * Record i covers [pcs[i], pcs[i+1]) and the last one runs to the end of
- * the code, so a return address (which is the pc of its call record)
- * lands in the range of its own call's frames; code before the first
- * record (the prologue) is root_name. Records outside the code or going
- * backwards are skipped; neighbouring ranges with equal names are merged. */
+/* The ranges of one compiled method with inlining information (pcs are
+ * the JVMTI PCStackInfo pcs, i.e. HotSpot's PcDesc pcs, ascending).
+ * HotSpot finds the scope of a pc the way nmethod::pc_desc_near does:
+ * record i owns the addresses in (pcs[i-1], pcs[i]], so record i's line
+ * is [pcs[i-1] + 1, pcs[i] + 1), the first record's starts at the code
+ * start, and code after the last record is root_name. A return address R
+ * is a record's pc: looked up at R - 1 (flamesidecar, pprof) or at R
+ * (perf) it names its own call site; a leaf pc P names what JFR names
+ * (pc_desc_near(P + 1)) when looked up at P + 1. Records outside the code
+ * or not ascending are skipped; neighbouring ranges with equal names are
+ * merged. */
 int agentmap_append_ranges(struct agentmap_buf *b, uint64_t start, uint64_t size,
 			   const uint64_t *pcs, const char *const *names, size_t n,
 			   const char *root_name);
+
+/* The timed log of a profiling window (option "timed", continuous mode):
+ * /tmp/flamesidecar-<pid>.jit, removed by the agent on "stop". Lines:
+ *     @T START SIZE MID\n   code loaded at T (the perf map lines of that
+ *                           code follow: "START SIZE name\n")
+ *     -T START MID\n        the code at START of method MID was unloaded
+ * T is CLOCK_MONOTONIC in decimal ns (0: it existed when the session
+ * started), START, SIZE and MID (the jmethodID, 0 for stubs) hex. Each
+ * event is one write(2); at most AGENTMAP_TIMED_MAX bytes are written. */
+#define AGENTMAP_TIMED_NAME "flamesidecar-%d.jit"
+#define AGENTMAP_TIMED_MAX  (64u << 20)
+
+/* Append the "@" and "-" lines. 0 or -ENOMEM / -E2BIG. */
+int agentmap_append_load(struct agentmap_buf *b, uint64_t t, uint64_t start, uint64_t size,
+			 uint64_t mid);
+int agentmap_append_unload(struct agentmap_buf *b, uint64_t t, uint64_t start, uint64_t mid);
+
+/* Open dir/name (name from AGENTMAP_TIMED_NAME or the perf map's) with the
+ * checks of agentmap_open. */
+int agentmap_open_name(const char *dir, const char *name, bool truncate, struct fs_error *err);
 
 /* Open the map of pid for appending: O_WRONLY|O_CREAT|O_APPEND|O_NOFOLLOW|
  * O_CLOEXEC, mode 0644. Refuses (-EPERM) anything but a regular file owned

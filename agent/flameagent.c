@@ -48,7 +48,17 @@ struct session {
 	int write_errno;	  /* first write error, reported at the end */
 	unsigned long long bytes; /* written (or batched) in this session */
 	unsigned long events;	  /* code events written */
+	unsigned long dropped;	  /* timed: events over AGENTMAP_TIMED_MAX */
+	char file[64];		  /* the file's name in /tmp */
+	uint64_t deadline_ns;	  /* timed with ttl: the session ends itself then */
+	double started;		  /* ms, for the verbose report */
 };
+
+/* The thread replaying, with GenerateEvents, what existed at the start of
+ * a session: its events are stamped 0 ("before the window"). A thread id,
+ * not a thread-local flag: TLS would pull __tls_get_addr (GLIBC_2.3) and
+ * ld-linux into the agent, which must load under musl too. */
+static volatile long replay_tid;
 
 static struct session oneshot_session = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
@@ -59,6 +69,13 @@ static struct session oneshot_session = {
 static struct session live_session = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .what = "continuous",
+    .fd = -1,
+};
+/* The timed session of a profiling window (option timed): its own, so that a
+ * user's continuous perf map session keeps running beside it. */
+static struct session timed_session = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .what = "timed",
     .fd = -1,
 };
 /* Serialises load, attach, stop and unload. */
@@ -78,6 +95,42 @@ static void agent_log(const char *fmt, ...)
 	/* One write so that lines from several threads do not mix. */
 	ssize_t w = write(STDERR_FILENO, line, len);
 	(void)w;
+}
+
+/* CLOCK_MONOTONIC ns; by system call (clock_gettime is GLIBC_2.17 in libc). */
+static uint64_t now_ns(void)
+{
+	struct timespec ts = {0};
+	syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t event_time(void)
+{
+	long tid = replay_tid;
+	return tid && tid == syscall(SYS_gettid) ? 0 : now_ns();
+}
+
+static int session_close(struct session *s);
+
+/* A timed session whose reader never came back to stop it (the sidecar was
+ * killed) ends by itself at its deadline: events off, file closed and
+ * removed. Returns 1 when s is (now) inactive. */
+static int session_expired(struct session *s)
+{
+	if (!s->deadline_ns || now_ns() < s->deadline_ns)
+		return 0;
+	/* Not under control_lock: its holder may be this very thread
+	 * (GenerateEvents in session_start), and pthread_mutex_trylock is
+	 * GLIBC_2.34. One expiring thread at a time; session_close is safe
+	 * against a concurrent stop (it checks and clears under s->lock). */
+	static int expiring;
+	if (__atomic_exchange_n(&expiring, 1, __ATOMIC_ACQUIRE))
+		return 0;
+	if (s->active)
+		session_close(s);
+	__atomic_store_n(&expiring, 0, __ATOMIC_RELEASE);
+	return 1;
 }
 
 /* ---- naming ------------------------------------------------------------- */
@@ -246,6 +299,11 @@ static void session_emit(struct session *s, struct agentmap_buf *lines)
 		pthread_mutex_unlock(&s->lock);
 		return;
 	}
+	if (s->opt.timed && s->bytes + lines->len > AGENTMAP_TIMED_MAX) {
+		s->dropped++; /* bounded: the file never grows past the cap */
+		pthread_mutex_unlock(&s->lock);
+		return;
+	}
 	if (s->batch) {
 		if (s->buf.len + lines->len > ONESHOT_FLUSH_AT && s->buf.len) {
 			r = agentmap_write_all(s->fd, s->buf.data, s->buf.len);
@@ -298,6 +356,16 @@ static const jvmtiCompiledMethodLoadInlineRecord *inline_record(const void *comp
 	return NULL;
 }
 
+static bool same_chain(const PCStackInfo *a, const PCStackInfo *b)
+{
+	if (a->numstackframes != b->numstackframes || !a->methods || !b->methods)
+		return false;
+	for (jint j = 0; j < a->numstackframes; j++)
+		if (a->methods[j] != b->methods[j])
+			return false;
+	return true;
+}
+
 static int append_unfolded(struct name_cache *c, struct agentmap_buf *out, jmethodID method,
 			   uint64_t start, uint64_t size, const char *root_name,
 			   const jvmtiCompiledMethodLoadInlineRecord *rec)
@@ -313,6 +381,13 @@ static int append_unfolded(struct name_cache *c, struct agentmap_buf *out, jmeth
 	for (size_t i = 0; i < n; i++) {
 		const PCStackInfo *pi = &rec->pcinfo[i];
 		pcs[i] = (uint64_t)(uintptr_t)pi->pc;
+		/* Without sourcepos a name depends only on the chain of methods:
+		 * a record with the same chain as the one before (most of them:
+		 * every call and safepoint of one inlined region) has its name. */
+		if (i > 0 && !c->opt->sourcepos && same_chain(&rec->pcinfo[i - 1], pi)) {
+			names[i] = names[i - 1]; /* shared, freed once */
+			continue;
+		}
 		record_name(c, pi, method, root_name, name, sizeof(name));
 		if (i > 0 && strcmp(names[i - 1], name) == 0) {
 			names[i] = names[i - 1]; /* shared, freed once */
@@ -343,16 +418,20 @@ static void JNICALL on_compiled_method_load(jvmtiEnv *env, jmethodID method, jin
 	struct name_cache c = {.env = env};
 	char root_name[AGENTMAP_NAME_MAX];
 
-	if (!s || code_size <= 0)
+	if (!s || code_size <= 0 || !s->active || session_expired(s))
 		return;
 	c.opt = &s->opt; /* options only change while the session is idle */
-	frame_name(&c, method, -1, root_name, sizeof(root_name));
 	uint64_t start = (uint64_t)(uintptr_t)code_addr;
+	if (s->opt.timed && agentmap_append_load(&out, event_time(), start, (uint64_t)code_size,
+						 (uint64_t)(uintptr_t)method) < 0)
+		return;
+	size_t head = out.len;
+	frame_name(&c, method, -1, root_name, sizeof(root_name));
 	const jvmtiCompiledMethodLoadInlineRecord *rec = inline_record(compile_info);
 	if (s->opt.unfold != AGENTMAP_UNFOLD_NONE && rec && rec->numpcs > 0 && rec->pcinfo) {
 		if (append_unfolded(&c, &out, method, start, (uint64_t)code_size, root_name, rec) <
 		    0) {
-			out.len = 0;
+			out.len = head;
 			agentmap_append_line(&out, start, (uint64_t)code_size, root_name);
 		}
 	} else {
@@ -369,10 +448,30 @@ static void JNICALL on_dynamic_code_generated(jvmtiEnv *env, const char *name, c
 	struct session *s = session_of(env);
 	struct agentmap_buf out = {0};
 
-	if (!s || length <= 0)
+	if (!s || length <= 0 || !s->active || session_expired(s))
 		return;
+	if (s->opt.timed)
+		agentmap_append_load(&out, event_time(), (uint64_t)(uintptr_t)address,
+				     (uint64_t)length, 0);
 	agentmap_append_line(&out, (uint64_t)(uintptr_t)address, (uint64_t)length, name);
 	session_emit(s, &out);
+	agentmap_buf_free(&out);
+}
+
+/* Timed sessions only: the code at code_addr is gone (or about to be), so
+ * its address may be reused. HotSpot posts this from the service thread,
+ * after the fact; readers also end an entry where newer code overlaps it. */
+static void JNICALL on_compiled_method_unload(jvmtiEnv *env, jmethodID method,
+					      const void *code_addr)
+{
+	struct session *s = session_of(env);
+	struct agentmap_buf out = {0};
+
+	if (!s || !s->opt.timed || !s->active || session_expired(s))
+		return;
+	if (agentmap_append_unload(&out, now_ns(), (uint64_t)(uintptr_t)code_addr,
+				   (uint64_t)(uintptr_t)method) == 0)
+		session_emit(s, &out);
 	agentmap_buf_free(&out);
 }
 
@@ -398,6 +497,7 @@ static int session_env(JavaVM *vm, struct session *s, struct fs_error *err)
 		memset(&cb, 0, sizeof(cb));
 		cb.CompiledMethodLoad = on_compiled_method_load;
 		cb.DynamicCodeGenerated = on_dynamic_code_generated;
+		cb.CompiledMethodUnload = on_compiled_method_unload;
 		e = (*env)->SetEventCallbacks(env, &cb, (jint)sizeof(cb));
 		if (e == JVMTI_ERROR_NONE)
 			e = (*env)->SetEnvironmentLocalStorage(env, s);
@@ -433,7 +533,13 @@ static int session_events(struct session *s, jvmtiEventMode mode)
 	    (*env)->SetEventNotificationMode(env, mode, JVMTI_EVENT_COMPILED_METHOD_LOAD, NULL);
 	jvmtiError e2 =
 	    (*env)->SetEventNotificationMode(env, mode, JVMTI_EVENT_DYNAMIC_CODE_GENERATED, NULL);
-	return e != JVMTI_ERROR_NONE ? (int)e : (int)e2;
+	jvmtiError e3 = JVMTI_ERROR_NONE;
+	if (mode == JVMTI_DISABLE || s->opt.timed)
+		e3 = (*env)->SetEventNotificationMode(env, mode, JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
+						      NULL);
+	if (e != JVMTI_ERROR_NONE)
+		return (int)e;
+	return e2 != JVMTI_ERROR_NONE ? (int)e2 : (int)e3;
 }
 
 /* Deactivate s: no more writes, flush the batch, close the file. Returns
@@ -452,9 +558,16 @@ static int session_close(struct session *s)
 	}
 	s->active = false;
 	agentmap_buf_free(&s->buf);
+	bool had_file = s->fd >= 0; /* a second close (stop racing expiry) unlinks nothing */
 	if (s->fd >= 0 && close(s->fd) < 0 && !s->write_errno)
 		s->write_errno = errno;
 	s->fd = -1;
+	if (s->opt.timed && s->file[0] && had_file) {
+		/* The timed log is the reader's, read by now: nothing stays behind. */
+		char path[96];
+		snprintf(path, sizeof(path), "/tmp/%s", s->file);
+		unlink(path);
+	}
 	r = s->write_errno;
 	s->write_errno = 0;
 	pthread_mutex_unlock(&s->lock);
@@ -473,7 +586,11 @@ static int session_start(JavaVM *vm, struct session *s, const struct agentmap_op
 	r = session_env(vm, s, err);
 	if (r < 0)
 		return r;
-	int fd = agentmap_open("/tmp", getpid(), true, err);
+	if (o->timed)
+		snprintf(s->file, sizeof(s->file), AGENTMAP_TIMED_NAME, (int)getpid());
+	else
+		snprintf(s->file, sizeof(s->file), "perf-%d.map", (int)getpid());
+	int fd = agentmap_open_name("/tmp", s->file, true, err);
 	if (fd < 0)
 		return fd;
 	pthread_mutex_lock(&s->lock);
@@ -482,6 +599,8 @@ static int session_start(JavaVM *vm, struct session *s, const struct agentmap_op
 	s->write_errno = 0;
 	s->bytes = 0;
 	s->events = 0;
+	s->dropped = 0;
+	s->deadline_ns = o->timed && o->ttl_s ? now_ns() + (uint64_t)o->ttl_s * 1000000000u : 0;
 	s->active = true;
 	pthread_mutex_unlock(&s->lock);
 
@@ -491,9 +610,11 @@ static int session_start(JavaVM *vm, struct session *s, const struct agentmap_op
 		return jvmti_fail(err, (jvmtiError)r, "enabling the code events");
 	}
 	if (live) {
+		replay_tid = syscall(SYS_gettid);
 		e = (*s->env)->GenerateEvents(s->env, JVMTI_EVENT_DYNAMIC_CODE_GENERATED);
 		if (e == JVMTI_ERROR_NONE)
 			e = (*s->env)->GenerateEvents(s->env, JVMTI_EVENT_COMPILED_METHOD_LOAD);
+		replay_tid = 0;
 		if (e != JVMTI_ERROR_NONE) {
 			session_close(s);
 			return jvmti_fail(err, e, "GenerateEvents");
@@ -513,11 +634,10 @@ static double now_ms(void)
 static void session_report(struct session *s, double started)
 {
 	if (s->opt.verbose)
-		agent_log("%s: %lu code events, %llu bytes to /tmp/perf-%d.map in %.1f ms", s->what,
-			  s->events, s->bytes, (int)getpid(), now_ms() - started);
+		agent_log("%s: %lu code events, %llu bytes to /tmp/%s in %.1f ms%s", s->what,
+			  s->events, s->bytes, s->file, now_ms() - started,
+			  s->dropped ? " (the size cap was reached: events dropped)" : "");
 }
-
-static double live_started;
 
 static int agent_oneshot(JavaVM *vm, const struct agentmap_options *o, struct fs_error *err)
 {
@@ -532,17 +652,15 @@ static int agent_oneshot(JavaVM *vm, const struct agentmap_options *o, struct fs
 	return 0;
 }
 
-static int agent_stop(struct fs_error *err)
+static int agent_stop(struct session *s, struct fs_error *err)
 {
-	if (!live_session.active)
+	if (!s->active)
 		return 0; /* nothing running: stopping is idempotent */
-	int r = session_close(&live_session);
-	session_report(&live_session, live_started);
+	int r = session_close(s);
+	session_report(s, s->started);
 	if (r)
-		return fs_error_set(err, r,
-				    "the continuous session had failed writes to "
-				    "/tmp/perf-%d.map",
-				    (int)getpid());
+		return fs_error_set(err, r, "the %s session had failed writes to /tmp/%s", s->what,
+				    s->file);
 	return 0;
 }
 
@@ -555,28 +673,33 @@ static jint agent_run(JavaVM *vm, char *options, bool attached)
 	r = agentmap_parse_options(options, &o, &err);
 	if (r < 0)
 		goto fail;
+	/* "timed" selects the window's session, for starting and stopping */
+	struct session *cs = o.timed ? &timed_session : &live_session;
 	pthread_mutex_lock(&control_lock);
 	if (o.stop) {
-		r = agent_stop(&err);
+		r = agent_stop(cs, &err);
 	} else {
 		enum agentmap_mode mode = o.mode;
 		if (mode == AGENTMAP_MODE_DEFAULT)
 			mode = attached ? AGENTMAP_MODE_ONESHOT : AGENTMAP_MODE_CONTINUOUS;
-		if (mode == AGENTMAP_MODE_ONESHOT && !attached) {
+		if (o.timed && mode != AGENTMAP_MODE_CONTINUOUS) {
+			r = fs_error_set(&err, EINVAL, "option 'timed' needs mode=continuous");
+		} else if (mode == AGENTMAP_MODE_ONESHOT && !attached) {
 			r = fs_error_set(&err, EINVAL,
 					 "mode=oneshot needs a running JVM: load "
 					 "the agent by attach, or use mode=continuous");
 		} else if (mode == AGENTMAP_MODE_ONESHOT) {
 			r = agent_oneshot(vm, &o, &err);
-		} else if (live_session.active) {
+		} else if (cs->active) {
 			r = fs_error_set(&err, EALREADY,
-					 "a continuous session is already "
-					 "running; load the agent with option 'stop' first");
+					 "a %s session is already running; load the agent with "
+					 "option 'stop'%s first",
+					 cs->what, o.timed ? " (and 'timed')" : "");
 		} else {
-			live_started = now_ms();
-			r = session_start(vm, &live_session, &o, attached, &err);
+			cs->started = now_ms();
+			r = session_start(vm, cs, &o, attached, &err);
 			if (r == 0 && attached)
-				session_report(&live_session, live_started);
+				session_report(cs, cs->started);
 		}
 	}
 	pthread_mutex_unlock(&control_lock);
@@ -604,5 +727,7 @@ AGENT_EXPORT JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)
 	pthread_mutex_lock(&control_lock);
 	if (live_session.active)
 		session_close(&live_session);
+	if (timed_session.active)
+		session_close(&timed_session);
 	pthread_mutex_unlock(&control_lock);
 }

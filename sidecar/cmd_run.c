@@ -426,7 +426,14 @@ static void run_summary(struct profile *p, const struct run_args *a, uint64_t wi
 	       (unsigned long long)all);
 	for (size_t i = 0; i < st.njvm; i++) {
 		const struct profile_jvm_result *j = &st.jvm[i];
-		if (j->ok)
+		if (j->ok && j->windowed)
+			printf(
+			    "jvm        pid %d (pid %d in the container): %zu JIT symbols of %zu "
+			    "code loads over the window (agent JIT log, %zu KiB; last read %.1f "
+			    "ms)\n",
+			    (int)j->pid, (int)j->res.ns_pid, j->res.entries, j->res.loads,
+			    j->res.bytes >> 10, (double)j->res.elapsed_us / 1000.0);
+		else if (j->ok)
 			printf("jvm        pid %d (pid %d in the container): %zu JIT symbols (%s, "
 			       "%.1f ms)\n",
 			       (int)j->pid, (int)j->res.ns_pid, j->res.entries,
@@ -435,6 +442,10 @@ static void run_summary(struct profile *p, const struct run_args *a, uint64_t wi
 			printf("jvm        pid %d: not mapped (see the warning above)\n",
 			       (int)j->pid);
 	}
+	if (st.time_approx)
+		printf("jit        %llu samples in stacks whose code changed owner while they were "
+		       "sampled: named by the later owner\n",
+		       (unsigned long long)st.time_approx);
 	run_summary_unwind(&st);
 	struct hot_frame *hot = NULL;
 	size_t n = 0;
@@ -529,6 +540,9 @@ int cmd_run(int argc, char **argv)
 		a.prof.on_stack = export_cli_on_stack;
 		a.prof.on_stack_ctx = x;
 	}
+	/* Should this process die without stopping them, the JVMs' timed
+	 * sessions end by themselves a while after the window. */
+	a.prof.map.window_ttl_s = (unsigned)(a.duration_ms / 1000) + 300;
 	run_stop_signal = 0;
 	run_catch_signals();
 	int r = profile_open(&a.prof, &p, &err);

@@ -127,7 +127,15 @@ int hot_frames(const struct fold *f, int by_total, size_t max, struct hot_frame 
 	}
 	if (k > 1)
 		qsort(h.v, k, sizeof(*h.v), by_total ? hot_by_total : hot_by_self);
-	if (max && k > max) {
+	/* Sorted descending: cut where the sort key reaches 0. A frame that was
+	 * never a leaf (self 0), or a stack added with count 0, is not a hot
+	 * frame and is never listed with 0 samples. */
+	size_t keep = 0;
+	while (keep < k && (by_total ? h.v[keep].total : h.v[keep].self) > 0)
+		keep++;
+	if (!max || max > keep)
+		max = keep;
+	if (k > max) {
 		for (size_t i = max; i < k; i++)
 			free((char *)h.v[i].name);
 		k = max;

@@ -15,8 +15,9 @@ struct hot_frame {
 };
 
 /* Every frame of f except the first of each stack (the process name),
- * sorted by self (by_total: total) samples, descending, ties by name.
- * At most max entries (0 = all). *out is freed with hot_frames_free.
+ * sorted by self (by_total: total) samples, descending, ties by name;
+ * frames whose sort key is 0 are left out (nothing is listed with 0
+ * samples). At most max entries (0 = all). *out is freed with hot_frames_free.
  * 0 or -ENOMEM. */
 int hot_frames(const struct fold *f, int by_total, size_t max, struct hot_frame **out, size_t *n);
 void hot_frames_free(struct hot_frame *fr, size_t n);

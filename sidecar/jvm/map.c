@@ -33,9 +33,20 @@ const char *map_mode_name(enum map_mode m)
 
 /* ---- the sandboxed child ------------------------------------------------- */
 
+/* What the sandboxed child does. */
+enum map_job {
+	MAP_JOB_MAP = 0,      /* load the agent (or jcmd), return the perf map */
+	MAP_JOB_WINDOW_START, /* start a timed session, return its log so far */
+	MAP_JOB_WINDOW_READ,  /* return the log from offset on */
+	MAP_JOB_WINDOW_STOP,  /* stop the session, return the rest of its log */
+};
+
 struct map_child_arg {
 	struct attach_target t;
 	enum map_mode mode;
+	enum map_job job;
+	uint64_t offset; /* window jobs: bytes of the log read already */
+	unsigned ttl_s;	 /* window start: the session's own time limit */
 	int continuous;
 	int agent_loaded;     /* a libflameagent.so is mapped in the JVM already */
 	char agent[PATH_MAX]; /* absolute, inside the container; "" = none */
@@ -94,6 +105,83 @@ static int map_jcmd_perfmap(struct map_child_arg *a, struct sandbox_child *c, ui
 	return r;
 }
 
+/* Send the header and then fd's bytes from offset to its size (at most
+ * PERFMAP_MAX_CONTAINER_FILE: the file was checked at open). */
+static int map_send_file(struct sandbox_child *c, int fd, const char *path, uint64_t offset,
+			 size_t size, int mode, int signalled, struct fs_error *err)
+{
+	char head[32];
+	int r;
+	int hl = snprintf(head, sizeof(head), "%d %d\n", mode, signalled);
+	if ((r = sandbox_child_write(c, head, (size_t)hl, err)) < 0)
+		return r;
+	if (offset >= size)
+		return 0;
+	size -= (size_t)offset;
+	cleanup_free char *buf = malloc(256 * 1024);
+	if (!buf)
+		return fs_error_set(err, ENOMEM, "reading %s", path);
+	while (size) {
+		ssize_t n = pread(fd, buf, size < 256 * 1024 ? size : 256 * 1024, (off_t)offset);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return fs_error_set(err, errno, "reading /%s", path);
+		if (n == 0)
+			break; /* truncated meanwhile */
+		if ((r = sandbox_child_write(c, buf, (size_t)n, err)) < 0)
+			return r;
+		size -= (size_t)n;
+		offset += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* The window jobs: the agent's timed log (agentmap.h), owned by the JVM's
+ * user, checked like the perf map before the JVM writes it and when read. */
+static int map_child_window(struct map_child_arg *a, struct sandbox_child *c, int root,
+			    uint64_t deadline, struct fs_error *err)
+{
+	char path[64];
+	int r, signalled = 0;
+	size_t size = 0;
+	snprintf(path, sizeof(path), "tmp/" MAP_TIMED_NAME, (int)a->t.ns_pid);
+	if (a->job == MAP_JOB_WINDOW_START) {
+		if (!map_agent_present(root, a->agent))
+			return fs_error_set(err, ENOENT, "the agent %s is not in the container",
+					    a->agent[0] ? a->agent : MAP_AGENT_NAME);
+		if ((r = perfmap_precheck(root, path, a->t.uid, PERFMAP_MAX_CONTAINER_FILE, err)) <
+		    0)
+			return r;
+		/* One timed session per JVM: end one left running (a user's
+		 * continuous perf map session is another one: it is left alone). */
+		if (a->agent_loaded &&
+		    (r = map_load_agent(a, c, "stop,timed", deadline, &signalled, err)) < 0)
+			return r;
+		char opt[64];
+		snprintf(opt, sizeof(opt), "mode=continuous,timed,ttl=%u", a->ttl_s);
+		if ((r = map_load_agent(a, c, opt, deadline, &signalled, err)) < 0)
+			return r;
+	}
+	cleanup_close int fd =
+	    perfmap_open_checked(root, path, a->t.uid, PERFMAP_MAX_CONTAINER_FILE, &size, err);
+	if (fd < 0)
+		return fd;
+	if (a->job == MAP_JOB_WINDOW_STOP) {
+		/* Stop first: the agent closes and removes the file, which our
+		 * fd keeps readable; then everything it wrote is read. */
+		if ((r = map_load_agent(a, c, "stop,timed", deadline, &signalled, err)) < 0)
+			return r;
+		struct stat st;
+		if (fstat(fd, &st) < 0)
+			return fs_error_set(err, errno, "stat /%s", path);
+		size = st.st_size < 0 ? 0 : (size_t)st.st_size;
+		if (size > PERFMAP_MAX_CONTAINER_FILE)
+			size = PERFMAP_MAX_CONTAINER_FILE;
+	}
+	return map_send_file(c, fd, path, a->offset, size, MAP_MODE_AGENT, signalled, err);
+}
+
 static int map_child(struct sandbox_child *c, void *argp, struct fs_error *err)
 {
 	struct map_child_arg *a = argp;
@@ -101,6 +189,8 @@ static int map_child(struct sandbox_child *c, void *argp, struct fs_error *err)
 	cleanup_close int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
 		return fs_error_set(err, errno, "opening / in the container");
+	if (a->job != MAP_JOB_MAP)
+		return map_child_window(a, c, root, deadline, err);
 
 	enum map_mode mode = a->mode;
 	if (mode != MAP_MODE_JCMD) {
@@ -114,7 +204,7 @@ static int map_child(struct sandbox_child *c, void *argp, struct fs_error *err)
 	}
 
 	/* Never make the JVM write into (or block on) a planted file. */
-	char path[64], head[32];
+	char path[64];
 	int r;
 	snprintf(path, sizeof(path), "tmp/perf-%d.map", (int)a->t.ns_pid);
 	if ((r = perfmap_precheck(root, path, a->t.uid, PERFMAP_MAX_CONTAINER_FILE, err)) < 0)
@@ -141,25 +231,7 @@ static int map_child(struct sandbox_child *c, void *argp, struct fs_error *err)
 	    perfmap_open_checked(root, path, a->t.uid, PERFMAP_MAX_CONTAINER_FILE, &size, err);
 	if (mfd < 0)
 		return mfd;
-	int hl = snprintf(head, sizeof(head), "%d %d\n", (int)mode, signalled);
-	if ((r = sandbox_child_write(c, head, (size_t)hl, err)) < 0)
-		return r;
-	cleanup_free char *buf = malloc(256 * 1024);
-	if (!buf)
-		return fs_error_set(err, ENOMEM, "reading the perf map");
-	while (size) {
-		ssize_t n = read(mfd, buf, size < 256 * 1024 ? size : 256 * 1024);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return fs_error_set(err, errno, "reading /%s", path);
-		if (n == 0)
-			break; /* truncated meanwhile */
-		if ((r = sandbox_child_write(c, buf, (size_t)n, err)) < 0)
-			return r;
-		size -= (size_t)n;
-	}
-	return 0;
+	return map_send_file(c, mfd, path, 0, size, (int)mode, signalled, err);
 }
 
 /* ---- the parent ---------------------------------------------------------- */
@@ -298,24 +370,16 @@ static int map_fallback(pid_t host_pid, const struct map_opts *o, int attach_rc,
 	return attach_rc < 0 ? attach_rc : 0;
 }
 
-int map_jvm(const struct registry_entry *e, pid_t host_pid, const struct map_opts *o,
-	    struct perfmap **out, struct map_result *res, struct fs_error *err)
+/* Is host_pid still the process we mean, in e's pid namespace, and a
+ * HotSpot JVM? Fills res's pid, ns pid and uid, *st and *start_time. */
+static int map_check_pid(const struct registry_entry *e, pid_t host_pid, struct proc_status *st,
+			 uint64_t *start_time, struct map_result *res, struct fs_error *err)
 {
-	struct map_result local;
-	struct proc_status st;
-	uint64_t start_time, ino;
-	struct timespec ts0;
-	clock_gettime(CLOCK_MONOTONIC, &ts0);
-	if (!res)
-		res = &local;
-	memset(res, 0, sizeof(*res));
-	if (out)
-		*out = NULL;
+	uint64_t ino;
 	res->host_pid = host_pid;
-
-	int r = proc_start_time(host_pid, &start_time, err);
+	int r = proc_start_time(host_pid, start_time, err);
 	if (r == 0)
-		r = proc_status_read(host_pid, &st, err);
+		r = proc_status_read(host_pid, st, err);
 	if (r < 0)
 		return fs_error_wrap(err, "pid %d", (int)host_pid);
 	if ((r = proc_ns_inode(host_pid, "pid", &ino, err)) < 0)
@@ -325,11 +389,25 @@ int map_jvm(const struct registry_entry *e, pid_t host_pid, const struct map_opt
 				    e->id);
 	if ((r = attach_check_hotspot(host_pid, err)) < 0)
 		return r;
-	res->ns_pid = proc_status_ns_pid(&st);
-	res->uid = st.uid[1];
-	struct perfmap *vm = NULL;
-	if ((r = map_fallback(host_pid, o, 0, &vm, res, err)) != 0)
-		return r < 0 ? r : map_finish(host_pid, o, &ts0, vm, out, res, err);
+	res->ns_pid = proc_status_ns_pid(st);
+	res->uid = st->uid[1];
+	return 0;
+}
+
+/* Run one job of the sandboxed child against JVM host_pid of e. On success
+ * *data (malloc'd) holds the child's answer, whose payload starts at *hl;
+ * res gets pid, uid, mode and bytes. */
+static int map_run(const struct registry_entry *e, pid_t host_pid, const struct map_opts *o,
+		   enum map_job job, uint64_t offset, char **data, size_t *hl,
+		   struct map_result *res, struct fs_error *err)
+{
+	struct proc_status st;
+	uint64_t start_time;
+	size_t len = 0;
+	*data = NULL;
+	int r = map_check_pid(e, host_pid, &st, &start_time, res, err);
+	if (r < 0)
+		return r;
 
 	cleanup_free struct map_child_arg *ca = calloc(1, sizeof(*ca));
 	if (!ca)
@@ -338,8 +416,11 @@ int map_jvm(const struct registry_entry *e, pid_t host_pid, const struct map_opt
 	ca->t.ns_pid = res->ns_pid;
 	ca->t.uid = st.uid[1];
 	ca->mode = o->mode;
+	ca->job = job;
+	ca->offset = offset;
+	ca->ttl_s = o->window_ttl_s;
 	ca->continuous = o->continuous;
-	if (o->continuous)
+	if (o->continuous || job == MAP_JOB_WINDOW_START)
 		ca->agent_loaded = map_agent_loaded(host_pid);
 	if (e->mount_point[0] == '/')
 		snprintf(ca->agent, sizeof(ca->agent), "%s/%s", e->mount_point, MAP_AGENT_NAME);
@@ -353,34 +434,196 @@ int map_jvm(const struct registry_entry *e, pid_t host_pid, const struct map_opt
 				   .pid_ns = e->pid_ns,
 				   .uid = st.uid[1],
 				   .gid = st.gid[1]};
-	struct sandbox_job job = {.fn = map_child,
-				  .arg = ca,
-				  .on_request = map_on_request,
-				  .request_arg = &pa,
-				  .max_out = PERFMAP_MAX_CONTAINER_FILE + 64,
-				  .timeout_ms =
-				      o->timeout_ms ? o->timeout_ms : MAP_DEFAULT_TIMEOUT_MS};
-	cleanup_free char *data = NULL;
-	size_t len = 0;
-	r = sandbox_run(&t, &job, &data, &len, err);
+	struct sandbox_job sj = {.fn = map_child,
+				 .arg = ca,
+				 .on_request = map_on_request,
+				 .request_arg = &pa,
+				 .max_out = PERFMAP_MAX_CONTAINER_FILE + 64,
+				 .timeout_ms =
+				     o->timeout_ms ? o->timeout_ms : MAP_DEFAULT_TIMEOUT_MS};
+	r = sandbox_run(&t, &sj, data, &len, err);
 	if (r < 0) {
 		if (r == -ETIMEDOUT)
 			attach_explain_failure(host_pid, start_time, err);
-		fs_error_wrap(err, "pid %d (ns pid %d)", (int)host_pid, (int)res->ns_pid);
-		int f = map_fallback(host_pid, o, r, &vm, res, err);
-		return f == 1 ? map_finish(host_pid, o, &ts0, vm, out, res, err) : f;
+		return fs_error_wrap(err, "pid %d (ns pid %d)", (int)host_pid, (int)res->ns_pid);
 	}
-
-	int mode = 0, sig = 0, hl = 0;
-	if (sscanf(data, "%d %d\n%n", &mode, &sig, &hl) != 2 || hl <= 0)
+	int mode = 0, sig = 0, n = 0;
+	if (sscanf(*data, "%d %d\n%n", &mode, &sig, &n) != 2 || n <= 0) {
+		free(*data);
+		*data = NULL;
 		return fs_error_set(err, EPROTO, "pid %d: malformed answer from the sandbox",
 				    (int)host_pid);
+	}
 	res->mode = mode == MAP_MODE_AGENT ? MAP_MODE_AGENT : MAP_MODE_JCMD;
-	res->signalled = sig;
-	res->bytes = len - (size_t)hl;
+	res->signalled |= sig;
+	*hl = (size_t)n;
+	res->bytes += len - (size_t)n;
+	return (int)(len - (size_t)n);
+}
+
+static uint64_t map_elapsed_us(const struct timespec *t0)
+{
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (uint64_t)(t1.tv_sec - t0->tv_sec) * 1000000 +
+	       (uint64_t)((t1.tv_nsec - t0->tv_nsec) / 1000);
+}
+
+int map_jvm(const struct registry_entry *e, pid_t host_pid, const struct map_opts *o,
+	    struct perfmap **out, struct map_result *res, struct fs_error *err)
+{
+	struct map_result local;
+	struct timespec ts0;
+	clock_gettime(CLOCK_MONOTONIC, &ts0);
+	if (!res)
+		res = &local;
+	memset(res, 0, sizeof(*res));
+	if (out)
+		*out = NULL;
+	cleanup_free char *data = NULL;
+	size_t hl = 0;
+	struct perfmap *vm = NULL;
+	int r;
+	if (o->mode == MAP_MODE_VMSTRUCTS || (o->mode == MAP_MODE_AUTO && o->fallback)) {
+		struct proc_status st;
+		uint64_t start_time;
+		if ((r = map_check_pid(e, host_pid, &st, &start_time, res, err)) < 0)
+			return r;
+		if ((r = map_fallback(host_pid, o, 0, &vm, res, err)) != 0)
+			return r < 0 ? r : map_finish(host_pid, o, &ts0, vm, out, res, err);
+	}
+	int len = map_run(e, host_pid, o, MAP_JOB_MAP, 0, &data, &hl, res, err);
+	if (len < 0) {
+		r = map_fallback(host_pid, o, len, &vm, res, err);
+		return r == 1 ? map_finish(host_pid, o, &ts0, vm, out, res, err) : r;
+	}
 	struct perfmap *m = NULL;
-	r = perfmap_parse(data + hl, len - (size_t)hl, 1, &m, err);
+	r = perfmap_parse(data + hl, (size_t)len, 1, &m, err);
 	if (r < 0)
 		return fs_error_wrap(err, "pid %d", (int)host_pid);
 	return map_finish(host_pid, o, &ts0, m, out, res, err);
+}
+
+/* ---- windows --------------------------------------------------------------- */
+
+struct map_window {
+	struct registry_entry entry;
+	pid_t host_pid;
+	struct map_opts opts;
+	uint64_t offset; /* log bytes read */
+	int stopped;
+	struct jitlog log;
+	struct map_result res;
+};
+
+/* The JVM's CLOCK_MONOTONIC minus ours (its time namespace), in ns. */
+static int64_t map_clock_offset(pid_t pid)
+{
+	char path[64];
+	cleanup_free char *text = NULL;
+	long long sec = 0, nsec = 0;
+	snprintf(path, sizeof(path), "/proc/%d/timens_offsets", (int)pid);
+	if (proc_read_file(path, 4096, &text, NULL, NULL) < 0)
+		return 0; /* no time namespaces: the same clock */
+	const char *m = strstr(text, "monotonic");
+	if (!m || sscanf(m, "monotonic %lld %lld", &sec, &nsec) != 2 || sec < -(1ll << 32) ||
+	    sec > (1ll << 32))
+		return 0;
+	return (int64_t)sec * 1000000000 + nsec;
+}
+
+/* Run a window job and feed what it returned into the log. */
+static int map_window_job(struct map_window *w, enum map_job job, struct fs_error *err)
+{
+	struct timespec ts0;
+	clock_gettime(CLOCK_MONOTONIC, &ts0);
+	cleanup_free char *data = NULL;
+	size_t hl = 0;
+	int len =
+	    map_run(&w->entry, w->host_pid, &w->opts, job, w->offset, &data, &hl, &w->res, err);
+	if (len < 0)
+		return len;
+	w->offset += (uint64_t)len;
+	int r = jitlog_feed(&w->log, data + hl, (size_t)len, err);
+	if (r == 0 && jitlog_index(&w->log) < 0)
+		r = fs_error_set(err, ENOMEM, "indexing the JIT log");
+	w->res.entries = jitlog_entries(&w->log);
+	w->res.loads = jitlog_loads(&w->log);
+	w->res.elapsed_us = map_elapsed_us(&ts0);
+	return r < 0 ? fs_error_wrap(err, "pid %d", (int)w->host_pid) : 0;
+}
+
+int map_window_open(const struct registry_entry *e, pid_t host_pid, const struct map_opts *o,
+		    struct map_window **out, struct fs_error *err)
+{
+	*out = NULL;
+	if (o->mode == MAP_MODE_JCMD || e->mount_point[0] != '/')
+		return fs_error_set(err, EOPNOTSUPP,
+				    "no agent for a window (jcmd mode, or no "
+				    "bundle mounted in the container)");
+	struct map_window *w = calloc(1, sizeof(*w));
+	if (!w)
+		return fs_error_set(err, ENOMEM, "map window");
+	w->entry = *e;
+	w->host_pid = host_pid;
+	w->opts = *o;
+	jitlog_init(&w->log, map_clock_offset(host_pid));
+	int r = map_window_job(w, MAP_JOB_WINDOW_START, err);
+	if (r < 0) {
+		/* it may have started: never leave a session running */
+		struct fs_error ignored;
+		if (r != -ENOENT)
+			map_window_job(w, MAP_JOB_WINDOW_STOP, &ignored);
+		jitlog_release(&w->log);
+		free(w);
+		return r;
+	}
+	*out = w;
+	return 0;
+}
+
+int map_window_read(struct map_window *w, struct fs_error *err)
+{
+	if (w->stopped)
+		return 0;
+	return map_window_job(w, MAP_JOB_WINDOW_READ, err);
+}
+
+int map_window_stop(struct map_window *w, struct fs_error *err)
+{
+	if (w->stopped)
+		return 0;
+	w->stopped = 1;
+	int r = map_window_job(w, MAP_JOB_WINDOW_STOP, err);
+	if (r == 0 && w->opts.write_host) {
+		cleanup_free char *text = NULL;
+		size_t len = 0;
+		struct perfmap *m = NULL;
+		if (jitlog_perfmap_text(&w->log, &text, &len) < 0)
+			return fs_error_set(err, ENOMEM, "perf map of pid %d", (int)w->host_pid);
+		if ((r = perfmap_parse(text, len, 0, &m, err)) == 0)
+			r = perfmap_write_host(w->opts.host_tmp, w->host_pid, m, err);
+		perfmap_free(m);
+	}
+	return r;
+}
+
+const struct jitlog *map_window_log(const struct map_window *w)
+{
+	return &w->log;
+}
+
+const struct map_result *map_window_result(const struct map_window *w)
+{
+	return &w->res;
+}
+
+void map_window_free(struct map_window *w)
+{
+	if (!w)
+		return;
+	struct fs_error ignored;
+	map_window_stop(w, &ignored);
+	jitlog_release(&w->log);
+	free(w);
 }

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "jitlog.h"
 #include "perfmap.h"
 #include "registry.h"
 
@@ -28,12 +29,14 @@ enum map_mode {
 
 struct map_opts {
 	enum map_mode mode;
-	int continuous;	      /* agent option mode=continuous instead of oneshot */
-	unsigned timeout_ms;  /* per JVM; 0 = MAP_DEFAULT_TIMEOUT_MS */
-	int write_host;	      /* also write /tmp/perf-<host pid>.map */
-	const char *host_tmp; /* where that goes; NULL = "/tmp" */
-	int fallback;	      /* AUTO: use VMSTRUCTS when attach is impossible or fails
-			       * (run, top); 0 = report the attach error (map) */
+	int continuous;	       /* agent option mode=continuous instead of oneshot */
+	unsigned timeout_ms;   /* per JVM; 0 = MAP_DEFAULT_TIMEOUT_MS */
+	int write_host;	       /* also write /tmp/perf-<host pid>.map */
+	const char *host_tmp;  /* where that goes; NULL = "/tmp" */
+	unsigned window_ttl_s; /* windows: the agent ends its session by itself after
+				  this, should we never stop it (0: never) */
+	int fallback;	       /* AUTO: use VMSTRUCTS when attach is impossible or fails
+				* (run, top); 0 = report the attach error (map) */
 };
 
 struct map_result {
@@ -42,6 +45,7 @@ struct map_result {
 	enum map_mode mode; /* the one used (AGENT, JCMD or VMSTRUCTS) */
 	int signalled;	    /* we started the attach listener with SIGQUIT */
 	size_t entries;	    /* in the parsed map */
+	size_t loads;	    /* window: code load events (compiled methods, stubs) */
 	size_t bytes;	    /* of map text read */
 	uint64_t elapsed_us;
 };
@@ -57,5 +61,29 @@ int map_jvm(const struct registry_entry *e, pid_t host_pid, const struct map_opt
 int map_find_jvms(const struct registry_entry *e, pid_t **pids, size_t *n, struct fs_error *err);
 
 const char *map_mode_name(enum map_mode m);
+
+/* A profiling window over one JVM: the agent runs a timed continuous
+ * session (agent/agentmap.h) from map_window_open to map_window_stop, and
+ * its log is read in increments into a jitlog (jitlog.h) that names code
+ * by address and time. Nothing stays in the JVM after the stop: the agent
+ * disables its events and removes its log. Each call is one sandboxed
+ * child (map_jvm's), bounded by opts->timeout_ms. */
+#define MAP_TIMED_NAME "flamesidecar-%d.jit" /* AGENTMAP_TIMED_NAME */
+
+struct map_window;
+
+/* Start the session and read what it dumped (the code that exists now).
+ * -EOPNOTSUPP when no agent can be used (jcmd mode, no bundle). */
+int map_window_open(const struct registry_entry *e, pid_t host_pid, const struct map_opts *o,
+		    struct map_window **out, struct fs_error *err);
+/* Read what was appended since the last read. */
+int map_window_read(struct map_window *w, struct fs_error *err);
+/* Stop the session and read the rest (idempotent); with opts->write_host
+ * also write /tmp/perf-<host pid>.map of the code present at the end. */
+int map_window_stop(struct map_window *w, struct fs_error *err);
+const struct jitlog *map_window_log(const struct map_window *w);
+const struct map_result *map_window_result(const struct map_window *w);
+/* Stops the session if still running, then frees. */
+void map_window_free(struct map_window *w);
 
 #endif

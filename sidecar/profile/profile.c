@@ -18,17 +18,20 @@
 #include "proc.h"
 #include "sampler.h"
 #include "timeutil.h"
+#include "utf8.h"
 
-#define PROFILE_PID_SLOTS (2 * PROFILE_MAX_PIDS) /* open addressing, power of two */
-#define PROFILE_LINE_MAX  (SYMBOLIZER_MAX_FRAMES * (SYMBOLIZER_NAME_MAX + 8) + 128)
-#define PROFILE_ENV_MAX	  (1u << 20)
-#define PROFILE_WARM_US	  10000 /* per poll: symbolize new chains early (see profile_warm) */
+#define PROFILE_PID_SLOTS      (2 * PROFILE_MAX_PIDS) /* open addressing, power of two */
+#define PROFILE_LINE_MAX       (SYMBOLIZER_MAX_FRAMES * (SYMBOLIZER_NAME_MAX + 8) + 128)
+#define PROFILE_ENV_MAX	       (1u << 20)
+#define PROFILE_WARM_US	       10000   /* per poll: symbolize new chains early (see profile_warm) */
+#define PROFILE_WINDOW_READ_US 1000000 /* read the JVMs' JIT logs this often */
 
 /* One distinct (pid, callchain): its words are words[off .. off + nr),
  * preceded in the arena by pid and nr (so the arena can be walked). */
 struct profile_chain {
 	uint64_t hash;
-	uint64_t count; /* 0: free slot */
+	uint64_t count;	      /* 0: free slot */
+	uint64_t first, last; /* sample times (CLOCK_MONOTONIC ns) */
 	size_t off;
 	pid_t pid;
 	uint32_t nr;
@@ -39,12 +42,15 @@ struct profile_pid {
 	uint64_t start_time;
 	int jvm; /* maps HotSpot's libjvm.so */
 	int warned_map;
+	int warned_fp;
 	int unwinder; /* index + 1 into st.unwinder, 0 none */
 };
 
 struct profile_jit {
 	pid_t pid;
-	struct perfmap *map;
+	struct perfmap *map;	/* taken at the end (no window) */
+	struct map_window *win; /* or the JIT log of the whole window */
+	int win_failed;		/* a read failed: keep what was read */
 };
 
 struct profile {
@@ -65,6 +71,7 @@ struct profile {
 	/* JVMs mapped */
 	struct profile_jit jit[PROFILE_MAX_JVMS];
 	size_t njit;
+	uint64_t window_read_us; /* last read of the JIT logs */
 	struct fold *table;
 	char *line;
 	struct profile_stats st;
@@ -73,6 +80,8 @@ struct profile {
 	struct sampler_opts so;	  /* as opened (for a reopen with copies) */
 	char cg[PATH_MAX];
 	int want_copies;	   /* a JVM without frame pointers appeared: reopen */
+	int opened;		   /* the events were opened once */
+	int no_reopen;		   /* reopening with copies failed: do not retry */
 	struct sampler_stats base; /* counts of samplers closed by a reopen */
 	uint64_t chain[SYMBOLIZER_MAX_FRAMES];
 };
@@ -104,50 +113,73 @@ static struct profile_pid *profile_pid_slot(struct profile *p, pid_t pid)
 /* pid runs HotSpot: count it, choose its unwinder (jvmunwind.h whenever
  * the window has stack copies), and warn
  * once if it lacks frame pointers and gets no HotSpot unwinder. */
-static void profile_pid_jvm(struct profile *p, struct profile_pid *pp)
+/* Give JVM pp its unwinder (jvmunwind.h whenever the window has stack
+ * copies: with frame pointers too, for their interpreted frames' names),
+ * ask for copies when it lacks frame pointers and they are off (auto: the
+ * next poll reopens the events, profile_reopen), or warn once that its
+ * stacks will be shallow. */
+static void profile_pid_unwinder(struct profile *p, struct profile_pid *pp)
 {
-	if (pp->jvm)
-		return;
-	pp->jvm = 1;
-	p->st.jvms++;
-	int missing = jvmflags_fp_missing(pp->pid, NULL) == 1;
-	struct profile_unwinder *u = NULL;
-	if (p->st.nunwinder < PROFILE_MAX_JVMS) {
-		u = &p->st.unwinder[p->st.nunwinder++];
-		memset(u, 0, sizeof(*u));
-		u->pid = pp->pid;
-		u->fp_missing = missing;
-		pp->unwinder = (int)p->st.nunwinder;
-	}
-	const char *comm = symbolizer_comm(p->sym, pp->pid);
+	struct profile_unwinder *u = pp->unwinder ? &p->st.unwinder[pp->unwinder - 1] : NULL;
+	int missing = u ? u->fp_missing : jvmflags_fp_missing(pp->pid, NULL) == 1;
 	struct fs_error err = {0};
-	/* With copies on (paid for the whole window anyway), every JVM gets
-	 * the HotSpot unwinder: those with frame pointers too, for their
-	 * interpreted frames' names. */
+	if (u && u->hotspot)
+		return;
 	if (p->ju) {
 		if (jvmunwind_add(p->ju, pp->pid, &err) == 0) {
-			if (u)
+			if (u) {
 				u->hotspot = 1;
+				u->why[0] = '\0';
+			}
 			return;
 		}
 		if (u)
 			snprintf(u->why, sizeof(u->why), "%s", err.msg);
-	} else if (missing && p->o.unwind == PROFILE_UNWIND_AUTO && p->s) {
-		/* Started after the window opened: the events are reopened
-		 * with stack copies at the next poll (profile_reopen). */
+	} else if (missing && p->o.unwind == PROFILE_UNWIND_AUTO && p->s && !p->no_reopen) {
 		p->want_copies = 1;
 		return;
 	} else if (missing && u) {
 		snprintf(u->why, sizeof(u->why), "%s",
 			 p->o.unwind == PROFILE_UNWIND_FP ? "--unwind fp" : "no stack copies");
 	}
-	if (missing)
+	if (missing && !pp->warned_fp) {
+		const char *comm = symbolizer_comm(p->sym, pp->pid);
+		pp->warned_fp = 1;
 		profile_warn(p,
 			     "JVM pid %d (%s) runs without -XX:+PreserveFramePointer and gets no "
 			     "HotSpot unwinder (%s): its Java stacks will be shallow (cut after "
 			     "the first compiled frame); restart it with "
 			     "-XX:+PreserveFramePointer (e.g. in JAVA_TOOL_OPTIONS)",
 			     (int)pp->pid, comm ? comm : "?", u ? u->why : "too many JVMs");
+	}
+}
+
+/* Every JVM seen so far: its unwinder, once the events are open (or
+ * reopened with copies). */
+static void profile_unwind_known(struct profile *p)
+{
+	for (size_t i = 0; i < PROFILE_PID_SLOTS; i++)
+		if (p->pids[i].pid && p->pids[i].jvm)
+			profile_pid_unwinder(p, &p->pids[i]);
+}
+
+/* pid runs HotSpot: count it, note whether it has frame pointers, and
+ * (once the window is open) choose its unwinder. */
+static void profile_pid_jvm(struct profile *p, struct profile_pid *pp)
+{
+	if (pp->jvm)
+		return;
+	pp->jvm = 1;
+	p->st.jvms++;
+	if (p->st.nunwinder < PROFILE_MAX_JVMS) {
+		struct profile_unwinder *u = &p->st.unwinder[p->st.nunwinder++];
+		memset(u, 0, sizeof(*u));
+		u->pid = pp->pid;
+		u->fp_missing = jvmflags_fp_missing(pp->pid, NULL) == 1;
+		pp->unwinder = (int)p->st.nunwinder;
+	}
+	if (p->opened)
+		profile_pid_unwinder(p, pp);
 }
 
 /* First sight of pid: cache its maps for the symbolizer (so it can be
@@ -224,7 +256,7 @@ static int profile_grow(struct profile *p)
 	return 0;
 }
 
-static int profile_add(struct profile *p, pid_t pid, const uint64_t *ips, size_t nr)
+static int profile_add(struct profile *p, pid_t pid, const uint64_t *ips, size_t nr, uint64_t time)
 {
 	if (nr > SYMBOLIZER_MAX_FRAMES)
 		nr = SYMBOLIZER_MAX_FRAMES;
@@ -239,6 +271,10 @@ static int profile_add(struct profile *p, pid_t pid, const uint64_t *ips, size_t
 		if (c->hash == h && c->pid == pid && c->nr == nr &&
 		    !memcmp(p->words + c->off, ips, nr * sizeof(*ips))) {
 			c->count++;
+			if (time > c->last)
+				c->last = time;
+			if (time < c->first)
+				c->first = time;
 			return 0;
 		}
 	}
@@ -255,8 +291,13 @@ static int profile_add(struct profile *p, pid_t pid, const uint64_t *ips, size_t
 	p->words[p->nwords++] = (uint64_t)(uint32_t)pid;
 	p->words[p->nwords++] = nr;
 	memcpy(p->words + p->nwords, ips, nr * sizeof(*ips));
-	p->chains[i] = (struct profile_chain){
-	    .hash = h, .count = 1, .off = p->nwords, .pid = pid, .nr = (uint32_t)nr};
+	p->chains[i] = (struct profile_chain){.hash = h,
+					      .count = 1,
+					      .first = time,
+					      .last = time,
+					      .off = p->nwords,
+					      .pid = pid,
+					      .nr = (uint32_t)nr};
 	p->nwords += nr;
 	p->count++;
 	return 0;
@@ -278,7 +319,7 @@ static int profile_on_sample(const struct sample *smp, void *ctx)
 			nr = n;
 		}
 	}
-	if (profile_add(p, smp->pid, ips, nr) < 0)
+	if (profile_add(p, smp->pid, ips, nr, smp->time) < 0)
 		p->st.dropped++;
 	return 0;
 }
@@ -307,26 +348,11 @@ static int profile_want_copies(const struct profile_opts *o, const struct regist
 
 /* ---- open / poll / stop ---------------------------------------------------- */
 
-int profile_open(const struct profile_opts *o, struct profile **out, struct fs_error *err)
+/* Open the sampler on the scope profile.h describes. */
+static int profile_open_sampler(struct profile *p, struct fs_error *err)
 {
-	const struct registry_entry *e = o->entry;
-	if (!e)
-		return fs_error_set(err, EINVAL, "profile_open: no container");
-	if (!registry_entry_alive(e))
-		return fs_error_set(err, ESRCH,
-				    "container %s is not running (pid %d is gone); `flamesidecar "
-				    "gc` removes stale entries",
-				    e->id, (int)e->pid);
-	cleanup_free struct profile *p = calloc(1, sizeof(*p));
-	if (!p)
-		return fs_error_set(err, ENOMEM, "allocating the profile");
-	p->o = *o;
-	p->entry = *e;
-	p->o.entry = &p->entry;
-	p->raw_max = o->raw_max_words && o->raw_max_words < PROFILE_RAW_MAX_WORDS
-			 ? o->raw_max_words
-			 : PROFILE_RAW_MAX_WORDS;
-
+	const struct profile_opts *o = &p->o;
+	const struct registry_entry *e = &p->entry;
 	struct sampler_opts so = {
 	    .frequency = o->frequency, .max_stack = o->max_stack, .user_only = o->user_only};
 	if (profile_want_copies(o, e))
@@ -334,13 +360,6 @@ int profile_open(const struct profile_opts *o, struct profile **out, struct fs_e
 	char cg[PATH_MAX];
 	int r;
 	if (o->pid) {
-		uint64_t ino = 0;
-		if (proc_ns_inode(o->pid, "pid", &ino, NULL) < 0 || ino != e->pid_ns)
-			return fs_error_set(
-			    err, ESRCH,
-			    "pid %d is not a process of container %s (see `runc ps` "
-			    "or `flamesidecar map %s`)",
-			    (int)o->pid, e->id, e->id);
 		so.pid = o->pid;
 		r = sampler_open(&so, &p->s, err);
 	} else if (cgroup_perf_dir(e->pid, o->cgroup_root, cg, sizeof(cg)) == 0) {
@@ -366,35 +385,153 @@ int profile_open(const struct profile_opts *o, struct profile **out, struct fs_e
 		snprintf(p->cg, sizeof(p->cg), "%s", so.cgroup_path);
 		p->so.cgroup_path = p->cg;
 	}
-	if (so.stack_copy && jvmunwind_new(&p->ju) < 0) {
-		profile_close(steal_pointer(&p));
-		return fs_error_set(err, ENOMEM, "allocating the unwinder");
+	p->opened = 1;
+	if (so.stack_copy) {
+		if (jvmunwind_new(&p->ju) < 0)
+			return fs_error_set(err, ENOMEM, "allocating the unwinder");
+		symbolizer_set_method(p->sym, jvmunwind_method_name, p->ju);
 	}
+	profile_unwind_known(p);
+	return 0;
+}
+
+/* The slot of pid in p->jit, added if new; NULL when full. */
+static struct profile_jit *profile_jit_slot(struct profile *p, pid_t pid)
+{
+	for (size_t i = 0; i < p->njit; i++)
+		if (p->jit[i].pid == pid)
+			return &p->jit[i];
+	if (p->njit == PROFILE_MAX_JVMS)
+		return NULL;
+	p->jit[p->njit] = (struct profile_jit){.pid = pid};
+	return &p->jit[p->njit++];
+}
+
+/* Window open: JVM pid's agent starts logging its code with times (the
+ * code that exists now first). Before the sampler opens, so that this dump
+ * is not in the profile. A JVM where it fails is mapped at the end. */
+static void profile_window_open(struct profile *p, pid_t pid)
+{
+	struct fs_error err = {0};
+	struct map_window *w = NULL;
+	if (p->o.no_map || p->o.map.mode == MAP_MODE_JCMD)
+		return;
+	struct profile_jit *j = profile_jit_slot(p, pid);
+	if (!j || j->win)
+		return;
+	int r = map_window_open(&p->entry, pid, &p->o.map, &w, &err);
+	if (r == -EOPNOTSUPP || r == -ENOENT)
+		return; /* no agent here: the end-of-window map (jcmd) names it */
+	if (r < 0) {
+		profile_warn(p,
+			     "JVM pid %d: no JIT log for the window (%s); its map is taken at "
+			     "the end instead",
+			     (int)pid, err.msg);
+		return;
+	}
+	j->win = w;
+	symbolizer_set_jit(p->sym, pid, symbolizer_jit_jitlog, (void *)map_window_log(w));
+}
+
+int profile_open(const struct profile_opts *o, struct profile **out, struct fs_error *err)
+{
+	const struct registry_entry *e = o->entry;
+	if (!e)
+		return fs_error_set(err, EINVAL, "profile_open: no container");
+	if (!registry_entry_alive(e))
+		return fs_error_set(err, ESRCH,
+				    "container %s is not running (pid %d is gone); `flamesidecar "
+				    "gc` removes stale entries",
+				    e->id, (int)e->pid);
+	if (o->pid) {
+		uint64_t ino = 0;
+		if (proc_ns_inode(o->pid, "pid", &ino, NULL) < 0 || ino != e->pid_ns)
+			return fs_error_set(
+			    err, ESRCH,
+			    "pid %d is not a process of container %s (see `runc ps` "
+			    "or `flamesidecar map %s`)",
+			    (int)o->pid, e->id, e->id);
+	}
+	struct profile *p = calloc(1, sizeof(*p));
+	if (!p)
+		return fs_error_set(err, ENOMEM, "allocating the profile");
+	p->o = *o;
+	p->entry = *e;
+	p->o.entry = &p->entry;
+	p->raw_max = o->raw_max_words && o->raw_max_words < PROFILE_RAW_MAX_WORDS
+			 ? o->raw_max_words
+			 : PROFILE_RAW_MAX_WORDS;
 
 	struct symbolizer_opts yo = {0};
+	int r;
 	p->pids = calloc(PROFILE_PID_SLOTS, sizeof(*p->pids));
 	p->table = fold_new();
 	p->line = malloc(PROFILE_LINE_MAX);
 	if (!p->pids || !p->table || !p->line) {
-		profile_close(steal_pointer(&p));
+		profile_close(p);
 		return fs_error_set(err, ENOMEM, "allocating the profile");
 	}
 	if ((r = symbolizer_open(&yo, &p->sym, err)) < 0) {
-		profile_close(steal_pointer(&p));
+		profile_close(p);
 		return r;
 	}
-	if (p->ju)
-		symbolizer_set_method(p->sym, jvmunwind_method_name, p->ju);
-	/* The JVMs running now: warn about frame pointers before the window. */
+	/* The JVMs running now: warn about frame pointers before the window,
+	 * and start their JIT logs. */
 	cleanup_free pid_t *jvms = NULL;
 	size_t n = 0;
-	if (o->pid)
-		profile_pid_note(p, o->pid);
-	else if (map_find_jvms(e, &jvms, &n, NULL) == 0)
-		for (size_t i = 0; i < n; i++)
+	if (o->pid) {
+		struct profile_pid *pp = profile_pid_note(p, o->pid);
+		if (pp && pp->jvm)
+			profile_window_open(p, o->pid);
+	} else if (map_find_jvms(e, &jvms, &n, NULL) == 0) {
+		for (size_t i = 0; i < n; i++) {
 			profile_pid_note(p, jvms[i]);
-	*out = steal_pointer(&p);
+			profile_window_open(p, jvms[i]);
+		}
+	}
+	if ((r = profile_open_sampler(p, err)) < 0) {
+		profile_close(p);
+		return r;
+	}
+	p->window_read_us = timeutil_now_us();
+	*out = p;
 	return 0;
+}
+
+/* A window's log could not be read: the JVM exited (expected: its frames
+ * keep the names read so far) or something failed. */
+static void profile_window_warn(struct profile *p, pid_t pid, int r, const char *why)
+{
+	struct profile_pid *pp = profile_pid_slot(p, pid);
+	/* ENOEXEC: libjvm.so is unmapped already (an exiting JVM, a zombie) */
+	if (r == -ESRCH || r == -ENOEXEC ||
+	    (pp->pid == pid && pp->start_time && !proc_alive(pid, pp->start_time)))
+		profile_warn(p,
+			     "JVM pid %d exited during the window: its Java frames are named "
+			     "from its JIT log as read before it exited",
+			     (int)pid);
+	else
+		profile_warn(p,
+			     "JVM pid %d: reading its JIT log failed (%s); code compiled after "
+			     "this may stay unnamed",
+			     (int)pid, why);
+}
+
+/* Read what the JVMs' agents logged since the last read (during the
+ * window: the end only reads the tail). A failed read keeps what was read. */
+static void profile_window_read(struct profile *p)
+{
+	for (size_t i = 0; i < p->njit; i++) {
+		struct profile_jit *j = &p->jit[i];
+		struct fs_error err = {0};
+		if (!j->win || j->win_failed)
+			continue;
+		int r = map_window_read(j->win, &err);
+		if (r < 0) {
+			j->win_failed = 1;
+			profile_window_warn(p, j->pid, r, err.msg);
+		}
+	}
 }
 
 /* Symbolize new chains once while recording (names discarded), for at
@@ -444,6 +581,8 @@ static void profile_reopen(struct profile *p)
 			     "cannot reopen the events with stack copies (%s): JVMs that "
 			     "started without frame pointers keep shallow stacks",
 			     e2.msg);
+		p->no_reopen = 1;
+		profile_unwind_known(p); /* their warnings */
 		return;
 	}
 	profile_add_counts(&p->base, &ss);
@@ -453,22 +592,7 @@ static void profile_reopen(struct profile *p)
 	sampler_set_task_cb(p->s, profile_on_task, p);
 	symbolizer_set_method(p->sym, jvmunwind_method_name, p->ju);
 	p->st.stack_copy = so.stack_copy;
-	for (size_t i = 0; i < PROFILE_PID_SLOTS; i++) {
-		struct profile_pid *pp = &p->pids[i];
-		if (!pp->pid || !pp->jvm)
-			continue;
-		struct profile_unwinder *u =
-		    pp->unwinder ? &p->st.unwinder[pp->unwinder - 1] : NULL;
-		struct fs_error je = {0};
-		if (jvmunwind_add(p->ju, pp->pid, &je) == 0) {
-			if (u) {
-				u->hotspot = 1;
-				u->why[0] = '\0';
-			}
-		} else if (u) {
-			snprintf(u->why, sizeof(u->why), "%s", je.msg);
-		}
-	}
+	profile_unwind_known(p);
 }
 
 int profile_poll(struct profile *p, int timeout_ms, struct fs_error *err)
@@ -479,6 +603,10 @@ int profile_poll(struct profile *p, int timeout_ms, struct fs_error *err)
 	if (p->want_copies && !p->ju)
 		profile_reopen(p);
 	profile_warm(p, PROFILE_WARM_US);
+	if (p->njit && timeutil_now_us() - p->window_read_us >= PROFILE_WINDOW_READ_US) {
+		profile_window_read(p);
+		p->window_read_us = timeutil_now_us();
+	}
 	if (r < 0 && r != -EINTR)
 		return fs_error_set(err, -r, "reading samples");
 	if (p->nwords >= p->raw_max) {
@@ -505,23 +633,40 @@ void profile_stop(struct profile *p)
 
 static void profile_set_map(struct profile *p, pid_t pid, struct perfmap *m)
 {
-	size_t i;
-	for (i = 0; i < p->njit && p->jit[i].pid != pid; i++)
-		;
-	if (i == p->njit) {
-		if (p->njit == PROFILE_MAX_JVMS) {
-			perfmap_free(m);
-			return;
-		}
-		p->njit++;
-		p->jit[i] = (struct profile_jit){.pid = pid};
-	}
-	if (symbolizer_set_jit(p->sym, pid, symbolizer_jit_perfmap, m) < 0) {
+	struct profile_jit *j = profile_jit_slot(p, pid);
+	if (!j || j->win || symbolizer_set_jit(p->sym, pid, symbolizer_jit_perfmap, m) < 0) {
 		perfmap_free(m);
 		return;
 	}
-	perfmap_free(p->jit[i].map);
-	p->jit[i].map = m;
+	perfmap_free(j->map);
+	j->map = m;
+}
+
+/* pid's window, if it has one: read its log (the tail, and stop the agent,
+ * once the sampler is closed). Fills jr; 1 when the JVM is named by it. */
+static int profile_map_window(struct profile *p, pid_t pid, struct profile_jvm_result *jr)
+{
+	struct profile_jit *j = NULL;
+	struct fs_error err = {0};
+	for (size_t i = 0; i < p->njit && !j; i++)
+		if (p->jit[i].pid == pid && p->jit[i].win)
+			j = &p->jit[i];
+	if (!j)
+		return 0;
+	/* A read even at the end of the window: the agent is stopped in
+	 * profile_close, after the graph is written, so its attach round trip
+	 * is not part of the end-of-window latency. */
+	int r = 0;
+	if (!j->win_failed)
+		r = map_window_read(j->win, &err);
+	if (r < 0) {
+		j->win_failed = 1;
+		profile_window_warn(p, pid, r, err.msg);
+	}
+	jr->ok = 1;
+	jr->res = *map_window_result(j->win);
+	jr->windowed = 1;
+	return 1;
 }
 
 static int profile_has(const pid_t *v, size_t n, pid_t pid)
@@ -562,6 +707,10 @@ int profile_map_jvms(struct profile *p)
 		struct perfmap *m = NULL;
 		memset(jr, 0, sizeof(*jr));
 		jr->pid = todo[i];
+		if (profile_map_window(p, todo[i], jr)) {
+			mapped++;
+			continue;
+		}
 		if (pp->pid == todo[i] && pp->start_time && !proc_alive(todo[i], pp->start_time)) {
 			snprintf(jr->msg, sizeof(jr->msg),
 				 "JVM pid %d exited during the recording: its Java frames stay "
@@ -585,21 +734,16 @@ int profile_map_jvms(struct profile *p)
 	return mapped;
 }
 
-/* Append ";name" (n bytes) to p->line at *pos, sanitized for folded text. */
+/* Append ";name" (n bytes) to p->line at *pos, sanitized for folded text:
+ * valid UTF-8 (invalid bytes from a perf map, an ELF symbol or a comm
+ * become U+FFFD), no ';' or control characters. */
 static void profile_put(struct profile *p, size_t *pos, const char *name, size_t n,
 			const char *suffix)
 {
 	if (*pos + 2 >= PROFILE_LINE_MAX)
 		return;
 	p->line[(*pos)++] = ';';
-	for (size_t i = 0; i < n && *pos + 1 < PROFILE_LINE_MAX; i++) {
-		char ch = name[i];
-		if (ch == ';')
-			ch = ':';
-		else if ((unsigned char)ch < 0x20 || ch == 0x7f)
-			ch = '?';
-		p->line[(*pos)++] = ch;
-	}
+	*pos += utf8_sanitize(name, n, p->line + *pos, PROFILE_LINE_MAX - *pos, UTF8_FRAME, NULL);
 	for (; suffix && *suffix && *pos + 1 < PROFILE_LINE_MAX; suffix++)
 		p->line[(*pos)++] = *suffix;
 }
@@ -619,22 +763,48 @@ static void profile_put_jit(struct profile *p, size_t *pos, const char *name)
 	profile_put(p, pos, s, strlen(s), inlined && !strstr(s, "_[i]") ? "_[i]" : NULL);
 }
 
+/* Did a JIT address of chain c change owner between its first and last
+ * sample? Then its samples are all named by the later owner: the one case
+ * where naming by time is approximate (docs/agent.md, "Windows"). */
+static int profile_owner_changed(const struct profile *p, const struct profile_chain *c,
+				 const struct symbolizer_frame *frames, size_t n)
+{
+	const struct jitlog *log = NULL;
+	if (c->first == c->last)
+		return 0;
+	for (size_t i = 0; i < p->njit && !log; i++)
+		if (p->jit[i].pid == c->pid && p->jit[i].win)
+			log = map_window_log(p->jit[i].win);
+	for (size_t k = 0; log && k < n; k++)
+		if (frames[k].kind == SYMBOLIZER_KIND_JIT &&
+		    jitlog_lookup(log, frames[k].addr, c->first) !=
+			jitlog_lookup(log, frames[k].addr, c->last))
+			return 1;
+	return 0;
+}
+
 /* Frame names into p->line: "comm;root;...;leaf". */
 static size_t profile_line(struct profile *p, const struct profile_chain *c)
 {
 	struct symbolizer_frame frames[SYMBOLIZER_MAX_FRAMES];
 	size_t n = 0, pos;
+	/* JIT code is named as it was at the chain's last sample: exact unless
+	 * an address of the chain changed owner between its first and last
+	 * sample (docs/agent.md, "Windows"). */
+	symbolizer_set_time(p->sym, c->last);
 	symbolizer_symbolize(p->sym, c->pid, p->words + c->off, c->nr, frames,
 			     SYMBOLIZER_MAX_FRAMES, &n);
 	const char *comm = symbolizer_comm(p->sym, c->pid);
-	if (p->o.with_pid)
-		pos = (size_t)snprintf(p->line, 64, "%.32s-%d", comm ? comm : "[unknown]",
-				       (int)c->pid);
-	else
-		pos = (size_t)snprintf(p->line, 64, "%.32s", comm ? comm : "[unknown]");
-	for (size_t i = 0; i < pos; i++)
+	if (!comm)
+		comm = "[unknown]";
+	pos = utf8_sanitize(comm, strnlen(comm, 32), p->line, 128, 0, NULL);
+	for (size_t i = 0; i < pos; i++) /* ASCII bytes: never inside a sequence */
 		if (p->line[i] == ';' || (unsigned char)p->line[i] < 0x20)
 			p->line[i] = '_';
+	if (p->o.with_pid)
+		pos += (size_t)snprintf(p->line + pos, 32, "-%d", (int)c->pid);
+	if (profile_owner_changed(p, c, frames, n))
+		p->st.time_approx += c->count;
 	for (size_t k = n; k-- > 0;) {
 		const struct symbolizer_frame *f = &frames[k];
 		p->st.frames[f->kind] += c->count;
@@ -692,6 +862,7 @@ int profile_reset_table(struct profile *p)
 	fold_free(p->table);
 	p->table = n;
 	memset(p->st.frames, 0, sizeof(p->st.frames));
+	p->st.time_approx = 0;
 	memset(p->st.resolved, 0, sizeof(p->st.resolved));
 	p->st.folded = 0;
 	return 0;
@@ -760,8 +931,19 @@ void profile_close(struct profile *p)
 	if (p->sym)
 		symbolizer_close(p->sym);
 	jvmunwind_free(p->ju);
-	for (size_t i = 0; i < p->njit; i++)
-		perfmap_free(p->jit[i].map);
+	for (size_t i = 0; i < p->njit; i++) {
+		struct profile_jit *j = &p->jit[i];
+		struct fs_error err = {0};
+		perfmap_free(j->map);
+		if (!j->win)
+			continue;
+		/* Nothing of ours keeps running in the JVM (and --perf-map is
+		 * written from the complete log). */
+		int r = map_window_stop(j->win, &err);
+		if (r < 0 && !j->win_failed)
+			profile_window_warn(p, j->pid, r, err.msg);
+		map_window_free(j->win);
+	}
 	fold_free(p->table);
 	free(p->chains);
 	free(p->words);

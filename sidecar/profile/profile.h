@@ -4,18 +4,24 @@
  *   sampler  every thread of every process of a container (its cgroup v2
  *            directory when there is one, else its pid namespace) or one
  *            process of it
+ *   jit      profile_open starts, before the sampler, a timed agent session
+ *            in each JVM running then (map_window_open: every code load and
+ *            unload with its time); its log is read every second
+ *            (PROFILE_WINDOW_READ_US), and profile_close stops it
  *   unwind   with stack copies (opts.unwind; on from when a JVM in scope
  *            without frame pointers is seen, for every sample), each JVM's user
  *            chain is rebuilt by the HotSpot-aware unwinder (jvmunwind.h):
  *            the one change on the per-sample path (profile_on_sample)
  *   raw      while recording, samples are aggregated by (pid, callchain):
- *            equal chains only bump a count, so memory grows with distinct
- *            chains, not with time; each new process is looked at once
- *            (maps cached for the symbolizer, JVM or not, frame pointers)
- *   fold     at the end (profile_fold) the JVMs are mapped (map_jvm: the
- *            perf map taken AFTER the window, so code compiled during it is
- *            named), every distinct chain is symbolized once and added to a
- *            folded-stack table (fold.h) with its count
+ *            equal chains only bump a count (and their first/last sample
+ *            time), so memory grows with distinct chains, not with time;
+ *            each new process is looked at once (maps cached for the
+ *            symbolizer, JVM or not, frame pointers)
+ *   fold     at the end (profile_fold) the logs' tails are read (JVMs
+ *            without a session are mapped now: map_jvm, the perf map taken
+ *            AFTER the window), every distinct chain is symbolized once, its
+ *            JIT frames by address and its last sample's time, and added to
+ *            a folded-stack table (fold.h) with its count
  *
  * The raw table is bounded (PROFILE_RAW_MAX_WORDS): when it fills, it is
  * folded early (JVMs mapped at that moment) and emptied, and recording goes
@@ -89,6 +95,7 @@ struct profile_jvm_result {
 	pid_t pid;
 	int ok;		       /* mapped */
 	struct map_result res; /* when ok */
+	int windowed;	       /* named by its window's JIT log, not a map at the end */
 	char msg[256];	       /* why not, when !ok */
 };
 
@@ -118,6 +125,9 @@ struct profile_stats {
 	uint64_t frames[SYMBOLIZER_KIND_COUNT];
 	uint64_t resolved[SYMBOLIZER_KIND_COUNT];
 	uint64_t folded; /* samples added to the fold table */
+	/* samples of chains in which a JIT address changed owner between the
+	 * chain's first and last sample (named by the later owner) */
+	uint64_t time_approx;
 	/* processes */
 	size_t pids, jvms;
 	/* the last mapping round */
@@ -165,6 +175,8 @@ int profile_reset_table(struct profile *p);
 
 void profile_stats(const struct profile *p, struct profile_stats *st);
 
+/* Stops the JVMs' timed agent sessions (warnings through opts.warn), closes
+ * everything. */
 void profile_close(struct profile *p);
 
 #endif

@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -155,6 +156,9 @@ static void sampler_attr(struct perf_event_attr *a, const struct sampler_opts *o
 	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			 PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
 	a->disabled = 1;
+	/* Sample times on CLOCK_MONOTONIC: the JIT log's clock (jitlog.h). */
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
 	a->exclude_kernel = o->user_only ? 1 : 0;
 	a->exclude_hv = 1;
 	a->exclude_idle = 1; /* the idle task is never in scope */

@@ -66,7 +66,7 @@ struct sampler_opts {
 struct sample {
 	pid_t pid, tid; /* host view: tgid and thread id */
 	uint32_t cpu;
-	uint64_t time;	 /* perf clock, ns */
+	uint64_t time;	 /* CLOCK_MONOTONIC, ns */
 	uint64_t period; /* ns of cpu-clock (or cycles) this sample stands for */
 	uint64_t ip;
 	const uint64_t *ips; /* callchain, leaf first, with PERF_CONTEXT_* markers */

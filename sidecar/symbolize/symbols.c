@@ -14,8 +14,10 @@
 #include "cleanup.h"
 #include "elfsyms.h"
 #include "kallsyms.h"
+#include "jitlog.h"
 #include "perfmap.h"
 #include "timeutil.h"
+#include "utf8.h"
 
 #define SYMBOLIZER_BUCKETS    1024
 #define SYMBOLIZER_JIT_MAX    64
@@ -76,6 +78,7 @@ struct symbolizer {
 	symbolizer_method_fn method_fn;
 	void *method_ctx;
 	struct symbolizer_stats st;
+	uint64_t time; /* of the callchains being symbolized */
 	char arena[SYMBOLIZER_ARENA];
 	size_t arena_len;
 };
@@ -179,7 +182,22 @@ void symbolizer_set_method(struct symbolizer *sym, symbolizer_method_fn fn, void
 	sym->method_ctx = ctx;
 }
 
-int symbolizer_jit_perfmap(void *ctx, pid_t pid, uint64_t addr, char *buf, size_t len)
+int symbolizer_jit_jitlog(void *ctx, pid_t pid, uint64_t addr, uint64_t time, char *buf, size_t len)
+{
+	const char *name = jitlog_lookup(ctx, addr, time);
+	if (!name || len == 0)
+		return 0;
+	snprintf(buf, len, "%s", name);
+	return 1;
+}
+
+void symbolizer_set_time(struct symbolizer *sym, uint64_t time)
+{
+	sym->time = time;
+}
+
+int symbolizer_jit_perfmap(void *ctx, pid_t pid, uint64_t addr, uint64_t time, char *buf,
+			   size_t len)
 {
 	const struct perfmap_entry *e = perfmap_lookup(ctx, addr);
 	if (!e || len == 0)
@@ -541,7 +559,7 @@ static const char *symbolizer_jit(struct symbolizer *sym, pid_t pid, uint64_t ad
 {
 	const struct symjit *j = symbolizer_jit_for(sym, pid);
 	char buf[SYMBOLIZER_NAME_MAX];
-	if (j && j->fn(j->ctx, pid, addr, buf, sizeof(buf)) == 1) {
+	if (j && j->fn(j->ctx, pid, addr, sym->time, buf, sizeof(buf)) == 1) {
 		buf[sizeof(buf) - 1] = '\0';
 		*resolved = 1;
 		return symbolizer_keep(sym, buf,
@@ -550,8 +568,12 @@ static const char *symbolizer_jit(struct symbolizer *sym, pid_t pid, uint64_t ad
 	return NULL;
 }
 
+/* leaf: addr is the interrupted pc, not a return address. A JIT map in
+ * HotSpot's layout (agentmap.h) gives a range the code leading up to its
+ * pc, so the JIT lookup of a leaf is at addr + 1, as JFR's
+ * pc_desc_near(pc + 1); return addresses come here already as ret - 1. */
 static const char *symbolizer_user(struct symbolizer *sym, struct sympid *sp, uint64_t addr,
-				   enum symbolizer_kind *kind, int *resolved)
+				   int leaf, enum symbolizer_kind *kind, int *resolved)
 {
 	struct symmap *m = symbolizer_find_map(sp, addr);
 	if (!m && !sp->gone && timeutil_now_ms() - sp->loaded_ms >= SYMBOLIZER_REFRESH_MS) {
@@ -560,7 +582,7 @@ static const char *symbolizer_user(struct symbolizer *sym, struct sympid *sp, ui
 	}
 	if (!m || m->type == SYMMAP_ANON) {
 		*kind = m ? SYMBOLIZER_KIND_JIT : SYMBOLIZER_KIND_UNKNOWN;
-		const char *name = symbolizer_jit(sym, sp->pid, addr, resolved);
+		const char *name = symbolizer_jit(sym, sp->pid, addr + (leaf ? 1 : 0), resolved);
 		if (name) {
 			*kind = SYMBOLIZER_KIND_JIT;
 			return name;
@@ -582,7 +604,12 @@ static const char *symbolizer_user(struct symbolizer *sym, struct sympid *sp, ui
 	if (es && elfsyms_offset_to_vaddr(es, off, &vaddr) == 0)
 		name = elfsyms_lookup(es, vaddr, NULL);
 	*resolved = name != NULL;
-	return name ? name : m->label;
+	/* The label is copied: a later frame of the same chain may re-read
+	 * the maps (a miss), which frees every label of the old ones. Handing
+	 * out m->label itself left a dangling name in the chain: the garbage
+	 * frame seen between libjvm and the kernel (an unresolved libc frame,
+	 * then a JIT address newer than the cached maps). */
+	return name ? name : symbolizer_keep(sym, m->label, NULL);
 }
 
 /* "a->b->c" of a C1 frame: "a_[1]->b->c" (the compiled method is the
@@ -614,7 +641,7 @@ static const char *symbolizer_method(struct symbolizer *sym, pid_t pid, uint64_t
 }
 
 static const char *symbolizer_one(struct symbolizer *sym, struct sympid *sp, uint64_t addr,
-				  int kernel, enum symbolizer_kind *kind, int *resolved)
+				  int kernel, int leaf, enum symbolizer_kind *kind, int *resolved)
 {
 	const char *name;
 	*resolved = 0;
@@ -625,7 +652,7 @@ static const char *symbolizer_one(struct symbolizer *sym, struct sympid *sp, uin
 		*kind = SYMBOLIZER_KIND_KERNEL;
 		name = symbolizer_kernel(sym, addr, resolved);
 	} else if (sp) {
-		name = symbolizer_user(sym, sp, addr, kind, resolved);
+		name = symbolizer_user(sym, sp, addr, leaf, kind, resolved);
 	} else {
 		*kind = SYMBOLIZER_KIND_UNKNOWN;
 		name = "[unknown]";
@@ -643,7 +670,7 @@ const char *symbolizer_addr(struct symbolizer *sym, pid_t pid, uint64_t addr, in
 	int r;
 	sym->arena_len = 0;
 	struct sympid *sp = kernel ? NULL : symbolizer_get_pid(sym, pid, NULL);
-	const char *name = symbolizer_one(sym, sp, addr, kernel, &k, &r);
+	const char *name = symbolizer_one(sym, sp, addr, kernel, 0, &k, &r);
 	if (kind)
 		*kind = k;
 	if (resolved)
@@ -680,12 +707,13 @@ int symbolizer_symbolize(struct symbolizer *sym, pid_t pid, const uint64_t *ips,
 		if (c1)
 			ip &= ~SYMBOLIZER_C1_TAG;
 		uint64_t addr = (first || ip == 0 || symbolizer_is_method(ip)) ? ip : ip - 1;
+		int leaf = first;
 		first = 0;
 		if (!kernel && !sp)
 			sp = symbolizer_get_pid(sym, pid, NULL);
 		struct symbolizer_frame *f = &frames[out++];
 		f->addr = addr;
-		f->name = symbolizer_one(sym, sp, addr, kernel, &f->kind, &f->resolved);
+		f->name = symbolizer_one(sym, sp, addr, kernel, leaf, &f->kind, &f->resolved);
 		if (c1 && f->kind == SYMBOLIZER_KIND_JIT && f->resolved)
 			f->name = symbolizer_mark_c1(sym, f->name);
 	}

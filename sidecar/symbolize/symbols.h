@@ -71,9 +71,11 @@ struct symbolizer_stats {
 	size_t pids, files, memory; /* cached now; memory in bytes (ELF tables) */
 };
 
-/* Look up a JIT address of pid: write the name into buf (NUL-terminated)
- * and return 1, or return 0 when unknown. */
-typedef int (*symbolizer_jit_fn)(void *ctx, pid_t pid, uint64_t addr, char *buf, size_t len);
+/* Look up a JIT address of pid at time (CLOCK_MONOTONIC ns, see
+ * symbolizer_set_time; 0 = unknown): write the name into buf
+ * (NUL-terminated) and return 1, or return 0 when unknown. */
+typedef int (*symbolizer_jit_fn)(void *ctx, pid_t pid, uint64_t addr, uint64_t time, char *buf,
+				 size_t len);
 
 /* An interpreted Java frame in a user callchain (from the HotSpot-aware
  * unwinder, sidecar/unwind/): its Method* with bit 62 set and bit 63 clear,
@@ -106,7 +108,16 @@ void symbolizer_set_method(struct symbolizer *sym, symbolizer_method_fn fn, void
 
 /* A symbolizer_jit_fn over a parsed perf map (sidecar/jvm/perfmap.h): pass the
  * struct perfmap * as ctx. Names are copied verbatim (truncated to len). */
-int symbolizer_jit_perfmap(void *ctx, pid_t pid, uint64_t addr, char *buf, size_t len);
+int symbolizer_jit_perfmap(void *ctx, pid_t pid, uint64_t addr, uint64_t time, char *buf,
+			   size_t len);
+
+/* The same over a window's JIT log (sidecar/jvm/jitlog.h): by address and
+ * time. Pass the struct jitlog * as ctx. */
+int symbolizer_jit_jitlog(void *ctx, pid_t pid, uint64_t addr, uint64_t time, char *buf,
+			  size_t len);
+
+/* The time the next callchains were sampled at, handed to the JIT lookups. */
+void symbolizer_set_time(struct symbolizer *sym, uint64_t time);
 
 /* opts may be NULL. 0 or -errno. /proc/kallsyms is read on first use. */
 int symbolizer_open(const struct symbolizer_opts *opts, struct symbolizer **out,
@@ -127,7 +138,10 @@ void symbolizer_forget_pid(struct symbolizer *sym, pid_t pid);
 /* Symbolize a perf callchain (leaf first, with context markers) of pid.
  * Fills up to max frames (leaf first, markers dropped), *n the count.
  * Return addresses (every frame after the first of each context) are
- * looked up at addr - 1, as perf does. Always succeeds (unknown frames get
+ * looked up at addr - 1, as perf does; the first frame of a context (the
+ * interrupted pc) is asked of the JIT lookup at addr + 1, which names it
+ * the way JFR does in a HotSpot-layout map (agent/agentmap.h). Frames keep
+ * addr as looked up for ELF. Always succeeds (unknown frames get
  * labels); returns 0. */
 int symbolizer_symbolize(struct symbolizer *sym, pid_t pid, const uint64_t *ips, size_t nr,
 			 struct symbolizer_frame *frames, size_t max, size_t *n);

@@ -207,8 +207,9 @@ teardown() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "$(total gone.folded)" -gt 0 ]
-	[ "$(samples gone.folded 'flametest\.Workload\.hotMethod|\[unknown\]|Interpreter')" -gt 0 ]
-	[[ "$output" == *"exited during the recording"* || "$output" == *"no JIT names"* ]]
+	# Its JIT log was read during the window: its Java frames keep their names.
+	[ "$(samples gone.folded 'flametest\.Workload\.hotMethod')" -gt 0 ]
+	[[ "$output" == *"exited during the window"* ]]
 	xmllint --noout gone.svg
 }
 

@@ -126,26 +126,101 @@ static void test_lines(void)
 	free(longname);
 }
 
+/* The name the map in b gives addr (the last line containing it), or NULL. */
+static const char *map_lookup(const struct agentmap_buf *b, uint64_t addr, char *out, size_t len)
+{
+	const char *found = NULL;
+	for (const char *p = b->data, *e = b->data + b->len; p < e;) {
+		const char *nl = memchr(p, '\n', (size_t)(e - p));
+		unsigned long long st, sz;
+		int pos = 0;
+		if (sscanf(p, "%llx %llx %n", &st, &sz, &pos) == 2 && addr >= st &&
+		    addr - st < sz) {
+			snprintf(out, len, "%.*s", (int)(nl - p - pos), p + pos);
+			found = out;
+		}
+		p = nl + 1;
+	}
+	return found;
+}
+
+static void is_name_at(const struct agentmap_buf *b, uint64_t addr, const char *want,
+		       const char *what)
+{
+	char buf[128];
+	const char *got = map_lookup(b, addr, buf, sizeof(buf));
+	if (!ok(got && strcmp(got, want) == 0, "%s", what))
+		tap_diag("0x%llx: got '%s', want '%s'", (unsigned long long)addr,
+			 got ? got : "(none)", want);
+}
+
 static void test_ranges(void)
 {
 	struct agentmap_buf b = {0};
-	/* code 0x1000..0x1100; records: a prologue, two inlined regions */
-	const uint64_t pcs[] = {0x1010, 0x1020, 0x1040, 0x1060, 0x0ff0, 0x1200, 0x1080};
-	const char *names[] = {"R", "R->I", "R->I", "R", "junk", "junk", "R->J"};
+	/* code 0x1000..0x1100; stray records (outside, backwards) are skipped */
+	const uint64_t pcs[] = {0x1010, 0x1020, 0x1040, 0x1060, 0x0ff0, 0x1200, 0x1080, 0x1070};
+	const char *names[] = {"R", "R->I", "R->I", "R", "junk", "junk", "R->J", "junk"};
 
-	is_int(agentmap_append_ranges(&b, 0x1000, 0x100, pcs, names, 7, "R"), 0, "ranges");
-	const char want[] = "1000 20 R\n"
-			    "1020 40 R->I\n"
-			    "1060 20 R\n"
-			    "1080 80 R->J\n";
+	is_int(agentmap_append_ranges(&b, 0x1000, 0x100, pcs, names, 8, "R"), 0, "ranges");
+	const char want[] = "1000 11 R\n"
+			    "1011 30 R->I\n"
+			    "1041 20 R\n"
+			    "1061 20 R->J\n"
+			    "1081 7f R\n";
 	if (!ok(b.len == sizeof(want) - 1 && memcmp(b.data, want, b.len) == 0,
-		"ranges start at their record, merge equal names, skip strays"))
+		"record i owns (pc[i-1], pc[i]]; equal names merge; strays skipped"))
 		tap_diag("got:\n%.*s", (int)b.len, b.data);
+	agentmap_buf_free(&b);
+
+	/* A method laid out the way C2 emits one (answers by HotSpot's rules:
+	 * a call's PcDesc pc is its return address; nmethod::pc_desc_near(a)
+	 * is the record d with prev.pc < a <= d.pc; a caller frame is found
+	 * by its return address, JFR's top frame by pc_desc_near(pc + 1)):
+	 *   0x2000 prologue
+	 *   0x2005 call A (inlined into R at bci 3), returns to 0x200a
+	 *   0x2020 call B (inlined R->C->B),        returns to 0x2025
+	 *   0x2030 safepoint poll in R's loop,       pc 0x2030
+	 *   0x2040 call to an uncommon trap, the last instruction: pc 0x2050 */
+	const uint64_t c2pcs[] = {0x200a, 0x2025, 0x2030, 0x2050};
+	const char *c2names[] = {"R->A", "R->C->B", "R", "R->C"};
+	agentmap_append_ranges(&b, 0x2000, 0x50, c2pcs, c2names, 4, "R");
+	is_name_at(&b, 0x200a - 1, "R->A", "return address 0x200a (looked up at ret-1): call A");
+	is_name_at(&b, 0x200a, "R->A", "return address 0x200a (perf, unadjusted): call A");
+	is_name_at(&b, 0x2025 - 1, "R->C->B", "return address 0x2025 - 1: call B, not call A");
+	is_name_at(&b, 0x2010 + 1, "R->C->B",
+		   "leaf 0x2010 (looked up at pc+1): the code leading to call B");
+	is_name_at(&b, 0x2025 + 1, "R", "leaf 0x2025 (back from B): the next record, the poll");
+	is_name_at(&b, 0x2030 + 1, "R->C", "leaf at the poll: pc_desc_near(0x2031), the trap");
+	is_name_at(&b, 0x2000, "R->A", "the prologue belongs to the first record");
+	is_name_at(&b, 0x2050 - 1, "R->C", "a record at the very end is clamped to the code");
+	ok(!map_lookup(&b, 0x2050, (char[8]){0}, 8), "nothing past the code");
 	agentmap_buf_free(&b);
 
 	b = (struct agentmap_buf){0};
 	agentmap_append_ranges(&b, 0x1000, 0x10, NULL, NULL, 0, "R");
 	ok(b.len == 10 && memcmp(b.data, "1000 10 R\n", 10) == 0, "no records: one line");
+	agentmap_buf_free(&b);
+}
+
+static void test_timed_lines(void)
+{
+	struct agentmap_buf b = {0};
+	ok(opts("mode=continuous,timed").timed, "option timed");
+	ok(opts("continuous,timed,ttl=90").ttl_s == 90 && opts("ttl:7").ttl_s == 7,
+	   "option ttl (ttl:N for jcmd)");
+	struct agentmap_options o;
+	struct fs_error err = {0};
+	ok(agentmap_parse_options("ttl=9x", &o, &err) == -EINVAL &&
+	       agentmap_parse_options("ttl=99999999999", &o, &err) == -EINVAL,
+	   "ttl: digits only, at most a year");
+	agentmap_append_load(&b, 0, 0x7f00aa000, 0x1a0, 0x55aa);
+	agentmap_append_line(&b, 0x7f00aa000, 0x1a0, "x.Y.z");
+	agentmap_append_unload(&b, 123456789012ull, 0x7f00aa000, 0x55aa);
+	const char want[] =
+	    "@0 7f00aa000 1a0 55aa\n7f00aa000 1a0 x.Y.z\n-123456789012 7f00aa000 55aa\n";
+	if (!ok(b.len == sizeof(want) - 1 && memcmp(b.data, want, b.len) == 0,
+		"timed log: load header, its lines, unload"))
+		tap_diag("got:\n%.*s", (int)b.len, b.data);
 	agentmap_buf_free(&b);
 }
 
@@ -220,6 +295,7 @@ int main(void)
 	test_join();
 	test_lines();
 	test_ranges();
+	test_timed_lines();
 	test_open();
 	return tap_done();
 }

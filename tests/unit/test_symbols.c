@@ -16,6 +16,7 @@
 #include "elfsyms.h"
 #include "kallsyms.h"
 #include "symbols.h"
+#include "utf8.h"
 
 /* A function with a name we know, kept out of line. */
 __attribute__((noinline, used)) static int test_symbols_marker(int x)
@@ -178,7 +179,7 @@ static void test_self(struct symbolizer *sym)
 	ok(kind == SYMBOLIZER_KIND_UNKNOWN && !resolved, "counted as unknown, unresolved");
 }
 
-static int fake_jit(void *ctx, pid_t pid, uint64_t addr, char *buf, size_t len)
+static int fake_jit(void *ctx, pid_t pid, uint64_t addr, uint64_t time, char *buf, size_t len)
 {
 	uint64_t base = *(uint64_t *)ctx;
 	if (addr >= base && addr < base + 4096) {
@@ -220,6 +221,26 @@ static void test_jit(struct symbolizer *sym)
 		       "Lcom/example/App;run", "perf map entry through symbolizer_jit_perfmap");
 		is_str(symbolizer_addr(sym, me, base + 0x10, 0, NULL, NULL), "[unknown]",
 		       "outside every perf map entry");
+		perfmap_free(pm);
+	} else {
+		ok(0, "perfmap_parse");
+		ok(0, "perfmap_parse");
+	}
+	/* HotSpot layout (agentmap.h): a range ends one past its record's pc.
+	 * Leaf pc 0x30f is asked at +1 (the record at 0x31f owns it), return
+	 * address 0x310 at -1 (the record at 0x30f, its own call site). */
+	tl = snprintf(text, sizeof(text), "%llx 10 R->A\n%llx 10 R->B\n",
+		      (unsigned long long)base + 0x300, (unsigned long long)base + 0x310);
+	pm = NULL;
+	if (perfmap_parse(text, (size_t)tl, 0, &pm, NULL) == 0) {
+		symbolizer_set_jit(sym, me, symbolizer_jit_perfmap, pm);
+		uint64_t chain[] = {base + 0x30f, base + 0x310};
+		struct symbolizer_frame fr[2];
+		size_t nf = 0;
+		symbolizer_symbolize(sym, me, chain, 2, fr, 2, &nf);
+		ok(nf == 2 && !strcmp(fr[0].name, "R->B") && !strcmp(fr[1].name, "R->A"),
+		   "JIT leaf looked up at pc + 1, return address at ret - 1 (%s, %s)",
+		   nf > 0 ? fr[0].name : "-", nf > 1 ? fr[1].name : "-");
 		perfmap_free(pm);
 	} else {
 		ok(0, "perfmap_parse");
@@ -275,6 +296,73 @@ static int run(const char *cmd)
 	if (r != 0)
 		tap_diag("command failed (%d): %s", r, cmd);
 	return r;
+}
+
+static int write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
+/* A fake /proc (symbolizer_opts.proc_root) for pid 4242: an unresolvable
+ * library, anonymous code named by a perf map, a comm with bad bytes. */
+static void test_fake_proc(void)
+{
+	char dir[600], path[700];
+	snprintf(dir, sizeof(dir), "%s/proc/4242", tmpdir);
+	snprintf(path, sizeof(path), "mkdir -p '%s'", dir);
+	if (run(path) != 0) {
+		ok(0, "mkdir %s", dir);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/maps", dir);
+	write_file(path, "00400000-00401000 r-xp 00000000 08:01 1234 /nonexistent/libfake.so\n"
+			 "00500000-00501000 r-xp 00000000 00:00 0 \n");
+	snprintf(path, sizeof(path), "%s/comm", dir);
+	write_file(path, "ja\xc3va;\xff\n");
+	snprintf(path, sizeof(path), "%s/proc", tmpdir);
+	struct symbolizer_opts so = {.proc_root = path};
+	struct symbolizer *sym = NULL;
+	if (symbolizer_open(&so, &sym, NULL) < 0) {
+		ok(0, "symbolizer_open with a fake /proc");
+		return;
+	}
+	static const char map[] = "500000 1000 bad\xff\xfename;x\xe2\x82\n";
+	struct perfmap *pm = NULL;
+	perfmap_parse(map, sizeof(map) - 1, 0, &pm, NULL);
+	symbolizer_set_jit(sym, 4242, symbolizer_jit_perfmap, pm);
+	symbolizer_load_pid(sym, 4242, NULL);
+
+	/* A miss re-reads the maps once SYMBOLIZER_REFRESH_MS have passed since
+	 * the last read: that interval is what is tested, so wait it out. The
+	 * new maps name the library differently. */
+	usleep((SYMBOLIZER_REFRESH_MS + 100) * 1000);
+	snprintf(path, sizeof(path), "%s/maps", dir);
+	write_file(path, "00400000-00401000 r-xp 00000000 08:01 1234 /nonexistent/libother.so\n"
+			 "00500000-00501000 r-xp 00000000 00:00 0 \n");
+	uint64_t ips[] = {(uint64_t)PERF_CONTEXT_USER, 0x500010, 0x400101, 0x700001};
+	struct symbolizer_frame fr[4];
+	size_t n = 0;
+	symbolizer_symbolize(sym, 4242, ips, 4, fr, 4, &n);
+	ok(n == 3 && !strcmp(fr[1].name, "[libfake.so]"),
+	   "an unresolved frame keeps its label after a later frame re-read the maps (%s)",
+	   n == 3 ? fr[1].name : "?");
+	ok(n == 3 && !strcmp(fr[2].name, "[unknown]"), "the missing address is [unknown]");
+
+	/* The symbolizer hands names on as they came (the fold, profile.c,
+	 * makes them valid UTF-8 with utf8_sanitize as it joins them). */
+	char buf[512];
+	size_t len =
+	    utf8_sanitize(fr[0].name, strlen(fr[0].name), buf, sizeof(buf), UTF8_FRAME, NULL);
+	buf[len] = '\0';
+	ok(len > 0 && utf8_valid(buf, len), "the frame name, sanitized as the fold does, is valid");
+	is_str(buf, "bad\xef\xbf\xbd\xef\xbf\xbdname:x\xef\xbf\xbd\xef\xbf\xbd",
+	       "bad bytes of the perf map name and a cut sequence are U+FFFD");
+	symbolizer_close(sym);
+	perfmap_free(pm);
 }
 
 static void test_cxx_and_shared(struct symbolizer *sym)
@@ -393,6 +481,7 @@ int main(void)
 	test_cxx_and_shared(sym);
 	test_stats(sym);
 	symbolizer_close(sym);
+	test_fake_proc();
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)

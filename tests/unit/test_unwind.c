@@ -314,9 +314,9 @@ static int fx_method_name(void *ctx, pid_t pid, uint64_t method, char *buf, size
 	return 1;
 }
 
-static int fx_jit(void *ctx, pid_t pid, uint64_t addr, char *buf, size_t len)
+static int fx_jit(void *ctx, pid_t pid, uint64_t addr, uint64_t time, char *buf, size_t len)
 {
-	if (addr == 0x10000 || addr == 0x10000 - 1)
+	if (addr + 1 >= 0x10000 && addr <= 0x10000 + 1) /* a leaf is looked up at pc + 1 */
 		snprintf(buf, len, "a.B.outer->a.B.inl");
 	else if (addr == 0x20000 - 1)
 		snprintf(buf, len, "a.B.plain");

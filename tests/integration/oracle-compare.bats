@@ -1,0 +1,119 @@
+#!/usr/bin/env bats
+# tests/oracle/jfr_compare.py on small fixtures: the figures the oracle
+# tests rely on (edge share, missing edges, whole stacks, named frames),
+# name normalisation on both sides, exit status.
+
+: "${FS_TOP:=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}"
+CMP="$FS_TOP/tests/oracle/jfr_compare.py"
+FX="$FS_TOP/tests/oracle/fixtures"
+
+setup() {
+	command -v python3 >/dev/null || skip "python3 is not installed"
+}
+
+figure() { sed -n "s/^$1 *\([0-9.]*\).*/\1/p" <<<"$output"; }
+
+@test "jfr_compare: figures of the text fixture" {
+	run python3 "$CMP" --folded "$FX/small.folded" --jfr "$FX/small.jfr.txt"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(figure edge_share)" = 0.9524 ]
+	[ "$(figure whole_share)" = 0.7222 ]
+	[ "$(figure named_share)" = 0.9683 ]
+	[ "$(figure missing_edges)" = 1 ]
+	[[ "$output" == *"missing  11.1%  com.x.App.handle -> com.x.Log.debug"* ]]
+	# what JFR saw the caller call instead, for whoever debugs the edge
+	[[ "$output" == *"JFR: handle calls com.x.App.compute (1)"* ]]
+	# the edge into JVM_FillInStackTrace is not checkable against JFR
+	[[ "$output" == *"excluded into-VM edges 1, weight 5"* ]]
+	[[ "$output" == *"holding a Java frame: 90"* ]]
+}
+
+@test "jfr_compare: thresholds decide the exit status and say why" {
+	run python3 "$CMP" --folded "$FX/small.folded" --jfr "$FX/small.jfr.txt" \
+		--min-edge-share 0.90 --max-missing-edge 0.01 --min-whole 0.95 --min-named 0.95
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"FAIL 1 edges with >= 1.0% of Java samples never occur in JFR"* ]]
+	[[ "$output" == *"FAIL whole stacks 0.7222 < 0.9500"* ]]
+	[[ "$output" != *"FAIL named"* ]]
+	[[ "$output" != *"FAIL edge share"* ]]
+	run python3 "$CMP" --folded "$FX/small.folded" --jfr "$FX/small.jfr.txt" \
+		--min-edge-share 0.95 --max-missing-edge 0.12 --min-whole 0.70 --min-named 0.96
+	[ "$status" -eq 0 ]
+	run python3 "$CMP" --folded "$FX/small.folded" --min-named 0.97
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"FAIL named Java frames 0.9683 < 0.9700"* ]]
+}
+
+@test "jfr_compare: JSON from jfr print --json gives the same figures" {
+	run python3 "$CMP" --folded "$FX/small.folded" --jfr "$FX/small.jfr.json" --json "$BATS_TEST_TMPDIR/r.json"
+	[ "$status" -eq 0 ]
+	[ "$(figure edge_share)" = 0.9524 ]
+	[ "$(jq -r .jfr_samples "$BATS_TEST_TMPDIR/r.json")" = 1 ]
+}
+
+@test "jfr_compare: names normalised to class.method on both sides; C symbols are not Java" {
+	run python3 - "$FS_TOP/tests/oracle" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+from jfr_compare import normalise as n
+cases = {
+    "java.util.HashMap.get(Object) line: 556": "java.util.HashMap.get",
+    "java.util.HashMap.get_[j]": "java.util.HashMap.get",
+    "java.util.HashMap.get_[i]": "java.util.HashMap.get",
+    "a.B.c_[0]": "a.B.c", "a.B.c_[1]": "a.B.c",
+    "a.B$Inner.<init>()": "a.B$Inner.<init>",
+    "a.App$$Lambda$14/0x0000000800c03000.run()": "a.App$$Lambda.run",
+    "a.App$$Lambda$14.0x0000000800c03000.run": "a.App$$Lambda.run",
+    "a.App$$Lambda/0x0000000800c03000.run": "a.App$$Lambda.run",
+    "memcpy.part.0": None, "foo.cold": None, "JavaCalls::call_helper": None,
+    "[libjvm.so]": None, "Interpreter": None, "[unknown]": None,
+    "do_syscall_64_[k]": None, "java": None, "call_stub": None,
+}
+bad = [(k, n(k), v) for k, v in cases.items() if n(k) != v]
+print(bad)
+sys.exit(1 if bad else 0)
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "jfr_compare: unreadable or malformed input exits 2" {
+	run python3 "$CMP" --folded /nonexistent --jfr "$FX/small.jfr.txt"
+	[ "$status" -eq 2 ]
+	printf 'no count here\n' >"$BATS_TEST_TMPDIR/bad.folded"
+	run python3 "$CMP" --folded "$BATS_TEST_TMPDIR/bad.folded"
+	[ "$status" -eq 2 ]
+	run python3 "$CMP" --folded "$FX/small.folded" --min-edge-share 0.9
+	[ "$status" -eq 2 ]
+}
+
+@test "jfr_compare: hidden frames are joined over; edges seen only in the VM are not checked" {
+	local d=$BATS_TEST_TMPDIR
+	cat >"$d/o.folded" <<'F'
+java;start_thread;thread_native_entry;a.A.f;a.A$$Lambda$3/0x0000000801000a00.run;a.A.g 10
+java;start_thread;thread_native_entry;a.A.f;java.lang.invoke.LambdaForm$DMH/0x0000000801001000.invokeStatic;a.A.g 5
+java;start_thread;thread_native_entry;a.A.h;java.lang.Thread.yield;__sched_yield 5
+java;start_thread;thread_native_entry;a.A.f;a.A.g;a.A.k;[libjava.so] 5
+F
+	cat >"$d/j.txt" <<'F'
+jdk.ExecutionSample {
+  stackTrace = [
+    a.A.g() line: 2
+    a.A.f() line: 1
+  ]
+}
+jdk.NativeMethodSample {
+  stackTrace = [
+    a.A.k()
+    a.A.g() line: 3
+    a.A.f() line: 1
+  ]
+}
+F
+	run python3 "$CMP" --folded "$d/o.folded" --jfr "$d/j.txt" --min-edge-share 1 --max-missing-edge 0.01
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# a.A.f -> a.A.g (15 + 5), a.A.g -> a.A.k (5); a.A.h -> Thread.yield is in the VM
+	[[ "$output" == *"(2 Java->Java edges, weight 25; excluded into-VM edges 1, weight 5)"* ]]
+}
