@@ -135,8 +135,8 @@ static int map_child(struct sandbox_child *c, void *argp, struct fs_error *err)
 		return r;
 
 	size_t size;
-	cleanup_close int mfd =
-	    perfmap_open_checked(root, path, a->t.uid, PERFMAP_MAX_CONTAINER_FILE, &size, err);
+	cleanup_close int mfd = perfmap_open_checked(
+	    root, path, a->t.uid, PERFMAP_MAX_CONTAINER_FILE, &size, sandbox_child_fd_dir(c), err);
 	if (mfd < 0)
 		return mfd;
 	int hl = snprintf(head, sizeof(head), "%d %d\n", (int)mode, signalled);
