@@ -85,3 +85,71 @@ host_mounts() {
 	[ "$(runc exec "$NAME" sha256sum /opt/flamesidecar/MARKER | cut -d' ' -f1)" = \
 		"$(sha256sum "$FS_BUNDLE_DIR/MARKER" | cut -d' ' -f1)" ]
 }
+
+# A stand-in profiler for the trigger tests: records its argv, then waits
+# for $FS_TMP/release.
+fake_sidecar() {
+	cat >"$FS_TMP/fake-sidecar" <<SH
+#!/bin/sh
+printf '%s\n' "\$@" >"$FS_TMP/args.\$\$"
+i=0
+while [ ! -e "$FS_TMP/release" ] && [ \$i -lt 600 ]; do sleep 0.05; i=\$((i+1)); done
+SH
+	chmod +x "$FS_TMP/fake-sidecar"
+	jq --arg f "$FS_TMP/fake-sidecar" '.sidecar_path = $f' "$FS_CONFIG" >"$FS_CONFIG.new"
+	mv "$FS_CONFIG.new" "$FS_CONFIG"
+}
+
+args_count_is() { [ "$(ls "$FS_TMP"/args.* 2>/dev/null | wc -l)" -eq "$1" ]; }
+no_markers() { [ -z "$(ls "$FS_RUN/profiling/" 2>/dev/null)" ]; }
+
+@test "trigger: 8 annotated containers started at once never exceed max_concurrent_profiles=2" {
+	fake_sidecar
+	jq '.max_concurrent_profiles = 2' "$FS_CONFIG" >"$FS_CONFIG.new" && mv "$FS_CONFIG.new" "$FS_CONFIG"
+	for i in 1 2 3 4 5 6 7 8; do
+		fs_make_bundle "$FS_TMP/b$i" --annotate flamesidecar.io/enable=true \
+			--annotate flamesidecar.io/profile=5s -- sleep 1000
+	done
+	for i in 1 2 3 4 5 6 7 8; do fs_runc_run "$NAME-$i" "$FS_TMP/b$i" & done
+	wait
+	# Every hook has returned: each decided, under the slot lock.
+	started=$(grep -c "profiling: 5s" "$FS_RUN/hook.log")
+	refused=$(grep -c "profile trigger refused: 2 profiles already running" "$FS_RUN/hook.log")
+	echo "started $started refused $refused"
+	[ "$started" -eq 2 ]
+	[ "$refused" -eq 6 ]
+	fs_wait_for 10 args_count_is 2
+	# A slot comes free when its profile ends.
+	touch "$FS_TMP/release"
+	fs_wait_for 20 no_markers
+	rm -f "$FS_TMP/release"
+	fs_make_bundle "$FS_TMP/b9" --annotate flamesidecar.io/enable=true \
+		--annotate flamesidecar.io/profile=5s -- sleep 1000
+	fs_runc_run "$NAME-9" "$FS_TMP/b9"
+	grep -q "$NAME-9: profiling: 5s" "$FS_RUN/hook.log"
+	touch "$FS_TMP/release"
+}
+
+@test "trigger: a container that exits during the delay is never replaced by another whose id it prefixes" {
+	"$FS_SIDECAR" run --help >/dev/null 2>&1 || skip "flamesidecar run is not in this build"
+	jq --arg s "$FS_SIDECAR" '.sidecar_path = $s' "$FS_CONFIG" >"$FS_CONFIG.new"
+	mv "$FS_CONFIG.new" "$FS_CONFIG"
+	# The other container: its id starts with the first one's.
+	fs_make_bundle "$FS_TMP/other" --annotate flamesidecar.io/enable=true -- sleep 1000
+	fs_runc_run "$NAME-other" "$FS_TMP/other"
+	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true \
+		--annotate flamesidecar.io/profile=2s --annotate flamesidecar.io/delay=2s -- sleep 1000
+	fs_runc_run "$NAME" "$FS_TMP/b"
+	grep -q "$NAME: profiling: 2s" "$FS_RUN/hook.log"
+	runc kill "$NAME" KILL
+	fs_wait_stopped runc "$NAME"
+	runc delete -f "$NAME"
+	[ ! -e "$FS_RUN/containers/$NAME.json" ]
+	fs_wait_for 30 test ! -e "$FS_RUN/profiling/$NAME.json"
+	cat "$FS_TMP/profiles/$NAME"/*.log
+	grep -q "not registered any more: it exited" "$FS_TMP/profiles/$NAME"/*.log
+	# Nothing of the other container was profiled into this one's directory.
+	[ -z "$(find "$FS_TMP/profiles/$NAME" -name '*.folded' -size +0)" ]
+	[ -z "$(find "$FS_TMP/profiles/$NAME" -name '*.svg')" ]
+	grep -q "$NAME: profiler failed" "$FS_RUN/hook.log"
+}

@@ -57,6 +57,17 @@ static void lookups(void)
 		fclose(f);
 	ok(registry_entry_alive(alive), "one live entry");
 
+	/* A triggered profile's lookup: that id, that process, or nothing. */
+	struct registry_query x = {
+	    .ref = "ccc444", .exact_pid = alive->pid, .exact_start = alive->start_time};
+	is_int(registry_lookup(e, 6, &x, &err), 3, "exact process: the live entry");
+	x.exact_start++;
+	is_int(registry_lookup(e, 6, &x, &err), -ESRCH, "exact process: another start time");
+	x.ref = "ccc";
+	is_int(registry_lookup(e, 6, &x, &err), -ENOENT, "exact process: never an id prefix");
+	x.ref = "dup";
+	is_int(registry_lookup(e, 6, &x, &err), -ENOENT, "exact process: never a name");
+
 	struct registry_query q = {.ref = "aaa111"};
 	is_int(registry_lookup(e, 6, &q, &err), 0, "exact id");
 	q.ref = "web";
@@ -164,7 +175,8 @@ int main(void)
 	const char *evil = "{\"id\":\"a\",\"pid\":1,\"start_time\":0,\"ns_pid\":1,\"pid_ns\":1,"
 			   "\"mnt_ns\":1,\"uid\":0,\"gid\":0,\"created\":0,"
 			   "\"names\":{\"name\":\"../x\"}}";
-	ok(registry_from_json(evil, strlen(evil), &back, &err) == -EINVAL, "bad name in a file refused");
+	ok(registry_from_json(evil, strlen(evil), &back, &err) == -EINVAL,
+	   "bad name in a file refused");
 	lookups();
 	fill(&e, "c1");
 
