@@ -153,3 +153,55 @@ no_markers() { [ -z "$(ls "$FS_RUN/profiling/" 2>/dev/null)" ]; }
 	[ -z "$(find "$FS_TMP/profiles/$NAME" -name '*.svg')" ]
 	grep -q "$NAME: profiler failed" "$FS_RUN/hook.log"
 }
+
+# Bytes of $1 that a terminal acts on, other than the newline: "" when clean.
+controls() {
+	LC_ALL=C tr -d '\n\040-\176\200-\377' <<<"$1" | od -An -c | tr -d ' \n'
+}
+
+@test "escapes: a comm full of ESC sequences never reaches run/top/list output raw" {
+	fs_require_cmd perf
+	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true -- sh -c \
+		'printf "\033[2J\033]0;pwn\007" >/proc/self/comm; while :; do :; done'
+	fs_runc_run "$NAME" "$FS_TMP/b"
+	pid=$(fs_container_pid "$NAME")
+	fs_wait_for 10 grep -q pwn "/proc/$pid/comm"
+	run "$FS_SIDECAR" top "$NAME" --once -d 1s --sort total -n 0
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ -z "$(controls "$output")" ]
+	run "$FS_SIDECAR" run "$NAME" -d 1s --with-pid -o "$FS_TMP/p.svg" --folded "$FS_TMP/p.folded"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ -z "$(controls "$output")" ]
+	run "$FS_SIDECAR" list
+	[ "$status" -eq 0 ]
+	[ -z "$(controls "$output")" ]
+	# The files keep the name as data, escaped for their own format.
+	! grep -q $'\033' "$FS_TMP/p.svg" || false
+	! grep -q $'\033' "$FS_TMP/p.folded" || false
+}
+
+@test "escapes: a JVM whose comm is an ESC sequence is named escaped in run's warning" {
+	fs_require_cmd perf
+	java=${JAVA_HOME_17}/bin/java
+	[ -x "$java" ] || skip "openjdk-17 is not installed"
+	[ -d "$FS_BUILD/java/flametest" ] || skip "the Java workloads are not built (make agent)"
+	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true -- \
+		"/bin/"$'\033[2J\033]0;pwn\007jv' -cp /opt/fsjava flametest.Workload
+	jq --arg s "$FS_BUILD/java" '
+		.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}] |
+		.process.args[0] = "/evil/" + (.process.args[0] | ltrimstr("/bin/"))' \
+		"$FS_TMP/b/config.json" >"$FS_TMP/c.json"
+	mv "$FS_TMP/c.json" "$FS_TMP/b/config.json"
+	mkdir -p "$FS_TMP/b/rootfs/evil"
+	ln -s "$java" "$FS_TMP/b/rootfs/evil/"$'\033[2J\033]0;pwn\007jv'
+	fs_runc_run "$NAME" "$FS_TMP/b"
+	fs_wait_for 30 grep -q READY "$FS_TMP/b/out.log" || { cat "$FS_TMP/b/out.log"; false; }
+	pid=$(fs_container_pid "$NAME")
+	grep -q pwn "/proc/$pid/comm"
+	run "$FS_SIDECAR" run "$NAME" -d 1s --no-map -o "$FS_TMP/p.svg"
+	echo "$output"
+	[[ "$output" == *'(\x1b[2J\x1b]0;pwn\x07jv) runs without -XX:+PreserveFramePointer'* ]]
+	[ -z "$(controls "$output")" ]
+}
