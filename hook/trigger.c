@@ -42,10 +42,13 @@ int trigger_plan(const struct fs_config *cfg, const struct registry_entry *e,
 		return fs_error_set(
 		    err, EINVAL,
 		    "flamesidecar.io/profile must be a duration like 30s, 2m or 1h of at least 1s");
-	p->duration_s = (unsigned)((ms + 999) / 1000);
-	if (p->duration_s > cfg->max_profile_seconds) {
-		snprintf(note, note_len, "duration capped from %us to %us (max_profile_seconds)",
-			 p->duration_s, cfg->max_profile_seconds);
+	/* Compared in 64 bits before narrowing: 1193047h is 2^32 s and a
+	 * few, which an unsigned would wrap to half an hour. */
+	unsigned long long secs = (ms + 999) / 1000;
+	p->duration_s = (unsigned)secs;
+	if (secs > cfg->max_profile_seconds) {
+		snprintf(note, note_len, "duration capped from %llus to %us (max_profile_seconds)",
+			 secs, cfg->max_profile_seconds);
 		p->duration_s = cfg->max_profile_seconds;
 	}
 	p->delay_s = cfg->default_delay_seconds;
@@ -53,12 +56,15 @@ int trigger_plan(const struct fs_config *cfg, const struct registry_entry *e,
 		if (timeutil_parse_duration_ms(e->delay, &ms) < 0)
 			return fs_error_set(err, EINVAL,
 					    "flamesidecar.io/delay must be a duration like 10s");
-		p->delay_s = (unsigned)((ms + 999) / 1000);
+		secs = (ms + 999) / 1000;
+	} else {
+		secs = p->delay_s;
 	}
-	if (p->delay_s > cfg->max_profile_seconds) {
+	p->delay_s = (unsigned)secs;
+	if (secs > cfg->max_profile_seconds) {
 		size_t l = strlen(note);
-		snprintf(note + l, note_len - l, "%sdelay capped from %us to %us", l ? "; " : "",
-			 p->delay_s, cfg->max_profile_seconds);
+		snprintf(note + l, note_len - l, "%sdelay capped from %llus to %us", l ? "; " : "",
+			 secs, cfg->max_profile_seconds);
 		p->delay_s = cfg->max_profile_seconds;
 	}
 	p->frequency = 99;

@@ -155,3 +155,21 @@ int fileio_reopen(int path_fd, int fd_dir, struct fs_error *err)
 	}
 	return fd;
 }
+
+int fileio_check_private_dir(int fd, const char *path, struct fs_error *err)
+{
+	struct stat sb;
+	if (fstat(fd, &sb) < 0)
+		return fs_error_set(err, errno, "stat %s", path);
+	if (!S_ISDIR(sb.st_mode))
+		return fs_error_set(err, ENOTDIR, "%s is not a directory", path);
+	if (sb.st_uid != geteuid())
+		return fs_error_set(
+		    err, EPERM, "refusing %s: owned by uid %u, not %u (chown %u %s, or remove it)",
+		    path, (unsigned)sb.st_uid, (unsigned)geteuid(), (unsigned)geteuid(), path);
+	if (sb.st_mode & 022)
+		return fs_error_set(err, EPERM,
+				    "refusing %s: mode %04o lets others write it (chmod go-w %s)",
+				    path, (unsigned)(sb.st_mode & 07777), path);
+	return 0;
+}

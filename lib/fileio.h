@@ -37,6 +37,11 @@ int fileio_replace(int dir_fd, const char *dir_name, const char *name, mode_t mo
  */
 int fileio_reopen(int path_fd, int fd_dir, struct fs_error *err);
 
+/* 0 when fd is a directory owned by our euid that nobody else may write
+ * (no group or other write bit); else -EPERM (-ENOTDIR) with a message
+ * naming path and what is wrong and how to fix it. */
+int fileio_check_private_dir(int fd, const char *path, struct fs_error *err);
+
 /* fileio_replace with a buffer as the content. */
 int fileio_replace_buf(int dir_fd, const char *dir_name, const char *name, mode_t mode,
 		       const void *buf, size_t len, struct fs_error *err);

@@ -205,3 +205,29 @@ controls() {
 	[[ "$output" == *'(\x1b[2J\x1b]0;pwn\x07jv) runs without -XX:+PreserveFramePointer'* ]]
 	[ -z "$(controls "$output")" ]
 }
+
+@test "registry: a world-writable or symlinked run_dir is refused by the hook and the CLI" {
+	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true -- sleep 1000
+	mkdir -p "$FS_RUN/containers"
+	chmod 0777 "$FS_RUN"
+	run "$FS_SIDECAR" list
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"refusing $FS_RUN: mode 0777 lets others write it"* ]]
+	fs_runc_run "$NAME" "$FS_TMP/b"
+	[ "$(runc state "$NAME" | jq -r .status)" = running ]
+	[ ! -e "$FS_RUN/containers/$NAME.json" ]
+	grep -q "not registered: refusing $FS_RUN: mode 0777" "$FS_RUN/hook.log"
+	# A symlinked registry pointing somewhere that looks fine.
+	chmod 0700 "$FS_RUN"
+	mkdir -m 0700 "$FS_TMP/elsewhere"
+	rmdir "$FS_RUN/containers"
+	ln -s "$FS_TMP/elsewhere" "$FS_RUN/containers"
+	fs_runc_run "$NAME-2" "$FS_TMP/b"
+	[ -z "$(ls -A "$FS_TMP/elsewhere")" ]
+	grep -q "$NAME-2: not registered: refusing registry $FS_RUN/containers: it is a symlink" \
+		"$FS_RUN/hook.log"
+	run "$FS_SIDECAR" list
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"it is a symlink"* ]]
+}
