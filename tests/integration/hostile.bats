@@ -231,3 +231,33 @@ controls() {
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"it is a symlink"* ]]
 }
+
+@test "sandbox: a JVM chrooted inside its container is attached to in its own root" {
+	java=${JAVA_HOME_17}/bin/java
+	[ -x "$java" ] || skip "openjdk-17 is not installed"
+	[ -d "$FS_BUILD/java/flametest" ] || skip "the Java workloads are not built (make agent)"
+	fs_make_bundle "$FS_TMP/b" --uid 0 --annotate flamesidecar.io/enable=true -- \
+		/usr/sbin/chroot /inner "$java" -XX:+PreserveFramePointer -cp /opt/fsjava flametest.Workload
+	in="$FS_TMP/b/rootfs/inner"
+	mkdir -p "$in"/{usr,etc,tmp,proc,dev,opt/fsjava}
+	chmod 1777 "$in/tmp"
+	for l in bin lib lib64 sbin; do ln -sfn "usr/$l" "$in/$l"; done
+	jq --arg s "$FS_BUILD/java" '
+		.process.capabilities |= with_entries(.value += ["CAP_SYS_CHROOT"] | .value |= unique) |
+		.mounts += [
+		  {destination: "/inner/usr", type: "bind", source: "/usr", options: ["rbind", "ro"]},
+		  {destination: "/inner/etc", type: "bind", source: "/etc", options: ["rbind", "ro"]},
+		  {destination: "/inner/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]},
+		  {destination: "/inner/proc", type: "proc", source: "proc"},
+		  {destination: "/inner/dev", type: "bind", source: "/dev", options: ["rbind"]},
+		  {destination: "/inner/tmp", type: "tmpfs", source: "tmpfs", options: ["mode=1777"]}]' \
+		"$FS_TMP/b/config.json" >"$FS_TMP/c.json"
+	mv "$FS_TMP/c.json" "$FS_TMP/b/config.json"
+	fs_runc_run "$NAME" "$FS_TMP/b"
+	fs_wait_for 30 grep -q READY "$FS_TMP/b/out.log" || { cat "$FS_TMP/b/out.log"; false; }
+	pid=$(fs_container_pid "$NAME")
+	run "$FS_SIDECAR" map "$NAME" --mode jcmd --timeout 10000
+	echo "$output"
+	rm -f "/tmp/perf-$pid.map"
+	[ "$status" -eq 0 ]
+}
