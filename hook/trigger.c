@@ -10,7 +10,6 @@
  * Durations and frequency are capped by config; values that are not plain
  * numbers with a unit are refused; so is a trigger beyond
  * max_concurrent_profiles. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -231,6 +230,12 @@ int hook_trigger(const struct fs_config *cfg, const char *config_path,
 	int mdfd = open(markdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (mdfd < 0) {
 		hook_warn(stage, e->id, "profile trigger refused: cannot open %s", markdir);
+		return 0;
+	}
+	struct fs_error derr;
+	if (fileio_check_private_dir(mdfd, markdir, &derr) < 0) {
+		close(mdfd);
+		hook_warn(stage, e->id, "profile trigger refused: %s", derr.msg);
 		return 0;
 	}
 	const char *why;
