@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "textsafe.h"
 #include "cleanup.h"
 #include "cli.h"
 #include "common.h"
@@ -452,9 +453,12 @@ static void run_summary(struct profile *p, const struct run_args *a, uint64_t wi
 	uint64_t total = fold_total(profile_table(p));
 	if (hot_frames(profile_table(p), 0, RUN_HOT_FRAMES, &hot, &n) == 0 && n) {
 		printf("hottest    (self samples)\n");
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
+			char safe[2048]; /* frame names come from the container */
 			printf("  %5.1f%% %8llu  %s\n", run_pct(hot[i].self, total),
-			       (unsigned long long)hot[i].self, hot[i].name);
+			       (unsigned long long)hot[i].self,
+			       textsafe(hot[i].name, safe, sizeof(safe), 0));
+		}
 	}
 	hot_frames_free(hot, n);
 	if (!total)
