@@ -24,53 +24,22 @@ cd "$(dirname "$0")/.."
 WIN=${1:-8}
 ROUNDS=${2:-3}
 export FS_TOP=$PWD FS_BUILD=${3:-$PWD/build}
-JDK=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}
 COPY=${FS_STACK_COPY:-}
 
-skip() { echo "bench/unwind.sh: skipped: $*" >&2; exit 0; }
-# shellcheck source=../tests/lib/containers.bash
-. tests/lib/containers.bash
-[ "$(id -u)" = 0 ] || skip "needs root"
-command -v runc >/dev/null || skip "runc is not installed"
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+bench_require_root
+bench_require_cmd runc
 [ -x /usr/bin/time ] || skip "/usr/bin/time is not installed"
-[ -x "$JDK/bin/java" ] || skip "no JDK 17 at $JDK"
-[ -x "$FS_SIDECAR" ] && [ -d "$FS_BUILD/java/flametest" ] || skip "build first (make)"
+bench_require_jdk
+bench_require_build
 MODES="none fp99 copy99 fp999 copy999"
 
-fs_setup
-PROF=""
-cleanup() {
-	set +e
-	[ -n "$PROF" ] && kill "$PROF" 2>/dev/null && wait "$PROF" 2>/dev/null
-	fs_cleanup
-}
-trap cleanup EXIT
-
+bench_setup
 NAME=benchunwind-$$
-dir=$FS_TMP/$NAME
 # one hot thread: the other CPU is left for the profiler, as on a real host
-fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- \
-	"$JDK/bin/java" -XX:-PreserveFramePointer -cp /opt/fsjava flametest.Workload \
-	--threads 1 --ops-file /tmp/ops
-jq --arg s "$FS_BUILD/java" '
-	.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}]
-' "$dir/config.json" >"$dir/c.json" && mv "$dir/c.json" "$dir/config.json"
-fs_runc_run "$NAME" "$dir"
-PID=$(fs_container_pid "$NAME")
-fs_wait_for 60 grep -q READY "$dir/out.log" || { cat "$dir/out.log"; exit 1; }
-fs_wait_for 10 test -f "$FS_RUN/containers/$NAME.json"
-OPS=/proc/$PID/root/tmp/ops
+bench_start_workload "$NAME" --jvm-opt -XX:-PreserveFramePointer -- --threads 1 --ops-file /tmp/ops
 fs_wait_for 10 test -s "$OPS"
-W=$FS_TMP/work
-mkdir -p "$W"
-
-# the ops file as "OPS MS", after its next update (it is rewritten every 500 ms)
-read_ops() {
-	local first
-	first=$(cat "$OPS")
-	fs_wait_for 5 sh -c "[ \"\$(cat $OPS)\" != \"$first\" ]"
-	cat "$OPS"
-}
 
 # window MODE: ops per second over WIN seconds while MODE profiles, then
 # the profiler's CPU seconds
@@ -90,11 +59,11 @@ window() {
 		;;
 	esac
 	sleep 1 # let the profiler open its events
-	a=$(read_ops)
+	a=$(bench_read_ops)
 	local j0 j1
 	j0=$(jvm_cpu)
 	sleep "$WIN"
-	b=$(read_ops)
+	b=$(bench_read_ops)
 	j1=$(jvm_cpu)
 	if [ -n "$PROF" ]; then
 		wait "$PROF" || true
@@ -110,10 +79,8 @@ TCK=$(getconf CLK_TCK)
 # the JVM's CPU seconds so far (all threads)
 jvm_cpu() { awk -v t="$TCK" '{ sub(/.*\) /, ""); printf "%.2f\n", ($12 + $13) / t }' "/proc/$PID/stat"; }
 
-med() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-
 echo "# bench/unwind.sh: $ROUNDS rounds of ${WIN}s windows, modes: $MODES, stack copy ${COPY:-default}"
-echo "# Workload --threads 1 in runc without frame pointers, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# Workload --threads 1 in runc without frame pointers, $(nproc) CPUs, load average $(bench_load)"
 for r in $(seq 1 "$ROUNDS"); do
 	for m in $MODES; do
 		v=$(window "$m")
@@ -121,15 +88,15 @@ for r in $(seq 1 "$ROUNDS"); do
 		echo "# round $r $m: $v (ops/s, profiler CPU s, ops per JVM CPU s)"
 	done
 done
-echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# load average after: $(bench_load)"
 grep -h '^unwind\|^unwinder' "$W"/copy*.out | sed 's/^/# /' || true
-base=$(awk '$1 == "none" { print $2 }' "$W/results" | med)
-basec=$(awk '$1 == "none" { print $4 }' "$W/results" | med)
+base=$(awk '$1 == "none" { print $2 }' "$W/results" | bench_median)
+basec=$(awk '$1 == "none" { print $4 }' "$W/results" | bench_median)
 printf '%-8s %12s %10s %16s %10s %16s\n' mode "ops/s (med)" "vs none" "ops/JVM CPU s" "vs none" "run CPU s (med)"
 for m in $MODES; do
-	x=$(awk -v m="$m" '$1 == m { print $2 }' "$W/results" | med)
-	c=$(awk -v m="$m" '$1 == m { print $3 }' "$W/results" | med)
-	e=$(awk -v m="$m" '$1 == m { print $4 }' "$W/results" | med)
+	x=$(awk -v m="$m" '$1 == m { print $2 }' "$W/results" | bench_median)
+	c=$(awk -v m="$m" '$1 == m { print $3 }' "$W/results" | bench_median)
+	e=$(awk -v m="$m" '$1 == m { print $4 }' "$W/results" | bench_median)
 	awk -v m="$m" -v x="$x" -v b="$base" -v c="$c" -v e="$e" -v be="$basec" 'BEGIN {
 		printf "%-8s %12.1f %9.3fx %16.1f %9.3fx %16.2f\n", m, x, x / b, e, e / be, c }'
 done
