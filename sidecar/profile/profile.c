@@ -135,7 +135,8 @@ static void profile_pid_unwinder(struct profile *p, struct profile_pid *pp)
 		}
 		if (u)
 			snprintf(u->why, sizeof(u->why), "%s", err.msg);
-	} else if (missing && p->o.unwind == PROFILE_UNWIND_AUTO && p->s && !p->no_reopen) {
+	} else if (p->o.unwind == PROFILE_UNWIND_AUTO && p->s && !p->no_reopen) {
+		/* a JVM started during the window: reopen with copies */
 		p->want_copies = 1;
 		return;
 	} else if (missing && u) {
@@ -328,22 +329,19 @@ static int profile_on_sample(const struct sample *smp, void *ctx)
  * the JVMs running now (docs/unwind.md). */
 static int profile_want_copies(const struct profile_opts *o, const struct registry_entry *e)
 {
-	if (o->unwind == PROFILE_UNWIND_FP)
-		return 0;
+	if (o->unwind != PROFILE_UNWIND_AUTO)
+		return o->unwind == PROFILE_UNWIND_HOTSPOT;
 	cleanup_free pid_t *jvms = NULL;
 	size_t n = 0;
 	if (o->pid) {
 		if (attach_check_hotspot(o->pid, NULL) < 0)
 			return 0;
-		return o->unwind == PROFILE_UNWIND_HOTSPOT ||
-		       jvmflags_fp_missing(o->pid, NULL) == 1;
+		return 1;
 	}
-	if (map_find_jvms(e, &jvms, &n, NULL) < 0)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (o->unwind == PROFILE_UNWIND_HOTSPOT || jvmflags_fp_missing(jvms[i], NULL) == 1)
-			return 1;
-	return 0;
+	/* Any JVM, with frame pointers or not: an interpreted frame's Method*
+	 * is in the frame, so only a stack copy names it (an anonymous
+	 * "Interpreter" frame hides where the time goes). */
+	return map_find_jvms(e, &jvms, &n, NULL) == 0 && n > 0;
 }
 
 /* ---- open / poll / stop ---------------------------------------------------- */

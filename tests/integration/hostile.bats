@@ -200,7 +200,8 @@ controls() {
 	fs_wait_for 30 grep -q READY "$FS_TMP/b/out.log" || { cat "$FS_TMP/b/out.log"; false; }
 	pid=$(fs_container_pid "$NAME")
 	grep -q pwn "/proc/$pid/comm"
-	run "$FS_SIDECAR" run "$NAME" -d 1s --no-map -o "$FS_TMP/p.svg"
+	# --unwind fp: the warning is what frame-pointer sampling prints
+	run "$FS_SIDECAR" run "$NAME" -d 1s --no-map --unwind fp -o "$FS_TMP/p.svg"
 	echo "$output"
 	[[ "$output" == *'(\x1b[2J\x1b]0;pwn\x07jv) runs without -XX:+PreserveFramePointer'* ]]
 	[ -z "$(controls "$output")" ]
