@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include "cgroup.h"
 #include "cleanup.h"
 #include "jvmflags.h"
+#include "leafcall.h"
 #include "proc.h"
 #include "sampler.h"
 #include "timeutil.h"
@@ -235,11 +237,38 @@ static int profile_add(struct profile *p, pid_t pid, const uint64_t *ips, size_t
 	return 0;
 }
 
+/* leafcall_read_fn over process_vm_readv; ctx is the pid. */
+static int profile_read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	pid_t pid = (pid_t)(intptr_t)ctx;
+	struct iovec local = {.iov_base = buf, .iov_len = len};
+	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
+	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
 static int profile_on_sample(const struct sample *smp, void *ctx)
 {
 	struct profile *p = ctx;
-	profile_pid_note(p, smp->pid);
-	if (profile_add(p, smp->pid, smp->ips, smp->nr, smp->time) < 0)
+	struct profile_pid *pp = profile_pid_note(p, smp->pid);
+	const uint64_t *ips = smp->ips;
+	size_t nr = smp->nr;
+	uint64_t fixed[SYMBOLIZER_MAX_FRAMES + 1];
+	/* A JVM's leaf in a prologue or epilogue: the frame-pointer walk
+	 * skipped its caller; put it back from the stack (leafcall.h). */
+	if (pp && pp->jvm && smp->has_regs && nr < SYMBOLIZER_MAX_FRAMES) {
+		size_t n = leafcall_repair(ips, nr, smp->stack, smp->stack_size, profile_read_mem,
+					   (void *)(intptr_t)smp->pid, fixed,
+					   sizeof(fixed) / sizeof(fixed[0]));
+		if (n) {
+			ips = fixed;
+			nr = n;
+			p->st.leaf_callers++;
+		}
+	}
+	if (profile_add(p, smp->pid, ips, nr, smp->time) < 0)
 		p->st.dropped++;
 	return 0;
 }

@@ -4,6 +4,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#ifdef __x86_64__
+#include <asm/perf_regs.h>
+#endif
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,6 +150,13 @@ static void sampler_attr(struct perf_event_attr *a, const struct sampler_opts *o
 	a->sample_freq = freq;
 	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			 PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+#ifdef __x86_64__
+	/* sp and the top of the user stack: the caller a frame-pointer walk
+	 * skips in a prologue or epilogue (leafcall.h) */
+	a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	a->sample_regs_user = 1ull << PERF_REG_X86_SP;
+	a->sample_stack_user = SAMPLER_LEAF_STACK;
+#endif
 	a->disabled = 1;
 	/* Sample times on CLOCK_MONOTONIC: the JIT log's clock (jitlog.h). */
 	a->use_clockid = 1;
@@ -406,8 +416,35 @@ static void sampler_task_record(struct sampler *s, const struct perf_event_heade
 		sampler_pid_set(s, t.pid, PID_UNKNOWN); /* the pid may be reused */
 }
 
+#ifdef __x86_64__
+/* The tail of a sample after its callchain: regs_user (abi, then sp when
+ * abi is not PERF_SAMPLE_REGS_ABI_NONE), stack_user (size, the bytes,
+ * dyn_size: how many of them are valid). Anything that does not fit the
+ * record leaves the sample without registers. */
+static void sampler_sample_regs(struct sample *smp, const uint64_t *p, size_t words)
+{
+	if (words < 2 || p[0] == PERF_SAMPLE_REGS_ABI_NONE)
+		return;
+	uint64_t sp = p[1];
+	p += 2;
+	words -= 2;
+	if (words < 1 || p[0] % 8 || p[0] / 8 > words - 1)
+		return;
+	uint64_t size = p[0];
+	if (size == 0 || p[0] / 8 + 2 > words)
+		return;
+	uint64_t dyn = p[1 + size / 8];
+	if (dyn > size)
+		return;
+	smp->has_regs = 1;
+	smp->sp = sp;
+	smp->stack = (const uint8_t *)(p + 1);
+	smp->stack_size = (size_t)dyn;
+}
+#endif
+
 /* A PERF_RECORD_SAMPLE laid out by our sample_type:
- * ip, pid/tid, time, cpu/res, period, nr, ips[nr]. */
+ * ip, pid/tid, time, cpu/res, period, nr, ips[nr] (then regs and stack). */
 static int sampler_sample_record(struct sampler *s, const struct perf_event_header *h,
 				 sampler_sample_fn fn, void *ctx)
 {
@@ -430,6 +467,13 @@ static int sampler_sample_record(struct sampler *s, const struct perf_event_head
 		return 0;
 	}
 	smp.ips = p + 6;
+	smp.has_regs = 0;
+	smp.sp = 0;
+	smp.stack = NULL;
+	smp.stack_size = 0;
+#ifdef __x86_64__
+	sampler_sample_regs(&smp, p + 6 + smp.nr, words - 6 - smp.nr);
+#endif
 	if (!sampler_in_scope(s, smp.pid)) {
 		s->st.filtered++;
 		return 0;

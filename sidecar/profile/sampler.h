@@ -35,6 +35,10 @@
 
 struct sampler;
 
+/* Bytes of user stack copied with each sample (x86-64): the return address
+ * of a leaf whose frame is not built yet lies within the first few words. */
+#define SAMPLER_LEAF_STACK 256
+
 struct sampler_opts {
 	unsigned frequency;  /* Hz per CPU; 0 = SAMPLER_DEFAULT_FREQUENCY */
 	unsigned max_stack;  /* frames; 0 = SAMPLER_DEFAULT_MAX_STACK */
@@ -57,6 +61,14 @@ struct sample {
 	uint64_t ip;
 	const uint64_t *ips; /* callchain, leaf first, with PERF_CONTEXT_* markers */
 	size_t nr;
+	/* x86-64: the user sp when the sample was taken (in the kernel: at its
+	 * entry) and the SAMPLER_LEAF_STACK bytes from it upwards, for the
+	 * caller a frame-pointer walk skips in a prologue or epilogue
+	 * (leafcall.h). has_regs 0: neither (a kernel thread, another arch). */
+	int has_regs;
+	uint64_t sp;
+	const uint8_t *stack;
+	size_t stack_size;
 };
 
 enum sampler_task_kind {
