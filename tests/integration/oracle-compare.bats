@@ -117,3 +117,39 @@ F
 	# a.A.f -> a.A.g (15 + 5), a.A.g -> a.A.k (5); a.A.h -> Thread.yield is in the VM
 	[[ "$output" == *"(2 Java->Java edges, weight 25; excluded into-VM edges 1, weight 5)"* ]]
 }
+
+@test "jfr_compare: an edge into a compiled leaf JFR never sampled is not checked; inlined or sampled ones are" {
+	local d=$BATS_TEST_TMPDIR
+	cat >"$d/o.folded" <<'F'
+java;start_thread;thread_native_entry;a.A.f;a.V.type 10
+java;start_thread;thread_native_entry;a.A.f;a.V.type;irq_exit_[k] 2
+java;start_thread;thread_native_entry;a.A.f;a.A.g 10
+java;start_thread;thread_native_entry;a.A.f;a.L.debug_[i] 5
+java;start_thread;thread_native_entry;a.A.g;a.A.h 5
+F
+	cat >"$d/j.txt" <<'F'
+jdk.ExecutionSample {
+  stackTrace = [
+    a.A.g() line: 2
+    a.A.f() line: 1
+  ]
+}
+jdk.ExecutionSample {
+  stackTrace = [
+    a.A.h() line: 2
+    a.A.f() line: 1
+  ]
+}
+F
+	run python3 "$CMP" --folded "$d/o.folded" --jfr "$d/j.txt" --max-missing-edge 0.01
+	echo "$output"
+	[ "$status" -eq 1 ]
+	# a.A.f -> a.V.type: JFR never saw a.V.type (its samples fall where
+	# JFR cannot walk): listed, not checked
+	[[ "$output" == *"unwalkable     1 edges, weight 12"* ]]
+	[[ "$output" == *"excluded  37.5%  a.A.f -> a.V.type"* ]]
+	# an inlined leaf JFR never saw is still checked; so is a.A.g -> a.A.h,
+	# whose callee JFR did sample (under another caller)
+	[[ "$output" == *"missing  15.6%  a.A.f -> a.L.debug"* ]]
+	[[ "$output" == *"missing  15.6%  a.A.g -> a.A.h"* ]]
+}
