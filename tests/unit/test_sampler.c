@@ -106,6 +106,7 @@ struct found {
 	unsigned kernel_under_syscall; /* kernel frames with syscall_loop below */
 	unsigned foreign;	       /* samples from outside the scope */
 	unsigned samples;
+	unsigned with_stack; /* with the user sp and a stack copy (x86-64) */
 	unsigned other_tids;
 	pid_t tids[8];
 	unsigned ntids;
@@ -123,6 +124,9 @@ static int on_sample(const struct sample *smp, void *ctx)
 {
 	struct found *f = ctx;
 	f->samples++;
+	if (smp->has_regs && smp->sp && smp->stack && smp->stack_size >= 16 &&
+	    smp->stack_size <= SAMPLER_LEAF_STACK)
+		f->with_stack++;
 	if (f->want_pid && smp->pid != f->want_pid)
 		f->foreign++;
 	if (f->want_ns && ns_of(smp->pid) != f->want_ns && ns_of(smp->pid) != 0)
@@ -222,6 +226,13 @@ static void test_pid_scope(struct symbolizer *sym)
 	struct sampler_stats st;
 	sampler_stats(s, &st);
 	ok(f.samples > 0 && st.samples == f.samples, "samples delivered (%u)", f.samples);
+#ifdef __x86_64__
+	/* the leaf's caller in a prologue or epilogue comes from these */
+	ok(f.with_stack * 10 >= f.samples * 9, "samples carry the user sp and stack (%u of %u)",
+	   f.with_stack, f.samples);
+#else
+	ok(1, "# SKIP no user stack copies on this architecture");
+#endif
 	is_int(f.foreign, 0, "only samples of the target process");
 	ok(f.hits[0] >= 3, "hot function found (%u samples)", f.hits[0]);
 	ok(f.hits[1] >= 3, "thread started during the recording found (%u)", f.hits[1]);
