@@ -437,7 +437,7 @@ static void sampler_sample_regs(struct sample *smp, const uint64_t *p, size_t wo
 	if (dyn > size)
 		return;
 	smp->has_regs = 1;
-	smp->sp = sp;
+	smp->user_sp = sp;
 	smp->stack = (const uint8_t *)(p + 1);
 	smp->stack_size = (size_t)dyn;
 }
@@ -468,7 +468,7 @@ static int sampler_sample_record(struct sampler *s, const struct perf_event_head
 	}
 	smp.ips = p + 6;
 	smp.has_regs = 0;
-	smp.sp = 0;
+	smp.user_sp = 0;
 	smp.stack = NULL;
 	smp.stack_size = 0;
 #ifdef __x86_64__

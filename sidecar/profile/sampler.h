@@ -66,7 +66,7 @@ struct sample {
 	 * caller a frame-pointer walk skips in a prologue or epilogue
 	 * (leafcall.h). has_regs 0: neither (a kernel thread, another arch). */
 	int has_regs;
-	uint64_t sp;
+	uint64_t user_sp;
 	const uint8_t *stack;
 	size_t stack_size;
 };

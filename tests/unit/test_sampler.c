@@ -124,7 +124,7 @@ static int on_sample(const struct sample *smp, void *ctx)
 {
 	struct found *f = ctx;
 	f->samples++;
-	if (smp->has_regs && smp->sp && smp->stack && smp->stack_size >= 16 &&
+	if (smp->has_regs && smp->user_sp && smp->stack && smp->stack_size >= 16 &&
 	    smp->stack_size <= SAMPLER_LEAF_STACK)
 		f->with_stack++;
 	if (f->want_pid && smp->pid != f->want_pid)
