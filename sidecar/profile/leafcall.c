@@ -73,9 +73,12 @@ static size_t leafcall_exit_insn(const uint8_t *c, size_t n)
 {
 	if (n < 3)
 		return 0;
-	/* cmp 0xNN(%r15), %rsp: the thread's polling word (JDK 17+) */
+	/* cmp 0xNN(%r15), %rsp: the thread's polling word (JDK 17+; disp8
+	 * when it is near the thread's start, as in JDK 25) */
 	if (c[0] == 0x49 && c[1] == 0x3b && c[2] == 0xa7)
 		return n >= 7 ? 7 : 0;
+	if (c[0] == 0x49 && c[1] == 0x3b && c[2] == 0x67)
+		return n >= 4 ? 4 : 0;
 	/* mov 0xNN(%r15), %r10: the thread's polling page (JDK 11) */
 	if (c[0] == 0x4d && c[1] == 0x8b && c[2] == 0x97)
 		return n >= 7 ? 7 : 0;
@@ -138,6 +141,9 @@ static int leafcall_half_built(const uint8_t *c, size_t n)
 			return 8; /* after push %rbp */
 		return d % 8 == 0 && d < 4096 ? (int)d + 8 : -1;
 	}
+	d = leafcall_imm_op(c, n, 0xc5, &len);
+	if (d >= 0 && d % 8 == 0 && d < 4096)
+		return (int)d + 8; /* rbp == rsp, about to point at the saved rbp */
 	d = leafcall_save_rbp(c, n);
 	if (d >= 0 && d % 8 == 0 && d < 4096)
 		return (int)d + 8; /* rsp lowered by d + 8, rbp not saved yet */
@@ -171,8 +177,9 @@ int leafcall_locate(const uint8_t *code, size_t n)
 			break;
 		off += len;
 	}
-	if (off > 0)
-		return -1; /* entry instructions that lead nowhere we know */
+	if (off > 0) /* C2's frame without stack bang after the check, or
+		      * entry instructions that lead nowhere we know */
+		return leafcall_half_built(code + off, n - off) == 0 ? 0 : -1;
 	return leafcall_half_built(code, n);
 }
 

@@ -141,6 +141,18 @@ int main(void)
 	   "no bang, save rbp: at sp + 0x18");
 	ok(leafcall_locate(nobang + 9, sizeof(nobang) - 9) == 0x18,
 	   "no bang, mov rbp: at sp + 0x18");
+	ok(leafcall_locate(nobang + 12, sizeof(nobang) - 12) == 0x18,
+	   "no bang, add rbp: at sp + 0x18");
+	/* the same after an inline-cache check (JDK 25's: mov, cmp r10d,
+	 * 0x8(%rax), jne) */
+	static const uint8_t ic_nobang[] = {0x44, 0x8b, 0x56, 0x08, 0x44, 0x3b, 0x50, 0x08,
+					    0x0f, 0x85, 0x00, 0x00, 0x00, 0x00, 0x48, 0x83,
+					    0xec, 0x18, 0x48, 0x89, 0x6c, 0x24, 0x10, 0x90};
+	ok(leafcall_locate(ic_nobang, sizeof(ic_nobang)) == 0, "JDK 25 check, then no bang: at sp");
+	/* JDK 25's exit: the polling word at 0x28(%r15), a disp8 */
+	static const uint8_t exit25[] = {0x49, 0x3b, 0x67, 0x28, 0x0f, 0x87,
+					 0x10, 0x00, 0x00, 0x00, 0xc3};
+	ok(leafcall_locate(exit25, sizeof(exit25)) == 0, "JDK 25 exit poll: at sp");
 	static const uint8_t plain_sub[] = {0x48, 0x83, 0xec, 0x18, 0x8b, 0xc3, 0xc3};
 	ok(leafcall_locate(plain_sub, sizeof(plain_sub)) == -1,
 	   "a sub not followed by the save: built");
