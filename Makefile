@@ -46,7 +46,7 @@ else
   override CFLAGS += $(HARDEN)
 endif
 
-LIBS := -lyajl -lseccomp -lcap -lelf -lprotobuf-c -lz -lstdc++
+LIBS := -lyajl -lseccomp -lcap -ldw -lelf -lprotobuf-c -lz -lstdc++
 # The hook is linked statically so that nothing from the environment
 # (LD_PRELOAD, LD_LIBRARY_PATH from an image or a runtime) can run code in it.
 # The sidecar too: it runs as root, and a static start costs 0.35 ms of CPU
@@ -63,8 +63,8 @@ else
   HOOK_LDFLAGS := $(LDFLAGS) -static-pie
   HOOK_LIBS := -l:libyajl_s.a
   SIDECAR_LDFLAGS := $(LDFLAGS) -static-pie
-  SIDECAR_LIBS := -l:libyajl_s.a -l:libseccomp.a -l:libcap.a -l:libelf.a -l:libprotobuf-c.a \
-	-l:libz.a \
+  SIDECAR_LIBS := -l:libyajl_s.a -l:libseccomp.a -l:libcap.a -l:libdw.a -l:libelf.a \
+	-l:libprotobuf-c.a -l:libz.a -l:liblzma.a -l:libbz2.a \
 	-static-libstdc++ -lstdc++
 endif
 
@@ -78,10 +78,11 @@ endif
 #   sidecar/hotspot/     a HotSpot JVM read from the host through its VMStructs
 #   sidecar/fold/        folded-stack tables, perf script collapse, hot frames
 #   sidecar/graph/       frame tree, SVG, palettes
+#   sidecar/unwind/      the HotSpot-aware unwinder (stack copies -> callchains)
 #   sidecar/profile/     the sampler and the record -> symbolize -> fold loop
 #   sidecar/export/      pprof and speedscope writers (from folded stacks)
 #   sidecar/             the CLI: main, one cmd_<verb>.c per verb
-SIDECAR_DIRS := jvm symbolize hotspot fold graph profile export
+SIDECAR_DIRS := jvm symbolize hotspot fold graph unwind profile export
 INC_lib := -Ilib
 INC_hook := -Ilib -Ihook
 INC_wrapper := -Ilib -Iwrapper
@@ -91,7 +92,8 @@ INC_sidecar_symbolize := $(INC_sidecar_jvm) -Isidecar/symbolize
 INC_sidecar_hotspot := $(INC_sidecar_symbolize)
 INC_sidecar_fold := -Ilib -Isidecar/fold
 INC_sidecar_graph := -Ilib -Isidecar/graph
-INC_sidecar_profile := $(INC_sidecar_symbolize) -Isidecar/fold -Isidecar/profile
+INC_sidecar_unwind := -Ilib -Isidecar/hotspot -Isidecar/symbolize -Isidecar/unwind
+INC_sidecar_profile := $(INC_sidecar_symbolize) -Isidecar/fold -Isidecar/unwind -Isidecar/profile
 INC_sidecar_export := -Ilib -Isidecar/fold -Isidecar/export -I$(BUILD)/gen
 INC_sidecar := -Ilib $(addprefix -Isidecar/,$(SIDECAR_DIRS)) -Isidecar
 INC_ALL := $(INC_sidecar) -I$(BUILD)/gen -Ihook -Iwrapper -Itests/lib

@@ -17,30 +17,10 @@ cd "$(dirname "$0")/.."
 STACKS=${1:-350000}
 SEED=${2:-42}
 BUILD=${BUILD:-build}
-FS="$BUILD/flamesidecar"
-[ -x "$FS" ] || { echo "bench/export.sh: build first (make): $FS missing" >&2; exit 1; }
-command -v perl >/dev/null || { echo "bench/export.sh: needs perl" >&2; exit 1; }
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+bench_corpus "$STACKS" "$SEED"
 
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-in="$dir/in.folded"
-perl bench/render-corpus.pl "$STACKS" "$SEED" >"$in"
-
-# best (lowest) wall and CPU time of 3 runs of a shell command: "WALL CPU"
-best() {
-	local bw="" bc="" t w c
-	for _ in 1 2 3; do
-		t=$( { TIMEFORMAT='%R %U %S'; time sh -c "$1" >/dev/null; } 2>&1 | tail -1)
-		w=$(echo "$t" | cut -d' ' -f1)
-		c=$(echo "$t" | awk '{ print $2 + $3 }')
-		if [ -z "$bw" ] || [ "$(echo "$w < $bw" | bc -l)" = 1 ]; then bw=$w; fi
-		if [ -z "$bc" ] || [ "$(echo "$c < $bc" | bc -l)" = 1 ]; then bc=$c; fi
-	done
-	printf '%.3f %.3f' "$bw" "$bc"
-}
-ratio() {
-	echo "$1 / $2" | bc -l | xargs printf '%.2f'
-}
 # peak RSS in MiB of one run, or "-" without GNU time
 rss() {
 	if [ -x /usr/bin/time ]; then
@@ -56,9 +36,9 @@ cat "$in" >/dev/null # warm the page cache
 svg_cmd="'$FS' render '$in' >'$dir/out.svg'"
 pprof_cmd="'$FS' convert --pprof '$dir/out.pb.gz' '$in'"
 ss_cmd="'$FS' convert --speedscope '$dir/out.json' '$in'"
-read -r w_svg c_svg <<<"$(best "$svg_cmd")"
-read -r w_pb c_pb <<<"$(best "$pprof_cmd")"
-read -r w_ss c_ss <<<"$(best "$ss_cmd")"
+read -r w_svg c_svg <<<"$(bench_best "$svg_cmd")"
+read -r w_pb c_pb <<<"$(bench_best "$pprof_cmd")"
+read -r w_ss c_ss <<<"$(bench_best "$ss_cmd")"
 m_svg=$(rss "$svg_cmd")
 m_pb=$(rss "$pprof_cmd")
 m_ss=$(rss "$ss_cmd")
@@ -72,6 +52,6 @@ echo "              wall s   cpu s   peak MiB        bytes"
 printf 'svg        %7s %7s   %8s %12s   (baseline: render)\n' "$w_svg" "$c_svg" "$m_svg" "$s_svg"
 printf 'pprof      %7s %7s   %8s %12s   (%s bytes before gzip)\n' "$w_pb" "$c_pb" "$m_pb" "$s_pb" "$s_pbraw"
 printf 'speedscope %7s %7s   %8s %12s\n' "$w_ss" "$c_ss" "$m_ss" "$s_ss"
-echo "ratio:      pprof/svg wall $(ratio "$w_pb" "$w_svg") cpu $(ratio "$c_pb" "$c_svg") size $(ratio "$s_pb" "$s_svg");" \
-	"speedscope/svg wall $(ratio "$w_ss" "$w_svg") cpu $(ratio "$c_ss" "$c_svg") size $(ratio "$s_ss" "$s_svg")"
+echo "ratio:      pprof/svg wall $(bench_ratio "$w_pb" "$w_svg") cpu $(bench_ratio "$c_pb" "$c_svg") size $(bench_ratio "$s_pb" "$s_svg");" \
+	"speedscope/svg wall $(bench_ratio "$w_ss" "$w_svg") cpu $(bench_ratio "$c_ss" "$c_svg") size $(bench_ratio "$s_ss" "$s_svg")"
 echo "load:       $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min; figures above are noisy when > $(nproc))"

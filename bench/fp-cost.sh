@@ -26,13 +26,13 @@ cd "$(dirname "$0")/.."
 WIN=${1:-10}
 ROUNDS=${2:-6}
 BUILD_DIR=${3:-$PWD/build}
-JDK=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}
 JETTY_HOME=${JETTY_HOME:-/usr/share/jetty9}
 FP_ON=-XX:+PreserveFramePointer
 FP_OFF=-XX:-PreserveFramePointer
 
-skip() { echo "bench/fp-cost.sh: skipped: $*" >&2; exit 0; }
-[ -x "$JDK/bin/java" ] || skip "no JDK 17 at $JDK"
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+bench_require_jdk
 [ -d "$BUILD_DIR/java/flametest" ] || skip "build first (make)"
 
 T=$(mktemp -d /tmp/fpcost.XXXXXX)
@@ -43,17 +43,6 @@ cleanup() {
 	rm -rf "$T"
 }
 trap cleanup EXIT
-
-wait_for() { # wait_for SECONDS COMMAND...
-	local end=$((SECONDS + $1))
-	shift
-	until "$@" >/dev/null 2>&1; do
-		[ $SECONDS -lt $end ] || return 1
-		sleep 0.05
-	done
-}
-
-median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 cpu_ticks() { # utime + stime of a process, in clock ticks
 	awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
@@ -68,7 +57,7 @@ ops_window() {
 		--ops-file "$ops" >"$out" 2>&1 &
 	local pid=$!
 	PIDS+=("$pid")
-	wait_for 60 grep -q READY "$out" || { cat "$out" >&2; return 1; }
+	fs_wait_for 60 grep -q READY "$out" || { cat "$out" >&2; return 1; }
 	sleep 1
 	a=$(next_ops "$ops")
 	c0=$(cpu_ticks "$pid")
@@ -86,7 +75,7 @@ ops_window() {
 next_ops() {
 	local first
 	first=$(cat "$1" 2>/dev/null || true)
-	wait_for 5 sh -c "[ -s '$1' ] && [ \"\$(cat '$1')\" != \"$first\" ]"
+	fs_wait_for 5 sh -c "[ -s '$1' ] && [ \"\$(cat '$1')\" != \"$first\" ]"
 	cat "$1"
 }
 
@@ -102,7 +91,7 @@ start_jetty() {
 		"jetty.home=$JETTY_HOME" "jetty.base=$base" >"$base/jetty.log" 2>&1) &
 	PIDS+=("$!")
 	echo "$!" >"$base/pid"
-	wait_for 60 curl -sf -o /dev/null "http://127.0.0.1:$2/" || {
+	fs_wait_for 60 curl -sf -o /dev/null "http://127.0.0.1:$2/" || {
 		tail -5 "$base/jetty.log" >&2
 		return 1
 	}
@@ -127,8 +116,8 @@ free_port() {
 # (lines "off|on A B" and "ratio RA RB"; COLUMN 2 is A, 3 is B)
 report() {
 	local f=$T/$1 k=$2 off on spread
-	off=$(awk -v k="$k" '$1 == "off" { print $k }' "$f" | median)
-	on=$(awk -v k="$k" '$1 == "on" { print $k }' "$f" | median)
+	off=$(awk -v k="$k" '$1 == "off" { print $k }' "$f" | bench_median)
+	on=$(awk -v k="$k" '$1 == "on" { print $k }' "$f" | bench_median)
 	spread=$(awk -v k="$k" '$1 == "ratio" { print $k }' "$f" | sort -n |
 		awk '{ v[NR] = $1 } END { printf "median %.3f, %.3f..%.3f",
 			NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, v[1], v[NR] }')

@@ -12,24 +12,16 @@ cd "$(dirname "$0")/.."
 export FS_TOP=$PWD FS_BUILD=${1:-$PWD/build}
 RUNS=${RUNS:-11}
 WARM_S=${WARM_S:-20}
-JDK=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}
 
-skip() { echo "bench/hotspot.sh: skipped: $*" >&2; exit 0; }
-# shellcheck source=../tests/lib/containers.bash
-. tests/lib/containers.bash
-[ "$(id -u)" = 0 ] || skip "needs root"
-command -v runc >/dev/null || skip "runc is not installed"
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+bench_require_root
+bench_require_cmd runc
 [ -x "$JDK/bin/javac" ] || skip "no javac in $JDK"
-[ -x "$FS_SIDECAR" ] && [ -d "$FS_BUILD/java/flametest" ] || skip "build first (make)"
+bench_require_build
 
-fs_setup
+bench_setup
 PID=
-cleanup() {
-	set +e
-	[ -n "$PID" ] && rm -f "/tmp/perf-$PID.map"
-	fs_cleanup
-}
-trap cleanup EXIT
 
 # The application: javac in a loop, compiled on the host, mounted read-only.
 app=$FS_TMP/app
@@ -50,34 +42,19 @@ JAVA
 cp tests/java/flametest/Workload.java "$app/"
 
 NAME=bench-hs-$$
-dir=$FS_TMP/$NAME
-fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- \
-	"$JDK/bin/java" -cp /opt/app JavacLoop /opt/app/Workload.java
-jq --arg s "$app" '.mounts += [{destination: "/opt/app", type: "bind", source: $s, options: ["rbind", "ro"]}]' \
-	"$dir/config.json" >"$dir/c.json" && mv "$dir/c.json" "$dir/config.json"
-fs_runc_run "$NAME" "$dir"
-PID=$(fs_container_pid "$NAME")
-fs_wait_for 120 grep -q READY "$dir/out.log" || skip "javac loop did not start: $(cat "$dir/out.log")"
-fs_wait_for 10 test -f "$FS_RUN/containers/$NAME.json"
+bench_start_container "$NAME" 120 --mount "$app:/opt/app" -- \
+	"$JDK/bin/java" -cp /opt/app JavacLoop /opt/app/Workload.java ||
+	skip "javac loop did not start: $(cat "$FS_TMP/$NAME/out.log")"
 sleep "$WARM_S" # let the JIT compile the application's hot code (a warm-up, not a synchronisation)
 
-ms() {
-	local t0 t1
-	t0=$(date +%s%N)
-	"$@" >/dev/null 2>&1
-	t1=$(date +%s%N)
-	awk -v d=$((t1 - t0)) 'BEGIN { printf "%.2f\n", d / 1e6 }'
-}
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
-echo "bench/hotspot.sh: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)," \
+echo "bench/hotspot.sh: $(nproc) CPUs, load average $(bench_load)," \
 	"$($JDK/bin/java -version 2>&1 | head -1)"
 declare -A t e
 for mode in agent jcmd vmstructs; do
 	"$FS_SIDECAR" map "$NAME" --mode "$mode" >/dev/null # warm: listener running, agent loaded
 	v=()
-	for _ in $(seq "$RUNS"); do v+=("$(ms "$FS_SIDECAR" map "$NAME" --mode "$mode")"); done
-	t[$mode]=$(printf '%s\n' "${v[@]}" | median)
+	for _ in $(seq "$RUNS"); do v+=("$(bench_ms "$FS_SIDECAR" map "$NAME" --mode "$mode")"); done
+	t[$mode]=$(printf '%s\n' "${v[@]}" | bench_median_mean)
 	e[$mode]=$(wc -l <"/tmp/perf-$PID.map")
 done
 inl=$(grep -c -- '->' "/tmp/perf-$PID.map" || true)

@@ -24,48 +24,30 @@ DUR=${1:-10}
 PAIRS=${2:-5}
 WIN=${3:-10}
 export FS_TOP=$PWD FS_BUILD=${4:-$PWD/build}
-JDK=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}
 H2=/usr/share/java/h2.jar
 
-skip() { echo "bench/jit-window.sh: skipped: $*" >&2; exit 0; }
-# shellcheck source=../tests/lib/containers.bash
-. tests/lib/containers.bash
-[ "$(id -u)" = 0 ] || skip "needs root"
-command -v runc >/dev/null || skip "runc is not installed"
-command -v perf >/dev/null || skip "perf is not installed (linux-perf)"
-[ -x "$JDK/bin/java" ] || skip "no JDK 17 at $JDK"
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+bench_require_root
+bench_require_cmd runc
+bench_require_cmd perf linux-perf
+bench_require_jdk
 [ -f "$H2" ] || skip "no $H2 (apt-get install libh2-java)"
-[ -x "$FS_SIDECAR" ] && [ -f "$FS_BUILD/java/flametest/H2Load.class" ] || skip "build first (make)"
+bench_require_build
+[ -f "$FS_BUILD/java/flametest/H2Load.class" ] || skip "build first (make)"
 
-fs_setup
-PID=""
-cleanup() {
-	set +e
-	[ -n "$PID" ] && rm -f "/tmp/perf-$PID.map"
-	fs_cleanup
-}
-trap cleanup EXIT
-
+bench_setup
 NAME=benchjit-$$
-dir=$FS_TMP/$NAME
-fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- \
+# not the Workload: fs_start_jvm does not fit, the generic container does
+bench_start_container "$NAME" 60 --mount "$FS_BUILD/java:/opt/fsjava" -- \
 	"$JDK/bin/java" -XX:+PreserveFramePointer -cp "/opt/fsjava:$H2" flametest.H2Load \
-	--threads 2 --ops-file /tmp/ops
-jq --arg s "$FS_BUILD/java" '
-	.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}]
-' "$dir/config.json" >"$dir/c.json" && mv "$dir/c.json" "$dir/config.json"
-fs_runc_run "$NAME" "$dir"
-PID=$(fs_container_pid "$NAME")
-fs_wait_for 60 grep -q READY "$dir/out.log" || { cat "$dir/out.log"; exit 1; }
-fs_wait_for 10 test -f "$FS_RUN/containers/$NAME.json"
+	--threads 2 --ops-file /tmp/ops || { cat "$FS_TMP/$NAME/out.log"; exit 1; }
 OPS=/proc/$PID/root/tmp/ops
-W=$FS_TMP/work
-mkdir -p "$W"
 now_ms() { date +%s%3N; }
 ops() { cut -d' ' -f1 "$OPS"; }
 sleep "${WARMUP:-30}" # let the JIT compile the engine's hot paths before measuring
 
-echo "# bench/jit-window.sh: H2Load (2 threads) in runc, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# bench/jit-window.sh: H2Load (2 threads) in runc, $(nproc) CPUs, load $(bench_load)"
 
 # ---- 1. end of window -> SVG
 (cd "$W" && "$FS_SIDECAR" run "$NAME" -d "${DUR}s" -F 99 -o ours.svg >"$W/ours.out" 2>"$W/ours.err")

@@ -20,52 +20,20 @@ cd "$(dirname "$0")/.."
 WIN=${1:-10}
 ROUNDS=${2:-3}
 export FS_TOP=$PWD FS_BUILD=${3:-$PWD/build}
-JDK=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}
-
-skip() { echo "bench/overhead.sh: skipped: $*" >&2; exit 0; }
-# shellcheck source=../tests/lib/containers.bash
-. tests/lib/containers.bash
-[ "$(id -u)" = 0 ] || skip "needs root"
-command -v runc >/dev/null || skip "runc is not installed"
-[ -x "$JDK/bin/java" ] || skip "no JDK 17 at $JDK"
-[ -x "$FS_SIDECAR" ] && [ -d "$FS_BUILD/java/flametest" ] || skip "build first (make)"
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+bench_require_root
+bench_require_cmd runc
+bench_require_jdk
+bench_require_build
 MODES="none run99 run999"
 command -v perf >/dev/null && MODES="$MODES perf99 perf999"
 
-fs_setup
-PROF=""
-cleanup() {
-	set +e
-	[ -n "$PROF" ] && kill "$PROF" 2>/dev/null && wait "$PROF" 2>/dev/null
-	fs_cleanup
-}
-trap cleanup EXIT
-
+bench_setup
 NAME=benchovh-$$
-dir=$FS_TMP/$NAME
 # one hot thread: the other CPU is left for the profiler, as on a real host
-fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- \
-	"$JDK/bin/java" -XX:+PreserveFramePointer -cp /opt/fsjava flametest.Workload \
-	--threads 1 --ops-file /tmp/ops
-jq --arg s "$FS_BUILD/java" '
-	.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}]
-' "$dir/config.json" >"$dir/c.json" && mv "$dir/c.json" "$dir/config.json"
-fs_runc_run "$NAME" "$dir"
-PID=$(fs_container_pid "$NAME")
-fs_wait_for 60 grep -q READY "$dir/out.log" || { cat "$dir/out.log"; exit 1; }
-fs_wait_for 10 test -f "$FS_RUN/containers/$NAME.json"
-OPS=/proc/$PID/root/tmp/ops
+bench_start_workload "$NAME" -- --threads 1 --ops-file /tmp/ops
 fs_wait_for 10 test -s "$OPS"
-W=$FS_TMP/work
-mkdir -p "$W"
-
-# the ops file as "OPS MS", after its next update (it is rewritten every 500 ms)
-read_ops() {
-	local first
-	first=$(cat "$OPS")
-	fs_wait_for 5 sh -c "[ \"\$(cat $OPS)\" != \"$first\" ]"
-	cat "$OPS"
-}
 
 # window MODE: ops per second over WIN seconds while MODE profiles
 window() {
@@ -84,9 +52,9 @@ window() {
 		;;
 	esac
 	sleep 1 # let the profiler open its events
-	a=$(read_ops)
+	a=$(bench_read_ops)
 	sleep "$WIN"
-	b=$(read_ops)
+	b=$(bench_read_ops)
 	if [ -n "$PROF" ]; then wait "$PROF" || true; fi
 	PROF=""
 	awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " ");
@@ -94,7 +62,7 @@ window() {
 }
 
 echo "# bench/overhead.sh: $ROUNDS rounds of ${WIN}s windows, modes: $MODES"
-echo "# Workload --threads 1 in runc, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# Workload --threads 1 in runc, $(nproc) CPUs, load average $(bench_load)"
 for r in $(seq 1 "$ROUNDS"); do
 	for m in $MODES; do
 		v=$(window "$m")
@@ -102,12 +70,11 @@ for r in $(seq 1 "$ROUNDS"); do
 		echo "# round $r $m: $v ops/s"
 	done
 done
-echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-base=$(awk '$1 == "none" { print $2 }' "$W/results" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+echo "# load average after: $(bench_load)"
+base=$(awk '$1 == "none" { print $2 }' "$W/results" | bench_median)
 printf '%-8s %12s %10s %10s\n' mode "ops/s (med)" "vs none" overhead
 for m in $MODES; do
-	med=$(awk -v m="$m" '$1 == m { print $2 }' "$W/results" | sort -n |
-		awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+	med=$(awk -v m="$m" '$1 == m { print $2 }' "$W/results" | bench_median)
 	awk -v m="$m" -v x="$med" -v b="$base" 'BEGIN {
 		printf "%-8s %12.1f %9.3fx %9.1f%%\n", m, x, x / b, (1 - x / b) * 100 }'
 done

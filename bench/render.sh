@@ -17,41 +17,19 @@ cd "$(dirname "$0")/.."
 STACKS=${1:-350000}
 SEED=${2:-42}
 BUILD=${BUILD:-build}
-FS="$BUILD/flamesidecar"
-[ -x "$FS" ] || { echo "bench/render.sh: build first (make): $FS missing" >&2; exit 1; }
-command -v perl >/dev/null || { echo "bench/render.sh: needs perl" >&2; exit 1; }
-
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-in="$dir/in.folded"
-
-perl "$(dirname "$0")/render-corpus.pl" "$STACKS" "$SEED" >"$in"
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+bench_corpus "$STACKS" "$SEED"
 perl -e 'srand($ARGV[0]); my @l = <STDIN>; for (my $i = @l; --$i;) { my $j = int rand($i + 1); @l[$i, $j] = @l[$j, $i]; } print @l;' \
 	"$SEED" <"$in" >"$dir/shuf.folded"
-
-# best (lowest) wall and CPU time of 3 runs of a shell command: "WALL CPU"
-best() {
-	local bw="" bc="" t w c
-	for _ in 1 2 3; do
-		t=$( { TIMEFORMAT='%R %U %S'; time sh -c "$1" >/dev/null; } 2>&1 | tail -1)
-		w=$(echo "$t" | cut -d' ' -f1)
-		c=$(echo "$t" | awk '{ print $2 + $3 }')
-		if [ -z "$bw" ] || [ "$(echo "$w < $bw" | bc -l)" = 1 ]; then bw=$w; fi
-		if [ -z "$bc" ] || [ "$(echo "$c < $bc" | bc -l)" = 1 ]; then bc=$c; fi
-	done
-	printf '%.3f %.3f' "$bw" "$bc"
-}
-ratio() {
-	echo "$1 / $2" | bc -l | xargs printf '%.2f'
-}
 
 lines=$(wc -l <"$in")
 bytes=$(wc -c <"$in")
 cat "$in" "$dir/shuf.folded" >/dev/null # warm the page cache
-read -r w_cat c_cat <<<"$(best "cat '$in'")"
-read -r w_sort c_sort <<<"$(best "LC_ALL=C sort '$in'")"
-read -r w_render c_render <<<"$(best "'$FS' render '$in' >'$dir/out.svg'")"
-read -r w_shuf c_shuf <<<"$(best "'$FS' render '$dir/shuf.folded' >'$dir/shuf.svg'")"
+read -r w_cat c_cat <<<"$(bench_best "cat '$in'")"
+read -r w_sort c_sort <<<"$(bench_best "LC_ALL=C sort '$in'")"
+read -r w_render c_render <<<"$(bench_best "'$FS' render '$in' >'$dir/out.svg'")"
+read -r w_shuf c_shuf <<<"$(bench_best "'$FS' render '$dir/shuf.folded' >'$dir/shuf.svg'")"
 svg=$(wc -c <"$dir/out.svg")
 frames=$(grep -c '^<g><title>' "$dir/out.svg")
 
@@ -61,7 +39,7 @@ printf 'cat       %7s %7s   (baseline: reading the file)\n' "$w_cat" "$c_cat"
 printf 'sort      %7s %7s   (baseline: LC_ALL=C sort)\n' "$w_sort" "$c_sort"
 printf 'render    %7s %7s   sorted input\n' "$w_render" "$c_render"
 printf 'render    %7s %7s   shuffled input\n' "$w_shuf" "$c_shuf"
-echo "ratio:    render/sort wall $(ratio "$w_render" "$w_sort") cpu $(ratio "$c_render" "$c_sort")," \
-	"shuffled render/sort wall $(ratio "$w_shuf" "$w_sort") cpu $(ratio "$c_shuf" "$c_sort")"
+echo "ratio:    render/sort wall $(bench_ratio "$w_render" "$w_sort") cpu $(bench_ratio "$c_render" "$c_sort")," \
+	"shuffled render/sort wall $(bench_ratio "$w_shuf" "$w_sort") cpu $(bench_ratio "$c_shuf" "$c_sort")"
 echo "svg:      $svg bytes, $frames frames drawn (minwidth 0.1 px)"
 echo "load:     $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min; figures above are noisy when > $(nproc))"

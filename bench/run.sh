@@ -21,41 +21,20 @@ cd "$(dirname "$0")/.."
 DUR=${1:-60}
 FREQ=${2:-999}
 export FS_TOP=$PWD FS_BUILD=${3:-$PWD/build}
-JDK=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}
 
-skip() { echo "bench/run.sh: skipped: $*" >&2; exit 0; }
-# shellcheck source=../tests/lib/containers.bash
-. tests/lib/containers.bash
-[ "$(id -u)" = 0 ] || skip "needs root"
-command -v runc >/dev/null || skip "runc is not installed"
-command -v perf >/dev/null || skip "perf is not installed (linux-perf)"
-[ -x "$JDK/bin/java" ] || skip "no JDK 17 at $JDK"
-[ -x "$FS_SIDECAR" ] && [ -d "$FS_BUILD/java/flametest" ] || skip "build first (make)"
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+bench_require_root
+bench_require_cmd runc
+bench_require_cmd perf linux-perf
+bench_require_jdk
+bench_require_build
 TIME=""
 [ -x /usr/bin/time ] && TIME=/usr/bin/time
 
-fs_setup
-PID=""
-cleanup() {
-	set +e
-	[ -n "$PID" ] && rm -f "/tmp/perf-$PID.map"
-	fs_cleanup
-}
-trap cleanup EXIT
-
+bench_setup
 NAME=benchrun-$$
-dir=$FS_TMP/$NAME
-fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- \
-	"$JDK/bin/java" -XX:+PreserveFramePointer -cp /opt/fsjava flametest.Workload --threads 2 --syscalls
-jq --arg s "$FS_BUILD/java" '
-	.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}]
-' "$dir/config.json" >"$dir/c.json" && mv "$dir/c.json" "$dir/config.json"
-fs_runc_run "$NAME" "$dir"
-PID=$(fs_container_pid "$NAME")
-fs_wait_for 60 grep -q READY "$dir/out.log" || { cat "$dir/out.log"; exit 1; }
-fs_wait_for 10 test -f "$FS_RUN/containers/$NAME.json"
-W=$FS_TMP/work
-mkdir -p "$W"
+bench_start_workload "$NAME" -- --threads 2 --syscalls
 
 now_ms() { date +%s%3N; }
 # rss_kib FILE: "Maximum resident set size" of a /usr/bin/time -v report
@@ -66,7 +45,7 @@ cpu_ms() {
 }
 
 echo "# bench/run.sh: $DUR s at $FREQ Hz, Workload --threads 2 --syscalls in runc, $(nproc) CPUs,"
-echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# load average before: $(bench_load)"
 
 # ---- ours
 (cd "$W" && ${TIME:+$TIME -v -o "$W/ours.time"} "$FS_SIDECAR" run "$NAME" -d "${DUR}s" -F "$FREQ" \

@@ -124,7 +124,7 @@ static void hook_entry_names(struct hook_state *st, const struct hook_bundle *b,
 
 /* The entry's facts about the container's init process (the caller has
  * pinned it with a pidfd). -1 after a warning when it is not registrable. */
-static int hook_entry_process(const struct hook_state *st, struct registry_entry *e,
+static int hook_entry_process(const struct hook_state *st, int pidfd, struct registry_entry *e,
 			      const char *stage)
 {
 	struct fs_error err;
@@ -149,6 +149,12 @@ static int hook_entry_process(const struct hook_state *st, struct registry_entry
 		    stage, st->id,
 		    "refusing: pid %d shares the hook's %s namespace (not a container process)",
 		    (int)st->pid, e->mnt_ns == self_mnt_ns ? "mount" : "pid");
+		return -1;
+	}
+	/* Everything above was read by pid string: still the pidfd's
+	 * process, started when we first read it? */
+	if (proc_pidfd_recheck(pidfd, st->pid, e->start_time, &err) < 0) {
+		hook_warn(stage, st->id, "not registered: %s", err.msg);
 		return -1;
 	}
 	e->ns_pid = proc_status_ns_pid(&ps);
@@ -184,7 +190,7 @@ static int hook_create(const struct fs_config *cfg, struct hook_state *st, const
 		return 0;
 	}
 	struct registry_entry e;
-	if (hook_entry_process(st, &e, stage) < 0)
+	if (hook_entry_process(st, pidfd, &e, stage) < 0)
 		return 0;
 
 	hook_mark("proc");

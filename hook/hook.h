@@ -83,9 +83,11 @@ int hook_names_from_engine_state(const char *bundle, const char *hostname_src,
 int hook_bundle_read(const char *bundle_dir, struct hook_bundle *b, struct fs_error *err);
 /* Map an id through an OCI idMappings array text form (exposed for tests). */
 
-/* mount.c: bind-mount cfg->bundle_dir read-only, nosuid, nodev at
- * cfg->mount_point inside the rootfs, in the mount namespace of the process
- * behind pidfd. Refuses symlinks, non-directories and escapes. A mount that
+/* mount.c: mount a copy of cfg->bundle_dir (bundletree.c) read-only,
+ * nosuid, nodev at cfg->mount_point inside the rootfs, in the mount
+ * namespace of the process behind pidfd. Refuses symlinks, non-directories
+ * and escapes, and a mount point on a shared mount (the mount would
+ * propagate to its peers, the host's among them). A mount that
  * cannot be made read-only is detached. Returns 0, -errno (refused/failed,
  * nothing left mounted), or -ENOTRECOVERABLE when a writable mount could
  * not be detached (the hook must fail).
@@ -94,6 +96,11 @@ int hook_bundle_read(const char *bundle_dir, struct hook_bundle *b, struct fs_er
  * by path before, and use only fds after. The hook's alarm bounds it. */
 int hook_mount_bundle(const struct fs_config *cfg, int pidfd, const char *rootfs,
 		      struct fs_error *err);
+
+/* bundletree.c: a detached mount (fd) of a new tmpfs holding a copy of
+ * bundle_dir's top-level regular files, read-only (superblock and mount),
+ * nosuid, nodev, private. -errno with a reason. */
+int hook_bundle_tree(const char *bundle_dir, struct fs_error *err);
 
 /* mount.c helper, exposed for tests: open (creating missing directories)
  * path under root_fd without following any symlink. */

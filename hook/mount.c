@@ -1,14 +1,16 @@
 /* mount.c - put the agent bundle into a container, read-only.
  *
- * The tree is cloned with open_tree(OPEN_TREE_CLONE) in the hook's (host)
- * mount namespace and made read-only, nosuid, nodev with mount_setattr
- * before it is attached anywhere, so it is never visible writable. The
+ * The tree is a private tmpfs holding a copy of the bundle (bundletree.c),
+ * made in the hook's (host) mount namespace and made read-only, nosuid,
+ * nodev before it is attached anywhere, so it is never visible writable. The
  * hook then joins the container's mount namespace itself (setns on the
  * container's pidfd; no fork, see hook_mount_bundle), opens the mount
  * point under the rootfs component by
  * component without following any symlink (openat2 RESOLVE_BENEATH |
  * RESOLVE_NO_SYMLINKS), creating missing directories, and attaches the
- * tree with move_mount onto that verified fd. */
+ * tree with move_mount onto that verified fd, unless that fd is on a shared
+ * mount: a mount made there would propagate to every peer of that mount,
+ * which can be a host directory (a volume bound with rshared). */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -25,45 +27,16 @@
 #include "hook.h"
 #include "timeutil.h"
 
-#ifndef OPEN_TREE_CLONE
-#define OPEN_TREE_CLONE 1
-#endif
-#ifndef OPEN_TREE_CLOEXEC
-#define OPEN_TREE_CLOEXEC O_CLOEXEC
-#endif
 #ifndef MOVE_MOUNT_F_EMPTY_PATH
 #define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
 #endif
 #ifndef MOVE_MOUNT_T_EMPTY_PATH
 #define MOVE_MOUNT_T_EMPTY_PATH 0x00000040
 #endif
-#ifndef MOUNT_ATTR_RDONLY
-#define MOUNT_ATTR_RDONLY 0x00000001
-#define MOUNT_ATTR_NOSUID 0x00000002
-#define MOUNT_ATTR_NODEV  0x00000004
-#endif
-#ifndef AT_RECURSIVE
-#define AT_RECURSIVE 0x8000
-#endif
-
-struct hook_mount_attr {
-	uint64_t attr_set, attr_clr, propagation, userns_fd;
-};
-
-static int sys_open_tree(int dfd, const char *path, unsigned flags)
-{
-	return (int)syscall(SYS_open_tree, dfd, path, flags);
-}
-
 static int sys_move_mount(int from_dfd, const char *from, int to_dfd, const char *to,
 			  unsigned flags)
 {
 	return (int)syscall(SYS_move_mount, from_dfd, from, to_dfd, to, flags);
-}
-
-static int sys_mount_setattr(int dfd, const char *path, unsigned flags, struct hook_mount_attr *a)
-{
-	return (int)syscall(SYS_mount_setattr, dfd, path, flags, a, sizeof(*a));
 }
 
 static int sys_openat2(int dfd, const char *path, uint64_t flags, uint64_t resolve)
@@ -139,6 +112,37 @@ int hook_open_mount_point(int root_fd, const char *path, struct fs_error *err)
 	return steal_fd(&cur);
 }
 
+/* Whether the mount fd is on is shared (in a peer group), from this mount
+ * namespace's mountinfo; also 1 when that cannot be told (fail closed: the
+ * container then starts without the bundle). */
+static int mount_is_shared(int fd, struct fs_error *err)
+{
+	struct statx stx;
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID))
+		return fs_error_set(err, EPERM, "the mount point's mount id is unknown"), 1;
+	cleanup_fclose FILE *f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return fs_error_set(err, errno, "reading mountinfo"), 1;
+	cleanup_free char *line = NULL;
+	size_t cap = 0;
+	while (getline(&line, &cap, f) > 0) {
+		unsigned long long id;
+		if (sscanf(line, "%llu ", &id) != 1 || id != stx.stx_mnt_id)
+			continue;
+		/* Optional fields run from field 7 up to the " - " separator. */
+		char *sep = strstr(line, " - ");
+		if (sep)
+			*sep = '\0';
+		if (strstr(line, " shared:"))
+			return fs_error_set(err, EPERM,
+					    "refusing: the mount point is on a shared mount, the "
+					    "bundle would propagate to its peers (the host's)"),
+			       1;
+		return 0;
+	}
+	return fs_error_set(err, ENOENT, "the mount point's mount is not in mountinfo"), 1;
+}
+
 /* In the container's mount namespace: open the mount point under the
  * rootfs without following symlinks, attach the tree there, and check what
  * is now on top of it. */
@@ -154,6 +158,8 @@ static int mount_attach(const struct fs_config *cfg, int tree_fd, const char *ro
 	cleanup_close int target = hook_open_mount_point(root_fd, cfg->mount_point, err);
 	if (target < 0)
 		return target;
+	if (mount_is_shared(target, err))
+		return -EPERM;
 	if (sys_move_mount(tree_fd, "", target, "",
 			   MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
 		return fs_error_set(err, errno, "move_mount onto %s", cfg->mount_point);
@@ -180,15 +186,9 @@ static int mount_attach(const struct fs_config *cfg, int tree_fd, const char *ro
 int hook_mount_bundle(const struct fs_config *cfg, int pidfd, const char *rootfs,
 		      struct fs_error *err)
 {
-	cleanup_close int tree =
-	    sys_open_tree(AT_FDCWD, cfg->bundle_dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	cleanup_close int tree = hook_bundle_tree(cfg->bundle_dir, err);
 	if (tree < 0)
-		return fs_error_set(err, errno, "open_tree(%s)", cfg->bundle_dir);
-	struct hook_mount_attr attr = {
-	    .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-	};
-	if (sys_mount_setattr(tree, "", AT_EMPTY_PATH, &attr) < 0)
-		return fs_error_set(err, errno, "making the bundle mount read-only");
+		return tree;
 	/* No fork: the hook is single-threaded and does nothing by path after
 	 * this (its log, its registry directory and everything it read are
 	 * open or done already), so it can join the namespace itself. */

@@ -10,13 +10,13 @@
  * Durations and frequency are capped by config; values that are not plain
  * numbers with a unit are refused; so is a trigger beyond
  * max_concurrent_profiles. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -42,10 +42,13 @@ int trigger_plan(const struct fs_config *cfg, const struct registry_entry *e,
 		return fs_error_set(
 		    err, EINVAL,
 		    "flamesidecar.io/profile must be a duration like 30s, 2m or 1h of at least 1s");
-	p->duration_s = (unsigned)((ms + 999) / 1000);
-	if (p->duration_s > cfg->max_profile_seconds) {
-		snprintf(note, note_len, "duration capped from %us to %us (max_profile_seconds)",
-			 p->duration_s, cfg->max_profile_seconds);
+	/* Compared in 64 bits before narrowing: 1193047h is 2^32 s and a
+	 * few, which an unsigned would wrap to half an hour. */
+	unsigned long long secs = (ms + 999) / 1000;
+	p->duration_s = (unsigned)secs;
+	if (secs > cfg->max_profile_seconds) {
+		snprintf(note, note_len, "duration capped from %llus to %us (max_profile_seconds)",
+			 secs, cfg->max_profile_seconds);
 		p->duration_s = cfg->max_profile_seconds;
 	}
 	p->delay_s = cfg->default_delay_seconds;
@@ -53,12 +56,15 @@ int trigger_plan(const struct fs_config *cfg, const struct registry_entry *e,
 		if (timeutil_parse_duration_ms(e->delay, &ms) < 0)
 			return fs_error_set(err, EINVAL,
 					    "flamesidecar.io/delay must be a duration like 10s");
-		p->delay_s = (unsigned)((ms + 999) / 1000);
+		secs = (ms + 999) / 1000;
+	} else {
+		secs = p->delay_s;
 	}
-	if (p->delay_s > cfg->max_profile_seconds) {
+	p->delay_s = (unsigned)secs;
+	if (secs > cfg->max_profile_seconds) {
 		size_t l = strlen(note);
-		snprintf(note + l, note_len - l, "%sdelay capped from %us to %us", l ? "; " : "",
-			 p->delay_s, cfg->max_profile_seconds);
+		snprintf(note + l, note_len - l, "%sdelay capped from %llus to %us", l ? "; " : "",
+			 secs, cfg->max_profile_seconds);
 		p->delay_s = cfg->max_profile_seconds;
 	}
 	p->frequency = 99;
@@ -82,21 +88,33 @@ int trigger_plan(const struct fs_config *cfg, const struct registry_entry *e,
 	return 0;
 }
 
-/* Number of in-progress triggered profiles (markers whose monitor lives). */
-static unsigned trigger_running(const char *dir)
+/* Take one of the max_concurrent_profiles slots: an exclusive flock on
+ * <markdir>/.slot-<k>, held by the monitor for as long as it lives (the
+ * kernel drops it when it exits, however it exits). Taking the lock is the
+ * count: two hooks started at once cannot both see a free slot, as they
+ * could when markers were counted and written afterwards. The fd, or -1
+ * when every slot is taken (or on an error, with *why set). */
+static int trigger_take_slot(int markdir_fd, unsigned max, const char **why)
 {
-	unsigned n = 0;
-	cleanup_closedir DIR *d = opendir(dir);
-	if (!d)
-		return 0;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		struct marker m;
-		if (de->d_name[0] != '.' && marker_read_at(dirfd(d), de->d_name, &m) == 0 &&
-		    marker_alive(&m))
-			n++;
+	*why = NULL;
+	for (unsigned k = 0; k < max; k++) {
+		char name[32];
+		snprintf(name, sizeof(name), ".slot-%u", k);
+		int fd = openat(markdir_fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			*why = strerror(errno);
+			return -1;
+		}
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return fd;
+		int e = errno;
+		close(fd);
+		if (e != EWOULDBLOCK) {
+			*why = strerror(e);
+			return -1;
+		}
 	}
-	return n;
+	return -1;
 }
 
 /* <run_dir>/profiling/<id>.json (lib/marker.h): who is profiling what,
@@ -124,7 +142,8 @@ static void trigger_monitor(const struct fs_config *cfg, const char *config_path
 			    const char *marker, const char *base)
 {
 	char svg[PATH_MAX + 8], folded[PATH_MAX + 8], pprof[PATH_MAX + 8], logp[PATH_MAX + 8];
-	char dur[32], freq[32];
+	char dur[32], freq[32], exact[64];
+	snprintf(exact, sizeof(exact), "%d:%llu", (int)e->pid, (unsigned long long)e->start_time);
 	snprintf(svg, sizeof(svg), "%s.svg", base);
 	snprintf(folded, sizeof(folded), "%s.folded", base);
 	snprintf(pprof, sizeof(pprof), "%s.pb.gz", base);
@@ -152,6 +171,11 @@ static void trigger_monitor(const struct fs_config *cfg, const char *config_path
 			argv[a++] = config_path;
 		}
 		argv[a++] = "run";
+		/* This very container, or nothing: if it exited during the
+		 * delay, its id must not resolve to another container by name
+		 * or prefix. */
+		argv[a++] = "--exact-process";
+		argv[a++] = exact;
 		argv[a++] = e->id;
 		argv[a++] = "-d";
 		argv[a++] = dur;
@@ -204,17 +228,35 @@ int hook_trigger(const struct fs_config *cfg, const char *config_path,
 		hook_warn(stage, e->id, "profile trigger refused: cannot create %s", markdir);
 		return 0;
 	}
-	unsigned running = trigger_running(markdir);
-	if (running >= cfg->max_concurrent_profiles) {
-		hook_warn(stage, e->id,
-			  "profile trigger refused: %u profiles already running "
-			  "(max_concurrent_profiles %u)",
-			  running, cfg->max_concurrent_profiles);
+	int mdfd = open(markdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (mdfd < 0) {
+		hook_warn(stage, e->id, "profile trigger refused: cannot open %s", markdir);
+		return 0;
+	}
+	struct fs_error derr;
+	if (fileio_check_private_dir(mdfd, markdir, &derr) < 0) {
+		close(mdfd);
+		hook_warn(stage, e->id, "profile trigger refused: %s", derr.msg);
+		return 0;
+	}
+	const char *why;
+	int slot = trigger_take_slot(mdfd, cfg->max_concurrent_profiles, &why);
+	close(mdfd);
+	if (slot < 0) {
+		if (why)
+			hook_warn(stage, e->id, "profile trigger refused: slot in %s: %s", markdir,
+				  why);
+		else
+			hook_warn(stage, e->id,
+				  "profile trigger refused: %u profiles already running "
+				  "(max_concurrent_profiles %u)",
+				  cfg->max_concurrent_profiles, cfg->max_concurrent_profiles);
 		return 0;
 	}
 	snprintf(outdir, sizeof(outdir), "%s/%s", cfg->profile_dir, e->id);
 	if (fileio_mkdir_p(outdir, 0755, 0700) < 0) {
 		hook_warn(stage, e->id, "profile trigger refused: cannot create %s", outdir);
+		close(slot);
 		return 0;
 	}
 	char ts[32];
@@ -228,6 +270,7 @@ int hook_trigger(const struct fs_config *cfg, const char *config_path,
 	pid_t child = fork();
 	if (child < 0) {
 		hook_warn(stage, e->id, "profile trigger failed: fork: %s", strerror(errno));
+		close(slot);
 		return 0;
 	}
 	if (child == 0) {
@@ -243,8 +286,11 @@ int hook_trigger(const struct fs_config *cfg, const char *config_path,
 			dup2(nul, STDOUT_FILENO);
 			dup2(nul, STDERR_FILENO);
 		}
-		/* No descriptor of the runtime's reaches the profiler. */
-		closefrom(3);
+		/* No descriptor of the runtime's reaches the profiler; the
+		 * slot lock (fd 3, close-on-exec) stays with the monitor. */
+		if (slot != 3 && (dup2(slot, 3) < 0 || fcntl(3, F_SETFD, FD_CLOEXEC) < 0))
+			_exit(1);
+		closefrom(4);
 		hook_log_open(cfg);
 		signal(SIGALRM, SIG_DFL);
 		alarm(0);
@@ -252,6 +298,7 @@ int hook_trigger(const struct fs_config *cfg, const char *config_path,
 			_exit(1);
 		trigger_monitor(cfg, config_path, e, &plan, marker, base);
 	}
+	close(slot);
 	int st;
 	while (waitpid(child, &st, 0) < 0 && errno == EINTR)
 		;

@@ -167,3 +167,41 @@ int fileio_replace_buf(int dir_fd, const char *dir_name, const char *name, mode_
 	struct fileio_buf b = {buf, len};
 	return fileio_replace(dir_fd, dir_name, name, mode, fileio_fill_buf, &b, err);
 }
+
+int fileio_reopen(int path_fd, int fd_dir, struct fs_error *err)
+{
+	char name[16];
+	struct stat want, got;
+	if (fstat(path_fd, &want) < 0)
+		return fs_error_set(err, errno, "stat of fd %d", path_fd);
+	if (!S_ISREG(want.st_mode))
+		return fs_error_set(err, EPERM, "refusing to open a file that is not regular");
+	snprintf(name, sizeof(name), "%d", path_fd);
+	int fd = openat(fd_dir, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return fs_error_set(err, errno, "reopening fd %d", path_fd);
+	if (fstat(fd, &got) < 0 || !S_ISREG(got.st_mode) || got.st_dev != want.st_dev ||
+	    got.st_ino != want.st_ino) {
+		close(fd);
+		return fs_error_set(err, ESTALE, "reopening fd %d gave another file", path_fd);
+	}
+	return fd;
+}
+
+int fileio_check_private_dir(int fd, const char *path, struct fs_error *err)
+{
+	struct stat sb;
+	if (fstat(fd, &sb) < 0)
+		return fs_error_set(err, errno, "stat %s", path);
+	if (!S_ISDIR(sb.st_mode))
+		return fs_error_set(err, ENOTDIR, "%s is not a directory", path);
+	if (sb.st_uid != geteuid())
+		return fs_error_set(
+		    err, EPERM, "refusing %s: owned by uid %u, not %u (chown %u %s, or remove it)",
+		    path, (unsigned)sb.st_uid, (unsigned)geteuid(), (unsigned)geteuid(), path);
+	if (sb.st_mode & 022)
+		return fs_error_set(err, EPERM,
+				    "refusing %s: mode %04o lets others write it (chmod go-w %s)",
+				    path, (unsigned)(sb.st_mode & 07777), path);
+	return 0;
+}

@@ -47,6 +47,19 @@ int fileio_replace(int dir_fd, const char *dir_name, const char *name, mode_t mo
 		   int (*fill)(int fd, void *arg, struct fs_error *err), void *arg,
 		   struct fs_error *err);
 
+/* Open for reading what the O_PATH fd path_fd refers to, through the magic
+ * link N in fd_dir (a directory fd of the caller's own /proc/self/fd, opened
+ * from a procfs the caller trusts), O_RDONLY|O_NONBLOCK|O_NOCTTY. Check path_fd with fstat first:
+ * this only reopens, and refuses (-ESTALE) when what it opened is not a regular file with path_fd's
+ * device and inode. The way to read a container's file: O_PATH (opens nothing), fstat, then this.
+ */
+int fileio_reopen(int path_fd, int fd_dir, struct fs_error *err);
+
+/* 0 when fd is a directory owned by our euid that nobody else may write
+ * (no group or other write bit); else -EPERM (-ENOTDIR) with a message
+ * naming path and what is wrong and how to fix it. */
+int fileio_check_private_dir(int fd, const char *path, struct fs_error *err);
+
 /* fileio_replace with a buffer as the content. */
 int fileio_replace_buf(int dir_fd, const char *dir_name, const char *name, mode_t mode,
 		       const void *buf, size_t len, struct fs_error *err);

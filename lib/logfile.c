@@ -10,21 +10,11 @@
 #include <unistd.h>
 
 #include "fileio.h"
+#include "textsafe.h"
 
 void logfile_escape(const char *s, char *dst, size_t len, int quote)
 {
-	size_t o = 0;
-	if (!len)
-		return;
-	for (const unsigned char *p = (const unsigned char *)s; *p && o + 5 < len; p++) {
-		if (*p >= 0x20 && *p < 0x7f && *p != '\\' && !(quote && *p == '"')) {
-			dst[o++] = (char)*p;
-		} else {
-			snprintf(dst + o, len - o, "\\x%02x", *p);
-			o += 4;
-		}
-	}
-	dst[o] = '\0';
+	textsafe(s, dst, len, TEXTSAFE_ASCII | (quote ? TEXTSAFE_QUOTE : 0));
 }
 
 int logfile_open(const char *path)

@@ -167,6 +167,20 @@ int proc_pidfd_open_checked(pid_t pid, uint64_t start_time, struct fs_error *err
 	return steal_fd(&fd);
 }
 
+int proc_pidfd_recheck(int pidfd, pid_t pid, uint64_t start_time, struct fs_error *err)
+{
+	uint64_t now;
+	if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0)
+		return fs_error_set(err, ESRCH, "process %d exited while it was being read",
+				    (int)pid);
+	if (proc_start_time(pid, &now, NULL) < 0 || now != start_time)
+		return fs_error_set(err, ESRCH,
+				    "process %d was replaced while it was being read (start time "
+				    "%" PRIu64 ", read %" PRIu64 ")",
+				    (int)pid, now, start_time);
+	return 0;
+}
+
 int proc_alive(pid_t pid, uint64_t start_time)
 {
 	uint64_t now;

@@ -42,6 +42,12 @@ int proc_ns_inode(pid_t pid, const char *ns, uint64_t *ino, struct fs_error *err
  * (-ESRCH when the process is gone or the pid was reused). */
 int proc_pidfd_open_checked(pid_t pid, uint64_t start_time, struct fs_error *err);
 
+/* After facts were read from /proc/<pid>/... by pid string: 0 when the
+ * process behind pidfd is still there and pid still has start_time, so
+ * every read was of that process (a pid is not reused while its process
+ * lives); -ESRCH with a message otherwise. */
+int proc_pidfd_recheck(int pidfd, pid_t pid, uint64_t start_time, struct fs_error *err);
+
 /* 1 if pid exists with the given start time, 0 if not. */
 int proc_alive(pid_t pid, uint64_t start_time);
 

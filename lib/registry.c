@@ -56,19 +56,58 @@ int registry_validate_name(const char *name, struct fs_error *err)
 	return 0;
 }
 
-/* Make dir (mode 0700) if missing and open it; refuse symlinks and
- * non-directories. Parents of dir must exist except run_dir's own. */
+/* Make dir (mode 0700) if missing and open it; refuse symlinks,
+ * non-directories, and a dir or parent (run_dir) that is not ours alone.
+ * Parents of dir must exist except run_dir's own. */
 static int registry_open_dir(const char *dir, int create, struct fs_error *err)
 {
 	if (create) {
 		/* run_dir and its containers/: both 0700 when we create them */
 		int r = fileio_mkdir_p(dir, 0700, 0700);
-		if (r < 0)
+		/* Not a directory (a symlink?): the checks below say which. */
+		if (r < 0 && r != -ENOTDIR)
 			return fs_error_set(err, -r, "creating %s", dir);
 	}
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return fs_error_set(err, errno, "opening registry %s", dir);
+	/* The registry decides what root mounts into, signals and profiles:
+	 * the directory and run_dir above it must be ours alone. Each is
+	 * opened without following a symlink and checked on its fd; the
+	 * registry is opened relative to the checked run_dir. */
+	char parent[PATH_MAX];
+	snprintf(parent, sizeof(parent), "%s", dir);
+	char *slash = strrchr(parent, '/');
+	const char *base = dir;
+	cleanup_close int pfd = -1;
+	if (slash) {
+		base = dir + (slash - parent) + 1;
+		if (slash == parent)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+		pfd = open(parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (pfd < 0)
+			return fs_error_set(err, errno, "opening %s", parent);
+		int r = fileio_check_private_dir(pfd, parent, err);
+		if (r < 0)
+			return r;
+	}
+	int at = slash ? pfd : AT_FDCWD;
+	int fd = openat(at, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		struct stat sb;
+		if ((e == ENOTDIR || e == ELOOP) &&
+		    fstatat(at, base, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(sb.st_mode))
+			return fs_error_set(err, ENOTDIR,
+					    "refusing registry %s: it is a symlink (make it a "
+					    "directory owned by root, mode 0700)",
+					    dir);
+		return fs_error_set(err, e, "opening registry %s", dir);
+	}
+	int r = fileio_check_private_dir(fd, dir, err);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
 	return fd;
 }
 
@@ -311,12 +350,11 @@ int registry_list(const char *dir, struct registry_entry **out, size_t *n,
 {
 	*out = NULL;
 	*n = 0;
-	cleanup_close int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0) {
-		if (errno == ENOENT)
-			return 0;
-		return fs_error_set(err, errno, "opening registry %s", dir);
-	}
+	cleanup_close int dfd = registry_open_dir(dir, 0, err);
+	if (dfd == -ENOENT)
+		return 0;
+	if (dfd < 0)
+		return dfd;
 	int dfd2 = dup(dfd);
 	if (dfd2 < 0)
 		return fs_error_set(err, errno, "opening registry %s", dir);

@@ -74,6 +74,11 @@ struct registry_query {
 	const char *pod;	   /* --pod NAME */
 	const char *pod_namespace; /* --namespace NS */
 	const char *container;	   /* --container NAME */
+	/* --exact-process PID:START (a triggered profile): ref is an exact id,
+	 * never a name or prefix, and the entry must still be this very
+	 * process; 0 when not given. */
+	pid_t exact_pid;
+	uint64_t exact_start;
 };
 
 /* Pick the entry q names among entries[0..n): for ref, an exact id, else

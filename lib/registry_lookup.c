@@ -140,6 +140,31 @@ static int lookup_not_found(const struct registry_query *q, struct fs_error *err
 			    q->ref);
 }
 
+/* A triggered profile names the container it was started for: that id
+ * exactly, still the same process; never a name or an id prefix, which
+ * could be another container once this one has exited. */
+static int lookup_exact(const struct registry_entry *entries, size_t n,
+			const struct registry_query *q, struct fs_error *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct registry_entry *e = &entries[i];
+		if (strcmp(e->id, q->ref))
+			continue;
+		if (e->pid != q->exact_pid || e->start_time != q->exact_start ||
+		    !registry_entry_alive(e))
+			return fs_error_set(err, ESRCH,
+					    "container %s is no longer pid %d started at %llu: "
+					    "it exited",
+					    q->ref, (int)q->exact_pid,
+					    (unsigned long long)q->exact_start);
+		return (int)i;
+	}
+	return fs_error_set(err, ENOENT,
+			    "container %s is not registered any more: it exited (no other "
+			    "container is taken in its place)",
+			    q->ref);
+}
+
 int registry_lookup(const struct registry_entry *entries, size_t n, const struct registry_query *q,
 		    struct fs_error *err)
 {
@@ -149,6 +174,8 @@ int registry_lookup(const struct registry_entry *entries, size_t n, const struct
 	cleanup_free size_t *idx = calloc(n ? n : 1, sizeof(*idx));
 	if (!idx)
 		return fs_error_set(err, ENOMEM, "looking up a container");
+	if (q->exact_pid)
+		return lookup_exact(entries, n, q, err);
 	static const enum lookup_how by_ref[] = {LOOKUP_ID, LOOKUP_NAME, LOOKUP_PREFIX};
 	static const enum lookup_how by_pod[] = {LOOKUP_POD};
 	const enum lookup_how *order = q->pod ? by_pod : by_ref;

@@ -6,6 +6,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "textsafe.h"
+
 const char *cli_config_path;
 
 int cli_exit_code(int code)
@@ -22,11 +24,14 @@ int cli_exit_code(int code)
 	}
 }
 
-static void cli_vprint(const char *verb, const char *fmt, va_list ap)
+/* Every message may hold text from a container (a comm, a path, a frame
+ * name): formatted, then escaped (textsafe), then printed. */
+static void cli_vprint(const char *verb, const char *what, const char *fmt, va_list ap)
 {
-	fprintf(stderr, "flamesidecar %s: ", verb);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	char msg[4096], safe[4 * sizeof(msg)];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fprintf(stderr, "flamesidecar %s: %s%s\n", verb, what,
+		textsafe(msg, safe, sizeof(safe), 0));
 }
 
 int cli_fail(const char *verb, const struct fs_error *err)
@@ -43,7 +48,7 @@ int cli_failf(const char *verb, int exit_code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	cli_vprint(verb, fmt, ap);
+	cli_vprint(verb, "", fmt, ap);
 	va_end(ap);
 	return exit_code;
 }
@@ -53,7 +58,7 @@ int cli_usage_error(const char *verb, const char *fmt, ...)
 	if (fmt) {
 		va_list ap;
 		va_start(ap, fmt);
-		cli_vprint(verb, fmt, ap);
+		cli_vprint(verb, "", fmt, ap);
 		va_end(ap);
 	}
 	fprintf(stderr, "Try 'flamesidecar %s --help'.\n", verb);
@@ -64,8 +69,6 @@ void cli_warn(const char *verb, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fprintf(stderr, "flamesidecar %s: warning: ", verb);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	cli_vprint(verb, "warning: ", fmt, ap);
 	va_end(ap);
 }

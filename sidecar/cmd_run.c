@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "textsafe.h"
 #include "cleanup.h"
 #include "cli.h"
 #include "common.h"
@@ -82,6 +83,12 @@ static void run_usage(FILE *out)
 		"      --max-stack N    deepest callchain kept (default 127)\n"
 		"      --user-only      no kernel frames\n"
 		"      --with-pid       root frame \"comm-PID\" (one tower per process)\n"
+		"      --unwind MODE    auto (default: JVMs without frame pointers get the\n"
+		"                       HotSpot unwinder over stack copies), fp (frame\n"
+		"                       pointers only), hotspot (every JVM: also names\n"
+		"                       interpreted frames; costs a stack copy per sample)\n"
+		"      --stack-copy BYTES  user stack copied per sample for the HotSpot\n"
+		"                       unwinder (default %u, at most %u)\n"
 		"%s"
 		"  -h, --help           this text\n\n"
 		"The summary (stdout) gives the samples taken and lost, the share of frames\n"
@@ -95,7 +102,8 @@ static void run_usage(FILE *out)
 		"  flamesidecar run 3f2a9c --pprof cpu.pb.gz --speedscope cpu.speedscope.json\n\n"
 		"Exit codes: 0 graph written, 1 failed, 2 usage, 3 container or process not\n"
 		"found (or not running), 4 not permitted (run as root).\n",
-		MAP_DEFAULT_TIMEOUT_MS, render_opts_help);
+		MAP_DEFAULT_TIMEOUT_MS, SAMPLER_DEFAULT_STACK_COPY, SAMPLER_MAX_STACK_COPY,
+		render_opts_help);
 }
 
 enum {
@@ -108,6 +116,8 @@ enum {
 	RUN_OPT_MAX_STACK,
 	RUN_OPT_USER_ONLY,
 	RUN_OPT_WITH_PID,
+	RUN_OPT_UNWIND,
+	RUN_OPT_STACK_COPY,
 	RUN_OPT_PPROF,
 	RUN_OPT_SPEEDSCOPE,
 };
@@ -149,6 +159,8 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 	    {"max-stack", required_argument, NULL, RUN_OPT_MAX_STACK},
 	    {"user-only", no_argument, NULL, RUN_OPT_USER_ONLY},
 	    {"with-pid", no_argument, NULL, RUN_OPT_WITH_PID},
+	    {"unwind", required_argument, NULL, RUN_OPT_UNWIND},
+	    {"stack-copy", required_argument, NULL, RUN_OPT_STACK_COPY},
 	    {"pprof", required_argument, NULL, RUN_OPT_PPROF},
 	    {"speedscope", required_argument, NULL, RUN_OPT_SPEEDSCOPE},
 	    {"help", no_argument, NULL, 'h'},
@@ -200,6 +212,23 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 			break;
 		case RUN_OPT_USER_ONLY: a->prof.user_only = 1; break;
 		case RUN_OPT_WITH_PID: a->prof.with_pid = 1; break;
+		case RUN_OPT_STACK_COPY:
+			if (common_parse_uint("run", "--stack-copy", optarg, 512,
+					      SAMPLER_MAX_STACK_COPY, &a->prof.stack_copy) < 0)
+				return FS_EXIT_USAGE;
+			break;
+		case RUN_OPT_UNWIND:
+			if (!strcmp(optarg, "auto"))
+				a->prof.unwind = PROFILE_UNWIND_AUTO;
+			else if (!strcmp(optarg, "fp"))
+				a->prof.unwind = PROFILE_UNWIND_FP;
+			else if (!strcmp(optarg, "hotspot"))
+				a->prof.unwind = PROFILE_UNWIND_HOTSPOT;
+			else
+				return cli_failf("run", FS_EXIT_USAGE,
+						 "--unwind takes auto, fp or hotspot; not '%s'",
+						 optarg);
+			break;
 		case RUN_OPT_PPROF: a->pprof = optarg; break;
 		case RUN_OPT_SPEEDSCOPE: a->speedscope = optarg; break;
 		case 'h': a->help = 1; return 0;
@@ -334,6 +363,32 @@ static double run_pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+/* One line per JVM: which unwinder it got, and how deep it went. */
+static void run_summary_unwind(const struct profile_stats *st)
+{
+	if (st->stack_copy)
+		printf("unwind     stack copies of %u bytes with %llu samples\n", st->stack_copy,
+		       (unsigned long long)st->stack_copies);
+	for (size_t i = 0; i < st->nunwinder; i++) {
+		const struct profile_unwinder *u = &st->unwinder[i];
+		const char *fp = u->fp_missing ? "without frame pointers" : "with frame pointers";
+		if (u->hotspot)
+			printf(
+			    "unwinder   pid %d (%s): hotspot, %llu samples, %.1f%% reached the "
+			    "thread's base (stack used p50 %u KiB, p99 %u KiB, max %u KiB), "
+			    "%llu interpreted frames, %.1f us CPU per sample\n",
+			    (int)u->pid, fp, (unsigned long long)u->samples,
+			    run_pct(u->reached_root, u->samples), u->depth_p50_kib,
+			    u->depth_p99_kib, u->depth_max_kib, (unsigned long long)u->interpreted,
+			    u->samples ? (double)u->unwind_ns / 1000.0 / (double)u->samples : 0.0);
+		else if (u->why[0])
+			printf("unwinder   pid %d (%s): frame pointers (no hotspot unwinder: %s)\n",
+			       (int)u->pid, fp, u->why);
+		else
+			printf("unwinder   pid %d (%s): frame pointers\n", (int)u->pid, fp);
+	}
+}
+
 static void run_summary(struct profile *p, const struct run_args *a, uint64_t window_ms,
 			const char *svg, const char *folded, uint64_t after_ms)
 {
@@ -393,14 +448,18 @@ static void run_summary(struct profile *p, const struct run_args *a, uint64_t wi
 		printf("jit        %llu samples in stacks whose code changed owner while they were "
 		       "sampled: named by the later owner\n",
 		       (unsigned long long)st.time_approx);
+	run_summary_unwind(&st);
 	struct hot_frame *hot = NULL;
 	size_t n = 0;
 	uint64_t total = fold_total(profile_table(p));
 	if (hot_frames(profile_table(p), 0, RUN_HOT_FRAMES, &hot, &n) == 0 && n) {
 		printf("hottest    (self samples)\n");
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
+			char safe[2048]; /* frame names come from the container */
 			printf("  %5.1f%% %8llu  %s\n", run_pct(hot[i].self, total),
-			       (unsigned long long)hot[i].self, hot[i].name);
+			       (unsigned long long)hot[i].self,
+			       textsafe(hot[i].name, safe, sizeof(safe), 0));
+		}
 	}
 	hot_frames_free(hot, n);
 	if (!total)

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "textsafe.h"
 #include "cleanup.h"
 #include "cli.h"
 #include "common.h"
@@ -256,10 +257,12 @@ static void top_show(struct profile *p, const struct top_args *a, const struct t
 		printf("(out of memory)\n");
 	for (size_t i = 0; i < n; i++) {
 		int room = t->width ? (int)t->width - 26 : INT_MAX;
+		char safe[2048]; /* frame names come from the container */
 		printf("%6.1f%% %6.1f%% %8llu  %.*s\n",
 		       total ? 100.0 * (double)fr[i].self / (double)total : 0.0,
 		       total ? 100.0 * (double)fr[i].total / (double)total : 0.0,
-		       (unsigned long long)fr[i].self, room, fr[i].name);
+		       (unsigned long long)fr[i].self, room,
+		       textsafe(fr[i].name, safe, sizeof(safe), 0));
 	}
 	if (!total)
 		printf("(no samples: the container is idle)\n");

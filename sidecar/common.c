@@ -8,10 +8,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "cli.h"
 
 /* The --pod options main() took out of argv (common_take_target). */
 static struct registry_query common_target;
+/* --exact-process PID:START (common_take_target). */
+static pid_t common_exact_pid;
+static uint64_t common_exact_start;
 char common_pod_arg[] = "(--pod)";
 
 int common_load_config(const char *verb, struct fs_config *cfg, char *regdir, size_t len)
@@ -47,15 +51,17 @@ static int common_target_opt(int argc, char **argv, int *i, const char *opt, con
 
 int common_take_target(const char *verb, int *argc, char **argv)
 {
-	static const char *const opts[] = {"--pod", "--namespace", "--container"};
+	static const char *const opts[] = {"--pod", "--namespace", "--container",
+					   "--exact-process"};
+	const char *exact = NULL;
 	const char **vals[] = {&common_target.pod, &common_target.pod_namespace,
-			       &common_target.container};
+			       &common_target.container, &exact};
 	int out = 1, i = 1;
 	while (i < *argc) {
 		if (!strcmp(argv[i], "--"))
 			break;
 		int taken = 0;
-		for (size_t k = 0; k < 3 && !taken; k++) {
+		for (size_t k = 0; k < FS_ARRAY_SIZE(opts) && !taken; k++) {
 			taken = common_target_opt(*argc, argv, &i, opts[k], vals[k]);
 			if (taken < 0) {
 				fprintf(stderr, "flamesidecar %s: %s needs a value\n", verb,
@@ -73,6 +79,23 @@ int common_take_target(const char *verb, int *argc, char **argv)
 			verb);
 		return FS_EXIT_USAGE;
 	}
+	if (exact) {
+		char *end;
+		errno = 0;
+		unsigned long pid = strtoul(exact, &end, 10);
+		unsigned long long st = 0;
+		if (!errno && *end == ':' && end > exact && exact[0] != '-' && end[1] != '-')
+			st = strtoull(end + 1, &end, 10);
+		if (errno || *end || pid < 1 || pid > INT32_MAX || st == 0) {
+			fprintf(stderr,
+				"flamesidecar %s: --exact-process takes PID:START (a pid and "
+				"its start time in clock ticks)\n",
+				verb);
+			return FS_EXIT_USAGE;
+		}
+		common_exact_pid = (pid_t)pid;
+		common_exact_start = st;
+	}
 	/* Each option took at least one slot, so there is room. */
 	if (common_target.pod)
 		argv[out++] = common_pod_arg;
@@ -85,7 +108,8 @@ int common_find_container(const char *verb, const char *regdir, const char *id,
 			  struct registry_entry *e)
 {
 	struct fs_error err;
-	struct registry_query q = {.ref = id};
+	struct registry_query q = {
+	    .ref = id, .exact_pid = common_exact_pid, .exact_start = common_exact_start};
 	if (id == common_pod_arg)
 		q = common_target;
 	int r = registry_find_query(regdir, &q, e, &err);

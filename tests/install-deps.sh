@@ -14,6 +14,8 @@ TEST_PKGS="$TEST_PKGS jetty9 wrk curl"
 # Real Java applications and the JFR oracle (tests/lib/apps.bash, tests/oracle).
 TEST_PKGS="$TEST_PKGS python3 libservlet-api-java libh2-java libderby-java"
 PKGS="$BUILD_PKGS"
+PKGS="$PKGS libdw-dev liblzma-dev libbz2-dev" # CFI of native frames (sidecar/unwind/cfi.c)
+TEST_PKGS="$TEST_PKGS jetty9 wrk curl"       # tests/integration/unwind.bats
 [ "${FS_DEPS:-all}" = build ] || PKGS="$PKGS $TEST_PKGS"
 # npm for the speedscope test (below); a machine with Node.js from elsewhere
 # (e.g. NodeSource, whose nodejs conflicts with Debian's npm) keeps its own.

@@ -336,11 +336,11 @@ static int export_intern(struct export *x, const char *text, size_t n, uint32_t 
 	return export_append(x, &f, h, j, out);
 }
 
-static int export_reserve(void **arr, size_t *cap, size_t need, size_t size)
+int export_grow(void **arr, size_t *cap, size_t need, size_t size)
 {
 	if (need <= *cap)
 		return 0;
-	size_t n = *cap ? *cap : 1024;
+	size_t n = *cap ? *cap : 256;
 	while (n < need)
 		n *= 2;
 	void *a = realloc(*arr, n * size);
@@ -387,7 +387,7 @@ static void export_remember(struct export *x, const char *stack, size_t len, siz
 			    uint32_t depth)
 {
 	x->prev_depth = 0;
-	if (export_reserve((void **)&x->prev, &x->prev_cap, len + 1, 1) < 0)
+	if (export_grow((void **)&x->prev, &x->prev_cap, len + 1, 1) < 0)
 		return;
 	memcpy(x->prev, stack, len);
 	x->prev_len = len;
@@ -399,8 +399,8 @@ int export_add(struct export *x, const char *stack, size_t len, uint64_t count, 
 {
 	size_t start = x->nstack;
 	uint32_t depth = export_shared(x, stack, len);
-	int r = export_reserve((void **)&x->stack, &x->stack_cap, x->nstack + depth + 1,
-			       sizeof(*x->stack));
+	int r = export_grow((void **)&x->stack, &x->stack_cap, x->nstack + depth + 1,
+			    sizeof(*x->stack));
 	if (r < 0)
 		return r;
 	memmove(x->stack + start, x->stack + x->prev_off, depth * sizeof(*x->stack));
@@ -413,8 +413,8 @@ int export_add(struct export *x, const char *stack, size_t len, uint64_t count, 
 		if (end > i) {
 			uint32_t id;
 			if ((r = export_intern(x, stack + i, end - i, &id)) < 0 ||
-			    (r = export_reserve((void **)&x->stack, &x->stack_cap, x->nstack + 1,
-						sizeof(*x->stack))) < 0)
+			    (r = export_grow((void **)&x->stack, &x->stack_cap, x->nstack + 1,
+					     sizeof(*x->stack))) < 0)
 				break;
 			x->stack[x->nstack++] = id;
 			x->prev_end[depth++] = end;
@@ -425,8 +425,8 @@ int export_add(struct export *x, const char *stack, size_t len, uint64_t count, 
 		x->nstack = start;
 		return r;
 	}
-	if ((r = export_reserve((void **)&x->samples, &x->samples_cap, x->nsamples + 1,
-				sizeof(*x->samples))) < 0) {
+	if ((r = export_grow((void **)&x->samples, &x->samples_cap, x->nsamples + 1,
+			     sizeof(*x->samples))) < 0) {
 		x->nstack = start;
 		return r;
 	}

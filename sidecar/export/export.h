@@ -139,4 +139,8 @@ size_t export_process_name(const struct export *x, const struct export_sample *s
 /* "kernel", "jit", "c1", "interpreted", "inlined", "native", "unknown", "" (plain). */
 const char *export_kind_name(enum export_kind kind);
 
+/* Grow *arr (of *cap elements of size bytes) to hold need elements,
+ * doubling from 256. 0 or -ENOMEM (*arr unchanged). Shared by the writers. */
+int export_grow(void **arr, size_t *cap, size_t need, size_t size);
+
 #endif

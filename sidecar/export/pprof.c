@@ -62,21 +62,6 @@ static uint64_t pprof_hash(const void *p, size_t n)
 	return h;
 }
 
-static int pprof_grow(void **arr, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return 0;
-	size_t n = *cap ? *cap : 256;
-	while (n < need)
-		n *= 2;
-	void *a = realloc(*arr, n * size);
-	if (!a)
-		return -ENOMEM;
-	*arr = a;
-	*cap = n;
-	return 0;
-}
-
 static int pprof_set_init(struct pprof_set *s)
 {
 	s->slots = calloc(1024, sizeof(*s->slots));
@@ -117,7 +102,7 @@ static int64_t pprof_str(struct pprof_build *b, const char *s)
 	for (; b->strset.slots[j]; j = (j + 1) & b->strset.mask)
 		if (!strcmp(b->str[b->strset.slots[j] - 1], s))
 			return b->strset.slots[j] - 1;
-	if (pprof_grow((void **)&b->str, &b->str_cap, b->nstr + 1, sizeof(*b->str)) < 0)
+	if (export_grow((void **)&b->str, &b->str_cap, b->nstr + 1, sizeof(*b->str)) < 0)
 		return -ENOMEM;
 	uint64_t *m = realloc(b->strmap, b->str_cap * sizeof(*m));
 	if (!m)
@@ -178,8 +163,8 @@ static int pprof_location(struct pprof_build *b, const uint32_t *fr, size_t n, u
 			return 0;
 		}
 	}
-	if (pprof_grow((void **)&b->locoff, &b->loc_cap, b->nloc + 2, sizeof(*b->locoff)) < 0 ||
-	    pprof_grow((void **)&b->locfr, &b->locfr_cap, b->nlocfr + n, sizeof(*b->locfr)) < 0)
+	if (export_grow((void **)&b->locoff, &b->loc_cap, b->nloc + 2, sizeof(*b->locoff)) < 0 ||
+	    export_grow((void **)&b->locfr, &b->locfr_cap, b->nlocfr + n, sizeof(*b->locfr)) < 0)
 		return -ENOMEM;
 	memcpy(b->locfr + b->nlocfr, fr, bytes);
 	b->locoff[b->nloc] = b->nlocfr;
@@ -209,8 +194,8 @@ static pb_label **pprof_labels(struct pprof_build *b, const struct export_sample
 	for (; b->labset.slots[j]; j = (j + 1) & b->labset.mask)
 		if (b->labsets[b->labset.slots[j] - 1].key == key)
 			return b->labsets[b->labset.slots[j] - 1].arr;
-	if (pprof_grow((void **)&b->labsets, &b->labsets_cap, b->nlabsets + 1,
-		       sizeof(*b->labsets)) < 0)
+	if (export_grow((void **)&b->labsets, &b->labsets_cap, b->nlabsets + 1,
+			sizeof(*b->labsets)) < 0)
 		return NULL;
 	size_t n = x->nlabels + (pid > 0) + (x->root_is_process != 0);
 	pb_label **arr = calloc(n + 1, sizeof(*arr));

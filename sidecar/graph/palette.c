@@ -50,7 +50,7 @@ static bool palette_contains(const char *s, size_t len, const char *needle)
 size_t palette_strip(const char *name, size_t len)
 {
 	if (len >= 4 && name[len - 4] == '_' && name[len - 3] == '[' && name[len - 1] == ']' &&
-	    name[len - 2] && strchr("kjiw", name[len - 2]))
+	    name[len - 2] && strchr("kjiw01", name[len - 2]))
 		return len - 4;
 	return len;
 }
@@ -193,6 +193,10 @@ enum palette_kind palette_classify(enum palette p, const char *name, size_t len)
 		return PALETTE_KIND_INLINED;
 	if (palette_has_suffix(name, len, "_[j]"))
 		return PALETTE_KIND_JAVA;
+	if (palette_has_suffix(name, len, "_[0]"))
+		return PALETTE_KIND_INTERPRETED;
+	if (palette_has_suffix(name, len, "_[1]"))
+		return PALETTE_KIND_C1;
 	size_t n = palette_strip(name, len);
 	switch (p) {
 	case PALETTE_JS:
@@ -328,6 +332,17 @@ struct palette_rgb palette_color(enum palette p, const char *name, size_t len, u
 	enum palette_kind kind = palette_classify(p, name, len);
 	if (kind == PALETTE_KIND_SEPARATOR)
 		return palette_rgb(160, 160, 160);
+	/* Java frame kinds the way async-profiler tells them apart: interpreted
+	 * pale green, C1 yellow-green, JIT (C2) green, inlined aqua. In the
+	 * java (default) and chain palettes only. */
+	if (p == PALETTE_JAVA || p == PALETTE_CHAIN) {
+		if (kind == PALETTE_KIND_INTERPRETED)
+			return palette_rgb(palette_ch(150, 40, v1), palette_ch(215, 30, v1),
+					   palette_ch(150, 40, v1));
+		if (kind == PALETTE_KIND_C1)
+			return palette_rgb(palette_ch(150, 50, v1), palette_ch(205, 40, v1),
+					   palette_ch(40, 40, v1));
+	}
 	switch (p) {
 	case PALETTE_HOT:
 	case PALETTE_MEM:

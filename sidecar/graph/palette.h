@@ -29,12 +29,14 @@ enum palette {
 
 /* What a frame is, by its name (palette_classify). */
 enum palette_kind {
-	PALETTE_KIND_NATIVE = 0, /* C or unknown: red */
-	PALETTE_KIND_JAVA,	 /* JIT-compiled or interpreted Java (or JS/Perl): green */
-	PALETTE_KIND_INLINED,	 /* `_[i]`: aqua */
-	PALETTE_KIND_KERNEL,	 /* `_[k]` or a well-known kernel function: orange */
-	PALETTE_KIND_CPP,	 /* contains "::": yellow */
-	PALETTE_KIND_SEPARATOR,	 /* "-" or "--" (chain/idle separators): grey */
+	PALETTE_KIND_NATIVE = 0,  /* C or unknown: red */
+	PALETTE_KIND_JAVA,	  /* JIT-compiled or interpreted Java (or JS/Perl): green */
+	PALETTE_KIND_INLINED,	  /* `_[i]`: aqua */
+	PALETTE_KIND_KERNEL,	  /* `_[k]` or a well-known kernel function: orange */
+	PALETTE_KIND_CPP,	  /* contains "::": yellow */
+	PALETTE_KIND_SEPARATOR,	  /* "-" or "--" (chain/idle separators): grey */
+	PALETTE_KIND_INTERPRETED, /* `_[0]`, an interpreted Java frame: pale green */
+	PALETTE_KIND_C1,	  /* `_[1]`, C1-compiled Java: yellow-green */
 };
 
 struct palette_rgb {

@@ -163,8 +163,8 @@ static int map_child_window(struct map_child_arg *a, struct sandbox_child *c, in
 		if ((r = map_load_agent(a, c, opt, deadline, &signalled, err)) < 0)
 			return r;
 	}
-	cleanup_close int fd =
-	    perfmap_open_checked(root, path, a->t.uid, PERFMAP_MAX_CONTAINER_FILE, &size, err);
+	cleanup_close int fd = perfmap_open_checked(
+	    root, path, a->t.uid, PERFMAP_MAX_CONTAINER_FILE, &size, sandbox_child_fd_dir(c), err);
 	if (fd < 0)
 		return fd;
 	if (a->job == MAP_JOB_WINDOW_STOP) {
@@ -227,8 +227,8 @@ static int map_child(struct sandbox_child *c, void *argp, struct fs_error *err)
 		return r;
 
 	size_t size;
-	cleanup_close int mfd =
-	    perfmap_open_checked(root, path, a->t.uid, PERFMAP_MAX_CONTAINER_FILE, &size, err);
+	cleanup_close int mfd = perfmap_open_checked(
+	    root, path, a->t.uid, PERFMAP_MAX_CONTAINER_FILE, &size, sandbox_child_fd_dir(c), err);
 	if (mfd < 0)
 		return mfd;
 	return map_send_file(c, mfd, path, 0, size, (int)mode, signalled, err);

@@ -317,13 +317,26 @@ static int perfmap_openat2(int root_fd, const char *path, uint64_t flags, struct
 }
 
 int perfmap_open_checked(int root_fd, const char *path, uid_t owner, size_t max_size, size_t *size,
-			 struct fs_error *err)
+			 int fd_dir, struct fs_error *err)
 {
-	cleanup_close int fd = perfmap_openat2(root_fd, path, O_RDONLY | O_NONBLOCK, err);
-	if (fd < 0)
-		return fd;
-	int r = perfmap_check_stat(fd, path, owner, max_size, size, err);
-	return r < 0 ? r : steal_fd(&fd);
+	/* O_PATH first: a device or FIFO swapped in is never opened. */
+	cleanup_close int pfd = perfmap_openat2(root_fd, path, O_PATH, err);
+	if (pfd < 0)
+		return pfd;
+	int r = perfmap_check_stat(pfd, path, owner, max_size, size, err);
+	if (r < 0)
+		return r;
+	cleanup_close int own_dir = -1;
+	if (fd_dir < 0) {
+		own_dir = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (own_dir < 0)
+			return fs_error_set(err, errno, "opening /proc/self/fd");
+		fd_dir = own_dir;
+	}
+	r = fileio_reopen(pfd, fd_dir, err);
+	if (r < 0)
+		return fs_error_wrap(err, "/%s", path);
+	return r;
 }
 
 int perfmap_precheck(int root_fd, const char *path, uid_t owner, size_t max_size,

@@ -60,12 +60,14 @@ int perfmap_write_host(const char *tmp_dir, pid_t pid, const struct perfmap *m,
 
 /* Open <tmp_dir_fd>/perf-<pid>.map the way a container's map must be opened:
  * openat2(RESOLVE_IN_ROOT|RESOLVE_NO_MAGICLINKS|RESOLVE_NO_SYMLINKS) relative
- * to root_fd, O_NOFOLLOW|O_NONBLOCK, then fstat: a regular file owned by
- * owner, one link, at most max_size bytes. path is relative to root_fd (e.g.
- * "tmp/perf-42.map"). Returns the fd and *size, or -errno with a message that
- * says why the file was refused. */
+ * to root_fd as O_PATH (nothing is opened), then fstat: a regular file owned
+ * by owner, one link, at most max_size bytes; only then reopened for reading
+ * by fd (fileio_reopen through fd_dir, the caller's /proc/self/fd in a
+ * procfs it trusts; -1 opens the current /proc/self/fd). path is relative to
+ * root_fd (e.g. "tmp/perf-42.map"). Returns the fd and *size, or -errno with
+ * a message that says why the file was refused. */
 int perfmap_open_checked(int root_fd, const char *path, uid_t owner, size_t max_size, size_t *size,
-			 struct fs_error *err);
+			 int fd_dir, struct fs_error *err);
 
 /* Before asking a JVM to write path: 0 if it does not exist or would pass
  * perfmap_open_checked (a symlink, FIFO, hard link, foreign or huge file

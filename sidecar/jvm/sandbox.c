@@ -47,6 +47,7 @@ struct sb_hdr {
 struct sandbox_child {
 	int fd;
 	uint64_t deadline;
+	int fd_dir; /* the host's /proc/self/fd of the child, opened before setns */
 };
 
 static int sb_remaining(uint64_t deadline)
@@ -136,6 +137,11 @@ int sandbox_child_write(struct sandbox_child *c, const void *buf, size_t len, st
 		len -= n;
 	}
 	return 0;
+}
+
+int sandbox_child_fd_dir(const struct sandbox_child *c)
+{
+	return c->fd_dir;
 }
 
 uint64_t sandbox_child_deadline(const struct sandbox_child *c)
@@ -288,14 +294,20 @@ static int sb_seccomp_load(void)
 
 static __attribute__((noreturn)) void sb_child(const struct sandbox_target *t,
 					       const struct sandbox_job *job, int fd, int nsfd,
-					       pid_t parent, uint64_t deadline)
+					       int rootfd, pid_t parent, uint64_t deadline)
 {
-	struct sandbox_child c = {.fd = fd, .deadline = deadline};
+	struct sandbox_child c = {.fd = fd, .deadline = deadline, .fd_dir = -1};
 	struct fs_error err = {0};
 	sigset_t all;
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
 		_exit(1);
+	/* Not dumpable before it joins anything of the target's: a root
+	 * process in the container must not ptrace it (it still holds
+	 * capabilities and host fds until the drop below), nor read its
+	 * /proc/<pid>/mem, environ or fds. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		sb_child_die(fd, errno, "making the sandboxed child non-dumpable");
 	sigemptyset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
 	/* Handlers the sidecar may have installed; nothing else is caught. */
@@ -307,33 +319,53 @@ static __attribute__((noreturn)) void sb_child(const struct sandbox_target *t,
 	int statusfd = -1;
 	if (getenv(SB_STATUS_ENV))
 		statusfd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	/* Its own fd table in the host's /proc, for fileio_reopen: the
+	 * container's /proc is the container's to fake. */
+	c.fd_dir = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (c.fd_dir < 0)
+		sb_child_die(fd, errno, "opening /proc/self/fd");
+	/* Nothing of the operator's terminal: messages go over the socket. */
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0)
-		sb_child_die(fd, errno, "redirecting stdin/stdout of the sandboxed child");
-	int keep[] = {0, 1, 2, fd, nsfd, statusfd};
+	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+		sb_child_die(fd, errno, "redirecting stdin/stdout/stderr of the sandboxed child");
+	int keep[] = {0, 1, 2, fd, nsfd, rootfd, c.fd_dir, statusfd};
 	qsort(keep, FS_ARRAY_SIZE(keep), sizeof(int), sb_int_cmp);
-	sb_close_others(keep[0] < 0 ? keep + 1 : keep, keep[0] < 0 ? 5 : 6);
+	sb_close_others(keep[0] < 0 ? keep + 1 : keep, keep[0] < 0 ? 7 : 8);
 
 	if (setns(nsfd, CLONE_NEWNS) < 0)
 		sb_child_die(fd, errno, "joining the mount namespace of pid %d", (int)t->pid);
 	close(nsfd);
-	if (chdir("/") < 0)
-		sb_child_die(fd, errno, "chdir / in the container");
+	/* Paths resolve from the target's root, not the namespace's "/". */
+	if (fchdir(rootfd) < 0 || chroot(".") < 0 || chdir("/") < 0)
+		sb_child_die(fd, errno, "entering the root of pid %d", (int)t->pid);
+	close(rootfd);
 	struct rlimit no_core = {0, 0};
 	setrlimit(RLIMIT_CORE, &no_core);
 	int r = sb_drop_privileges(t);
 	if (r < 0)
 		sb_child_die(fd, -r, "dropping to uid %u gid %u without capabilities",
 			     (unsigned)t->uid, (unsigned)t->gid);
+	/* For the tests' status record: what seccomp will no longer let us ask. */
+	char extra[PATH_MAX + 64] = "";
+	if (statusfd >= 0) {
+		char err2[PATH_MAX] = "";
+		ssize_t l = readlinkat(c.fd_dir, "2", err2, sizeof(err2) - 1);
+		err2[l > 0 ? l : 0] = '\0';
+		snprintf(extra, sizeof(extra), "Dumpable:\t%d\nStderr:\t%s\n",
+			 prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), err2);
+	}
 	r = sb_seccomp_load();
 	if (r < 0)
 		sb_child_die(fd, -r, "installing the seccomp filter");
 
 	if (statusfd >= 0) {
-		char buf[8192];
-		ssize_t n = pread(statusfd, buf, sizeof(buf), 0);
-		if (n > 0)
-			sb_send(fd, SB_STATUS, buf, (size_t)n, NULL, 0);
+		char buf[8192 + sizeof(extra)];
+		ssize_t n = pread(statusfd, buf, 8192, 0);
+		if (n > 0) {
+			size_t el = strlen(extra);
+			memcpy(buf + n, extra, el);
+			sb_send(fd, SB_STATUS, buf, (size_t)n + el, NULL, 0);
+		}
 		close(statusfd);
 	}
 
@@ -348,7 +380,7 @@ static __attribute__((noreturn)) void sb_child(const struct sandbox_target *t,
 /* ---- parent side --------------------------------------------------------- */
 
 static int sb_check_target(const struct sandbox_target *t, int *pidfd_out, int *nsfd_out,
-			   struct fs_error *err)
+			   int *rootfd_out, struct fs_error *err)
 {
 	char path[64];
 	struct stat st;
@@ -375,11 +407,18 @@ static int sb_check_target(const struct sandbox_target *t, int *pidfd_out, int *
 			    err, ESTALE, "pid %d is in pid namespace %llu, not %llu as registered",
 			    (int)t->pid, (unsigned long long)ino, (unsigned long long)t->pid_ns);
 	}
-	/* Still the process the pidfd names, so the ns fd is its namespace. */
+	/* Its root directory (a chroot inside the container is honoured):
+	 * the kernel resolves this magic link, no string is followed. */
+	snprintf(path, sizeof(path), "/proc/%d/root", (int)t->pid);
+	cleanup_close int rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return fs_error_set(err, errno == ENOENT ? ESRCH : errno, "opening %s", path);
+	/* Still the process the pidfd names, so the ns and root fds are its. */
 	if (pidfd_send_signal(pidfd, 0, NULL, 0) < 0)
 		return fs_error_set(err, ESRCH, "pid %d exited", (int)t->pid);
 	*pidfd_out = steal_fd(&pidfd);
 	*nsfd_out = steal_fd(&nsfd);
+	*rootfd_out = steal_fd(&rootfd);
 	return 0;
 }
 
@@ -526,7 +565,7 @@ int sandbox_run(const struct sandbox_target *t, const struct sandbox_job *job, c
 		size_t *out_len, struct fs_error *err)
 {
 	int sv[2];
-	cleanup_close int target_pidfd = -1, nsfd = -1, child_pidfd = -1, fd = -1;
+	cleanup_close int target_pidfd = -1, nsfd = -1, rootfd = -1, child_pidfd = -1, fd = -1;
 	uint64_t start = timeutil_now_ms();
 	uint64_t deadline = start + job->timeout_ms;
 	/* The child gives up a little earlier so that it can still clean up
@@ -539,7 +578,7 @@ int sandbox_run(const struct sandbox_target *t, const struct sandbox_job *job, c
 
 	*out = NULL;
 	*out_len = 0;
-	int r = sb_check_target(t, &target_pidfd, &nsfd, err);
+	int r = sb_check_target(t, &target_pidfd, &nsfd, &rootfd, err);
 	if (r < 0)
 		return r;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
@@ -555,7 +594,7 @@ int sandbox_run(const struct sandbox_target *t, const struct sandbox_job *job, c
 	}
 	if (pid == 0) {
 		close(sv[0]);
-		sb_child(t, job, sv[1], nsfd, parent, deadline - margin);
+		sb_child(t, job, sv[1], nsfd, rootfd, parent, deadline - margin);
 	}
 	close(sv[1]);
 	fd = sv[0];

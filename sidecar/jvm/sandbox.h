@@ -65,6 +65,9 @@ int sandbox_child_write(struct sandbox_child *c, const void *buf, size_t len, st
 /* Ask the parent to do something (e.g. "sigquit") and wait for its answer
  * until the child's deadline. 0, or the parent's error. */
 int sandbox_child_request(struct sandbox_child *c, const char *req, struct fs_error *err);
+/* A directory fd of the child's own /proc/self/fd in the host's procfs
+ * (opened before it joined the container), for fileio_reopen. */
+int sandbox_child_fd_dir(const struct sandbox_child *c);
 /* CLOCK_MONOTONIC milliseconds by which fn should give up; a little before
  * the parent's own deadline so that fn can still clean up and report. */
 uint64_t sandbox_child_deadline(const struct sandbox_child *c);

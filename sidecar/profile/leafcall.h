@@ -28,6 +28,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Bytes of user stack a sample needs for the repair: the return address
+ * of a leaf whose frame is not built lies within the first few words (or
+ * N bytes up in C2's frame without stack bang, N small for such methods). */
+#define LEAFCALL_STACK_COPY 256
+
 /* Bytes of code leafcall_locate looks at, from the sampled pc on. */
 #define LEAFCALL_CODE_BYTES 48
 /* Bytes before a return address leafcall_is_return_site looks at. */

@@ -15,6 +15,7 @@
 #include "cgroup.h"
 #include "cleanup.h"
 #include "jvmflags.h"
+#include "jvmunwind.h"
 #include "leafcall.h"
 #include "proc.h"
 #include "sampler.h"
@@ -43,6 +44,8 @@ struct profile_pid {
 	uint64_t start_time;
 	int jvm; /* maps HotSpot's libjvm.so */
 	int warned_map;
+	int warned_fp;
+	int unwinder; /* index + 1 into st.unwinder, 0 none */
 };
 
 struct profile_jit {
@@ -75,6 +78,14 @@ struct profile {
 	char *line;
 	struct profile_stats st;
 	struct sampler_stats sst; /* kept after profile_stop */
+	struct jvmunwind *ju;	  /* with stack copies */
+	struct sampler_opts so;	  /* as opened (for a reopen with copies) */
+	char cg[PATH_MAX];
+	int want_copies;	   /* a JVM without frame pointers appeared: reopen */
+	int opened;		   /* the events were opened once */
+	int no_reopen;		   /* reopening with copies failed: do not retry */
+	struct sampler_stats base; /* counts of samplers closed by a reopen */
+	uint64_t chain[SYMBOLIZER_MAX_FRAMES];
 };
 
 static void profile_warn(struct profile *p, const char *fmt, ...)
@@ -101,22 +112,76 @@ static struct profile_pid *profile_pid_slot(struct profile *p, pid_t pid)
 			return &p->pids[i];
 }
 
-/* pid runs HotSpot: count it and warn once if it lacks frame pointers. */
+/* pid runs HotSpot: count it, choose its unwinder (jvmunwind.h whenever
+ * the window has stack copies), and warn
+ * once if it lacks frame pointers and gets no HotSpot unwinder. */
+/* Give JVM pp its unwinder (jvmunwind.h whenever the window has stack
+ * copies: with frame pointers too, for their interpreted frames' names),
+ * ask for copies when it lacks frame pointers and they are off (auto: the
+ * next poll reopens the events, profile_reopen), or warn once that its
+ * stacks will be shallow. */
+static void profile_pid_unwinder(struct profile *p, struct profile_pid *pp)
+{
+	struct profile_unwinder *u = pp->unwinder ? &p->st.unwinder[pp->unwinder - 1] : NULL;
+	int missing = u ? u->fp_missing : jvmflags_fp_missing(pp->pid, NULL) == 1;
+	struct fs_error err = {0};
+	if (u && u->hotspot)
+		return;
+	if (p->ju) {
+		if (jvmunwind_add(p->ju, pp->pid, &err) == 0) {
+			if (u) {
+				u->hotspot = 1;
+				u->why[0] = '\0';
+			}
+			return;
+		}
+		if (u)
+			snprintf(u->why, sizeof(u->why), "%s", err.msg);
+	} else if (missing && p->o.unwind == PROFILE_UNWIND_AUTO && p->s && !p->no_reopen) {
+		p->want_copies = 1;
+		return;
+	} else if (missing && u) {
+		snprintf(u->why, sizeof(u->why), "%s",
+			 p->o.unwind == PROFILE_UNWIND_FP ? "--unwind fp" : "no stack copies");
+	}
+	if (missing && !pp->warned_fp) {
+		const char *comm = symbolizer_comm(p->sym, pp->pid);
+		pp->warned_fp = 1;
+		profile_warn(p,
+			     "JVM pid %d (%s) runs without -XX:+PreserveFramePointer and gets no "
+			     "HotSpot unwinder (%s): its Java stacks will be shallow (cut after "
+			     "the first compiled frame); restart it with "
+			     "-XX:+PreserveFramePointer (e.g. in JAVA_TOOL_OPTIONS)",
+			     (int)pp->pid, comm ? comm : "?", u ? u->why : "too many JVMs");
+	}
+}
+
+/* Every JVM seen so far: its unwinder, once the events are open (or
+ * reopened with copies). */
+static void profile_unwind_known(struct profile *p)
+{
+	for (size_t i = 0; i < PROFILE_PID_SLOTS; i++)
+		if (p->pids[i].pid && p->pids[i].jvm)
+			profile_pid_unwinder(p, &p->pids[i]);
+}
+
+/* pid runs HotSpot: count it, note whether it has frame pointers, and
+ * (once the window is open) choose its unwinder. */
 static void profile_pid_jvm(struct profile *p, struct profile_pid *pp)
 {
 	if (pp->jvm)
 		return;
 	pp->jvm = 1;
 	p->st.jvms++;
-	if (jvmflags_fp_missing(pp->pid, NULL) == 1) {
-		const char *comm = symbolizer_comm(p->sym, pp->pid);
-		profile_warn(p,
-			     "JVM pid %d (%s) runs without -XX:+PreserveFramePointer: its Java "
-			     "stacks will be shallow (cut after the first compiled frame); "
-			     "restart it with -XX:+PreserveFramePointer (e.g. in "
-			     "JAVA_TOOL_OPTIONS)",
-			     (int)pp->pid, comm ? comm : "?");
+	if (p->st.nunwinder < PROFILE_MAX_JVMS) {
+		struct profile_unwinder *u = &p->st.unwinder[p->st.nunwinder++];
+		memset(u, 0, sizeof(*u));
+		u->pid = pp->pid;
+		u->fp_missing = jvmflags_fp_missing(pp->pid, NULL) == 1;
+		pp->unwinder = (int)p->st.nunwinder;
 	}
+	if (p->opened)
+		profile_pid_unwinder(p, pp);
 }
 
 /* First sight of pid: cache its maps for the symbolizer (so it can be
@@ -151,6 +216,9 @@ static void profile_on_task(const struct sampler_task *t, void *ctx)
 			p->st.jvms--;
 		pp->jvm = 0;
 		pp->warned_map = 0;
+		pp->unwinder = 0;
+		if (p->ju)
+			jvmunwind_remove(p->ju, t->pid);
 		symbolizer_load_pid(p->sym, t->pid, NULL);
 		if (attach_check_hotspot(t->pid, NULL) == 0)
 			profile_pid_jvm(p, pp);
@@ -249,27 +317,57 @@ static int profile_read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 	return (size_t)n == len ? 0 : -EIO;
 }
 
+/* The per-sample path: JVMs with the HotSpot unwinder get their user
+ * chain rebuilt from the stack copy (jvmunwind.h); other JVMs keep the
+ * kernel's frame-pointer chain, with the caller it skips when the leaf is
+ * in a prologue or epilogue put back from the stack (leafcall.h);
+ * everything else keeps the kernel's chain. */
 static int profile_on_sample(const struct sample *smp, void *ctx)
 {
 	struct profile *p = ctx;
 	struct profile_pid *pp = profile_pid_note(p, smp->pid);
 	const uint64_t *ips = smp->ips;
 	size_t nr = smp->nr;
-	uint64_t fixed[SYMBOLIZER_MAX_FRAMES + 1];
-	/* A JVM's leaf in a prologue or epilogue: the frame-pointer walk
-	 * skipped its caller; put it back from the stack (leafcall.h). */
-	if (pp && pp->jvm && smp->has_regs && nr < SYMBOLIZER_MAX_FRAMES) {
-		size_t n = leafcall_repair(ips, nr, smp->stack, smp->stack_size, profile_read_mem,
-					   (void *)(intptr_t)smp->pid, fixed,
-					   sizeof(fixed) / sizeof(fixed[0]));
+	if (p->ju && smp->has_regs && pp && pp->jvm) {
+		size_t n = jvmunwind_sample(p->ju, smp, p->chain, SYMBOLIZER_MAX_FRAMES);
 		if (n) {
-			ips = fixed;
+			ips = p->chain;
+			nr = n;
+		}
+	} else if (smp->has_regs && pp && pp->jvm && nr < SYMBOLIZER_MAX_FRAMES) {
+		size_t n =
+		    leafcall_repair(ips, nr, smp->stack, smp->stack_size, profile_read_mem,
+				    (void *)(intptr_t)smp->pid, p->chain, SYMBOLIZER_MAX_FRAMES);
+		if (n) {
+			ips = p->chain;
 			nr = n;
 			p->st.leaf_callers++;
 		}
 	}
 	if (profile_add(p, smp->pid, ips, nr, smp->time) < 0)
 		p->st.dropped++;
+	return 0;
+}
+
+/* Stack copies for this window? Decided before the events open, from
+ * the JVMs running now (docs/unwind.md). */
+static int profile_want_copies(const struct profile_opts *o, const struct registry_entry *e)
+{
+	if (o->unwind == PROFILE_UNWIND_FP)
+		return 0;
+	cleanup_free pid_t *jvms = NULL;
+	size_t n = 0;
+	if (o->pid) {
+		if (attach_check_hotspot(o->pid, NULL) < 0)
+			return 0;
+		return o->unwind == PROFILE_UNWIND_HOTSPOT ||
+		       jvmflags_fp_missing(o->pid, NULL) == 1;
+	}
+	if (map_find_jvms(e, &jvms, &n, NULL) < 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (o->unwind == PROFILE_UNWIND_HOTSPOT || jvmflags_fp_missing(jvms[i], NULL) == 1)
+			return 1;
 	return 0;
 }
 
@@ -282,6 +380,12 @@ static int profile_open_sampler(struct profile *p, struct fs_error *err)
 	const struct registry_entry *e = &p->entry;
 	struct sampler_opts so = {
 	    .frequency = o->frequency, .max_stack = o->max_stack, .user_only = o->user_only};
+	/* Without the HotSpot unwinder, a few words of stack anyway: the
+	 * caller a frame-pointer walk skips in a prologue or epilogue. */
+	int leaf_only = !profile_want_copies(o, e);
+	so.stack_copy = leaf_only	? LEAFCALL_STACK_COPY
+			: o->stack_copy ? o->stack_copy
+					: SAMPLER_DEFAULT_STACK_COPY;
 	char cg[PATH_MAX];
 	int r;
 	if (o->pid) {
@@ -304,6 +408,19 @@ static int profile_open_sampler(struct profile *p, struct fs_error *err)
 	if (r < 0)
 		return r;
 	sampler_set_task_cb(p->s, profile_on_task, p);
+	p->st.stack_copy = leaf_only ? 0 : so.stack_copy;
+	p->so = so;
+	if (so.cgroup_path) {
+		snprintf(p->cg, sizeof(p->cg), "%s", so.cgroup_path);
+		p->so.cgroup_path = p->cg;
+	}
+	p->opened = 1;
+	if (!leaf_only) {
+		if (jvmunwind_new(&p->ju) < 0)
+			return fs_error_set(err, ENOMEM, "allocating the unwinder");
+		symbolizer_set_method(p->sym, jvmunwind_method_name, p->ju);
+	}
+	profile_unwind_known(p);
 	return 0;
 }
 
@@ -462,11 +579,58 @@ static void profile_warm(struct profile *p, uint64_t budget_us)
 	}
 }
 
+static void profile_add_counts(struct sampler_stats *to, const struct sampler_stats *from)
+{
+	to->samples += from->samples;
+	to->lost += from->lost;
+	to->throttled += from->throttled;
+	to->truncated += from->truncated;
+	to->stack_copies += from->stack_copies;
+}
+
+/* A JVM without frame pointers appeared in a window opened without stack
+ * copies (auto): close the events and open them again with copies (the
+ * events are per CPU: copies are for every sample or none), then give every
+ * JVM seen so far the HotSpot unwinder. Samples in between are not lost:
+ * the old rings are drained first; the gap is one reopen (~1 ms). */
+static void profile_reopen(struct profile *p)
+{
+	p->want_copies = 0;
+	struct sampler_stats ss;
+	sampler_poll(p->s, 0, profile_on_sample, p);
+	sampler_stats(p->s, &ss);
+	struct sampler_opts so = p->so;
+	so.stack_copy = p->o.stack_copy ? p->o.stack_copy : SAMPLER_DEFAULT_STACK_COPY;
+	struct sampler *ns = NULL;
+	struct fs_error e2 = {0};
+	if (jvmunwind_new(&p->ju) < 0 || sampler_open(&so, &ns, &e2) < 0) {
+		jvmunwind_free(p->ju);
+		p->ju = NULL;
+		profile_warn(p,
+			     "cannot reopen the events with stack copies (%s): JVMs that "
+			     "started without frame pointers keep shallow stacks",
+			     e2.msg);
+		p->no_reopen = 1;
+		profile_unwind_known(p); /* their warnings */
+		return;
+	}
+	profile_add_counts(&p->base, &ss);
+	sampler_close(p->s);
+	p->s = ns;
+	p->so = so;
+	sampler_set_task_cb(p->s, profile_on_task, p);
+	symbolizer_set_method(p->sym, jvmunwind_method_name, p->ju);
+	p->st.stack_copy = so.stack_copy;
+	profile_unwind_known(p);
+}
+
 int profile_poll(struct profile *p, int timeout_ms, struct fs_error *err)
 {
 	if (!p->s)
 		return 0;
 	int r = sampler_poll(p->s, timeout_ms, profile_on_sample, p);
+	if (p->want_copies && !p->ju)
+		profile_reopen(p);
 	profile_warm(p, PROFILE_WARM_US);
 	if (p->njit && timeutil_now_us() - p->window_read_us >= PROFILE_WINDOW_READ_US) {
 		profile_window_read(p);
@@ -733,12 +897,32 @@ int profile_reset_table(struct profile *p)
 	return 0;
 }
 
+/* Percentiles of the stack used by whole walks (KiB, rounded up). */
+static void profile_depths(const struct jvmunwind_jvm_stats *js, struct profile_unwinder *u)
+{
+	uint64_t all = 0, seen = 0;
+	for (unsigned k = 0; k < JVMUNWIND_DEPTH_BUCKETS; k++)
+		all += js->depth_kib[k];
+	u->depth_p50_kib = u->depth_p99_kib = u->depth_max_kib = 0;
+	for (unsigned k = 0; all && k < JVMUNWIND_DEPTH_BUCKETS; k++) {
+		if (!js->depth_kib[k])
+			continue;
+		seen += js->depth_kib[k];
+		if (!u->depth_p50_kib && seen * 2 >= all)
+			u->depth_p50_kib = k + 1;
+		if (!u->depth_p99_kib && seen * 100 >= all * 99)
+			u->depth_p99_kib = k + 1;
+		u->depth_max_kib = k + 1;
+	}
+}
+
 void profile_stats(const struct profile *p, struct profile_stats *st)
 {
 	*st = p->st;
 	struct sampler_stats ss = p->sst;
 	if (p->s)
 		sampler_stats(p->s, &ss);
+	profile_add_counts(&ss, &p->base);
 	st->scope = ss.scope ? ss.scope : "?";
 	st->cpus = ss.cpus;
 	st->hardware = ss.hardware;
@@ -749,6 +933,22 @@ void profile_stats(const struct profile *p, struct profile_stats *st)
 	st->chains = p->count;
 	st->words = p->nwords;
 	st->pids = p->npids;
+	st->stack_copies = ss.stack_copies;
+	for (size_t i = 0; p->ju && i < jvmunwind_count(p->ju); i++) {
+		struct jvmunwind_jvm_stats js;
+		jvmunwind_stats(p->ju, i, &js);
+		for (size_t k = 0; k < st->nunwinder; k++) {
+			struct profile_unwinder *u = &st->unwinder[k];
+			if (u->pid != js.pid)
+				continue;
+			u->samples = js.samples;
+			u->reached_root = js.ends[UNWIND_END_ROOT];
+			u->interpreted = js.interpreted;
+			u->frames = js.frames;
+			u->unwind_ns = js.unwind_ns;
+			profile_depths(&js, u);
+		}
+	}
 }
 
 void profile_close(struct profile *p)
@@ -759,6 +959,7 @@ void profile_close(struct profile *p)
 		sampler_close(p->s);
 	if (p->sym)
 		symbolizer_close(p->sym);
+	jvmunwind_free(p->ju);
 	for (size_t i = 0; i < p->njit; i++) {
 		struct profile_jit *j = &p->jit[i];
 		struct fs_error err = {0};

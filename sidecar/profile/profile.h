@@ -8,6 +8,10 @@
  *            in each JVM running then (map_window_open: every code load and
  *            unload with its time); its log is read every second
  *            (PROFILE_WINDOW_READ_US), and profile_close stops it
+ *   unwind   with stack copies (opts.unwind; on from when a JVM in scope
+ *            without frame pointers is seen, for every sample), each JVM's user
+ *            chain is rebuilt by the HotSpot-aware unwinder (jvmunwind.h):
+ *            the one change on the per-sample path (profile_on_sample)
  *   raw      while recording, samples are aggregated by (pid, callchain):
  *            equal chains only bump a count (and their first/last sample
  *            time), so memory grows with distinct chains, not with time;
@@ -49,6 +53,16 @@
 #define PROFILE_MAX_PIDS      4096	 /* processes remembered (JVM or not, warned) */
 #define PROFILE_MAX_JVMS      64	 /* JVMs mapped (symbolizer_set_jit's limit) */
 
+/* Which unwinder JVMs get (docs/unwind.md). The choice of stack copies is
+ * made once at open for the whole window (the events are per CPU). */
+enum profile_unwind {
+	PROFILE_UNWIND_AUTO = 0, /* stack copies when a JVM in scope lacks frame
+				  * pointers; then the HotSpot unwinder for every JVM */
+	PROFILE_UNWIND_FP,	 /* the kernel's frame-pointer chains only */
+	PROFILE_UNWIND_HOTSPOT,	 /* stack copies, the HotSpot unwinder for every JVM
+				  * (interpreted frames named also with frame pointers) */
+};
+
 /* Called with one line of warning text (no trailing newline). */
 typedef void (*profile_warn_fn)(void *ctx, const char *msg);
 
@@ -67,6 +81,8 @@ struct profile_opts {
 	int no_map;			    /* do not attach to JVMs (JIT frames stay [unknown]) */
 	struct map_opts map;		    /* how JVMs are mapped */
 	int with_pid;			    /* root frame "comm-PID" instead of "comm" */
+	enum profile_unwind unwind;	    /* see above */
+	unsigned stack_copy;		    /* bytes per sample; 0 = SAMPLER_DEFAULT_STACK_COPY */
 	const char *cgroup_root;	    /* NULL = /sys/fs/cgroup (tests) */
 	size_t raw_max_words;		    /* 0 = PROFILE_RAW_MAX_WORDS (tests: smaller) */
 	profile_warn_fn warn;		    /* NULL = warnings are dropped */
@@ -81,6 +97,17 @@ struct profile_jvm_result {
 	struct map_result res; /* when ok */
 	int windowed;	       /* named by its window's JIT log, not a map at the end */
 	char msg[256];	       /* why not, when !ok */
+};
+
+/* Which unwinder a JVM got, for the summary. */
+struct profile_unwinder {
+	pid_t pid;
+	int hotspot;	/* 1: the HotSpot unwinder, 0: frame pointers */
+	int fp_missing; /* runs without -XX:+PreserveFramePointer */
+	char why[160];	/* when it needed the HotSpot unwinder but did not get it */
+	uint64_t samples, reached_root, interpreted, frames;
+	unsigned depth_p50_kib, depth_p99_kib, depth_max_kib; /* of whole walks */
+	uint64_t unwind_ns;				      /* CPU time unwinding */
 };
 
 struct profile_stats {
@@ -110,6 +137,11 @@ struct profile_stats {
 	struct profile_jvm_result jvm[PROFILE_MAX_JVMS];
 	size_t njvm;
 	uint64_t map_us, symbolize_us; /* time of the last profile_fold's two phases */
+	/* unwinding */
+	unsigned stack_copy; /* bytes per sample, 0: no stack copies this window */
+	uint64_t stack_copies;
+	struct profile_unwinder unwinder[PROFILE_MAX_JVMS];
+	size_t nunwinder;
 };
 
 struct profile;

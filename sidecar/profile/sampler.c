@@ -4,13 +4,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
-#ifdef __x86_64__
-#include <asm/perf_regs.h>
-#endif
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <asm/perf_regs.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -21,6 +19,12 @@
 #include "cleanup.h"
 
 #define SAMPLER_RECORD_MAX 65536 /* perf_event_header.size is 16 bits */
+
+/* The user registers the unwinder needs, x86_64 numbering; the kernel
+ * writes them in ascending bit order: bp, sp, ip. */
+#define SAMPLER_REGS_MASK                                                                          \
+	((1ull << PERF_REG_X86_BP) | (1ull << PERF_REG_X86_SP) | (1ull << PERF_REG_X86_IP))
+#define SAMPLER_NREGS 3
 
 enum sampler_scope { SCOPE_ALL, SCOPE_CGROUP, SCOPE_PIDNS, SCOPE_PID };
 static const char *const sampler_scope_names[] = {"all", "cgroup", "pid_ns", "pid"};
@@ -46,6 +50,7 @@ struct sampler {
 	pid_t pid;
 	uint64_t pid_ns;
 	unsigned max_stack;
+	unsigned stack_copy; /* bytes per sample, 0 off */
 	char proc_root[256];
 	struct sampler_ring *rings;
 	struct pollfd *pfds;
@@ -150,13 +155,6 @@ static void sampler_attr(struct perf_event_attr *a, const struct sampler_opts *o
 	a->sample_freq = freq;
 	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			 PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
-#ifdef __x86_64__
-	/* sp and the top of the user stack: the caller a frame-pointer walk
-	 * skips in a prologue or epilogue (leafcall.h) */
-	a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-	a->sample_regs_user = 1ull << PERF_REG_X86_SP;
-	a->sample_stack_user = SAMPLER_LEAF_STACK;
-#endif
 	a->disabled = 1;
 	/* Sample times on CLOCK_MONOTONIC: the JIT log's clock (jitlog.h). */
 	a->use_clockid = 1;
@@ -165,6 +163,11 @@ static void sampler_attr(struct perf_event_attr *a, const struct sampler_opts *o
 	a->exclude_hv = 1;
 	a->exclude_idle = 1; /* the idle task is never in scope */
 	a->sample_max_stack = (uint16_t)max_stack;
+	if (o->stack_copy) {
+		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a->sample_regs_user = SAMPLER_REGS_MASK;
+		a->sample_stack_user = o->stack_copy;
+	}
 	a->task = 1; /* PERF_RECORD_FORK / EXIT: scope inheritance */
 	a->comm = 1;
 	a->comm_exec = 1; /* PERF_RECORD_COMM marks exec: symbol caches go stale */
@@ -188,6 +191,9 @@ static int sampler_open_ring(struct sampler_ring *ring, size_t pages)
 	return 0;
 }
 
+/* Over 100 lines on purpose: option checks, ring sizing, scope, then the
+ * per-CPU opens with their fallback and error wording read best as one
+ * sequence. */
 int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct fs_error *err)
 {
 	struct sampler_opts o = opts ? *opts : (struct sampler_opts){0};
@@ -202,6 +208,10 @@ int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct f
 	unsigned sys_stack = sampler_read_sysctl("perf_event_max_stack", 127);
 	if (max_stack > sys_stack)
 		max_stack = sys_stack;
+	if (o.stack_copy > SAMPLER_MAX_STACK_COPY)
+		return fs_error_set(err, EINVAL, "stack copy of %u bytes: over the limit (%u)",
+				    o.stack_copy, SAMPLER_MAX_STACK_COPY);
+	o.stack_copy = (o.stack_copy + 7) & ~7u;
 	size_t pages = o.ring_pages ? o.ring_pages : SAMPLER_DEFAULT_RING_PAGES;
 	if (pages & (pages - 1) || pages > 4096)
 		return fs_error_set(err, EINVAL,
@@ -213,6 +223,9 @@ int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct f
 	const char *root = o.proc_root ? o.proc_root : "/proc";
 	snprintf(s->proc_root, sizeof(s->proc_root), "%s", root);
 	s->max_stack = max_stack;
+	s->stack_copy = o.stack_copy;
+	s->st.stack_copy = o.stack_copy;
+	s->st.ring_pages = (unsigned)pages;
 	cleanup_close int cgfd = -1;
 	if (o.cgroup_path && *o.cgroup_path) {
 		s->scope = SCOPE_CGROUP;
@@ -236,6 +249,18 @@ int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct f
 	if (ncpu < 0) {
 		free(s);
 		return ncpu;
+	}
+	if (o.stack_copy && !o.ring_pages) {
+		/* Room for SAMPLER_STACK_RING_SAMPLES copies per CPU between two
+		 * polls: 128 x 32 KiB = 4 MiB (at 999 Hz a 100 ms poll needs
+		 * 100), but at most SAMPLER_STACK_RING_TOTAL locked in all (many
+		 * CPUs); lost records are counted either way. */
+		size_t psz = (size_t)sysconf(_SC_PAGESIZE);
+		size_t want = (size_t)o.stack_copy * SAMPLER_STACK_RING_SAMPLES / psz;
+		size_t cap = SAMPLER_STACK_RING_TOTAL / psz / (size_t)ncpu;
+		while (pages < want && pages * 2 <= cap && pages < 4096)
+			pages *= 2;
+		s->st.ring_pages = (unsigned)pages;
 	}
 	s->rings = calloc((size_t)ncpu, sizeof(*s->rings));
 	s->pfds = calloc((size_t)ncpu, sizeof(*s->pfds));
@@ -416,35 +441,48 @@ static void sampler_task_record(struct sampler *s, const struct perf_event_heade
 		sampler_pid_set(s, t.pid, PID_UNKNOWN); /* the pid may be reused */
 }
 
-#ifdef __x86_64__
-/* The tail of a sample after its callchain: regs_user (abi, then sp when
- * abi is not PERF_SAMPLE_REGS_ABI_NONE), stack_user (size, the bytes,
- * dyn_size: how many of them are valid). Anything that does not fit the
- * record leaves the sample without registers. */
-static void sampler_sample_regs(struct sample *smp, const uint64_t *p, size_t words)
+/* The tail of a sample with stack copies: abi, regs[abi ? 3 : 0], size,
+ * data[size], dyn_size (when size != 0). words: what is left of the record
+ * at p. 0 or -1 malformed. */
+static int sampler_user_regs(struct sampler *s, const uint64_t *p, size_t words, struct sample *smp)
 {
-	if (words < 2 || p[0] == PERF_SAMPLE_REGS_ABI_NONE)
-		return;
-	uint64_t sp = p[1];
-	p += 2;
-	words -= 2;
-	if (words < 1 || p[0] % 8 || p[0] / 8 > words - 1)
-		return;
-	uint64_t size = p[0];
-	if (size == 0 || p[0] / 8 + 2 > words)
-		return;
-	uint64_t dyn = p[1 + size / 8];
+	if (words < 1)
+		return -1;
+	uint64_t abi = *p++;
+	words--;
+	if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+		if (words < SAMPLER_NREGS)
+			return -1;
+		smp->user_bp = p[0];
+		smp->user_sp = p[1];
+		smp->user_ip = p[2];
+		p += SAMPLER_NREGS;
+		words -= SAMPLER_NREGS;
+	}
+	if (words < 1)
+		return -1;
+	uint64_t size = *p++;
+	words--;
+	if (size == 0)
+		return 0; /* a kernel thread: no user stack */
+	if (size % 8 || size / 8 + 1 > words)
+		return -1;
+	uint64_t dyn = p[size / 8];
 	if (dyn > size)
-		return;
+		return -1;
+	if (abi == PERF_SAMPLE_REGS_ABI_NONE)
+		return 0;
 	smp->has_regs = 1;
-	smp->user_sp = sp;
-	smp->stack = (const uint8_t *)(p + 1);
+	smp->stack = (const uint8_t *)p;
 	smp->stack_size = (size_t)dyn;
+	s->st.stack_copies++;
+	s->st.stack_bytes += dyn;
+	return 0;
 }
-#endif
 
 /* A PERF_RECORD_SAMPLE laid out by our sample_type:
- * ip, pid/tid, time, cpu/res, period, nr, ips[nr] (then regs and stack). */
+ * ip, pid/tid, time, cpu/res, period, nr, ips[nr], then with stack copies
+ * the user registers and stack (sampler_user_regs). */
 static int sampler_sample_record(struct sampler *s, const struct perf_event_header *h,
 				 sampler_sample_fn fn, void *ctx)
 {
@@ -468,14 +506,15 @@ static int sampler_sample_record(struct sampler *s, const struct perf_event_head
 	}
 	smp.ips = p + 6;
 	smp.has_regs = 0;
-	smp.user_sp = 0;
 	smp.stack = NULL;
 	smp.stack_size = 0;
-#ifdef __x86_64__
-	sampler_sample_regs(&smp, p + 6 + smp.nr, words - 6 - smp.nr);
-#endif
+	smp.user_ip = smp.user_sp = smp.user_bp = 0;
 	if (!sampler_in_scope(s, smp.pid)) {
 		s->st.filtered++;
+		return 0;
+	}
+	if (s->stack_copy && sampler_user_regs(s, p + 6 + smp.nr, words - 6 - smp.nr, &smp) < 0) {
+		s->st.malformed++;
 		return 0;
 	}
 	if (smp.nr >= s->max_stack)

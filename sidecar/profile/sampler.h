@@ -32,12 +32,18 @@
 #define SAMPLER_DEFAULT_RING_PAGES 64 /* data pages per CPU (power of two) */
 #define SAMPLER_MAX_CPUS	   4096
 #define SAMPLER_PID_CACHE	   8192 /* pids whose scope is remembered */
+/* Stack copies (PERF_SAMPLE_STACK_USER) for the HotSpot-aware unwinder:
+ * the kernel copies this many bytes from the user sp with each sample (see
+ * docs/unwind.md for why this size); the record size field is 16 bits, so
+ * a copy is at most SAMPLER_MAX_STACK_COPY. Rings grow to hold at least
+ * SAMPLER_STACK_RING_SAMPLES copies per CPU (SAMPLER_STACK_RING_TOTAL at
+ * most for all CPUs). */
+#define SAMPLER_DEFAULT_STACK_COPY 32768
+#define SAMPLER_MAX_STACK_COPY	   (65536 - 4096)
+#define SAMPLER_STACK_RING_SAMPLES 128
+#define SAMPLER_STACK_RING_TOTAL   (128u << 20) /* bytes of rings, all CPUs */
 
 struct sampler;
-
-/* Bytes of user stack copied with each sample (x86-64): the return address
- * of a leaf whose frame is not built yet lies within the first few words. */
-#define SAMPLER_LEAF_STACK 256
 
 struct sampler_opts {
 	unsigned frequency;  /* Hz per CPU; 0 = SAMPLER_DEFAULT_FREQUENCY */
@@ -45,6 +51,10 @@ struct sampler_opts {
 	unsigned ring_pages; /* 0 = SAMPLER_DEFAULT_RING_PAGES */
 	int user_only;	     /* no kernel frames */
 	int software_only;   /* do not try the hardware cycles event */
+	/* Bytes of user stack copied with each sample, with the user registers
+	 * ip, sp and bp (0: neither; rounded up to a multiple of 8). For the
+	 * whole window and every process in scope: the events are per CPU. */
+	unsigned stack_copy;
 	/* scope: the first one set wins, in this order */
 	const char *cgroup_path; /* cgroup directory (PERF_FLAG_PID_CGROUP) */
 	uint64_t pid_ns;	 /* pid namespace inode */
@@ -61,12 +71,11 @@ struct sample {
 	uint64_t ip;
 	const uint64_t *ips; /* callchain, leaf first, with PERF_CONTEXT_* markers */
 	size_t nr;
-	/* x86-64: the user sp when the sample was taken (in the kernel: at its
-	 * entry) and the SAMPLER_LEAF_STACK bytes from it upwards, for the
-	 * caller a frame-pointer walk skips in a prologue or epilogue
-	 * (leafcall.h). has_regs 0: neither (a kernel thread, another arch). */
+	/* With stack_copy (else has_regs = 0): the user registers when the
+	 * sample was taken (also when it was taken in the kernel: those of the
+	 * syscall entry), and stack_size bytes copied from user sp upwards. */
 	int has_regs;
-	uint64_t user_sp;
+	uint64_t user_ip, user_sp, user_bp;
 	const uint8_t *stack;
 	size_t stack_size;
 };
@@ -85,16 +94,20 @@ struct sampler_task {
 };
 
 struct sampler_stats {
-	uint64_t samples;   /* delivered to the callback */
-	uint64_t filtered;  /* out of scope (other processes, idle) */
-	uint64_t lost;	    /* PERF_RECORD_LOST: records dropped by the kernel */
-	uint64_t throttled; /* PERF_RECORD_THROTTLE events */
-	uint64_t truncated; /* callchains at max_stack (maybe cut) */
-	uint64_t malformed; /* records that did not parse */
-	uint64_t tasks;	    /* fork/exit/comm records seen */
-	unsigned cpus;	    /* CPUs with an event */
-	int hardware;	    /* 1: cycles, 0: cpu-clock */
-	const char *scope;  /* "cgroup", "pid_ns", "pid", "all" */
+	uint64_t samples;      /* delivered to the callback */
+	uint64_t filtered;     /* out of scope (other processes, idle) */
+	uint64_t lost;	       /* PERF_RECORD_LOST: records dropped by the kernel */
+	uint64_t throttled;    /* PERF_RECORD_THROTTLE events */
+	uint64_t truncated;    /* callchains at max_stack (maybe cut) */
+	uint64_t malformed;    /* records that did not parse */
+	uint64_t stack_copies; /* samples with user registers and a stack copy */
+	uint64_t stack_bytes;  /* bytes of stack copied in all */
+	unsigned ring_pages;   /* data pages per CPU as opened */
+	unsigned stack_copy;   /* bytes asked per sample (0: off) */
+	uint64_t tasks;	       /* fork/exit/comm records seen */
+	unsigned cpus;	       /* CPUs with an event */
+	int hardware;	       /* 1: cycles, 0: cpu-clock */
+	const char *scope;     /* "cgroup", "pid_ns", "pid", "all" */
 };
 
 /* Open and enable the events. 0 or -errno: -EACCES/-EPERM with a message

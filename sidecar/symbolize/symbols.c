@@ -75,6 +75,8 @@ struct symbolizer {
 	size_t elf_memory;
 	struct symjit jit[SYMBOLIZER_JIT_MAX];
 	size_t njit;
+	symbolizer_method_fn method_fn;
+	void *method_ctx;
 	struct symbolizer_stats st;
 	uint64_t time; /* of the callchains being symbolized */
 	char arena[SYMBOLIZER_ARENA];
@@ -172,6 +174,12 @@ int symbolizer_set_jit(struct symbolizer *sym, pid_t pid, symbolizer_jit_fn fn, 
 		return -ENOSPC;
 	sym->jit[sym->njit++] = (struct symjit){pid, fn, ctx};
 	return 0;
+}
+
+void symbolizer_set_method(struct symbolizer *sym, symbolizer_method_fn fn, void *ctx)
+{
+	sym->method_fn = fn;
+	sym->method_ctx = ctx;
 }
 
 int symbolizer_jit_jitlog(void *ctx, pid_t pid, uint64_t addr, uint64_t time, char *buf, size_t len)
@@ -604,12 +612,43 @@ static const char *symbolizer_user(struct symbolizer *sym, struct sympid *sp, ui
 	return name ? name : symbolizer_keep(sym, m->label, NULL);
 }
 
+/* "a->b->c" of a C1 frame: "a_[1]->b->c" (the compiled method is the
+ * first of an inline chain). */
+static const char *symbolizer_mark_c1(struct symbolizer *sym, const char *name)
+{
+	char buf[SYMBOLIZER_NAME_MAX];
+	const char *arrow = strstr(name, "->");
+	size_t head = arrow ? (size_t)(arrow - name) : strlen(name);
+	if (head + 5 > sizeof(buf) || (head >= 4 && !memcmp(name + head - 4, "_[", 2)))
+		return name; /* too long, or already marked */
+	memcpy(buf, name, head);
+	memcpy(buf + head, "_[1]", 5);
+	return symbolizer_keep(sym, buf, arrow);
+}
+
+/* An interpreted frame (a tagged Method*, see symbols.h): "class.method_[0]". */
+static const char *symbolizer_method(struct symbolizer *sym, pid_t pid, uint64_t word,
+				     int *resolved)
+{
+	char buf[SYMBOLIZER_NAME_MAX];
+	uint64_t method = word & SYMBOLIZER_METHOD_MASK;
+	if (sym->method_fn && sym->method_fn(sym->method_ctx, pid, method, buf, sizeof(buf)) == 1) {
+		buf[sizeof(buf) - 1] = '\0';
+		*resolved = 1;
+		return symbolizer_keep(sym, buf, "_[0]");
+	}
+	return "Interpreter_[0]";
+}
+
 static const char *symbolizer_one(struct symbolizer *sym, struct sympid *sp, uint64_t addr,
 				  int kernel, int leaf, enum symbolizer_kind *kind, int *resolved)
 {
 	const char *name;
 	*resolved = 0;
-	if (kernel) {
+	if (!kernel && sp && symbolizer_is_method(addr)) {
+		*kind = SYMBOLIZER_KIND_JIT;
+		name = symbolizer_method(sym, sp->pid, addr, resolved);
+	} else if (kernel) {
 		*kind = SYMBOLIZER_KIND_KERNEL;
 		name = symbolizer_kernel(sym, addr, resolved);
 	} else if (sp) {
@@ -664,7 +703,10 @@ int symbolizer_symbolize(struct symbolizer *sym, pid_t pid, const uint64_t *ips,
 		if (ctx == 2)
 			continue;
 		int kernel = ctx == 1 || (ctx == -1 && ip >= SYMBOLIZER_KERNEL_MIN);
-		uint64_t addr = (first || ip == 0) ? ip : ip - 1;
+		int c1 = !kernel && symbolizer_is_c1(ip);
+		if (c1)
+			ip &= ~SYMBOLIZER_C1_TAG;
+		uint64_t addr = (first || ip == 0 || symbolizer_is_method(ip)) ? ip : ip - 1;
 		int leaf = first;
 		first = 0;
 		if (!kernel && !sp)
@@ -672,6 +714,8 @@ int symbolizer_symbolize(struct symbolizer *sym, pid_t pid, const uint64_t *ips,
 		struct symbolizer_frame *f = &frames[out++];
 		f->addr = addr;
 		f->name = symbolizer_one(sym, sp, addr, kernel, leaf, &f->kind, &f->resolved);
+		if (c1 && f->kind == SYMBOLIZER_KIND_JIT && f->resolved)
+			f->name = symbolizer_mark_c1(sym, f->name);
 	}
 	*n = out;
 	return 0;

@@ -77,6 +77,35 @@ struct symbolizer_stats {
 typedef int (*symbolizer_jit_fn)(void *ctx, pid_t pid, uint64_t addr, uint64_t time, char *buf,
 				 size_t len);
 
+/* An interpreted Java frame in a user callchain (from the HotSpot-aware
+ * unwinder, sidecar/unwind/): its Method* with bit 62 set and bit 63 clear,
+ * a word that is neither a user address (< 2^57) nor a kernel address or
+ * PERF_CONTEXT_* marker (bit 63 set). Named through the method callback,
+ * marked "_[0]" as async-profiler marks interpreted frames. */
+#define SYMBOLIZER_METHOD_TAG  (1ull << 62)
+#define SYMBOLIZER_METHOD_MASK ((1ull << 57) - 1)
+static inline int symbolizer_is_method(uint64_t word)
+{
+	return (word >> 62) == 1;
+}
+
+/* A C1-compiled Java frame (compilation levels 1-3) in a user callchain:
+ * its pc or return address with bit 61 set (62 and 63 clear). Looked up
+ * without the tag; its name is marked "_[1]" on the compiled method (before
+ * the first "->" of an inline chain, whose inlined parts become "_[i]"). */
+#define SYMBOLIZER_C1_TAG (1ull << 61)
+static inline int symbolizer_is_c1(uint64_t word)
+{
+	return (word >> 61) == 1;
+}
+
+/* Name a Method* of pid ("java.util.HashMap.get") into buf: 1 named, 0 not. */
+typedef int (*symbolizer_method_fn)(void *ctx, pid_t pid, uint64_t method, char *buf, size_t len);
+
+/* Register the Method* namer (one for all pids; NULL removes it). Without
+ * one, or when it fails, an interpreted frame is "Interpreter_[0]". */
+void symbolizer_set_method(struct symbolizer *sym, symbolizer_method_fn fn, void *ctx);
+
 /* A symbolizer_jit_fn over a parsed perf map (sidecar/jvm/perfmap.h): pass the
  * struct perfmap * as ctx. Names are copied verbatim (truncated to len). */
 int symbolizer_jit_perfmap(void *ctx, pid_t pid, uint64_t addr, uint64_t time, char *buf,

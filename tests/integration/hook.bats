@@ -181,6 +181,9 @@ hostile_rootfs_case() {
 	proc-self) ln -s "/proc/self/root$FS_TMP/sentinel" "$FS_TMP/b/rootfs/opt/flamesidecar" ;;
 	fifo) mkfifo "$FS_TMP/b/rootfs/opt/flamesidecar" ;;
 	file) echo x >"$FS_TMP/b/rootfs/opt/flamesidecar" ;;
+	device) mknod "$FS_TMP/b/rootfs/opt/flamesidecar" c 1 3 ;;
+	socket) python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' \
+		"$FS_TMP/b/rootfs/opt/flamesidecar" ;;
 	esac
 	snapshot "$FS_TMP/before"
 	fs_runc_run "$NAME" "$FS_TMP/b"
@@ -200,6 +203,8 @@ hostile_rootfs_case() {
 @test "hostile rootfs: mount point goes through /proc/self/root" { hostile_rootfs_case proc-self; }
 @test "hostile rootfs: mount point is a FIFO" { hostile_rootfs_case fifo; }
 @test "hostile rootfs: mount point is a regular file" { hostile_rootfs_case file; }
+@test "hostile rootfs: mount point is a device node" { hostile_rootfs_case device; }
+@test "hostile rootfs: mount point is a socket" { fs_require_cmd python3; hostile_rootfs_case socket; }
 
 # --- hostile state JSON ------------------------------------------------------
 

@@ -101,6 +101,9 @@ assert_clean() {
 	grep -qP '^CapBnd:\t0000000000000000$' "$s"
 	grep -qP '^NoNewPrivs:\t1$' "$s"
 	grep -qP '^Seccomp:\t2$' "$s"
+	# Not ptrace-able from the container, and nothing of the operator's stderr.
+	grep -qP '^Dumpable:\t0$' "$s"
+	grep -qP '^Stderr:\t/dev/null$' "$s"
 }
 
 @test "perf record + perf report name the JIT-compiled hot method from our map" {
@@ -117,12 +120,15 @@ assert_clean() {
 
 @test "hostile perf map files in the container are refused, the secret never read" {
 	local m="$CTMP/perf-1.map" kind
-	for kind in symlink fifo sparse other-owner hardlink; do
+	for kind in symlink fifo sparse other-owner hardlink device; do
 		rm -f "$m" "$CTMP/link-target" "/tmp/perf-$C1_PID.map"
 		case $kind in
 		symlink) ln -s "$SECRET_FILE" "$m" ;;
 		fifo) mkfifo -m 0666 "$m" && chown 1000:1000 "$m" ;;
 		sparse) truncate -s 10G "$m" && chown 1000:1000 "$m" ;;
+		# What a container root with CAP_MKNOD swaps in (never opened:
+		# O_PATH, fstat, then reopen by fd; test_perfmap proves no open).
+		device) mknod -m 0666 "$m" c 1 3 && chown 1000:1000 "$m" ;;
 		other-owner) cp "$SECRET_FILE" "$m" && chown 1001:1001 "$m" && chmod 0644 "$m" ;;
 		hardlink) echo "1000 10 x" >"$CTMP/link-target" && chown 1000:1000 "$CTMP/link-target" &&
 			ln "$CTMP/link-target" "$m" ;;

@@ -213,13 +213,18 @@ teardown() {
 	xmllint --noout gone.svg
 }
 
-@test "run: a JVM without -XX:+PreserveFramePointer is warned about" {
+@test "run: a JVM without -XX:+PreserveFramePointer gets the HotSpot unwinder; --unwind fp warns" {
 	needs_jvm
 	local name="fsrun-$$-$BATS_TEST_NUMBER"
 	CTRS+=("$name")
 	fs_start_jvm "$name" --jvm-opt -XX:-PreserveFramePointer -- --warmup 0.5
 	cd "$OUT"
 	run "$FS_SIDECAR" run "$name" -d 1s -o nofp.svg
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"(without frame pointers): hotspot"* ]]
+	[[ "$output" != *"shallow"* ]]
+	run "$FS_SIDECAR" run "$name" -d 1s -o nofp-fp.svg --unwind fp
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"without -XX:+PreserveFramePointer"* ]]

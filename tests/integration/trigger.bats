@@ -56,7 +56,9 @@ has_args() { [ -n "$(args_file)" ]; }
 	mapfile -t argv <"$a"
 	echo "${argv[*]}"
 	[ "${argv[0]}" = --config ] && [ "${argv[1]}" = "$FS_CONFIG" ]
-	[ "${argv[2]}" = run ] && [ "${argv[3]}" = "$NAME" ]
+	[ "${argv[2]}" = run ] && [ "${argv[3]}" = --exact-process ] && [ "${argv[5]}" = "$NAME" ]
+	# This very process: the registered pid and start time.
+	[ "${argv[4]}" = "$(jq -r '"\(.pid):\(.start_time)"' "$FS_RUN/containers/$NAME.json")" ]
 	[[ " ${argv[*]} " == *" -d 5s -F 99 "* ]]
 	[[ "${argv[*]}" == *"-o $FS_TMP/profiles/$NAME/"*Z.svg* ]]
 	[[ "${argv[*]}" == *"--folded $FS_TMP/profiles/$NAME/"*Z.folded* ]]

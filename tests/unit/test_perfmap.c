@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -170,6 +172,25 @@ static void test_write(const char *dir)
 	perfmap_free(m);
 }
 
+/* The refusal happened without opening name at all: an O_PATH open makes
+ * no IN_OPEN event, a real open (even O_NONBLOCK) does, at once. */
+static void test_never_opened(int root, const char *dir, const char *name)
+{
+	struct fs_error err = {0};
+	char path[512], buf[4096];
+	size_t size;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	cleanup_close int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	ok(in >= 0 && inotify_add_watch(in, path, IN_OPEN) >= 0, "watch %s for opens", name);
+	perfmap_open_checked(root, name, geteuid(), 1 << 20, &size, -1, &err);
+	ok(read(in, buf, sizeof(buf)) < 0 && errno == EAGAIN, "%s was never opened", name);
+	/* The control: an open for reading is seen. */
+	int fd = open(path, O_RDONLY | O_NONBLOCK);
+	ok(fd >= 0 && read(in, buf, sizeof(buf)) > 0, "an open of %s would have been seen", name);
+	if (fd >= 0)
+		close(fd);
+}
+
 static void test_open_checked(const char *dir)
 {
 	struct fs_error err = {0};
@@ -182,15 +203,15 @@ static void test_open_checked(const char *dir)
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	ok(write(fd, "1000 10 a\n", 10) == 10, "write a map");
 	close(fd);
-	fd = perfmap_open_checked(root, "good.map", me, 1 << 20, &size, &err);
+	fd = perfmap_open_checked(root, "good.map", me, 1 << 20, &size, -1, &err);
 	ok(fd >= 0 && size == 10, "a regular file of ours opens: %s", err.msg);
 	if (fd >= 0)
 		close(fd);
 
-	fd = perfmap_open_checked(root, "good.map", me + 1, 1 << 20, &size, &err);
+	fd = perfmap_open_checked(root, "good.map", me + 1, 1 << 20, &size, -1, &err);
 	ok(fd == -EPERM && strstr(err.msg, "owned by"), "another owner is refused: %s", err.msg);
 
-	ok(perfmap_open_checked(root, "good.map", me, 4, &size, &err) == -EFBIG,
+	ok(perfmap_open_checked(root, "good.map", me, 4, &size, -1, &err) == -EFBIG,
 	   "a file over the size cap is refused: %s", err.msg);
 
 	snprintf(path, sizeof(path), "%s/sparse.map", dir);
@@ -198,39 +219,53 @@ static void test_open_checked(const char *dir)
 	ok(fd >= 0 && ftruncate(fd, 10LL << 30) == 0, "make a 10 GiB sparse file");
 	if (fd >= 0)
 		close(fd);
-	ok(perfmap_open_checked(root, "sparse.map", me, PERFMAP_MAX_CONTAINER_FILE, &size, &err) ==
-	       -EFBIG,
+	ok(perfmap_open_checked(root, "sparse.map", me, PERFMAP_MAX_CONTAINER_FILE, &size, -1,
+				&err) == -EFBIG,
 	   "a 10 GiB sparse file is refused: %s", err.msg);
 	unlink(path);
 
 	snprintf(path, sizeof(path), "%s/link.map", dir);
 	ok(symlink("good.map", path) == 0, "make a symlink");
-	ok(perfmap_open_checked(root, "link.map", me, 1 << 20, &size, &err) == -ELOOP,
+	ok(perfmap_open_checked(root, "link.map", me, 1 << 20, &size, -1, &err) == -ELOOP,
 	   "a symlink is refused: %s", err.msg);
 
 	snprintf(path, sizeof(path), "%s/sub", dir);
 	ok(symlink(".", path) == 0, "make a symlinked directory");
-	ok(perfmap_open_checked(root, "sub/good.map", me, 1 << 20, &size, &err) == -ELOOP,
+	ok(perfmap_open_checked(root, "sub/good.map", me, 1 << 20, &size, -1, &err) == -ELOOP,
 	   "a symlink on the path is refused: %s", err.msg);
 
-	ok(perfmap_open_checked(root, "../../../../etc/passwd", 0, 1 << 20, &size, &err) == -ENOENT,
+	ok(perfmap_open_checked(root, "../../../../etc/passwd", 0, 1 << 20, &size, -1, &err) ==
+	       -ENOENT,
 	   "'..' cannot leave the root: %s", err.msg);
 
 	snprintf(path, sizeof(path), "%s/hard.map", dir);
 	char good[512];
 	snprintf(good, sizeof(good), "%s/good.map", dir);
 	ok(link(good, path) == 0, "make a hard link");
-	ok(perfmap_open_checked(root, "hard.map", me, 1 << 20, &size, &err) == -EPERM &&
+	ok(perfmap_open_checked(root, "hard.map", me, 1 << 20, &size, -1, &err) == -EPERM &&
 	       strstr(err.msg, "hard links"),
 	   "a hard-linked file is refused: %s", err.msg);
 
 	snprintf(path, sizeof(path), "%s/fifo.map", dir);
 	ok(mkfifo(path, 0600) == 0, "make a FIFO");
-	ok(perfmap_open_checked(root, "fifo.map", me, 1 << 20, &size, &err) == -EPERM &&
+	ok(perfmap_open_checked(root, "fifo.map", me, 1 << 20, &size, -1, &err) == -EPERM &&
 	       strstr(err.msg, "FIFO"),
 	   "a FIFO without a writer is refused at once: %s", err.msg);
 
-	ok(perfmap_open_checked(root, "missing.map", me, 1 << 20, &size, &err) == -ENOENT,
+	test_never_opened(root, dir, "fifo.map");
+	if (me == 0) {
+		/* What a container root with CAP_MKNOD swaps in: /dev/null. */
+		snprintf(path, sizeof(path), "%s/dev.map", dir);
+		ok(mknod(path, S_IFCHR | 0600, makedev(1, 3)) == 0, "make a /dev/null node");
+		ok(perfmap_open_checked(root, "dev.map", me, 1 << 20, &size, -1, &err) == -EPERM &&
+		       strstr(err.msg, "character device"),
+		   "a device node is refused: %s", err.msg);
+		test_never_opened(root, dir, "dev.map");
+	} else {
+		tap_diag("skipped: a device node needs root for mknod");
+	}
+
+	ok(perfmap_open_checked(root, "missing.map", me, 1 << 20, &size, -1, &err) == -ENOENT,
 	   "a missing file: %s", err.msg);
 
 	ok(perfmap_precheck(root, "missing.map", me, 1 << 20, &err) == 0,

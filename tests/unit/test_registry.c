@@ -57,6 +57,17 @@ static void lookups(void)
 		fclose(f);
 	ok(registry_entry_alive(alive), "one live entry");
 
+	/* A triggered profile's lookup: that id, that process, or nothing. */
+	struct registry_query x = {
+	    .ref = "ccc444", .exact_pid = alive->pid, .exact_start = alive->start_time};
+	is_int(registry_lookup(e, 6, &x, &err), 3, "exact process: the live entry");
+	x.exact_start++;
+	is_int(registry_lookup(e, 6, &x, &err), -ESRCH, "exact process: another start time");
+	x.ref = "ccc";
+	is_int(registry_lookup(e, 6, &x, &err), -ENOENT, "exact process: never an id prefix");
+	x.ref = "dup";
+	is_int(registry_lookup(e, 6, &x, &err), -ENOENT, "exact process: never a name");
+
 	struct registry_query q = {.ref = "aaa111"};
 	is_int(registry_lookup(e, 6, &q, &err), 0, "exact id");
 	q.ref = "web";
@@ -113,6 +124,37 @@ static void count_warning(void *ctx, const char *msg)
 {
 	(*(int *)ctx)++;
 	tap_diag("warning: %s", msg);
+}
+
+/* A registry (or run_dir) that others could write, or a symlink, is
+ * refused with a reason; put back, it is accepted again. */
+static void dir_checks(const char *dir, const char *regdir)
+{
+	struct fs_error err;
+	struct registry_entry back;
+	char run[300], alt[300];
+	snprintf(run, sizeof(run), "%s/run", dir);
+	ok(chmod(regdir, 0777) == 0, "make the registry 0777");
+	ok(registry_read(regdir, "c1", &back, &err) == -EPERM && strstr(err.msg, "mode 0777"),
+	   "a world-writable registry is refused: %s", err.msg);
+	ok(chmod(regdir, 0700) == 0 && chmod(run, 0775) == 0, "make run_dir 0775");
+	ok(registry_read(regdir, "c1", &back, &err) == -EPERM && strstr(err.msg, "/run:"),
+	   "a group-writable run_dir is refused: %s", err.msg);
+	ok(chmod(run, 0700) == 0, "run_dir 0700 again");
+	if (geteuid() == 0) {
+		ok(chown(regdir, 1000, 1000) == 0, "give the registry to uid 1000");
+		ok(registry_read(regdir, "c1", &back, &err) == -EPERM &&
+		       strstr(err.msg, "owned by uid 1000"),
+		   "a registry owned by another uid is refused: %s", err.msg);
+		ok(chown(regdir, 0, 0) == 0, "back to root");
+	}
+	snprintf(alt, sizeof(alt), "%s/elsewhere", dir);
+	ok(rename(regdir, alt) == 0 && symlink(alt, regdir) == 0,
+	   "replace the registry with a symlink to a good directory");
+	ok(registry_read(regdir, "c1", &back, &err) < 0 && strstr(err.msg, "symlink"),
+	   "a symlinked registry is refused: %s", err.msg);
+	ok(unlink(regdir) == 0 && rename(alt, regdir) == 0, "put it back");
+	is_int(registry_read(regdir, "c1", &back, &err), 0, "accepted again");
 }
 
 int main(void)
@@ -187,6 +229,7 @@ int main(void)
 	ok(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0600, "entry is 0600");
 	is_int(registry_read(regdir, "c1", &back, &err), 0, "read");
 	ok(registry_entry_alive(&back) == 0, "entry with start time 0 is not alive");
+	dir_checks(dir, regdir);
 	fill(&e, "c1-other");
 	is_int(registry_write(regdir, &e, &err), 0, "second entry");
 	fill(&e, "zz");

@@ -72,6 +72,8 @@ static void test_palette(void)
 	    {"com.example.Foo.bar", PALETTE_KIND_JAVA},
 	    {"Foo.bar_[j]", PALETTE_KIND_JAVA},
 	    {"Foo.inl_[i]", PALETTE_KIND_INLINED},
+	    {"com.example.Foo.bar_[0]", PALETTE_KIND_INTERPRETED},
+	    {"com.example.Foo.bar_[1]", PALETTE_KIND_C1},
 	    {"do_syscall_64_[k]", PALETTE_KIND_KERNEL},
 	    {"entry_SYSCALL_64_after_hwframe", PALETTE_KIND_KERNEL},
 	    {"JavaThread::run", PALETTE_KIND_CPP},

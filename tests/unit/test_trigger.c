@@ -56,6 +56,17 @@ static void test_plan(void)
 	ok(strstr(note, "delay capped") && strstr(note, "frequency capped"), "both noted: %s",
 	   note);
 
+	/* 1193047h is 4294969200 s: past 2^32, it wrapped to 1905 s. */
+	is_int(plan(&cfg, "1193047h", "1193047h", "", &p, note, sizeof(note)), 0,
+	       "2^32 s and more");
+	is_int(p.duration_s, cfg.max_profile_seconds, "1193047h is capped, not wrapped");
+	is_int(p.delay_s, cfg.max_profile_seconds, "a 1193047h delay too");
+	ok(strstr(note, "capped from 4294969200s"), "the note gives the real value: %s", note);
+	is_int(plan(&cfg, "999999999h", "", "", &p, note, sizeof(note)), 0, "the largest duration");
+	is_int(p.duration_s, cfg.max_profile_seconds, "capped too");
+	is_int(plan(&cfg, "1193047h", "", "", &p, note, sizeof(note)), 0, "no delay annotation");
+	is_int(p.delay_s, 7, "the default delay stays");
+
 	is_int(plan(&cfg, "500ms", "", "", &p, note, sizeof(note)), -EINVAL, "under 1 s refused");
 	is_int(plan(&cfg, "", "", "", &p, note, sizeof(note)), -EINVAL, "empty refused");
 	is_int(plan(&cfg, "/etc/passwd", "", "", &p, note, sizeof(note)), -EINVAL, "path refused");

@@ -1,0 +1,258 @@
+/* jvmunwind.c - JVMs unwound by the HotSpot-aware unwinder: see jvmunwind.h */
+#include "jvmunwind.h"
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cfi.h"
+#include "hotspot.h"
+#include "timeutil.h"
+
+struct jvmunwind_blob {
+	uint64_t pc;	  /* 0: empty */
+	uint64_t expires; /* ms */
+	struct hotspot_blob b;
+	int found;
+};
+
+struct jvmunwind_jvm {
+	pid_t pid;
+	struct hotspot *hs;
+	struct cfi_proc *maps;
+	struct unwind_ops ops;
+	struct jvmunwind_blob *blobs; /* JVMUNWIND_BLOB_CACHE */
+	uint64_t now_ms;	      /* of the sample being unwound */
+	struct jvmunwind_jvm_stats st;
+};
+
+struct jvmunwind {
+	struct cfi *cfi;
+	struct jvmunwind_jvm *jvms[JVMUNWIND_MAX_JVMS];
+	size_t n;
+};
+
+static uint64_t jvmunwind_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int jvmunwind_new(struct jvmunwind **out)
+{
+	struct jvmunwind *ju = calloc(1, sizeof(*ju));
+	if (!ju)
+		return -ENOMEM;
+	int r = cfi_new(NULL, &ju->cfi);
+	if (r < 0) {
+		free(ju);
+		return r;
+	}
+	*out = ju;
+	return 0;
+}
+
+static void jvmunwind_jvm_free(struct jvmunwind_jvm *j)
+{
+	if (!j)
+		return;
+	hotspot_close(j->hs);
+	cfi_proc_free(j->maps);
+	free(j->blobs);
+	free(j);
+}
+
+void jvmunwind_free(struct jvmunwind *ju)
+{
+	if (!ju)
+		return;
+	for (size_t i = 0; i < ju->n; i++)
+		jvmunwind_jvm_free(ju->jvms[i]);
+	cfi_free(ju->cfi);
+	free(ju);
+}
+
+static struct jvmunwind_jvm *jvmunwind_find(const struct jvmunwind *ju, pid_t pid)
+{
+	for (size_t i = 0; i < ju->n; i++)
+		if (ju->jvms[i]->pid == pid)
+			return ju->jvms[i];
+	return NULL;
+}
+
+int jvmunwind_has(const struct jvmunwind *ju, pid_t pid)
+{
+	return jvmunwind_find(ju, pid) != NULL;
+}
+
+/* ---- the unwinder's view of one JVM ---------------------------------------- */
+
+static int jvmunwind_in_code_cache(void *ctx, uint64_t pc)
+{
+	struct jvmunwind_jvm *j = ctx;
+	return hotspot_in_code_cache(j->hs, pc);
+}
+
+/* hotspot_find_blob through the cache: code blobs live long, a lookup
+ * reads the JVM's memory several times. */
+static int jvmunwind_find_blob(void *ctx, uint64_t pc, struct hotspot_blob *out)
+{
+	struct jvmunwind_jvm *j = ctx;
+	struct jvmunwind_blob *e = &j->blobs[(pc >> 2) % JVMUNWIND_BLOB_CACHE];
+	j->st.blob_lookups++;
+	if (e->pc == pc && e->expires > j->now_ms) {
+		j->st.blob_hits++;
+		*out = e->b;
+		return e->found;
+	}
+	int r = hotspot_find_blob(j->hs, pc, out);
+	if (r < 0)
+		return r;
+	e->pc = pc;
+	e->expires = j->now_ms + JVMUNWIND_BLOB_TTL_MS;
+	e->b = *out;
+	e->found = r;
+	return r;
+}
+
+static int jvmunwind_is_text(void *ctx, uint64_t pc)
+{
+	struct jvmunwind_jvm *j = ctx;
+	return cfi_proc_is_text(j->maps, pc);
+}
+
+static int jvmunwind_cfi_step(void *ctx, struct unwind_regs *r, const struct unwind_stack *st,
+			      int leaf)
+{
+	struct jvmunwind_jvm *j = ctx;
+	return cfi_proc_step(j->maps, r, st, leaf);
+}
+
+int jvmunwind_add(struct jvmunwind *ju, pid_t pid, struct fs_error *err)
+{
+	if (jvmunwind_find(ju, pid))
+		return 0;
+	if (ju->n == JVMUNWIND_MAX_JVMS)
+		return fs_error_set(err, ENOSPC, "more than %d JVMs to unwind", JVMUNWIND_MAX_JVMS);
+	struct jvmunwind_jvm *j = calloc(1, sizeof(*j));
+	if (!j || !(j->blobs = calloc(JVMUNWIND_BLOB_CACHE, sizeof(*j->blobs)))) {
+		free(j);
+		return fs_error_set(err, ENOMEM, "allocating the unwinder of pid %d", (int)pid);
+	}
+	j->pid = pid;
+	int r = hotspot_open(pid, &j->hs, err);
+	if (r == 0)
+		r = cfi_proc_open(ju->cfi, pid, &j->maps, err);
+	if (r < 0) {
+		jvmunwind_jvm_free(j);
+		return r;
+	}
+	j->ops = (struct unwind_ops){.ctx = j,
+				     .in_code_cache = jvmunwind_in_code_cache,
+				     .find_blob = jvmunwind_find_blob,
+				     .is_text = jvmunwind_is_text,
+				     .cfi_step = jvmunwind_cfi_step};
+	hotspot_frame_layout(j->hs, &j->ops.layout);
+	j->st.pid = pid;
+	j->st.major = hotspot_major_version(j->hs);
+	ju->jvms[ju->n++] = j;
+	return 0;
+}
+
+void jvmunwind_remove(struct jvmunwind *ju, pid_t pid)
+{
+	for (size_t i = 0; i < ju->n; i++) {
+		if (ju->jvms[i]->pid == pid) {
+			jvmunwind_jvm_free(ju->jvms[i]);
+			ju->jvms[i] = ju->jvms[--ju->n];
+			return;
+		}
+	}
+}
+
+/* The walk stopped short of the base (the copy ended, a frame we cannot
+ * step): when the kernel's frame-pointer chain holds the walk's last
+ * return address (a JVM with frame pointers), go on with the kernel's
+ * frames after it. Returns the new length. */
+static size_t jvmunwind_splice(const struct sample *smp, uint64_t *out, size_t n, size_t max,
+			       struct jvmunwind_jvm *j)
+{
+	uint64_t last = out[n - 1] & ~UNWIND_C1_TAG;
+	size_t i = 0;
+	while (i < smp->nr && smp->ips[i] != (uint64_t)PERF_CONTEXT_USER)
+		i++;
+	for (i++; i < smp->nr; i++)
+		if (smp->ips[i] == last)
+			break;
+	if (i >= smp->nr)
+		return n;
+	j->st.spliced++;
+	for (i++; i < smp->nr && n < max; i++) {
+		if (smp->ips[i] >= (uint64_t)PERF_CONTEXT_MAX)
+			break;
+		out[n++] = smp->ips[i];
+	}
+	return n;
+}
+
+size_t jvmunwind_sample(struct jvmunwind *ju, const struct sample *smp, uint64_t *out, size_t max)
+{
+	struct jvmunwind_jvm *j = jvmunwind_find(ju, smp->pid);
+	if (!j)
+		return 0;
+	if (!smp->has_regs || !smp->user_ip || max < 2) {
+		j->st.no_regs++;
+		return 0;
+	}
+	/* The kernel's part of the chain, up to its user marker. */
+	size_t n = 0;
+	for (size_t i = 0; i < smp->nr && n + 2 < max; i++) {
+		if (smp->ips[i] == (uint64_t)PERF_CONTEXT_USER)
+			break;
+		out[n++] = smp->ips[i];
+	}
+	out[n++] = (uint64_t)PERF_CONTEXT_USER;
+	struct unwind_regs regs = {.ip = smp->user_ip, .sp = smp->user_sp, .bp = smp->user_bp};
+	struct unwind_stack st = {.sp = smp->user_sp, .data = smp->stack, .size = smp->stack_size};
+	struct unwind_result res;
+	j->now_ms = timeutil_now_ms();
+	uint64_t t0 = jvmunwind_cpu_ns();
+	size_t got = unwind_walk(&j->ops, &regs, &st, out + n, max - n, &res);
+	j->st.unwind_ns += jvmunwind_cpu_ns() - t0;
+	j->st.samples++;
+	j->st.frames += got;
+	j->st.interpreted += res.interpreted;
+	j->st.compiled += res.compiled;
+	j->st.native_cfi += res.native_cfi;
+	j->st.native_fp += res.native_fp;
+	j->st.ends[res.end]++;
+	if (res.end == UNWIND_END_ROOT) {
+		uint64_t kib = res.depth / 1024;
+		j->st
+		    .depth_kib[kib < JVMUNWIND_DEPTH_BUCKETS ? kib : JVMUNWIND_DEPTH_BUCKETS - 1]++;
+	}
+	if (got > 1 && res.end != UNWIND_END_ROOT && !unwind_is_method(out[n + got - 1]))
+		return jvmunwind_splice(smp, out, n + got, max, j);
+	return n + got;
+}
+
+int jvmunwind_method_name(void *ctx, pid_t pid, uint64_t method, char *buf, size_t len)
+{
+	struct jvmunwind_jvm *j = jvmunwind_find(ctx, pid);
+	if (!j)
+		return 0;
+	return hotspot_method_name(j->hs, method, buf, len) == 1;
+}
+
+size_t jvmunwind_count(const struct jvmunwind *ju)
+{
+	return ju->n;
+}
+
+void jvmunwind_stats(const struct jvmunwind *ju, size_t i, struct jvmunwind_jvm_stats *st)
+{
+	*st = ju->jvms[i]->st;
+}

@@ -1,0 +1,74 @@
+/* jvmunwind.h - the per-sample path of JVMs that get the HotSpot-aware
+ * unwinder (sidecar/unwind/) instead of the kernel's frame-pointer chain.
+ *
+ * A table of JVMs (at most PROFILE_MAX_JVMS), each with its hotspot reader
+ * (VMStructs, hotspot.h), its executable mappings for CFI (cfi.h) and a
+ * direct-mapped cache of code blobs by pc, so the unwinder reads the
+ * JVM's memory once per distinct pc, not once per frame (entries live
+ * JVMUNWIND_BLOB_TTL_MS: code is compiled and freed during a window).
+ *
+ * jvmunwind_sample() rebuilds a sample's callchain: the kernel part as the
+ * kernel gave it, then PERF_CONTEXT_USER and the unwound user frames, with
+ * interpreted frames as tagged Method* words (symbols.h) that
+ * jvmunwind_method_name() names at fold time. */
+#ifndef FS_JVMUNWIND_H
+#define FS_JVMUNWIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "sampler.h"
+#include "unwind.h"
+
+#define JVMUNWIND_MAX_JVMS	64
+#define JVMUNWIND_BLOB_CACHE	4096 /* blobs cached per JVM */
+#define JVMUNWIND_BLOB_TTL_MS	1000
+#define JVMUNWIND_DEPTH_BUCKETS 65
+
+struct jvmunwind;
+
+struct jvmunwind_jvm_stats {
+	pid_t pid;
+	int major;	  /* JDK major version, 0 unknown */
+	uint64_t samples; /* samples of this JVM unwound */
+	uint64_t no_regs; /* samples without registers (kernel threads, copies off) */
+	uint64_t frames;  /* user frames produced */
+	uint64_t interpreted, compiled, native_cfi, native_fp;
+	uint64_t ends[UNWIND_END_COUNT];
+	uint64_t blob_lookups, blob_hits;
+	uint64_t spliced;   /* walks continued with the kernel's frame-pointer chain */
+	uint64_t unwind_ns; /* thread CPU time spent in jvmunwind_sample */
+	/* stack used by walks that reached the thread's base, per KiB (the
+	 * last bucket: 64 KiB and more): what sizes the stack copy */
+	uint64_t depth_kib[JVMUNWIND_DEPTH_BUCKETS];
+};
+
+int jvmunwind_new(struct jvmunwind **out);
+void jvmunwind_free(struct jvmunwind *ju);
+
+/* Start unwinding pid (a HotSpot JVM): open its VMStructs and maps.
+ * 0, or -errno with err saying why (then the kernel's chain is used for
+ * it); -ENOSPC when the table is full; 0 when already added. */
+int jvmunwind_add(struct jvmunwind *ju, pid_t pid, struct fs_error *err);
+
+/* Forget pid (it exec'd or exited). */
+void jvmunwind_remove(struct jvmunwind *ju, pid_t pid);
+
+/* 1 when pid is unwound by us. */
+int jvmunwind_has(const struct jvmunwind *ju, pid_t pid);
+
+/* The callchain of smp rebuilt into out (at most max words): returns its
+ * length, or 0 when pid is not ours or the sample has no registers (use
+ * smp->ips as they are). */
+size_t jvmunwind_sample(struct jvmunwind *ju, const struct sample *smp, uint64_t *out, size_t max);
+
+/* A symbolizer_method_fn (symbols.h) over the table (ctx). */
+int jvmunwind_method_name(void *ctx, pid_t pid, uint64_t method, char *buf, size_t len);
+
+/* Stats of the i-th JVM (0 <= i < count). */
+size_t jvmunwind_count(const struct jvmunwind *ju);
+void jvmunwind_stats(const struct jvmunwind *ju, size_t i, struct jvmunwind_jvm_stats *st);
+
+#endif

@@ -1,0 +1,257 @@
+#!/usr/bin/env bats
+# The HotSpot-aware unwinder (sidecar/unwind/, docs/unwind.md): JVMs started
+# WITHOUT -XX:+PreserveFramePointer in real runc containers, sampled by `run`.
+# Oracle: a whole stack reaches the thread's base (thread_native_entry for
+# threads the JVM started, JavaMain or start_thread), which the kernel's
+# frame-pointer chain never does past a compiled frame of such a JVM.
+# JDKs: Debian's openjdk-17 and the Temurin 25 under /usr/lib/jvm.
+
+load ../lib/containers
+
+JAVA17=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java
+JAVA25=${JAVA_HOME_25:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java
+
+needs_jvm() {
+	fs_require_root
+	fs_require_cmd runc jq
+	[ -x "$1" ] || skip "no JDK at $1"
+	[ -f "$FS_BUILD/java/flametest/Workload.class" ] || skip "Java workloads not built (make agent)"
+}
+
+# start_jvm NAME JAVA [JVM options...] -- WORKLOAD_ARGS...: PID is its host pid.
+start_jvm() {
+	local name=$1 java=$2 opts=()
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		opts+=("$1")
+		shift
+	done
+	[ "${1:-}" = -- ] && shift
+	CTRS+=("$name")
+	local dir="$FS_TMP/$name"
+	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- \
+		"$java" "${opts[@]}" -cp /opt/fsjava flametest.Workload "$@"
+	jq --arg s "$FS_BUILD/java" '
+		.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}]
+	' "$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
+	fs_runc_run "$name" "$dir"
+	fs_wait_for 90 grep -q READY "$dir/out.log" || {
+		cat "$dir/out.log" >&2
+		return 1
+	}
+	fs_wait_for 10 test -f "$FS_RUN/containers/$name.json"
+	PID=$(fs_container_pid "$name")
+}
+
+# Of the java process's samples that hold a Java frame, the share whose stack
+# starts at a thread's base, in %.
+whole_pct() {
+	awk '{
+		n = $NF
+		if ($0 !~ /;(flametest|java|jdk|sun)\.[A-Za-z0-9_$.]*/) next
+		j += n
+		if ($0 ~ /^java;(\[[^]]*\];)?(start_thread|thread_native_entry|JavaMain|__clone3|clone3|clone|_start)(;|$)/ ||
+		    $0 ~ /;(thread_native_entry|JavaMain);/) w += n
+	} END { printf "%d %d\n", (j ? 100 * w / j : 0), j }' "$1"
+}
+
+setup_file() {
+	[ "$(id -u)" = 0 ] || return 0
+	fs_setup
+	export FS_TMP FS_RUN FS_CONFIG FLAMESIDECAR_CONFIG
+}
+
+teardown_file() {
+	[ -n "${FS_TMP:-}" ] || return 0
+	fs_cleanup
+}
+
+setup() {
+	OUT="$BATS_TEST_TMPDIR"
+	CTRS=()
+}
+
+teardown() {
+	local c
+	for c in "${CTRS[@]}"; do
+		runc kill "$c" KILL >/dev/null 2>&1 || true
+		fs_wait_for 10 sh -c "! runc state $c 2>/dev/null | grep -q '\"running\"'" || true
+		runc delete -f "$c" >/dev/null 2>&1 || true
+	done
+}
+
+# whole_stacks LABEL JAVA: >= 90% whole stacks without frame pointers.
+whole_stacks() {
+	local name="unwind-$$-$BATS_TEST_NUMBER"
+	start_jvm "$name" "$2" -XX:-PreserveFramePointer -- --threads 2 --warmup 1
+	cd "$OUT"
+	run "$FS_SIDECAR" run "$name" -d 4s -F 199 -o u.svg
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"unwinder   pid $PID (without frame pointers): hotspot"* ]]
+	local pct total
+	read -r pct total < <(whole_pct u.folded)
+	echo "# $1: $pct% of $total Java samples reach the thread's base" >&3
+	[ "$total" -gt 100 ]
+	[ "$pct" -ge 90 ]
+	grep -q 'flametest\.Workload\.hotMethod' u.folded
+}
+
+# start_jetty NAME JAVA PORT: Debian's jetty9 serving a static root webapp,
+# without frame pointers; its jetty.base is a read-only bind mount.
+start_jetty() {
+	local name=$1 java=$2 port=$3 dir="$FS_TMP/$1"
+	CTRS+=("$name")
+	mkdir -p "$FS_TMP/jb/webapps/ROOT"
+	cp /usr/share/jetty9/default-root/* "$FS_TMP/jb/webapps/ROOT/"
+	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- \
+		"$java" -XX:-PreserveFramePointer -Djetty.home=/usr/share/jetty9 -Djetty.base=/opt/jb \
+		-jar /usr/share/jetty9/start.jar --module=deploy,http "jetty.http.port=$port"
+	jq --arg s "$FS_TMP/jb" '
+		.mounts += [{destination: "/opt/jb", type: "bind", source: $s, options: ["rbind", "ro"]}]
+	' "$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
+	fs_runc_run "$name" "$dir"
+	fs_wait_for 90 curl -sf -o /dev/null "http://127.0.0.1:$port/" || {
+		cat "$dir/out.log" >&2
+		return 1
+	}
+	fs_wait_for 10 test -f "$FS_RUN/containers/$name.json"
+	PID=$(fs_container_pid "$name")
+}
+
+@test "unwind: JDK 17 without PreserveFramePointer: whole Java stacks" {
+	needs_jvm "$JAVA17"
+	whole_stacks "JDK 17" "$JAVA17"
+}
+
+@test "unwind: JDK 25 without PreserveFramePointer: whole Java stacks" {
+	needs_jvm "$JAVA25"
+	whole_stacks "JDK 25" "$JAVA25"
+}
+
+@test "unwind: an -Xint JVM shows its methods as interpreted frames _[0]" {
+	needs_jvm "$JAVA17"
+	local name="unwind-$$-$BATS_TEST_NUMBER"
+	start_jvm "$name" "$JAVA17" -Xint -XX:-PreserveFramePointer -- --threads 1 --warmup 1
+	cd "$OUT"
+	run "$FS_SIDECAR" run "$name" -d 3s -F 199 -o x.svg
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q 'flametest\.Workload\.hotMethod_\[0\]' x.folded
+	local interp all
+	interp=$(awk '/_\[0\]/ { s += $NF } END { print s + 0 }' x.folded)
+	all=$(awk '/;(flametest|java)\./ || /_\[0\]/ { s += $NF } END { print s + 0 }' x.folded)
+	echo "# -Xint: $interp of $all Java samples with interpreted frames named" >&3
+	[ "$interp" -ge $((all * 9 / 10)) ]
+	! grep -q ';Interpreter;' x.folded
+}
+
+@test "unwind: --unwind hotspot names interpreted frames of a JVM with frame pointers" {
+	needs_jvm "$JAVA17"
+	local name="unwind-$$-$BATS_TEST_NUMBER"
+	start_jvm "$name" "$JAVA17" -Xint -XX:+PreserveFramePointer -- --threads 1 --warmup 1
+	cd "$OUT"
+	# a small copy: what it holds is named, the rest comes from the kernel's chain
+	run "$FS_SIDECAR" run "$name" -d 2s -F 199 -o h.svg --unwind hotspot --stack-copy 1024
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"(with frame pointers): hotspot"* ]]
+	grep -q 'flametest\.Workload\.hotMethod_\[0\]' h.folded
+	local pct total
+	read -r pct total < <(whole_pct h.folded)
+	echo "# frame pointers + 1 KiB copies: $pct% of $total Java samples reach the thread's base" >&3
+	[ "$pct" -ge 90 ]
+}
+
+@test "unwind: --unwind fp keeps the kernel's chains (no stack copies)" {
+	needs_jvm "$JAVA17"
+	local name="unwind-$$-$BATS_TEST_NUMBER"
+	start_jvm "$name" "$JAVA17" -XX:-PreserveFramePointer -- --threads 1 --warmup 1
+	cd "$OUT"
+	run "$FS_SIDECAR" run "$name" -d 1s -F 99 -o f.svg --unwind fp
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"frame pointers (no hotspot unwinder: --unwind fp)"* ]]
+	[[ "$output" != *"stack copies"* ]]
+}
+
+# jetty_whole LABEL JAVA: Debian's jetty9 under wrk load, no frame pointers,
+# >= 90% whole stacks.
+jetty_whole() {
+	needs_jvm "$2"
+	fs_require_cmd wrk curl
+	[ -f /usr/share/jetty9/start.jar ] || skip "jetty9 is not installed"
+	local name="unwind-$$-$BATS_TEST_NUMBER" port=$((20000 + ($$ * 8 + BATS_TEST_NUMBER) % 10000))
+	start_jetty "$name" "$2" "$port"
+	wrk -t1 -c16 -d5s "http://127.0.0.1:$port/" >/dev/null # warm up: JIT compiles
+	wrk -t1 -c16 -d"${FS_UNWIND_LOAD_SECONDS:-8}s" "http://127.0.0.1:$port/" >"$OUT/wrk.txt" &
+	local wrkpid=$!
+	cd "$OUT"
+	# shellcheck disable=SC2086 # FS_UNWIND_RUN_ARGS: other windows for measurements
+	run ${FS_UNWIND_WRAP:-} "$FS_SIDECAR" run "$name" ${FS_UNWIND_RUN_ARGS:--d 5s -F 199} -o j.svg ${FS_UNWIND_STACK_COPY:+--stack-copy "$FS_UNWIND_STACK_COPY"}
+	wait "$wrkpid" || true
+	[ -z "${FS_UNWIND_KEEP:-}" ] || cp j.folded "$FS_UNWIND_KEEP/jetty-${1// /}.folded"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"(without frame pointers): hotspot"* ]]
+	local pct total
+	read -r pct total < <(whole_pct j.folded)
+	echo "# jetty9 $1: $pct% of $total Java samples reach the thread's base" >&3
+	echo "# $(grep -o 'hotspot, .*' <<<"$output" | head -1)" >&3
+	[ "$total" -gt 50 ]
+	[ "$pct" -ge 90 ]
+	grep -q 'org\.eclipse\.jetty\.' j.folded
+}
+
+@test "unwind: Debian's jetty9 under load on JDK 17 without PreserveFramePointer: whole stacks" {
+	jetty_whole "JDK 17" "$JAVA17"
+}
+
+@test "unwind: Debian's jetty9 under load on JDK 25 without PreserveFramePointer: whole stacks" {
+	jetty_whole "JDK 25" "$JAVA25"
+}
+
+@test "unwind: a C1-only JVM shows its compiled methods marked _[1]" {
+	needs_jvm "$JAVA17"
+	local name="unwind-$$-$BATS_TEST_NUMBER"
+	start_jvm "$name" "$JAVA17" -XX:TieredStopAtLevel=1 -XX:-PreserveFramePointer -- --threads 1 --warmup 1
+	cd "$OUT"
+	run "$FS_SIDECAR" run "$name" -d 2s -F 199 -o c1.svg
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q 'flametest\.Workload\.hotMethod_\[1\]' c1.folded
+	local pct total
+	read -r pct total < <(whole_pct c1.folded)
+	echo "# C1 only: $pct% of $total Java samples reach the thread's base" >&3
+	[ "$pct" -ge 90 ]
+}
+
+@test "unwind: a JVM without frame pointers that starts during the window gets the unwinder" {
+	needs_jvm "$JAVA17"
+	local name="unwind-$$-$BATS_TEST_NUMBER" dir
+	dir="$FS_TMP/$name"
+	CTRS+=("$name")
+	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- /bin/sh -c \
+		"until [ -p /tmp/go ]; do sleep 0.05; done; read -r _ </tmp/go; exec $JAVA17 -XX:-PreserveFramePointer -cp /opt/fsjava flametest.Workload --threads 1 --warmup 1"
+	jq --arg s "$FS_BUILD/java" '
+		.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}]
+	' "$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
+	fs_runc_run "$name" "$dir"
+	fs_wait_for 10 test -f "$FS_RUN/containers/$name.json"
+	PID=$(fs_container_pid "$name")
+	mkfifo "/proc/$PID/root/tmp/go"
+	cd "$OUT"
+	"$FS_SIDECAR" run "$name" -d 8s -F 199 -o late.svg >late.out 2>late.err &
+	local runpid=$!
+	# the window is open (its first line is on stderr): start the JVM
+	fs_wait_for 10 grep -q recording late.err
+	timeout 10 sh -c "echo go >/proc/$PID/root/tmp/go"
+	wait "$runpid"
+	cat late.out late.err
+	grep -q "unwinder   pid $PID (without frame pointers): hotspot" late.out
+	grep -q "unwind     stack copies" late.out
+	local pct total
+	read -r pct total < <(whole_pct late.folded)
+	echo "# started during the window: $pct% of $total Java samples reach the thread's base" >&3
+	[ "$pct" -ge 80 ]
+}
