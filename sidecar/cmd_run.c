@@ -400,9 +400,10 @@ static void run_summary(struct profile *p, const struct run_args *a, uint64_t wi
 	       a->prof.frequency ? a->prof.frequency : 99, (unsigned long long)(window_ms / 1000),
 	       (unsigned long long)(window_ms % 1000 / 100),
 	       run_stop_signal ? " (ended early by a signal)" : "");
-	printf("samples    %llu (lost %llu, truncated stacks %llu)\n",
+	printf("samples    %llu (lost %llu, truncated stacks %llu, leaf callers from the stack "
+	       "%llu)\n",
 	       (unsigned long long)st.samples, (unsigned long long)st.lost,
-	       (unsigned long long)st.truncated);
+	       (unsigned long long)st.truncated, (unsigned long long)st.leaf_callers);
 	if (st.early_folds || st.dropped)
 		printf("memory     raw stacks folded early %llu times (table full), %llu samples "
 		       "dropped (out of memory)\n",

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 #include "cleanup.h"
 #include "jvmflags.h"
 #include "jvmunwind.h"
+#include "leafcall.h"
 #include "proc.h"
 #include "sampler.h"
 #include "timeutil.h"
@@ -304,9 +306,23 @@ static int profile_add(struct profile *p, pid_t pid, const uint64_t *ips, size_t
 	return 0;
 }
 
+/* leafcall_read_fn over process_vm_readv; ctx is the pid. */
+static int profile_read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	pid_t pid = (pid_t)(intptr_t)ctx;
+	struct iovec local = {.iov_base = buf, .iov_len = len};
+	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
+	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
 /* The per-sample path: JVMs with the HotSpot unwinder get their user
- * chain rebuilt from the stack copy (jvmunwind.h); everything else keeps
- * the kernel's chain. */
+ * chain rebuilt from the stack copy (jvmunwind.h); other JVMs keep the
+ * kernel's frame-pointer chain, with the caller it skips when the leaf is
+ * in a prologue or epilogue put back from the stack (leafcall.h);
+ * everything else keeps the kernel's chain. */
 static int profile_on_sample(const struct sample *smp, void *ctx)
 {
 	struct profile *p = ctx;
@@ -318,6 +334,15 @@ static int profile_on_sample(const struct sample *smp, void *ctx)
 		if (n) {
 			ips = p->chain;
 			nr = n;
+		}
+	} else if (smp->has_regs && pp && pp->jvm && nr < SYMBOLIZER_MAX_FRAMES) {
+		size_t n =
+		    leafcall_repair(ips, nr, smp->stack, smp->stack_size, profile_read_mem,
+				    (void *)(intptr_t)smp->pid, p->chain, SYMBOLIZER_MAX_FRAMES);
+		if (n) {
+			ips = p->chain;
+			nr = n;
+			p->st.leaf_callers++;
 		}
 	}
 	if (profile_add(p, smp->pid, ips, nr, smp->time) < 0)
@@ -353,8 +378,12 @@ static int profile_open_sampler(struct profile *p, struct fs_error *err)
 	const struct registry_entry *e = &p->entry;
 	struct sampler_opts so = {
 	    .frequency = o->frequency, .max_stack = o->max_stack, .user_only = o->user_only};
-	if (profile_want_copies(o, e))
-		so.stack_copy = o->stack_copy ? o->stack_copy : SAMPLER_DEFAULT_STACK_COPY;
+	/* Without the HotSpot unwinder, a few words of stack anyway: the
+	 * caller a frame-pointer walk skips in a prologue or epilogue. */
+	int leaf_only = !profile_want_copies(o, e);
+	so.stack_copy = leaf_only	? LEAFCALL_STACK_COPY
+			: o->stack_copy ? o->stack_copy
+					: SAMPLER_DEFAULT_STACK_COPY;
 	char cg[PATH_MAX];
 	int r;
 	if (o->pid) {
@@ -377,14 +406,14 @@ static int profile_open_sampler(struct profile *p, struct fs_error *err)
 	if (r < 0)
 		return r;
 	sampler_set_task_cb(p->s, profile_on_task, p);
-	p->st.stack_copy = so.stack_copy;
+	p->st.stack_copy = leaf_only ? 0 : so.stack_copy;
 	p->so = so;
 	if (so.cgroup_path) {
 		snprintf(p->cg, sizeof(p->cg), "%s", so.cgroup_path);
 		p->so.cgroup_path = p->cg;
 	}
 	p->opened = 1;
-	if (so.stack_copy) {
+	if (!leaf_only) {
 		if (jvmunwind_new(&p->ju) < 0)
 			return fs_error_set(err, ENOMEM, "allocating the unwinder");
 		symbolizer_set_method(p->sym, jvmunwind_method_name, p->ju);

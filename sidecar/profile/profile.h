@@ -117,6 +117,9 @@ struct profile_stats {
 	int hardware;
 	uint64_t samples, lost, throttled, truncated;
 	uint64_t dropped; /* samples not stored (out of memory) */
+	/* JVM samples whose leaf was in a prologue or epilogue: the caller
+	 * the frame-pointer walk skipped was put back (leafcall.h) */
+	uint64_t leaf_callers;
 	/* raw table */
 	size_t chains;	      /* distinct (pid, callchain) pending now */
 	size_t words;	      /* their words */

@@ -95,6 +95,7 @@ java;start_thread;thread_native_entry;a.A.f;a.A$$Lambda$3/0x0000000801000a00.run
 java;start_thread;thread_native_entry;a.A.f;java.lang.invoke.LambdaForm$DMH/0x0000000801001000.invokeStatic;a.A.g 5
 java;start_thread;thread_native_entry;a.A.h;java.lang.Thread.yield;__sched_yield 5
 java;start_thread;thread_native_entry;a.A.f;a.A.g;a.A.k;[libjava.so] 5
+java;start_thread;thread_native_entry;a.A.f;java.lang.invoke.VarHandleGuards.guard_LLL_Z_[i];a.A.g_[i] 5
 F
 	cat >"$d/j.txt" <<'F'
 jdk.ExecutionSample {
@@ -114,6 +115,43 @@ F
 	run python3 "$CMP" --folded "$d/o.folded" --jfr "$d/j.txt" --min-edge-share 1 --max-missing-edge 0.01
 	echo "$output"
 	[ "$status" -eq 0 ]
-	# a.A.f -> a.A.g (15 + 5), a.A.g -> a.A.k (5); a.A.h -> Thread.yield is in the VM
-	[[ "$output" == *"(2 Java->Java edges, weight 25; excluded into-VM edges 1, weight 5)"* ]]
+	# a.A.f -> a.A.g (15 + 5 + 5, one through a VarHandle guard), a.A.g ->
+	# a.A.k (5); a.A.h -> Thread.yield is in the VM
+	[[ "$output" == *"(2 Java->Java edges, weight 30; excluded into-VM edges 1, weight 5)"* ]]
+}
+
+@test "jfr_compare: an edge into a compiled leaf JFR never sampled is not checked; inlined or sampled ones are" {
+	local d=$BATS_TEST_TMPDIR
+	cat >"$d/o.folded" <<'F'
+java;start_thread;thread_native_entry;a.A.f;a.V.type 10
+java;start_thread;thread_native_entry;a.A.f;a.V.type;irq_exit_[k] 2
+java;start_thread;thread_native_entry;a.A.f;a.A.g 10
+java;start_thread;thread_native_entry;a.A.f;a.L.debug_[i] 5
+java;start_thread;thread_native_entry;a.A.g;a.A.h 5
+F
+	cat >"$d/j.txt" <<'F'
+jdk.ExecutionSample {
+  stackTrace = [
+    a.A.g() line: 2
+    a.A.f() line: 1
+  ]
+}
+jdk.ExecutionSample {
+  stackTrace = [
+    a.A.h() line: 2
+    a.A.f() line: 1
+  ]
+}
+F
+	run python3 "$CMP" --folded "$d/o.folded" --jfr "$d/j.txt" --max-missing-edge 0.01
+	echo "$output"
+	[ "$status" -eq 1 ]
+	# a.A.f -> a.V.type: JFR never saw a.V.type (its samples fall where
+	# JFR cannot walk): listed, not checked
+	[[ "$output" == *"unwalkable     1 edges, weight 12"* ]]
+	[[ "$output" == *"excluded  37.5%  a.A.f -> a.V.type"* ]]
+	# an inlined leaf JFR never saw is still checked; so is a.A.g -> a.A.h,
+	# whose callee JFR did sample (under another caller)
+	[[ "$output" == *"missing  15.6%  a.A.f -> a.L.debug"* ]]
+	[[ "$output" == *"missing  15.6%  a.A.g -> a.A.h"* ]]
 }

@@ -34,7 +34,7 @@ one_app() {
 	app_profile "$NAME" "$WINDOW" "$OUT" -F 199
 	run app_compare "$OUT" "${EDGES[@]}"
 	echo "$output"
-	echo "# $kind $*: $(grep -E '^(edge_share|missing_edges)' <<<"$output" | tr -s ' ' | tr '\n' ' ')" >&3
+	echo "# $kind $*: $(grep -E '^(edge_share|unwalkable|missing_edges)' <<<"$output" | tr -s ' ' | tr '\n' ' ')" >&3
 	[ "$status" -eq 0 ]
 }
 
