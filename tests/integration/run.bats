@@ -83,7 +83,7 @@ teardown() {
 	[ -z "$(ls "$OUT"/*.svg 2>/dev/null)" ]
 }
 
-@test "run -d 5s: Java, HotSpot C++ and kernel frames; hotMethod dominates; < 10% unresolved; valid SVG" {
+@test "run -d 5s: Java, HotSpot C++ and kernel frames; hotMethod dominates; < 1% unresolved below libc's symbol-less roots; valid SVG" {
 	needs_jvm
 	cd "$OUT"
 	run "$FS_SIDECAR" run "$MAIN" -d 5s -F 199 -o main.svg
@@ -105,11 +105,25 @@ teardown() {
 	! grep -q 'JavaCalls::call_helper(' "$f" || false
 	# kernel frames under the syscall-heavy thread
 	[ "$(samples "$f" 'syscallMethod;.*_\[k\]')" -gt 0 ]
-	# the summary: < 10% of frames unresolved, the hot method first
-	local pm
+	# Unresolved frames: every thread's root frames are clone3 and
+	# start_thread in Debian's libc, which has no .symtab (two frames per
+	# stack now that the unwinder walks them through .eh_frame; the
+	# summary counts them). Apart from those roots, < 1% of the frames
+	# may be unresolved; with them, the summary stays under 15%.
+	local pm unres frames
 	pm=$(unresolved_permille <(echo "$output"))
 	echo "# unresolved: $pm permille" >&3
-	[ -n "$pm" ] && [ "$pm" -lt 100 ]
+	[ -n "$pm" ] && [ "$pm" -lt 150 ]
+	read -r unres frames < <(awk '{ n = $NF; $NF = ""; k = split($0, f, ";");
+		root = 1
+		for (i = 2; i <= k; i++) {
+			if (root && f[i] ~ /^\[libc\.so\.6\] *$/) continue
+			root = 0; all += n
+			if (f[i] ~ /^\[/) u += n
+		}
+	} END { print u + 0, all + 0 }' "$f")
+	echo "# unresolved below the libc roots: $unres of $frames" >&3
+	[ "$frames" -gt 0 ] && [ $((unres * 100)) -lt "$frames" ]
 	grep -A1 '^hottest' <<<"$output" | grep -q 'flametest\.Workload\.hotMethod'
 	# every sample taken is in the folded file, once
 	[ "$(sed -n 's/^samples *\([0-9]*\) .*/\1/p' <<<"$output")" -eq "$all" ]
