@@ -143,6 +143,8 @@ static int run_parse_pid(const char *verb, const char *arg, pid_t *out)
 	return 0;
 }
 
+/* Over 100 lines on purpose: one getopt_long switch with a case per option,
+ * read top to bottom beside the option table above. */
 static int run_parse(int argc, char **argv, struct run_args *a)
 {
 	static const struct option longopts[] = {
@@ -489,6 +491,55 @@ static void run_default_name(char *buf, size_t len, const char *id, time_t t, co
 		 ext);
 }
 
+/* The SVG's and the folded file's names (defaults beside the SVG, in the
+ * current directory), into the buffers (PATH_MAX each). 0 or an exit code. */
+static int run_file_names(const struct run_args *a, const struct registry_entry *e, time_t started,
+			  char *svg_name, char *folded_name, const char **svg, const char **folded)
+{
+	*svg = a->output;
+	*folded = a->folded;
+	if (!*svg) {
+		run_default_name(svg_name, PATH_MAX, e->id, started, "svg");
+		*svg = svg_name;
+	}
+	if (!*folded && !a->no_folded && strcmp(*svg, "-")) {
+		size_t l = strlen(*svg);
+		if (l > 4 && !strcmp(*svg + l - 4, ".svg"))
+			l -= 4;
+		if (snprintf(folded_name, PATH_MAX, "%.*s.folded", (int)l, *svg) >= PATH_MAX)
+			return cli_usage_error("run", "the output name is too long");
+		*folded = folded_name;
+	}
+	if (a->no_folded)
+		*folded = NULL;
+	return 0;
+}
+
+/* The SVG's title and subtitle, unless given (buffers of 256). */
+static void run_titles(struct run_args *a, const struct registry_entry *e, struct profile *p,
+		       time_t started, uint64_t window_ms, char *title, char *subtitle)
+{
+	struct tm tm;
+	gmtime_r(&started, &tm);
+	if (!a->render.title) {
+		snprintf(title, 256, "CPU of container %.*s", common_id_width(e->id), e->id);
+		a->render.title = title;
+	}
+	if (a->render.subtitle)
+		return;
+	snprintf(subtitle, 256,
+		 "%04d-%02d-%02d %02d:%02d:%02d UTC, %llu.%01llu s at %u Hz, %llu samples",
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 (unsigned long long)(window_ms / 1000),
+		 (unsigned long long)(window_ms % 1000 / 100),
+		 a->prof.frequency ? a->prof.frequency : 99,
+		 (unsigned long long)fold_total(profile_table(p)));
+	if (a->prof.pid)
+		snprintf(subtitle + strlen(subtitle), 256 - strlen(subtitle), ", pid %d",
+			 (int)a->prof.pid);
+	a->render.subtitle = subtitle;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct run_args a = {.duration_ms = RUN_DEFAULT_MS};
@@ -511,24 +562,10 @@ int cmd_run(int argc, char **argv)
 	/* file names, decided before the window so a bad one fails early */
 	time_t started = time(NULL);
 	char svg_name[PATH_MAX], folded_name[PATH_MAX];
-	const char *svg = a.output, *folded = a.folded;
-	if (!svg) {
-		run_default_name(svg_name, sizeof(svg_name), e.id, started, "svg");
-		svg = svg_name;
-	}
+	const char *svg, *folded;
+	if ((rc = run_file_names(&a, &e, started, svg_name, folded_name, &svg, &folded)))
+		return rc;
 	bool svg_stdout = !strcmp(svg, "-");
-	if (!folded && !a.no_folded && !svg_stdout) {
-		size_t l = strlen(svg);
-		if (l > 4 && !strcmp(svg + l - 4, ".svg"))
-			l -= 4;
-		if (snprintf(folded_name, sizeof(folded_name), "%.*s.folded", (int)l, svg) >=
-		    (int)sizeof(folded_name)) {
-			return cli_usage_error("run", "the output name is too long");
-		}
-		folded = folded_name;
-	}
-	if (a.no_folded)
-		folded = NULL;
 
 	struct fs_error err = {0};
 	struct profile *p = NULL;
@@ -574,26 +611,7 @@ int cmd_run(int argc, char **argv)
 
 	/* the graph */
 	char title[256], subtitle[256];
-	struct tm tm;
-	gmtime_r(&started, &tm);
-	if (!a.render.title) {
-		snprintf(title, sizeof(title), "CPU of container %.*s", common_id_width(e.id),
-			 e.id);
-		a.render.title = title;
-	}
-	if (!a.render.subtitle) {
-		snprintf(subtitle, sizeof(subtitle),
-			 "%04d-%02d-%02d %02d:%02d:%02d UTC, %llu.%01llu s at %u Hz, %llu samples",
-			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-			 tm.tm_sec, (unsigned long long)(window_ms / 1000),
-			 (unsigned long long)(window_ms % 1000 / 100),
-			 a.prof.frequency ? a.prof.frequency : 99,
-			 (unsigned long long)fold_total(profile_table(p)));
-		if (a.prof.pid)
-			snprintf(subtitle + strlen(subtitle), sizeof(subtitle) - strlen(subtitle),
-				 ", pid %d", (int)a.prof.pid);
-		a.render.subtitle = subtitle;
-	}
+	run_titles(&a, &e, p, started, window_ms, title, subtitle);
 	int exit_code = FS_EXIT_OK;
 	if (folded && run_write_folded(p, folded, &err) < 0)
 		exit_code = cli_fail_file("run", &err);

@@ -194,28 +194,91 @@ static int sampler_open_ring(struct sampler_ring *ring, size_t pages)
 /* Over 100 lines on purpose: option checks, ring sizing, scope, then the
  * per-CPU opens with their fallback and error wording read best as one
  * sequence. */
-int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct fs_error *err)
+/* One CPU's event: cycles when the machine has a PMU (*hw), else
+ * cpu-clock (and *hw becomes 0). The fd, -ENODEV when the CPU went
+ * offline, or -errno with a message. */
+static long sampler_open_event(const struct sampler_opts *o, int *hw, unsigned freq,
+			       unsigned max_stack, size_t ring_bytes, pid_t target,
+			       unsigned long flags, int cpu, struct fs_error *err)
 {
-	struct sampler_opts o = opts ? *opts : (struct sampler_opts){0};
-	unsigned freq = o.frequency ? o.frequency : SAMPLER_DEFAULT_FREQUENCY;
+	struct perf_event_attr attr;
+	long fd;
+	for (;;) {
+		sampler_attr(&attr, o, *hw, freq, max_stack, ring_bytes);
+		fd = sampler_perf_event_open(&attr, target, cpu, -1, flags);
+		if (fd >= 0 || !*hw)
+			break;
+		/* No PMU (VMs, these machines): cpu-clock instead. */
+		if (errno != ENOENT && errno != EOPNOTSUPP && errno != ENODEV && errno != EINVAL)
+			break;
+		*hw = 0;
+	}
+	if (fd >= 0)
+		return fd;
+	int e = errno;
+	if (e == ENODEV || e == ENXIO)
+		return -ENODEV;
+	if (e == EACCES || e == EPERM)
+		return sampler_perm_error(err, e, cpu);
+	if (target >= 0 && (e == EBADF || e == EINVAL || e == ENOENT))
+		return fs_error_set(err, e,
+				    "perf_event_open for cgroup %s on CPU %d (is it a "
+				    "cgroup v2 directory, or is the v1 perf_event "
+				    "controller mounted there?)",
+				    o->cgroup_path, cpu);
+	return fs_error_set(err, e, "perf_event_open (%s, %u Hz) on CPU %d",
+			    *hw ? "cycles" : "cpu-clock", freq, cpu);
+}
+
+/* Validate and complete the options: frequency, stack depth, stack copy
+ * (rounded up to 8 bytes), ring pages. 0 or -EINVAL with a message. */
+static int sampler_check_opts(struct sampler_opts *o, unsigned *freq, unsigned *max_stack,
+			      size_t *pages, struct fs_error *err)
+{
+	*freq = o->frequency ? o->frequency : SAMPLER_DEFAULT_FREQUENCY;
 	unsigned max_rate = sampler_read_sysctl("perf_event_max_sample_rate", 100000);
-	if (freq > SAMPLER_MAX_FREQUENCY || freq > max_rate)
+	if (*freq > SAMPLER_MAX_FREQUENCY || *freq > max_rate)
 		return fs_error_set(err, EINVAL,
 				    "sampling frequency %u Hz: over the limit (%u Hz; "
 				    "kernel.perf_event_max_sample_rate is %u)",
-				    freq, SAMPLER_MAX_FREQUENCY, max_rate);
-	unsigned max_stack = o.max_stack ? o.max_stack : SAMPLER_DEFAULT_MAX_STACK;
+				    *freq, SAMPLER_MAX_FREQUENCY, max_rate);
+	*max_stack = o->max_stack ? o->max_stack : SAMPLER_DEFAULT_MAX_STACK;
 	unsigned sys_stack = sampler_read_sysctl("perf_event_max_stack", 127);
-	if (max_stack > sys_stack)
-		max_stack = sys_stack;
-	if (o.stack_copy > SAMPLER_MAX_STACK_COPY)
+	if (*max_stack > sys_stack)
+		*max_stack = sys_stack;
+	if (o->stack_copy > SAMPLER_MAX_STACK_COPY)
 		return fs_error_set(err, EINVAL, "stack copy of %u bytes: over the limit (%u)",
-				    o.stack_copy, SAMPLER_MAX_STACK_COPY);
-	o.stack_copy = (o.stack_copy + 7) & ~7u;
-	size_t pages = o.ring_pages ? o.ring_pages : SAMPLER_DEFAULT_RING_PAGES;
-	if (pages & (pages - 1) || pages > 4096)
+				    o->stack_copy, SAMPLER_MAX_STACK_COPY);
+	o->stack_copy = (o->stack_copy + 7) & ~7u;
+	*pages = o->ring_pages ? o->ring_pages : SAMPLER_DEFAULT_RING_PAGES;
+	if (*pages & (*pages - 1) || *pages > 4096)
 		return fs_error_set(err, EINVAL,
-				    "ring of %zu pages: must be a power of two <= 4096", pages);
+				    "ring of %zu pages: must be a power of two <= 4096", *pages);
+	return 0;
+}
+
+/* Ring pages with stack copies: room for SAMPLER_STACK_RING_SAMPLES copies
+ * per CPU between two polls (128 x 32 KiB = 4 MiB; at 999 Hz a 100 ms poll
+ * needs 100), but at most SAMPLER_STACK_RING_TOTAL locked in all (many
+ * CPUs); lost records are counted either way. */
+static size_t sampler_copy_ring_pages(unsigned stack_copy, size_t pages, int ncpu)
+{
+	size_t psz = (size_t)sysconf(_SC_PAGESIZE);
+	size_t want = (size_t)stack_copy * SAMPLER_STACK_RING_SAMPLES / psz;
+	size_t cap = SAMPLER_STACK_RING_TOTAL / psz / (size_t)ncpu;
+	while (pages < want && pages * 2 <= cap && pages < 4096)
+		pages *= 2;
+	return pages;
+}
+
+int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct fs_error *err)
+{
+	struct sampler_opts o = opts ? *opts : (struct sampler_opts){0};
+	unsigned freq = 0, max_stack = 0;
+	size_t pages = 0;
+	int r = sampler_check_opts(&o, &freq, &max_stack, &pages, err);
+	if (r < 0)
+		return r;
 
 	struct sampler *s = calloc(1, sizeof(*s));
 	if (!s)
@@ -251,15 +314,7 @@ int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct f
 		return ncpu;
 	}
 	if (o.stack_copy && !o.ring_pages) {
-		/* Room for SAMPLER_STACK_RING_SAMPLES copies per CPU between two
-		 * polls: 128 x 32 KiB = 4 MiB (at 999 Hz a 100 ms poll needs
-		 * 100), but at most SAMPLER_STACK_RING_TOTAL locked in all (many
-		 * CPUs); lost records are counted either way. */
-		size_t psz = (size_t)sysconf(_SC_PAGESIZE);
-		size_t want = (size_t)o.stack_copy * SAMPLER_STACK_RING_SAMPLES / psz;
-		size_t cap = SAMPLER_STACK_RING_TOTAL / psz / (size_t)ncpu;
-		while (pages < want && pages * 2 <= cap && pages < 4096)
-			pages *= 2;
+		pages = sampler_copy_ring_pages(o.stack_copy, pages, ncpu);
 		s->st.ring_pages = (unsigned)pages;
 	}
 	s->rings = calloc((size_t)ncpu, sizeof(*s->rings));
@@ -274,41 +329,19 @@ int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct f
 	unsigned long flags =
 	    PERF_FLAG_FD_CLOEXEC | (s->scope == SCOPE_CGROUP ? PERF_FLAG_PID_CGROUP : 0);
 	for (int i = 0; i < ncpu; i++) {
-		struct perf_event_attr attr;
-		long fd;
-		for (;;) {
-			sampler_attr(&attr, &o, hw, freq, max_stack, pages * (size_t)psz);
-			fd = sampler_perf_event_open(&attr, target, cpus[i], -1, flags);
-			if (fd >= 0 || !hw)
-				break;
-			/* No PMU (VMs, these machines): cpu-clock instead. */
-			if (errno != ENOENT && errno != EOPNOTSUPP && errno != ENODEV &&
-			    errno != EINVAL)
-				break;
-			hw = 0;
-		}
+		long fd = sampler_open_event(&o, &hw, freq, max_stack, pages * (size_t)psz, target,
+					     flags, cpus[i], err);
+		if (fd == -ENODEV)
+			continue; /* went offline meanwhile */
 		if (fd < 0) {
-			int e = errno;
-			if (e == ENODEV || e == ENXIO)
-				continue; /* went offline meanwhile */
 			sampler_close(s);
-			if (e == EACCES || e == EPERM)
-				return sampler_perm_error(err, e, cpus[i]);
-			if (target >= 0 && (e == EBADF || e == EINVAL || e == ENOENT))
-				return fs_error_set(
-				    err, e,
-				    "perf_event_open for cgroup %s on CPU %d (is it a "
-				    "cgroup v2 directory, or is the v1 perf_event "
-				    "controller mounted there?)",
-				    o.cgroup_path, cpus[i]);
-			return fs_error_set(err, e, "perf_event_open (%s, %u Hz) on CPU %d",
-					    hw ? "cycles" : "cpu-clock", freq, cpus[i]);
+			return (int)fd;
 		}
 		struct sampler_ring *ring = &s->rings[s->nrings];
 		ring->fd = (int)fd;
 		ring->cpu = cpus[i];
 		s->nrings++;
-		int r = sampler_open_ring(ring, pages);
+		r = sampler_open_ring(ring, pages);
 		if (r < 0) {
 			sampler_close(s);
 			return fs_error_set(err, -r,

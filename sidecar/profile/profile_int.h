@@ -1,0 +1,95 @@
+/* profile_int.h - what profile.c (open, poll, the raw table, close) and
+ * profile_fold.c (mapping JVMs, symbolizing chains into the fold table)
+ * share: the state of a struct profile. Not for use outside
+ * sidecar/profile/: profile.h is the contract. */
+#ifndef FS_PROFILE_INT_H
+#define FS_PROFILE_INT_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#include "jvmunwind.h"
+#include "profile.h"
+#include "sampler.h"
+
+#define PROFILE_PID_SLOTS      (2 * PROFILE_MAX_PIDS) /* open addressing, power of two */
+#define PROFILE_LINE_MAX       (SYMBOLIZER_MAX_FRAMES * (SYMBOLIZER_NAME_MAX + 8) + 128)
+#define PROFILE_ENV_MAX	       (1u << 20)
+#define PROFILE_WARM_US	       10000   /* per poll: symbolize new chains early (see profile_warm) */
+#define PROFILE_WINDOW_READ_US 1000000 /* read the JVMs' JIT logs this often */
+
+/* One distinct (pid, callchain): its words are words[off .. off + nr),
+ * preceded in the arena by pid and nr (so the arena can be walked). */
+struct profile_chain {
+	uint64_t hash;
+	uint64_t count;	      /* 0: free slot */
+	uint64_t first, last; /* sample times (CLOCK_MONOTONIC ns) */
+	size_t off;
+	pid_t pid;
+	uint32_t nr;
+};
+
+struct profile_pid {
+	pid_t pid; /* 0: free slot */
+	uint64_t start_time;
+	int jvm; /* maps HotSpot's libjvm.so */
+	int warned_map;
+	int warned_fp;
+	int unwinder; /* index + 1 into st.unwinder, 0 none */
+};
+
+struct profile_jit {
+	pid_t pid;
+	struct perfmap *map;	/* taken at the end (no window) */
+	struct map_window *win; /* or the JIT log of the whole window */
+	int win_failed;		/* a read failed: keep what was read */
+};
+
+struct profile {
+	struct profile_opts o;
+	struct registry_entry entry;
+	struct sampler *s;
+	struct symbolizer *sym;
+	/* raw table */
+	struct profile_chain *chains;
+	size_t cap, count;
+	uint64_t *words;
+	size_t nwords, wcap;
+	size_t warm_off; /* arena offset of the first chain not warmed yet */
+	size_t raw_max;	 /* words before an early fold */
+	/* processes seen */
+	struct profile_pid *pids;
+	size_t npids;
+	/* JVMs mapped */
+	struct profile_jit jit[PROFILE_MAX_JVMS];
+	size_t njit;
+	uint64_t window_read_us; /* last read of the JIT logs */
+	struct fold *table;
+	char *line;
+	struct profile_stats st;
+	struct sampler_stats sst; /* kept after profile_stop */
+	struct jvmunwind *ju;	  /* with stack copies */
+	struct sampler_opts so;	  /* as opened (for a reopen with copies) */
+	char cg[PATH_MAX];
+	int want_copies;	   /* a JVM without frame pointers appeared: reopen */
+	int opened;		   /* the events were opened once */
+	int no_reopen;		   /* reopening with copies failed: do not retry */
+	struct sampler_stats base; /* counts of samplers closed by a reopen */
+	uint64_t chain[SYMBOLIZER_MAX_FRAMES];
+};
+
+/* One line of warning through the caller's callback (dropped without one). */
+void profile_warn(struct profile *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* pid's slot in p->jit (a new one when there is room), or NULL. */
+struct profile_jit *profile_jit_slot(struct profile *p, pid_t pid);
+/* Warn that reading pid's JIT log failed (r, why). */
+void profile_window_warn(struct profile *p, pid_t pid, int r, const char *why);
+
+/* pid's slot in the process table (found or free), NULL when full. */
+struct profile_pid *profile_pid_slot(struct profile *p, pid_t pid);
+/* First sight of pid: cache its maps, note whether it runs HotSpot. */
+struct profile_pid *profile_pid_note(struct profile *p, pid_t pid);
+/* pp runs HotSpot: count it and choose its unwinder. */
+void profile_pid_jvm(struct profile *p, struct profile_pid *pp);
+
+#endif
