@@ -69,8 +69,10 @@ WHOLE_DEPTH = 3
 REPORT_MISSING = 40
 # VarHandleGuards.guard_* are @Hidden too (JDK 17 source); JFR left all of
 # them out of 2179 samples of jetty that went through them.
+# Thread.runWith (JDK 21 and later) is @Hidden as well: JFR shows Thread.run
+# calling the Runnable directly.
 HIDDEN_FRAME = re.compile(r"\$\$Lambda\.|^java\.lang\.invoke\.(LambdaForm\$|\w+\$Holder\.|"
-                          r"VarHandleGuards\.)|\$\$InjectedInvoker")
+                          r"VarHandleGuards\.)|\$\$InjectedInvoker|^java\.lang\.Thread\.runWith$")
 UNNAMED_JAVA = {"Interpreter", "[unknown]", "Interpreter_[0]"}
 
 
@@ -239,9 +241,11 @@ def analyse(folded, jfr_stacks, floor):
                     edge_top[e] += count
                 else:
                     edge_w[e] += count
-    for e, w in list(edge_vm.items()) + list(edge_top.items()):
-        if e in edge_w:  # checkable if it also occurs elsewhere
-            edge_w[e] += w
+    # Only the weight of stacks JFR could have sampled is checked: a stack
+    # whose thread is inside the VM (parking in Unsafe_Park, a VM call) is
+    # invisible to JFR as a whole, so its edges count nowhere, not even
+    # where the same edge also occurs in a checkable stack (that stack's
+    # own weight is checked).
     excluded = {e: w for e, w in edge_vm.items() if e not in edge_w}
     excluded_top = {e: w for e, w in edge_top.items() if e not in edge_w}
     theirs = jfr_edges(jfr_stacks)
