@@ -34,7 +34,7 @@
 #define SYMBOLIZER_MAX_ELF_MEMORY (1ull << 30) /* bytes of ELF symbol tables cached */
 #define SYMBOLIZER_MAPS_MAX_BYTES (16u << 20)  /* a /proc/<pid>/maps larger than this is cut */
 #define SYMBOLIZER_REFRESH_MS	  1000	       /* re-read maps on a miss at most this often */
-#define SYMBOLIZER_NAME_MAX	  1024
+#define SYMBOLIZER_NAME_MAX	  4096 /* = PERFMAP_MAX_LINE: a JIT map line's whole inline chain */
 
 struct symbolizer;
 
