@@ -580,8 +580,11 @@ int cmd_run(int argc, char **argv)
 	if (a.pprof || a.speedscope) {
 		if (!(x = export_new()))
 			return cli_failf("run", FS_EXIT_FAIL, "out of memory");
+		/* per thread: pprof's thread labels (the folded file is the same) */
 		a.prof.on_stack = export_cli_on_stack;
+		a.prof.on_module = export_cli_on_module;
 		a.prof.on_stack_ctx = x;
+		a.prof.per_thread = 1;
 	}
 	/* Should this process die without stopping them, the JVMs' timed
 	 * sessions end by themselves a while after the window. */
