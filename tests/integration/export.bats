@@ -279,6 +279,88 @@ PY
 	[[ "$output" == *"Time: $(date -u +'%b %-d, %Y')"* ]]
 }
 
+@test "run --pprof: thread names (hot-0, hot-1) and tids listed by -tags, counts summing to the total; -tagfocus thread= works" {
+	needs_jvm
+	needs_go
+	run pprof -tags -sample_index=samples "$FS_TMP/main.pb.gz"
+	echo "$output"
+	local total sum
+	total=$(awk '{ n += $NF } END { print n }' "$FS_TMP/main.folded")
+	# the Workload's worker threads, as jstack names them (comm: 15 bytes)
+	sed -n '/^ thread: /,/^$/p' <<<"$output" >"$OUT/threads"
+	grep -Eq '\): hot-0$' "$OUT/threads"
+	grep -Eq '\): hot-1$' "$OUT/threads"
+	# every sample has a thread: the values add up to the folded file's total
+	sum=$(awk '/%\):/ { n += $1 } END { printf "%d", n }' "$OUT/threads")
+	echo "threads sum $sum, folded total $total"
+	[ "$sum" = "$total" ]
+	grep -q "^ thread: Total $total" "$OUT/threads"
+	# tid: numeric, one per thread (host tids of the container's JVM)
+	sed -n '/^ tid: /,/^$/p' <<<"$output" >"$OUT/tids"
+	[ "$(grep -c '%):' "$OUT/tids")" -ge 2 ]
+	local pid tid
+	pid=$(jq -r .pid "$FS_RUN/containers/$MAIN.json")
+	for tid in $(awk '/%\):/ { print $NF }' "$OUT/tids"); do
+		[ "$tid" -gt "$pid" ] || { echo "tid $tid not above the pid $pid"; false; }
+	done
+	# -tagfocus: only hot-0's samples, and they are what -tags counted
+	local want
+	want=$(awk '$NF == "hot-0" { printf "%d", $1 }' "$OUT/threads")
+	run pprof -traces -sample_index=samples -tagfocus thread=hot-0 "$FS_TMP/main.pb.gz"
+	[ "$(grep -E '^ +thread: ' <<<"$output" | sort -u | awk '{ print $2 }')" = "hot-0" ]
+	[[ "$output" == *flametest.Workload.hotMethod* ]]
+	run pprof -top -sample_index=samples -tagfocus thread=hot-0 "$FS_TMP/main.pb.gz"
+	echo "$output"
+	grep -q "Active filters:" <<<"$output"
+	pprof -traces -sample_index=samples -tagfocus thread=hot-0 "$FS_TMP/main.pb.gz" |
+		awk '/^-+\+/ { getline; while ($0 ~ /:  /) getline; n += $1 } END { printf "%d\n", n }' \
+			>"$OUT/focus"
+	echo "hot-0: -tags $want, -tagfocus traces $(cat "$OUT/focus")"
+	[ "$(cat "$OUT/focus")" = "$want" ]
+}
+
+@test "run --pprof: named native frames keep their module (libjvm.so, libc.so.6) with build id in -raw and -traces -files" {
+	needs_jvm
+	needs_go
+	pprof -raw "$FS_TMP/main.pb.gz" >"$OUT/raw"
+	sed -n '/^Mappings/,$p' "$OUT/raw"
+	local libjvm id
+	libjvm=$(readlink -f "$JAVA17")
+	libjvm=$(dirname "$(dirname "$libjvm")")/lib/server/libjvm.so
+	# the mapping: the path as the container sees it (host /usr is bound
+	# at /usr), and the file's GNU build id
+	id=$(awk -v f="$libjvm" '/^Mappings/ { m = 1 } m && $3 == f { print $1 }' "$OUT/raw")
+	id=${id%:}
+	[ -n "$id" ] || { echo "no mapping for $libjvm"; false; }
+	if command -v readelf >/dev/null; then
+		local bid
+		bid=$(readelf -n "$libjvm" | awk '/Build ID/ { print $3 }')
+		grep -Eq "^$id: .* $libjvm $bid " "$OUT/raw"
+	fi
+	# a symbolized libjvm frame (its function name, no [libjvm.so]) points at it
+	grep -Eq "^ +[0-9]+: 0x0 M=$id JavaCalls::call_helper" "$OUT/raw"
+	grep -Eq '^[0-9]+: 0x0/0x0/0x0 /.*/libc\.so\.6 [0-9a-f]+ ' "$OUT/raw"
+	grep -Eq '^[0-9]+: 0x0/0x0/0x0 \[kernel\.kallsyms\] ' "$OUT/raw" ||
+		grep -q "user-only" "$FS_TMP/main.summary" || { echo "no kernel mapping"; false; }
+	# -traces by file: the modules of the frames, as pprof names them
+	run pprof -traces -files "$FS_TMP/main.pb.gz"
+	[[ "$output" == *"[libjvm.so]"* ]]
+	[[ "$output" == *"[libc.so.6]"* ]]
+	# and the folded file has the frame without its module, as before
+	grep -q ';JavaCalls::call_helper' "$FS_TMP/main.folded"
+	if grep -q 'libjvm.so' "$FS_TMP/main.folded"; then false; fi
+}
+
+@test "convert: folded input has no threads, so no thread or tid label" {
+	needs_go
+	"$FS_SIDECAR" convert --process-root --pprof "$OUT/c.pb.gz" "$FIX/kinds.folded"
+	run pprof -tags "$OUT/c.pb.gz"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"process:"* ]]
+	[[ "$output" != *"thread:"* && "$output" != *" tid:"* ]]
+}
+
 @test "run --pprof: -diff_base between two runs of the same container works (one --with-pid)" {
 	needs_jvm
 	needs_go
