@@ -319,6 +319,48 @@ PY
 	[ "$(cat "$OUT/focus")" = "$want" ]
 }
 
+@test "run --pprof: each (thread, tid) label pair is the JVM's own thread, by jcmd Thread.print (name and nid)" {
+	needs_jvm
+	needs_go
+	fs_require_cmd nsenter setpriv
+	local pid jcmd
+	pid=$(jq -r .pid "$FS_RUN/containers/$MAIN.json")
+	jcmd=$(dirname "$JAVA17")/jcmd
+	[ -x "$jcmd" ] || skip "no jcmd beside $JAVA17"
+	# the JVM's own list, from inside the container as its user (the attach
+	# socket is in the container's /tmp): "name" ... nid=0x<tid in the container>
+	nsenter -t "$pid" -m -p -- setpriv --reuid=1000 --regid=1000 --clear-groups \
+		env -i PATH=/usr/bin:/bin HOME=/tmp "$jcmd" -J-XX:-UsePerfData 1 Thread.print \
+		>"$OUT/jstack" 2>&1 || { cat "$OUT/jstack"; false; }
+	sed -nE 's/^"([^"]*)".* nid=0x([0-9a-f]+) .*/\2 \1/p' "$OUT/jstack" >"$OUT/nids"
+	[ -s "$OUT/nids" ] || { cat "$OUT/jstack"; false; }
+	# (thread, tid) pairs of the profile's samples
+	pprof -traces "$FS_TMP/main.pb.gz" |
+		awk '/^ +thread:  / { t = substr($0, index($0, ":  ") + 3) }
+			/^ +tid:  / { print $2 "\t" t }' | sort -u >"$OUT/pairs"
+	cat "$OUT/pairs"
+	local tid name nspid nid java matched=0
+	while IFS=$'\t' read -r tid name; do
+		# host tid -> the container's tid (NSpid: host first, the container's last)
+		nspid=$(awk '/^NSpid:/ { print $NF }' "/proc/$pid/task/$tid/status" 2>/dev/null) ||
+			continue # the thread exited since
+		[ -n "$nspid" ] || continue
+		nid=$(printf '%x' "$nspid")
+		java=$(awk -v n="$nid" '$1 == n { sub(/^[^ ]* /, ""); print; exit }' "$OUT/nids")
+		[ -n "$java" ] || continue # not a JVM thread jcmd lists
+		echo "tid $tid (nid 0x$nid): label '$name', JVM '$java'"
+		if [ "$name" = java ] && [ "$java" = main ]; then
+			continue # the launcher's main thread keeps the process's comm
+		fi
+		# the label is the JVM's name cut to the kernel's 15 bytes
+		[ "$name" = "${java:0:15}" ] || { echo "mismatch for tid $tid"; false; }
+		matched=$((matched + 1))
+	done <"$OUT/pairs"
+	grep -q $'\thot-0$' "$OUT/pairs"
+	grep -q $'\thot-1$' "$OUT/pairs"
+	[ "$matched" -ge 2 ]
+}
+
 @test "run --pprof: named native frames keep their module (libjvm.so, libc.so.6) with build id in -raw and -traces -files" {
 	needs_jvm
 	needs_go
