@@ -117,13 +117,20 @@ uint32_t threadnames_get(struct threadnames *t, pid_t pid, pid_t tid, uint64_t n
 	uint32_t i = t->slots[j];
 	if (i) {
 		struct threadnames_entry *e = &t->e[i];
-		if (!e->exited && e->pid == pid && now - e->read_at < THREADNAMES_REFRESH_NS)
+		/* sample times are per CPU: one may be older than the last read */
+		if (!e->exited && e->pid == pid &&
+		    (now < e->read_at || now - e->read_at < THREADNAMES_REFRESH_NS))
 			return i;
 		threadnames_read(t, pid, tid, name);
-		if (!e->exited && e->pid == pid && !strcmp(e->name, name)) {
+		if (e->pid == pid && !strcmp(e->name, name)) {
+			e->exited = 0; /* unchanged (or reused by a thread of that name) */
 			e->read_at = now;
 			return i;
 		}
+		/* gone: a sample of the thread read after its exit record (the
+		 * rings of other CPUs are read later), not a new thread */
+		if (e->pid == pid && !name[0])
+			return i;
 	} else {
 		threadnames_read(t, pid, tid, name);
 	}

@@ -11,8 +11,11 @@
  * (pid, tid, name as of now). The name is read on the first sample of a
  * tid and again when the one read is older than THREADNAMES_REFRESH_NS (a
  * thread renamed, a tid reused): a changed name gets a new index, so
- * samples keep the name their thread had then. threadnames_exit forgets a
- * tid (its next sample is a new thread). Bounded: after
+ * samples keep the name their thread had then. threadnames_exit marks a
+ * tid exited: its next sample reads the name again, and a tid now running
+ * under another name is a new thread (one whose comm cannot be read any
+ * more is a late sample of the exited one: exit records and samples come
+ * from different CPUs' rings). Bounded: after
  * THREADNAMES_MAX indexes, new threads get 0 (no thread label). Memory is
  * allocated on first use. Not thread-safe. */
 #ifndef FS_THREADNAMES_H

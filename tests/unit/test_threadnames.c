@@ -70,9 +70,20 @@ int main(void)
 	is_str(name_of(t, a), "hot-0", "the old index keeps the old name");
 	ok(threadnames_get(t, 10, 11, 9 * s) == b, "unchanged name after a refresh: same index");
 
+	ok(threadnames_get(t, 10, 11, 8 * s) == b, "a sample older than the last read: same index");
 	threadnames_exit(t, 11);
-	uint32_t c = threadnames_get(t, 10, 11, 9 * s + 1);
-	ok(c != b && c != 0, "after exit the tid is a new thread");
+	ok(threadnames_get(t, 10, 11, 9 * s + 1) == b,
+	   "exited, the tid running under the same name: same index");
+	threadnames_exit(t, 11);
+	char gone[PATH_MAX];
+	snprintf(gone, sizeof(gone), "%s/10/task/11/comm", root);
+	unlink(gone);
+	ok(threadnames_get(t, 10, 11, 9 * s + 2) == b,
+	   "exited and gone: a late sample of the same thread");
+	comm(10, 11, "reused\n", 7);
+	uint32_t c = threadnames_get(t, 10, 11, 9 * s + 3);
+	ok(c != b && c != 0, "exited, the tid reused under another name: a new thread");
+	is_str(name_of(t, c), "reused", "named as now");
 	threadnames_exit(t, 999); /* unknown: nothing happens */
 	ok(threadnames_get(t, 20, 11, 9 * s + 2) != c, "the same tid in another pid: a new thread");
 	ok(threadnames_name(t, 0, NULL, NULL) == NULL, "index 0 has no name");
