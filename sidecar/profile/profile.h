@@ -72,7 +72,8 @@ typedef void (*profile_warn_fn)(void *ctx, const char *msg);
 struct profile_origin {
 	pid_t pid;	    /* host pid */
 	pid_t tid;	    /* host tid, 0 unless opts.per_thread */
-	const char *thread; /* its name (threadnames.h), NULL unless per_thread */
+	const char *thread; /* its name (threadnames.h; "[unknown]" when it could
+			     * not be read), NULL unless per_thread */
 };
 
 /* Called by profile_fold for every stack it adds to the fold table, with

@@ -227,8 +227,14 @@ int profile_fold(struct profile *p, int map_first, struct fs_error *err)
 		int e = 0;
 		size_t len = profile_line(p, c, &e);
 		struct profile_origin o = {.pid = c->pid};
-		if (p->threads)
+		if (p->threads) {
+			/* every sample gets a thread: one whose comm could not be
+			 * read (gone before its first sample was read) or beyond
+			 * the bound is "[unknown]", so thread counts add up */
 			o.thread = threadnames_name(p->threads, c->thread, NULL, &o.tid);
+			if (!o.thread || !*o.thread)
+				o.thread = "[unknown]";
+		}
 		if (!r && fold_add(p->table, p->line, len, c->count) < 0)
 			r = fs_error_set(err, ENOMEM, "adding a folded stack");
 		if (!r && !e && p->o.on_stack)
