@@ -68,8 +68,9 @@ static void run_usage(FILE *out)
 		"                       .folded; none when the SVG goes to standard output)\n"
 		"      --no-folded      do not write the folded stacks\n"
 		"      --pprof FILE     also write a gzip-compressed pprof profile (go tool\n"
-		"                       pprof, Pyroscope, Parca) with container, pod and\n"
-		"                       process labels\n"
+		"                       pprof, Pyroscope, Parca) with container, pod,\n"
+		"                       process and thread labels, native frames in their\n"
+		"                       modules\n"
 		"      --speedscope FILE also write a speedscope JSON file (one profile per\n"
 		"                       process)\n"
 		"  -q, --quiet          no progress line and no summary (warnings and errors\n"
@@ -580,8 +581,11 @@ int cmd_run(int argc, char **argv)
 	if (a.pprof || a.speedscope) {
 		if (!(x = export_new()))
 			return cli_failf("run", FS_EXIT_FAIL, "out of memory");
+		/* per thread: pprof's thread labels (the folded file is the same) */
 		a.prof.on_stack = export_cli_on_stack;
+		a.prof.on_module = export_cli_on_module;
 		a.prof.on_stack_ctx = x;
+		a.prof.per_thread = 1;
 	}
 	/* Should this process die without stopping them, the JVMs' timed
 	 * sessions end by themselves a while after the window. */

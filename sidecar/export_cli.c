@@ -32,9 +32,16 @@ int export_cli_write_speedscope(const struct export *x, const char *path, struct
 	return outfile_finish(&d, r, err);
 }
 
-int export_cli_on_stack(void *ctx, pid_t pid, const char *stack, size_t len, uint64_t count)
+int export_cli_on_stack(void *ctx, const struct profile_origin *o, const char *stack, size_t len,
+			uint64_t count)
 {
-	return export_add(ctx, stack, len, count, pid);
+	return export_add_thread(ctx, stack, len, count, o->pid, o->tid, o->thread);
+}
+
+int export_cli_on_module(void *ctx, const char *frame, size_t len, const char *module,
+			 const char *build_id)
+{
+	return export_frame_module(ctx, frame, len, module, build_id);
 }
 
 int export_cli_container_labels(struct export *x, const struct registry_entry *e)

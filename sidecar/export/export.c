@@ -38,7 +38,12 @@ void export_free(struct export *x)
 		free((char *)x->frames[i].text);
 		free((char *)x->frames[i].name);
 		free((char *)x->frames[i].module);
+		free((char *)x->frames[i].build_id);
 	}
+	for (size_t i = 0; i < x->nthreads; i++)
+		free(x->threads[i]);
+	free(x->threads);
+	free(x->thr_slots);
 	for (size_t i = 0; i < x->nlabels; i++) {
 		free(x->labels[i].key);
 		free(x->labels[i].value);
@@ -98,6 +103,7 @@ const char *export_kind_name(enum export_kind kind)
 const char *export_frame_file(const struct export_frame *f)
 {
 	switch (f->kind) {
+	case EXPORT_KIND_PLAIN:
 	case EXPORT_KIND_KERNEL:
 	case EXPORT_KIND_MODULE: return f->module;
 	case EXPORT_KIND_JIT: return "[jit]";
@@ -238,6 +244,7 @@ static void export_frame_drop(struct export_frame *f)
 	free((char *)f->text);
 	free((char *)f->name);
 	free((char *)f->module);
+	free((char *)f->build_id);
 }
 
 /* Make a frame from its folded text (n bytes); fills *f. 0 or -ENOMEM. */
@@ -395,8 +402,92 @@ static void export_remember(struct export *x, const char *stack, size_t len, siz
 	x->prev_depth = depth;
 }
 
+/* Does path's last component equal base (n bytes)? */
+static int export_same_base(const char *path, const char *base, size_t n)
+{
+	const char *slash = strrchr(path, '/');
+	const char *b = slash ? slash + 1 : path;
+	return strlen(b) == n && !memcmp(b, base, n);
+}
+
+int export_frame_module(struct export *x, const char *text, size_t len, const char *module,
+			const char *build_id)
+{
+	uint32_t id;
+	int r = export_intern(x, text, len, &id);
+	if (r < 0)
+		return r;
+	struct export_frame *f = &x->frames[id];
+	if (f->kind == EXPORT_KIND_MODULE && f->module && !strchr(f->module, '/') &&
+	    export_same_base(module, f->module, strlen(f->module))) {
+		free((char *)f->module);
+		f->module = NULL; /* the full path below */
+	}
+	if ((f->kind != EXPORT_KIND_PLAIN && f->kind != EXPORT_KIND_MODULE) || f->module)
+		return 0;
+	char *m = export_utf8_dup(module, strlen(module));
+	char *b = build_id ? export_utf8_dup(build_id, strlen(build_id)) : NULL;
+	if (!m || (build_id && !b)) {
+		free(m);
+		free(b);
+		return -ENOMEM;
+	}
+	f->module = m;
+	f->build_id = b;
+	return 0;
+}
+
+/* The 1-based index of thread name s in x->threads, added if new; 0 when
+ * there are EXPORT_MAX_THREADS already. -ENOMEM. Names are compared after
+ * UTF-8 repair, as frames are. */
+static int64_t export_thread(struct export *x, const char *s)
+{
+	size_t n = strlen(s);
+	char *fixed = NULL;
+	int64_t r = -ENOMEM;
+	if (!x->thr_slots) {
+		if (!(x->thr_slots = calloc(2 * EXPORT_MAX_THREADS, sizeof(*x->thr_slots))))
+			return -ENOMEM;
+		x->thr_mask = 2 * EXPORT_MAX_THREADS - 1;
+	}
+	if (!export_utf8_valid(s, n)) {
+		if (!(fixed = export_utf8_dup(s, n)))
+			return -ENOMEM;
+		s = fixed;
+		n = strlen(s);
+	}
+	size_t j = export_hash(s, n) & x->thr_mask;
+	for (; x->thr_slots[j]; j = (j + 1) & x->thr_mask)
+		if (!strcmp(x->threads[x->thr_slots[j] - 1], s)) {
+			free(fixed);
+			return x->thr_slots[j];
+		}
+	if (x->nthreads >= EXPORT_MAX_THREADS) {
+		free(fixed);
+		return 0;
+	}
+	char *d = fixed ? fixed : strdup(s);
+	if (d && export_grow((void **)&x->threads, &x->threads_cap, x->nthreads + 1,
+			     sizeof(*x->threads)) == 0) {
+		x->threads[x->nthreads++] = d;
+		x->thr_slots[j] = (uint32_t)x->nthreads;
+		return (int64_t)x->nthreads;
+	}
+	free(d);
+	return r;
+}
+
 int export_add(struct export *x, const char *stack, size_t len, uint64_t count, pid_t pid)
 {
+	return export_add_thread(x, stack, len, count, pid, 0, NULL);
+}
+
+int export_add_thread(struct export *x, const char *stack, size_t len, uint64_t count, pid_t pid,
+		      pid_t tid, const char *thread)
+{
+	int64_t th = 0;
+	if (thread && *thread && (th = export_thread(x, thread)) < 0)
+		return (int)th;
 	size_t start = x->nstack;
 	uint32_t depth = export_shared(x, stack, len);
 	int r = export_grow((void **)&x->stack, &x->stack_cap, x->nstack + depth + 1,
@@ -430,8 +521,12 @@ int export_add(struct export *x, const char *stack, size_t len, uint64_t count, 
 		x->nstack = start;
 		return r;
 	}
-	x->samples[x->nsamples++] =
-	    (struct export_sample){.off = start, .depth = depth, .pid = pid, .count = count};
+	x->samples[x->nsamples++] = (struct export_sample){.off = start,
+							   .depth = depth,
+							   .pid = pid,
+							   .tid = tid,
+							   .thread = (uint32_t)th,
+							   .count = count};
 	x->total = x->total + count < x->total ? UINT64_MAX : x->total + count;
 	export_remember(x, stack, len, start, depth);
 	return 0;

@@ -13,7 +13,13 @@
  *   [unknown]    an address in no mapping
  *
  * Everything else is a named frame of unknown kind (native or Java). The
- * writers keep the kind the way each format can (docs/export.md).
+ * writers keep the kind the way each format can (docs/export.md). A named
+ * native frame gets its module from export_frame_module (the folded text
+ * has no room for it): the first module given for a frame's text wins.
+ *
+ * Samples may carry the thread they came from (export_add_thread: its
+ * host tid and name, names interned, at most EXPORT_MAX_THREADS distinct
+ * names; more are dropped from their samples).
  *
  * Frames are interned by their folded text; names are made valid UTF-8
  * (invalid bytes become U+FFFD) so every writer emits valid strings.
@@ -30,9 +36,10 @@
 
 #include "error.h"
 
-#define EXPORT_MAX_FRAMES (1u << 24) /* distinct frames */
-#define EXPORT_MAX_DEPTH  4096	     /* frames in one stack (more are cut at the leaf) */
-#define EXPORT_MAX_LABELS 8	     /* profile-wide labels */
+#define EXPORT_MAX_FRAMES  (1u << 24) /* distinct frames */
+#define EXPORT_MAX_DEPTH   4096	      /* frames in one stack (more are cut at the leaf) */
+#define EXPORT_MAX_LABELS  8	      /* profile-wide labels */
+#define EXPORT_MAX_THREADS 65536      /* distinct thread names */
 
 enum export_kind {
 	EXPORT_KIND_PLAIN,	 /* a name without a kind suffix */
@@ -47,16 +54,19 @@ enum export_kind {
 };
 
 struct export_frame {
-	const char *text;   /* as in the folded stack (valid UTF-8) */
-	const char *name;   /* without the kind suffix */
-	const char *module; /* the file of the code, "[kernel.kallsyms]"; NULL = unknown */
+	const char *text;     /* as in the folded stack (valid UTF-8) */
+	const char *name;     /* without the kind suffix */
+	const char *module;   /* the file of the code, "[kernel.kallsyms]"; NULL = unknown */
+	const char *build_id; /* of module (hex), NULL = unknown */
 	enum export_kind kind;
 };
 
 struct export_sample {
-	size_t off;	/* its frames: x->stack[off .. off + depth), root first */
-	uint32_t depth; /* >= 1 */
-	pid_t pid;	/* 0 = unknown */
+	size_t off;	 /* its frames: x->stack[off .. off + depth), root first */
+	uint32_t depth;	 /* >= 1 */
+	pid_t pid;	 /* 0 = unknown */
+	pid_t tid;	 /* 0 = unknown */
+	uint32_t thread; /* its name: x->threads[thread - 1]; 0 = unknown */
 	uint64_t count;
 };
 
@@ -82,11 +92,16 @@ struct export
 	struct export_sample *samples;
 	size_t nsamples;
 	uint64_t total; /* sum of counts (saturating) */
+	char **threads; /* distinct thread names (valid UTF-8) */
+	size_t nthreads;
 	/* private: frame interning */
 	uint32_t *slots;  /* frame index + 1; 0 = empty */
 	uint64_t *hashes; /* of each frame's text */
 	size_t mask;
 	size_t frames_cap, stack_cap, samples_cap;
+	/* private: thread name interning (index + 1; 0 = empty) */
+	uint32_t *thr_slots;
+	size_t thr_mask, threads_cap;
 	/* private: the previous stack, whose leading frames the next may share */
 	char *prev;
 	size_t prev_len, prev_cap, prev_off;
@@ -108,6 +123,19 @@ int export_set_label(struct export *x, const char *key, const char *value);
  * frame is ignored. 0, -ENOMEM or -E2BIG (too many distinct frames). */
 int export_add(struct export *x, const char *stack, size_t len, uint64_t count, pid_t pid);
 
+/* The same, from thread tid (0 = unknown) named thread (NULL or "" =
+ * unknown) of pid. Errors as export_add. */
+int export_add_thread(struct export *x, const char *stack, size_t len, uint64_t count, pid_t pid,
+		      pid_t tid, const char *thread);
+
+/* The named native frame text (len bytes, as it appears in the stacks
+ * added) is code of module (a path; build_id its hex build id or NULL).
+ * Sets the module of a frame without one (the frame is added if new); a
+ * "[libfoo.so]" frame gets the full path when its basename is libfoo.so.
+ * Other kinds are left alone. 0, -ENOMEM or -E2BIG. */
+int export_frame_module(struct export *x, const char *text, size_t len, const char *module,
+			const char *build_id);
+
 /* Read folded text ("stack count" lines, fold.h's format: ours and
  * stackcollapse-perf.pl's) from in, adding each stack with pid 0 in file
  * order. Equal stacks are not merged (pprof and speedscope readers sum
@@ -124,9 +152,9 @@ int export_add_folded(const char *stack, size_t len, uint64_t count, void *arg);
 enum export_kind export_frame_kind(const char *text, size_t len, size_t *name_len);
 
 /* Where a frame's code is, as both writers name it (pprof's mapping,
- * speedscope's "file"): its module for [libfoo.so] frames,
- * "[kernel.kallsyms]", "[jit]", "[c1]", "[interpreted]", "[inlined]";
- * NULL for plain and unknown frames. */
+ * speedscope's "file"): its module for [libfoo.so] frames and named
+ * native frames given one, "[kernel.kallsyms]", "[jit]", "[c1]",
+ * "[interpreted]", "[inlined]"; NULL for other plain and unknown frames. */
 const char *export_frame_file(const struct export_frame *f);
 
 /* The process name of sample s when root_is_process: its root frame's

@@ -39,12 +39,14 @@ struct pprof_build {
 	size_t *locoff;
 	size_t nloc, loc_cap;
 	struct pprof_set locset;
-	/* mappings, in order of first use: their filename string index */
-	int64_t *mapfile;
+	/* mappings, in order of first use: their filename and build id
+	 * string indexes */
+	int64_t *mapfile, *mapbuild;
 	size_t nmap;
-	/* per sample: label arrays shared per (pid, root frame) */
+	/* per sample: label arrays shared per (pid, root frame, tid, thread) */
 	struct pprof_labels {
-		uint64_t key;
+		uint64_t key, key2;
+		size_t n;
 		pb_label **arr;
 		pb_label *lab;
 		char *process; /* the process label's value */
@@ -132,11 +134,20 @@ static int pprof_mapping(struct pprof_build *b, const struct export_frame *f, ui
 	if (!b->strmap[s]) {
 		/* mapping 1 is the "main binary" of readers: keep it nameless */
 		int64_t *m = realloc(b->mapfile, (b->nmap + 2) * sizeof(*m));
-		if (!m)
+		if (m)
+			b->mapfile = m;
+		int64_t *mb = m ? realloc(b->mapbuild, (b->nmap + 2) * sizeof(*mb)) : NULL;
+		if (!mb)
 			return -ENOMEM;
-		b->mapfile = m;
-		if (!b->nmap)
+		b->mapbuild = mb;
+		int64_t build = f->build_id ? pprof_str(b, f->build_id) : 0;
+		if (build < 0)
+			return -ENOMEM;
+		if (!b->nmap) {
+			b->mapbuild[b->nmap] = 0;
 			b->mapfile[b->nmap++] = 0;
+		}
+		b->mapbuild[b->nmap] = build;
 		b->mapfile[b->nmap++] = s;
 		b->strmap[s] = b->nmap;
 	}
@@ -180,26 +191,60 @@ static int pprof_location(struct pprof_build *b, const uint32_t *fr, size_t n, u
 
 static uint64_t pprof_labset_hash(struct pprof_build *b, size_t i)
 {
-	return pprof_hash(&b->labsets[i].key, sizeof(b->labsets[i].key));
+	uint64_t k[2] = {b->labsets[i].key, b->labsets[i].key2};
+	return pprof_hash(k, sizeof(k));
 }
 
-/* The label array of samples like es: same pid and root frame (cached). */
-static pb_label **pprof_labels(struct pprof_build *b, const struct export_sample *es)
+/* Add numeric label key = num to lab[*k]. 0 or -ENOMEM. */
+static int pprof_label_num(struct pprof_build *b, pb_label *lab, size_t *k, const char *key,
+			   int64_t num)
+{
+	int64_t key_s = pprof_str(b, key);
+	if (key_s < 0)
+		return -ENOMEM;
+	perftools__profiles__label__init(&lab[*k]);
+	lab[*k].key = key_s;
+	lab[(*k)++].num = num;
+	return 0;
+}
+
+/* Add string label key = value to lab[*k]. 0 or -ENOMEM. */
+static int pprof_label_str(struct pprof_build *b, pb_label *lab, size_t *k, const char *key,
+			   const char *value)
+{
+	int64_t key_s = pprof_str(b, key), val_s = pprof_str(b, value);
+	if (key_s < 0 || val_s < 0)
+		return -ENOMEM;
+	perftools__profiles__label__init(&lab[*k]);
+	lab[*k].key = key_s;
+	lab[(*k)++].str = val_s;
+	return 0;
+}
+
+/* The label array of samples like es (*n labels): same pid, root frame,
+ * tid and thread name (cached). */
+static pb_label **pprof_labels(struct pprof_build *b, const struct export_sample *es, size_t *n)
 {
 	const struct export *x = b->x;
 	pid_t pid = es->pid;
 	uint32_t root = x->stack[es->off];
 	uint64_t key = (uint64_t)(uint32_t)pid << 32 | (x->root_is_process ? root : 0);
-	size_t j = pprof_hash(&key, sizeof(key)) & b->labset.mask;
-	for (; b->labset.slots[j]; j = (j + 1) & b->labset.mask)
-		if (b->labsets[b->labset.slots[j] - 1].key == key)
-			return b->labsets[b->labset.slots[j] - 1].arr;
+	uint64_t key2 = (uint64_t)(uint32_t)es->tid << 32 | es->thread;
+	uint64_t k2[2] = {key, key2};
+	size_t j = pprof_hash(k2, sizeof(k2)) & b->labset.mask;
+	for (; b->labset.slots[j]; j = (j + 1) & b->labset.mask) {
+		const struct pprof_labels *ls = &b->labsets[b->labset.slots[j] - 1];
+		if (ls->key == key && ls->key2 == key2) {
+			*n = ls->n;
+			return ls->arr;
+		}
+	}
 	if (export_grow((void **)&b->labsets, &b->labsets_cap, b->nlabsets + 1,
 			sizeof(*b->labsets)) < 0)
 		return NULL;
-	size_t n = x->nlabels + (pid > 0) + (x->root_is_process != 0);
-	pb_label **arr = calloc(n + 1, sizeof(*arr));
-	pb_label *lab = calloc(n + 1, sizeof(*lab));
+	*n = x->nlabels + (pid > 0) + (x->root_is_process != 0) + (es->tid > 0) + (es->thread > 0);
+	pb_label **arr = calloc(*n + 1, sizeof(*arr));
+	pb_label *lab = calloc(*n + 1, sizeof(*lab));
 	char *process = NULL;
 	if (x->root_is_process) {
 		const char *name;
@@ -209,33 +254,19 @@ static pb_label **pprof_labels(struct pprof_build *b, const struct export_sample
 	if (!arr || !lab || (x->root_is_process && !process))
 		goto fail;
 	size_t k = 0;
-	int64_t key_s, val_s;
-	for (size_t i = 0; i < x->nlabels; i++, k++) {
-		perftools__profiles__label__init(&lab[k]);
-		if ((key_s = pprof_str(b, x->labels[i].key)) < 0 ||
-		    (val_s = pprof_str(b, x->labels[i].value)) < 0)
+	for (size_t i = 0; i < x->nlabels; i++)
+		if (pprof_label_str(b, lab, &k, x->labels[i].key, x->labels[i].value) < 0)
 			goto fail;
-		lab[k].key = key_s;
-		lab[k].str = val_s;
-	}
-	if (pid > 0) {
-		perftools__profiles__label__init(&lab[k]);
-		if ((key_s = pprof_str(b, "pid")) < 0)
-			goto fail;
-		lab[k].key = key_s;
-		lab[k++].num = pid;
-	}
-	if (x->root_is_process) {
-		perftools__profiles__label__init(&lab[k]);
-		if ((key_s = pprof_str(b, "process")) < 0 || (val_s = pprof_str(b, process)) < 0)
-			goto fail;
-		lab[k].key = key_s;
-		lab[k++].str = val_s;
-	}
+	if ((pid > 0 && pprof_label_num(b, lab, &k, "pid", pid) < 0) ||
+	    (x->root_is_process && pprof_label_str(b, lab, &k, "process", process) < 0) ||
+	    (es->tid > 0 && pprof_label_num(b, lab, &k, "tid", es->tid) < 0) ||
+	    (es->thread > 0 &&
+	     pprof_label_str(b, lab, &k, "thread", x->threads[es->thread - 1]) < 0))
+		goto fail;
 	for (size_t i = 0; i < k; i++)
 		arr[i] = &lab[i];
-	b->labsets[b->nlabsets++] =
-	    (struct pprof_labels){.key = key, .arr = arr, .lab = lab, .process = process};
+	b->labsets[b->nlabsets++] = (struct pprof_labels){
+	    .key = key, .key2 = key2, .n = k, .arr = arr, .lab = lab, .process = process};
 	b->labset.slots[j] = (uint32_t)b->nlabsets;
 	b->labset.n = b->nlabsets;
 	if (b->nlabsets * 2 > b->labset.mask + 1 &&
@@ -281,9 +312,10 @@ static int pprof_sample(struct pprof_build *b, const struct export_sample *es, p
 		      : (x->period_ns ? INT64_MAX : 0);
 	s->n_value = 2;
 	s->value = vals;
-	if (!(s->label = pprof_labels(b, es)))
+	size_t nl = 0;
+	if (!(s->label = pprof_labels(b, es, &nl)))
 		return -ENOMEM;
-	s->n_label = x->nlabels + (es->pid > 0) + (x->root_is_process != 0);
+	s->n_label = nl;
 	return 0;
 }
 
@@ -333,6 +365,7 @@ static void pprof_build_free(struct pprof_build *b)
 	free(b->locoff);
 	free(b->locset.slots);
 	free(b->mapfile);
+	free(b->mapbuild);
 	for (size_t i = 0; i < b->nlabsets; i++) {
 		free(b->labsets[i].lab);
 		free(b->labsets[i].process);
@@ -432,6 +465,7 @@ static int pprof_mappings(struct pprof_build *b, struct pprof_message *m)
 		perftools__profiles__mapping__init(mp);
 		mp->id = i + 1;
 		mp->filename = b->mapfile[i];
+		mp->build_id = b->mapbuild[i];
 		mp->has_functions = 1;
 		mp->has_inline_frames = 1;
 		m->map_ptrs[i] = mp;

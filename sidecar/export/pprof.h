@@ -9,11 +9,13 @@
  *   location      one per distinct physical frame with the frames inlined
  *                 into it (_[i] frames after it) as extra lines, the
  *                 innermost first, as profile.proto defines
- *   mapping       the frame kind or module: "[kernel.kallsyms]", the
- *                 library of an unsymbolized native frame, "[jit]", "[c1]",
- *                 "[interpreted]"; no mapping for plain frames
- *   labels        the export's labels on every sample, "pid" (numeric) and
- *                 "process" (the root frame) when known
+ *   mapping       the frame kind or module: "[kernel.kallsyms]", the file of
+ *                 a native frame (with its build id when the export has
+ *                 one), "[jit]", "[c1]", "[interpreted]"; no mapping for
+ *                 other plain frames
+ *   labels        the export's labels on every sample, "pid" (numeric),
+ *                 "process" (the root frame), "tid" (numeric) and "thread"
+ *                 (its name) when known
  *   time          time_nanos, duration_nanos from the export
  * The mappings are synthetic (no addresses): has_functions is set so that
  * readers do not try to symbolize them. Mapping 1, which readers take for

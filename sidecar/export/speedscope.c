@@ -108,6 +108,8 @@ static void speedscope_profile_name(FILE *f, const struct export *x,
 	if (s->pid > 0 && x->root_is_process) {
 		const char *comm;
 		size_t l = export_process_name(x, s, &comm), cut = l > 200 ? 200 : l;
+		while (cut < l && cut > 0 && ((unsigned char)comm[cut] & 0xc0) == 0x80)
+			cut--; /* not inside a UTF-8 sequence */
 		char *name = malloc(cut + sizeof(buf));
 		if (name) {
 			snprintf(name, cut + sizeof(buf), "%.*s (pid %d)", (int)cut, comm,

@@ -140,6 +140,8 @@ struct profile_pid *profile_pid_note(struct profile *p, pid_t pid)
 static void profile_on_task(const struct sampler_task *t, void *ctx)
 {
 	struct profile *p = ctx;
+	if (p->threads && t->kind != SAMPLER_TASK_FORK)
+		threadnames_exit(p->threads, t->tid); /* a new name, or a new thread */
 	if (t->kind != SAMPLER_TASK_EXEC || t->pid != t->tid)
 		return;
 	/* a new image: what we knew about the pid is wrong now */
@@ -161,9 +163,9 @@ static void profile_on_task(const struct sampler_task *t, void *ctx)
 
 /* ---- raw table ----------------------------------------------------------- */
 
-static uint64_t profile_hash(pid_t pid, const uint64_t *ips, size_t nr)
+static uint64_t profile_hash(pid_t pid, uint32_t thread, const uint64_t *ips, size_t nr)
 {
-	uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t)(uint32_t)pid;
+	uint64_t h = 0x9E3779B97F4A7C15ull ^ ((uint64_t)(uint32_t)pid | (uint64_t)thread << 32);
 	for (size_t i = 0; i < nr; i++) {
 		h = (h ^ ips[i]) * 0xff51afd7ed558ccdull;
 		h ^= h >> 29;
@@ -192,19 +194,20 @@ static int profile_grow(struct profile *p)
 	return 0;
 }
 
-static int profile_add(struct profile *p, pid_t pid, const uint64_t *ips, size_t nr, uint64_t time)
+static int profile_add(struct profile *p, pid_t pid, uint32_t thread, const uint64_t *ips,
+		       size_t nr, uint64_t time)
 {
 	if (nr > SYMBOLIZER_MAX_FRAMES)
 		nr = SYMBOLIZER_MAX_FRAMES;
 	if ((p->count + 1) * 2 > p->cap && profile_grow(p) < 0)
 		return -ENOMEM;
-	uint64_t h = profile_hash(pid, ips, nr);
+	uint64_t h = profile_hash(pid, thread, ips, nr);
 	size_t mask = p->cap - 1, i = h & mask;
 	for (;; i = (i + 1) & mask) {
 		struct profile_chain *c = &p->chains[i];
 		if (!c->count)
 			break;
-		if (c->hash == h && c->pid == pid && c->nr == nr &&
+		if (c->hash == h && c->pid == pid && c->thread == thread && c->nr == nr &&
 		    !memcmp(p->words + c->off, ips, nr * sizeof(*ips))) {
 			c->count++;
 			if (time > c->last)
@@ -224,7 +227,7 @@ static int profile_add(struct profile *p, pid_t pid, const uint64_t *ips, size_t
 		p->words = nw;
 		p->wcap = ncap;
 	}
-	p->words[p->nwords++] = (uint64_t)(uint32_t)pid;
+	p->words[p->nwords++] = (uint64_t)(uint32_t)pid | (uint64_t)thread << 32;
 	p->words[p->nwords++] = nr;
 	memcpy(p->words + p->nwords, ips, nr * sizeof(*ips));
 	p->chains[i] = (struct profile_chain){.hash = h,
@@ -233,7 +236,8 @@ static int profile_add(struct profile *p, pid_t pid, const uint64_t *ips, size_t
 					      .last = time,
 					      .off = p->nwords,
 					      .pid = pid,
-					      .nr = (uint32_t)nr};
+					      .nr = (uint32_t)nr,
+					      .thread = thread};
 	p->nwords += nr;
 	p->count++;
 	return 0;
@@ -278,7 +282,9 @@ static int profile_on_sample(const struct sample *smp, void *ctx)
 			p->st.leaf_callers++;
 		}
 	}
-	if (profile_add(p, smp->pid, ips, nr, smp->time) < 0)
+	uint32_t thread =
+	    p->threads ? threadnames_get(p->threads, smp->pid, smp->tid, smp->time) : 0;
+	if (profile_add(p, smp->pid, thread, ips, nr, smp->time) < 0)
 		p->st.dropped++;
 	return 0;
 }
@@ -427,7 +433,9 @@ int profile_open(const struct profile_opts *o, struct profile **out, struct fs_e
 	p->pids = calloc(PROFILE_PID_SLOTS, sizeof(*p->pids));
 	p->table = fold_new();
 	p->line = malloc(PROFILE_LINE_MAX);
-	if (!p->pids || !p->table || !p->line) {
+	if (o->per_thread)
+		p->threads = threadnames_new(NULL);
+	if (!p->pids || !p->table || !p->line || (o->per_thread && !p->threads)) {
 		profile_close(p);
 		return fs_error_set(err, ENOMEM, "allocating the profile");
 	}
@@ -502,7 +510,7 @@ static void profile_warm(struct profile *p, uint64_t budget_us)
 	struct symbolizer_frame frames[SYMBOLIZER_MAX_FRAMES];
 	uint64_t start = timeutil_now_us();
 	while (p->warm_off + 2 <= p->nwords && timeutil_now_us() - start < budget_us) {
-		pid_t pid = (pid_t)p->words[p->warm_off];
+		pid_t pid = (pid_t)(uint32_t)p->words[p->warm_off]; /* thread above */
 		size_t nr = p->words[p->warm_off + 1], n;
 		symbolizer_symbolize(p->sym, pid, p->words + p->warm_off + 2, nr, frames,
 				     SYMBOLIZER_MAX_FRAMES, &n);
@@ -666,6 +674,7 @@ void profile_close(struct profile *p)
 		map_window_free(j->win);
 	}
 	fold_free(p->table);
+	threadnames_free(p->threads);
 	free(p->chains);
 	free(p->words);
 	free(p->pids);

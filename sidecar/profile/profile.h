@@ -12,7 +12,8 @@
  *            without frame pointers is seen, for every sample), each JVM's user
  *            chain is rebuilt by the HotSpot-aware unwinder (jvmunwind.h):
  *            the one change on the per-sample path (profile_on_sample)
- *   raw      while recording, samples are aggregated by (pid, callchain):
+ *   raw      while recording, samples are aggregated by (pid, callchain)
+ *            (with opts.per_thread, by (pid, thread, callchain)):
  *            equal chains only bump a count (and their first/last sample
  *            time), so memory grows with distinct chains, not with time;
  *            each new process is looked at once (maps cached for the
@@ -66,11 +67,29 @@ enum profile_unwind {
 /* Called with one line of warning text (no trailing newline). */
 typedef void (*profile_warn_fn)(void *ctx, const char *msg);
 
+/* Where the samples of a stack came from: what pprof and speedscope keep
+ * beside the stack and the folded text has no room for. */
+struct profile_origin {
+	pid_t pid;	    /* host pid */
+	pid_t tid;	    /* host tid, 0 unless opts.per_thread */
+	const char *thread; /* its name (threadnames.h; "[unknown]" when it could
+			     * not be read), NULL unless per_thread */
+};
+
 /* Called by profile_fold for every stack it adds to the fold table, with
- * the host pid the samples came from (pprof/speedscope keep per-process
- * labels the folded text has no room for). Non-zero fails the fold. */
-typedef int (*profile_stack_fn)(void *ctx, pid_t pid, const char *stack, size_t len,
-				uint64_t count);
+ * where its samples came from. With opts.per_thread a folded stack comes
+ * once per thread that ran it (the fold table sums them as before).
+ * Non-zero fails the fold. */
+typedef int (*profile_stack_fn)(void *ctx, const struct profile_origin *o, const char *stack,
+				size_t len, uint64_t count);
+
+/* Called by profile_fold, before the stack holding it, for every native
+ * frame of a stack with the module it was found in: frame is the frame's
+ * text in the stack (len bytes), module the file as the process sees it
+ * (symbols.h: not sanitized), build_id hex or NULL. Non-zero fails the
+ * fold. */
+typedef int (*profile_module_fn)(void *ctx, const char *frame, size_t len, const char *module,
+				 const char *build_id);
 
 struct profile_opts {
 	const struct registry_entry *entry; /* the container (required) */
@@ -87,8 +106,13 @@ struct profile_opts {
 	size_t raw_max_words;		    /* 0 = PROFILE_RAW_MAX_WORDS (tests: smaller) */
 	profile_warn_fn warn;		    /* NULL = warnings are dropped */
 	void *warn_ctx;
-	profile_stack_fn on_stack; /* NULL = none; see profile_stack_fn */
+	profile_stack_fn on_stack;   /* NULL = none; see profile_stack_fn */
+	profile_module_fn on_module; /* NULL = none; called with on_stack_ctx */
 	void *on_stack_ctx;
+	/* Aggregate by (pid, thread, callchain) instead of (pid, callchain):
+	 * on_stack gets thread names (memory grows with distinct stacks per
+	 * thread; the folded table is the same). */
+	int per_thread;
 };
 
 struct profile_jvm_result {

@@ -163,8 +163,20 @@ static int profile_owner_changed(const struct profile *p, const struct profile_c
 	return 0;
 }
 
-/* Frame names into p->line: "comm;root;...;leaf". */
-static size_t profile_line(struct profile *p, const struct profile_chain *c)
+/* Hand native frame f, just put at p->line[start .. pos), with its module
+ * to opts.on_module. 0 or the callback's non-zero value. */
+static int profile_module(struct profile *p, const struct symbolizer_frame *f, size_t start,
+			  size_t pos)
+{
+	if (!p->o.on_module || f->kind != SYMBOLIZER_KIND_NATIVE || !f->module || pos <= start + 1)
+		return 0;
+	return p->o.on_module(p->o.on_stack_ctx, p->line + start + 1, pos - start - 1, f->module,
+			      f->build_id);
+}
+
+/* Frame names into p->line: "comm;root;...;leaf". *merr: the first
+ * non-zero value of opts.on_module. */
+static size_t profile_line(struct profile *p, const struct profile_chain *c, int *merr)
 {
 	struct symbolizer_frame frames[SYMBOLIZER_MAX_FRAMES];
 	size_t n = 0, pos;
@@ -190,10 +202,13 @@ static size_t profile_line(struct profile *p, const struct profile_chain *c)
 		p->st.frames[f->kind] += c->count;
 		if (f->resolved)
 			p->st.resolved[f->kind] += c->count;
+		size_t start = pos;
 		if (f->kind == SYMBOLIZER_KIND_JIT && f->resolved)
 			profile_put_jit(p, &pos, f->name);
 		else
 			profile_put(p, &pos, f->name, strlen(f->name), NULL);
+		if (!*merr)
+			*merr = profile_module(p, f, start, pos);
 	}
 	return pos;
 }
@@ -209,12 +224,21 @@ int profile_fold(struct profile *p, int map_first, struct fs_error *err)
 		struct profile_chain *c = &p->chains[i];
 		if (!c->count)
 			continue;
-		size_t len = profile_line(p, c);
+		int e = 0;
+		size_t len = profile_line(p, c, &e);
+		struct profile_origin o = {.pid = c->pid};
+		if (p->threads) {
+			/* every sample gets a thread: one whose comm could not be
+			 * read (gone before its first sample was read) or beyond
+			 * the bound is "[unknown]", so thread counts add up */
+			o.thread = threadnames_name(p->threads, c->thread, NULL, &o.tid);
+			if (!o.thread || !*o.thread)
+				o.thread = "[unknown]";
+		}
 		if (!r && fold_add(p->table, p->line, len, c->count) < 0)
 			r = fs_error_set(err, ENOMEM, "adding a folded stack");
-		int e = !r && p->o.on_stack
-			    ? p->o.on_stack(p->o.on_stack_ctx, c->pid, p->line, len, c->count)
-			    : 0;
+		if (!r && !e && p->o.on_stack)
+			e = p->o.on_stack(p->o.on_stack_ctx, &o, p->line, len, c->count);
 		if (e)
 			r = fs_error_set(err, e < 0 ? -e : ENOMEM, "adding a stack to the export");
 		if (!r)

@@ -11,6 +11,7 @@
 #include "jvmunwind.h"
 #include "profile.h"
 #include "sampler.h"
+#include "threadnames.h"
 
 #define PROFILE_PID_SLOTS      (2 * PROFILE_MAX_PIDS) /* open addressing, power of two */
 #define PROFILE_LINE_MAX       (SYMBOLIZER_MAX_FRAMES * (SYMBOLIZER_NAME_MAX + 8) + 128)
@@ -18,8 +19,9 @@
 #define PROFILE_WARM_US	       10000   /* per poll: symbolize new chains early (see profile_warm) */
 #define PROFILE_WINDOW_READ_US 1000000 /* read the JVMs' JIT logs this often */
 
-/* One distinct (pid, callchain): its words are words[off .. off + nr),
- * preceded in the arena by pid and nr (so the arena can be walked). */
+/* One distinct (pid, thread, callchain): its words are words[off .. off +
+ * nr), preceded in the arena by pid | thread << 32 and nr (so the arena
+ * can be walked). thread: a threadnames index, 0 without per_thread. */
 struct profile_chain {
 	uint64_t hash;
 	uint64_t count;	      /* 0: free slot */
@@ -27,6 +29,7 @@ struct profile_chain {
 	size_t off;
 	pid_t pid;
 	uint32_t nr;
+	uint32_t thread;
 };
 
 struct profile_pid {
@@ -65,6 +68,7 @@ struct profile {
 	size_t njit;
 	uint64_t window_read_us; /* last read of the JIT logs */
 	struct fold *table;
+	struct threadnames *threads; /* with opts.per_thread */
 	char *line;
 	struct profile_stats st;
 	struct sampler_stats sst; /* kept after profile_stop */

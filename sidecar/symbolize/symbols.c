@@ -41,6 +41,7 @@ struct symmap {
 	uint64_t start, end, pgoff;
 	enum symmap_type type;
 	char *label; /* "[libc.so.6]", "[vdso]"; NULL for anonymous memory */
+	char *path;  /* SYMMAP_FILE: the file as the process sees it; NULL = none */
 	struct symfile *file;
 	int tried;
 };
@@ -79,9 +80,25 @@ struct symbolizer {
 	void *method_ctx;
 	struct symbolizer_stats st;
 	uint64_t time; /* of the callchains being symbolized */
+	/* the mapping and file of the last native frame looked up (valid
+	 * until the maps are read again): its module and build id */
+	const struct symmap *last_map;
+	const struct symfile *last_file;
 	char arena[SYMBOLIZER_ARENA];
 	size_t arena_len;
 };
+
+/* Copy s (n bytes) into the per-call arena, or NULL when it is full. */
+static const char *symbolizer_keep_n(struct symbolizer *sym, const char *s, size_t n)
+{
+	if (sym->arena_len + n + 1 > sizeof(sym->arena))
+		return NULL;
+	char *p = sym->arena + sym->arena_len;
+	memcpy(p, s, n);
+	p[n] = '\0';
+	sym->arena_len += n + 1;
+	return p;
+}
 
 /* Copy into the per-call arena; a full arena gives a fixed label. */
 static const char *symbolizer_keep(struct symbolizer *sym, const char *a, const char *b)
@@ -117,11 +134,18 @@ int symbolizer_open(const struct symbolizer_opts *opts, struct symbolizer **out,
 	return 0;
 }
 
+static void symbolizer_free_maps(struct symmap *maps, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(maps[i].label);
+		free(maps[i].path);
+	}
+	free(maps);
+}
+
 static void symbolizer_free_pid(struct sympid *sp)
 {
-	for (size_t i = 0; i < sp->n; i++)
-		free(sp->maps[i].label);
-	free(sp->maps);
+	symbolizer_free_maps(sp->maps, sp->n);
 	free(sp);
 }
 
@@ -244,6 +268,17 @@ static char *symbolizer_label(const char *path, enum symmap_type type)
 	return l;
 }
 
+/* The path of a file mapping as a module name: without " (deleted)",
+ * at most SYMBOLIZER_MODULE_MAX bytes. NULL when out of memory. */
+static char *symbolizer_path(const char *path)
+{
+	size_t len = strlen(path);
+	const char *del = " (deleted)";
+	if (len > strlen(del) && !strcmp(path + len - strlen(del), del))
+		len -= strlen(del);
+	return strndup(path, len > SYMBOLIZER_MODULE_MAX ? SYMBOLIZER_MODULE_MAX : len);
+}
+
 static int symbolizer_parse_maps(FILE *f, struct sympid *sp)
 {
 	cleanup_free char *line = NULL;
@@ -292,9 +327,10 @@ static int symbolizer_parse_maps(FILE *f, struct sympid *sp)
 		m->pgoff = pgoff;
 		m->type = type;
 		m->label = symbolizer_label(path, type);
-		if (type != SYMMAP_ANON && !m->label)
+		m->path = type == SYMMAP_FILE ? symbolizer_path(path) : NULL;
+		sp->n++; /* counted first: symbolizer_free_maps frees what it holds */
+		if ((type != SYMMAP_ANON && !m->label) || (type == SYMMAP_FILE && !m->path))
 			return -ENOMEM;
-		sp->n++;
 	}
 	return 0;
 }
@@ -342,9 +378,7 @@ static int symbolizer_read_maps(struct symbolizer *sym, struct sympid *sp, struc
 	struct sympid fresh = {.pid = sp->pid};
 	int r = symbolizer_parse_maps(f, &fresh);
 	if (r < 0 || fresh.n == 0) {
-		for (size_t i = 0; i < fresh.n; i++)
-			free(fresh.maps[i].label);
-		free(fresh.maps);
+		symbolizer_free_maps(fresh.maps, fresh.n);
 		if (r < 0)
 			return fs_error_set(err, -r, "parsing %s", path);
 		sp->gone = 1; /* a zombie or kernel thread: nothing mapped */
@@ -362,9 +396,7 @@ static int symbolizer_read_maps(struct symbolizer *sym, struct sympid *sp, struc
 			fresh.maps[i].tried = sp->maps[j].tried;
 		}
 	}
-	for (size_t i = 0; i < sp->n; i++)
-		free(sp->maps[i].label);
-	free(sp->maps);
+	symbolizer_free_maps(sp->maps, sp->n);
 	sp->maps = fresh.maps;
 	sp->n = fresh.n;
 	sp->gone = 0;
@@ -592,12 +624,14 @@ static const char *symbolizer_user(struct symbolizer *sym, struct sympid *sp, ui
 	*kind = SYMBOLIZER_KIND_NATIVE;
 	struct elfsyms *es = NULL;
 	uint64_t off = addr - m->start + m->pgoff;
+	sym->last_map = m;
 	if (m->type == SYMMAP_VDSO) {
 		es = symbolizer_vdso(sym);
 		off = addr - m->start;
 	} else if (m->type == SYMMAP_FILE) {
 		struct symfile *f = symbolizer_file(sym, sp->pid, m);
 		es = f ? f->es : NULL;
+		sym->last_file = f;
 	}
 	uint64_t vaddr;
 	const char *name = NULL;
@@ -645,6 +679,8 @@ static const char *symbolizer_one(struct symbolizer *sym, struct sympid *sp, uin
 {
 	const char *name;
 	*resolved = 0;
+	sym->last_map = NULL;
+	sym->last_file = NULL;
 	if (!kernel && sp && symbolizer_is_method(addr)) {
 		*kind = SYMBOLIZER_KIND_JIT;
 		name = symbolizer_method(sym, sp->pid, addr, resolved);
@@ -676,6 +712,25 @@ const char *symbolizer_addr(struct symbolizer *sym, pid_t pid, uint64_t addr, in
 	if (resolved)
 		*resolved = r;
 	return name;
+}
+
+/* The module and build id of native frame f, from the lookup just done
+ * (copied: a later frame may re-read the maps). */
+static void symbolizer_module(struct symbolizer *sym, struct symbolizer_frame *f)
+{
+	const struct symmap *m = sym->last_map;
+	const struct symfile *file = sym->last_file;
+	const char *mod = m ? (m->path ? m->path : m->label) : NULL;
+	f->module = f->build_id = NULL;
+	if (f->kind != SYMBOLIZER_KIND_NATIVE || !mod)
+		return;
+	f->module = symbolizer_keep_n(sym, mod, strlen(mod));
+	if (file && file->build_id_len && file->build_id_len <= ELFSYMS_BUILD_ID_MAX) {
+		char hex[2 * ELFSYMS_BUILD_ID_MAX + 1];
+		for (size_t i = 0; i < file->build_id_len; i++)
+			snprintf(hex + 2 * i, 3, "%02x", file->build_id[i]);
+		f->build_id = symbolizer_keep_n(sym, hex, 2 * file->build_id_len);
+	}
 }
 
 int symbolizer_symbolize(struct symbolizer *sym, pid_t pid, const uint64_t *ips, size_t nr,
@@ -714,6 +769,7 @@ int symbolizer_symbolize(struct symbolizer *sym, pid_t pid, const uint64_t *ips,
 		struct symbolizer_frame *f = &frames[out++];
 		f->addr = addr;
 		f->name = symbolizer_one(sym, sp, addr, kernel, leaf, &f->kind, &f->resolved);
+		symbolizer_module(sym, f);
 		if (c1 && f->kind == SYMBOLIZER_KIND_JIT && f->resolved)
 			f->name = symbolizer_mark_c1(sym, f->name);
 	}

@@ -35,6 +35,7 @@
 #define SYMBOLIZER_MAPS_MAX_BYTES (16u << 20)  /* a /proc/<pid>/maps larger than this is cut */
 #define SYMBOLIZER_REFRESH_MS	  1000	       /* re-read maps on a miss at most this often */
 #define SYMBOLIZER_NAME_MAX	  4096 /* = PERFMAP_MAX_LINE: a JIT map line's whole inline chain */
+#define SYMBOLIZER_MODULE_MAX	  1024 /* bytes of a module path kept (longer ones are cut) */
 
 struct symbolizer;
 
@@ -61,6 +62,13 @@ struct symbolizer_frame {
 	uint64_t addr;	  /* the address looked up */
 	enum symbolizer_kind kind;
 	int resolved; /* 1 when name is a real symbol */
+	/* Native frames: the mapped file as the process sees it (its path in
+	 * /proc/<pid>/maps, so inside a container the container's path, at
+	 * most SYMBOLIZER_MODULE_MAX bytes, not sanitized), or "[vdso]"; and
+	 * its GNU build id in hex when it has one. NULL otherwise. Valid as
+	 * long as name. */
+	const char *module;
+	const char *build_id;
 };
 
 struct symbolizer_stats {

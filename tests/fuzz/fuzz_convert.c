@@ -3,13 +3,17 @@
  * speedscope in memory.
  * Checks that nothing crashes, that the pprof decodes (protobuf-c) with
  * every index in range and the counts adding up, and that the speedscope
- * JSON parses and is valid UTF-8. The first byte picks the options. */
+ * JSON parses and is valid UTF-8. The first byte picks the options; with
+ * bit 8 the first line is a thread name and module path (container input
+ * in `run`) given to every stack (export_add_thread) and to its leaf frame
+ * (export_frame_module). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "export.h"
+#include "fold.h"
 #include "json.h"
 #include "pprof.h"
 #include "profile.pb-c.h"
@@ -99,8 +103,50 @@ static void check_speedscope(const struct export *x)
 	free(mem);
 }
 
+/* Bit 8: "NAME\nfolded..." -> stacks from threads named NAME, leaves in
+ * module NAME. 0 or -1 (a line without a count, out of memory). */
+static int add_threads(struct export *x, const char *data, size_t size)
+{
+	const char *nl = memchr(data, '\n', size);
+	if (!nl)
+		return -1;
+	char *name = strndup(data, (size_t)(nl - data));
+	size_t lineno = 0;
+	int r = name ? 0 : -1;
+	for (const char *p = nl + 1, *end = data + size; !r && p < end; lineno++) {
+		const char *e = memchr(p, '\n', (size_t)(end - p)), *stack;
+		size_t n = e ? (size_t)(e - p) : (size_t)(end - p), slen;
+		uint64_t count;
+		int k = fold_parse_line(p, n, &stack, &slen, &count);
+		if (k < 0)
+			r = -1;
+		else if (k > 0) {
+			const char *leaf = memrchr(stack, ';', slen);
+			leaf = leaf ? leaf + 1 : stack;
+			if (export_frame_module(x, leaf, (size_t)(stack + slen - leaf), name,
+						lineno & 1 ? name : NULL) < 0 ||
+			    export_add_thread(x, stack, slen, count, 1 + (pid_t)(lineno % 3),
+					      (pid_t)lineno, name) < 0)
+				r = -1;
+		}
+		p += n + 1;
+	}
+	free(name);
+	return r;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	if (size > 1 && (data[0] & 8)) {
+		struct export *x = export_new();
+		if (x && add_threads(x, (const char *)data + 1, size - 1) == 0) {
+			x->root_is_process = data[0] & 1;
+			check_pprof(x);
+			check_speedscope(x);
+		}
+		export_free(x);
+		return 0;
+	}
 	if (size < 1 || size > (1u << 16))
 		return 0;
 	FILE *in = fmemopen((void *)(data + 1), size - 1, "r");

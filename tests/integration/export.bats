@@ -279,6 +279,130 @@ PY
 	[[ "$output" == *"Time: $(date -u +'%b %-d, %Y')"* ]]
 }
 
+@test "run --pprof: thread names (hot-0, hot-1) and tids listed by -tags, counts summing to the total; -tagfocus thread= works" {
+	needs_jvm
+	needs_go
+	run pprof -tags -sample_index=samples "$FS_TMP/main.pb.gz"
+	echo "$output"
+	local total sum
+	total=$(awk '{ n += $NF } END { print n }' "$FS_TMP/main.folded")
+	# the Workload's worker threads, as jstack names them (comm: 15 bytes)
+	sed -n '/^ thread: /,/^$/p' <<<"$output" >"$OUT/threads"
+	grep -Eq '\): hot-0$' "$OUT/threads"
+	grep -Eq '\): hot-1$' "$OUT/threads"
+	# every sample has a thread: the values add up to the folded file's total
+	sum=$(awk '/%\):/ { n += $1 } END { printf "%d", n }' "$OUT/threads")
+	echo "threads sum $sum, folded total $total"
+	[ "$sum" = "$total" ]
+	grep -q "^ thread: Total $total" "$OUT/threads"
+	# tid: numeric, one per thread (host tids of the container's JVM)
+	sed -n '/^ tid: /,/^$/p' <<<"$output" >"$OUT/tids"
+	[ "$(grep -c '%):' "$OUT/tids")" -ge 2 ]
+	local pid tid
+	pid=$(jq -r .pid "$FS_RUN/containers/$MAIN.json")
+	for tid in $(awk '/%\):/ { print $NF }' "$OUT/tids"); do
+		[ "$tid" -gt "$pid" ] || { echo "tid $tid not above the pid $pid"; false; }
+	done
+	# -tagfocus: only hot-0's samples, and they are what -tags counted
+	local want
+	want=$(awk '$NF == "hot-0" { printf "%d", $1 }' "$OUT/threads")
+	run pprof -traces -sample_index=samples -tagfocus thread=hot-0 "$FS_TMP/main.pb.gz"
+	[ "$(grep -E '^ +thread: ' <<<"$output" | sort -u | awk '{ print $2 }')" = "hot-0" ]
+	[[ "$output" == *flametest.Workload.hotMethod* ]]
+	run pprof -top -sample_index=samples -tagfocus thread=hot-0 "$FS_TMP/main.pb.gz"
+	echo "$output"
+	grep -q "Active filters:" <<<"$output"
+	pprof -traces -sample_index=samples -tagfocus thread=hot-0 "$FS_TMP/main.pb.gz" |
+		awk '/^-+\+/ { getline; while ($0 ~ /:  /) getline; n += $1 } END { printf "%d\n", n }' \
+			>"$OUT/focus"
+	echo "hot-0: -tags $want, -tagfocus traces $(cat "$OUT/focus")"
+	[ "$(cat "$OUT/focus")" = "$want" ]
+}
+
+@test "run --pprof: each (thread, tid) label pair is the JVM's own thread, by jcmd Thread.print (name and nid)" {
+	needs_jvm
+	needs_go
+	fs_require_cmd nsenter setpriv
+	local pid jcmd
+	pid=$(jq -r .pid "$FS_RUN/containers/$MAIN.json")
+	jcmd=$(dirname "$JAVA17")/jcmd
+	[ -x "$jcmd" ] || skip "no jcmd beside $JAVA17"
+	# the JVM's own list, from inside the container as its user (the attach
+	# socket is in the container's /tmp): "name" ... nid=0x<tid in the container>
+	nsenter -t "$pid" -m -p -- setpriv --reuid=1000 --regid=1000 --clear-groups \
+		env -i PATH=/usr/bin:/bin HOME=/tmp "$jcmd" -J-XX:-UsePerfData 1 Thread.print \
+		>"$OUT/jstack" 2>&1 || { cat "$OUT/jstack"; false; }
+	sed -nE 's/^"([^"]*)".* nid=0x([0-9a-f]+) .*/\2 \1/p' "$OUT/jstack" >"$OUT/nids"
+	[ -s "$OUT/nids" ] || { cat "$OUT/jstack"; false; }
+	# (thread, tid) pairs of the profile's samples
+	pprof -traces "$FS_TMP/main.pb.gz" |
+		awk '/^ +thread:  / { t = substr($0, index($0, ":  ") + 3) }
+			/^ +tid:  / { print $2 "\t" t }' | sort -u >"$OUT/pairs"
+	cat "$OUT/pairs"
+	local tid name nspid nid java matched=0
+	while IFS=$'\t' read -r tid name; do
+		# host tid -> the container's tid (NSpid: host first, the container's last)
+		nspid=$(awk '/^NSpid:/ { print $NF }' "/proc/$pid/task/$tid/status" 2>/dev/null) ||
+			continue # the thread exited since
+		[ -n "$nspid" ] || continue
+		nid=$(printf '%x' "$nspid")
+		java=$(awk -v n="$nid" '$1 == n { sub(/^[^ ]* /, ""); print; exit }' "$OUT/nids")
+		[ -n "$java" ] || continue # not a JVM thread jcmd lists
+		echo "tid $tid (nid 0x$nid): label '$name', JVM '$java'"
+		if [ "$name" = java ] && [ "$java" = main ]; then
+			continue # the launcher's main thread keeps the process's comm
+		fi
+		# the label is the JVM's name cut to the kernel's 15 bytes
+		[ "$name" = "${java:0:15}" ] || { echo "mismatch for tid $tid"; false; }
+		matched=$((matched + 1))
+	done <"$OUT/pairs"
+	grep -q $'\thot-0$' "$OUT/pairs"
+	grep -q $'\thot-1$' "$OUT/pairs"
+	[ "$matched" -ge 2 ]
+}
+
+@test "run --pprof: named native frames keep their module (libjvm.so, libc.so.6) with build id in -raw and -traces -files" {
+	needs_jvm
+	needs_go
+	pprof -raw "$FS_TMP/main.pb.gz" >"$OUT/raw"
+	sed -n '/^Mappings/,$p' "$OUT/raw"
+	local libjvm id
+	libjvm=$(readlink -f "$JAVA17")
+	libjvm=$(dirname "$(dirname "$libjvm")")/lib/server/libjvm.so
+	# the mapping: the path as the container sees it (host /usr is bound
+	# at /usr), and the file's GNU build id
+	id=$(awk -v f="$libjvm" '/^Mappings/ { m = 1 } m && $3 == f { print $1 }' "$OUT/raw")
+	id=${id%:}
+	[ -n "$id" ] || { echo "no mapping for $libjvm"; false; }
+	if command -v readelf >/dev/null; then
+		local bid
+		bid=$(readelf -n "$libjvm" | awk '/Build ID/ { print $3 }')
+		grep -Eq "^$id: .* $libjvm $bid " "$OUT/raw"
+	fi
+	# a symbolized libjvm frame (its function name, no [libjvm.so]) points at it
+	grep -Eq "^ +[0-9]+: 0x0 M=$id JavaCalls::call_helper" "$OUT/raw"
+	grep -Eq '^[0-9]+: 0x0/0x0/0x0 /.*/libc\.so\.6 [0-9a-f]+ ' "$OUT/raw"
+	grep -Eq '^[0-9]+: 0x0/0x0/0x0 \[kernel\.kallsyms\] ' "$OUT/raw" ||
+		grep -q "user-only" "$FS_TMP/main.summary" || { echo "no kernel mapping"; false; }
+	# -traces by file: the modules of the frames, as pprof names them
+	run pprof -traces -files "$FS_TMP/main.pb.gz"
+	[[ "$output" == *"[libjvm.so]"* ]]
+	[[ "$output" == *"[libc.so.6]"* ]]
+	# and the folded file has the frame without its module, as before
+	grep -q ';JavaCalls::call_helper' "$FS_TMP/main.folded"
+	if grep -q 'libjvm.so' "$FS_TMP/main.folded"; then false; fi
+}
+
+@test "convert: folded input has no threads, so no thread or tid label" {
+	needs_go
+	"$FS_SIDECAR" convert --process-root --pprof "$OUT/c.pb.gz" "$FIX/kinds.folded"
+	run pprof -tags "$OUT/c.pb.gz"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"process:"* ]]
+	[[ "$output" != *"thread:"* && "$output" != *" tid:"* ]]
+}
+
 @test "run --pprof: -diff_base between two runs of the same container works (one --with-pid)" {
 	needs_jvm
 	needs_go

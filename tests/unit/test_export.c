@@ -360,6 +360,94 @@ static void test_with_pid(void)
 	export_free(x);
 }
 
+/* The label of sample s with this key: its string (*num its number), or
+ * NULL when it has none. */
+static const char *pb_label(const Perftools__Profiles__Profile *p,
+			    const Perftools__Profiles__Sample *s, const char *key, int64_t *num)
+{
+	for (size_t l = 0; l < s->n_label; l++)
+		if (!strcmp(pb_str(p, s->label[l]->key), key)) {
+			if (num)
+				*num = s->label[l]->num;
+			return pb_str(p, s->label[l]->str);
+		}
+	return NULL;
+}
+
+/* The mapping of sample s's location i (leaf first): its file, *build its
+ * build id. */
+static const char *pb_map(const Perftools__Profiles__Profile *p,
+			  const Perftools__Profiles__Sample *s, size_t i, const char **build)
+{
+	const Perftools__Profiles__Location *l = pb_loc(p, s->location_id[i]);
+	if (!l || !l->mapping_id || l->mapping_id > p->n_mapping)
+		return NULL;
+	*build = pb_str(p, p->mapping[l->mapping_id - 1]->build_id);
+	return pb_str(p, p->mapping[l->mapping_id - 1]->filename);
+}
+
+/* Threads (export_add_thread) as "thread"/"tid" labels; modules of named
+ * native frames (export_frame_module) as mappings with build ids. */
+static void test_threads_modules(void)
+{
+	struct export *x = export_new();
+	const char *a = "java;start_thread;[libc.so.6];JavaCalls::call_helper;main_[j]";
+	const char *b = "java;start_thread;[libc.so.6];write";
+	struct fs_error err = {0};
+	is_int(export_frame_module(x, "JavaCalls::call_helper", 22, "/usr/lib/jvm/libjvm.so",
+				   "45183927463c"),
+	       0, "module of a named frame");
+	is_int(export_frame_module(x, "JavaCalls::call_helper", 22, "/other/libjvm.so", NULL), 0,
+	       "a second module for the same name");
+	is_int(export_frame_module(x, "[libc.so.6]", 11, "/lib/x86_64-linux-gnu/libc.so.6", "93ac"),
+	       0, "[libc.so.6] gets its path");
+	is_int(export_frame_module(x, "main_[j]", 8, "/tmp/x.so", NULL), 0, "a JIT frame");
+	is_int(export_add_thread(x, a, strlen(a), 5, 7, 70, "hot-0"), 0, "add from thread hot-0");
+	is_int(export_add_thread(x, a, strlen(a), 3, 7, 71, "hot-1"), 0, "same stack, hot-1");
+	is_int(export_add_thread(x, b, strlen(b), 2, 7, 72, "bad\xff"), 0, "invalid UTF-8 name");
+	is_int(export_add_thread(x, b, strlen(b), 1, 7, 72, "bad\xff"), 0, "the same again");
+	is_int(export_add(x, b, strlen(b), 4, 7), 0, "no thread");
+	is_int(x->nthreads, 3, "3 distinct thread names");
+	is_int(x->nsamples, 5, "equal stacks of other threads stay apart");
+	unsigned char *buf = NULL;
+	size_t len = 0;
+	is_int(pprof_encode(x, &buf, &len, &err), 0, "pprof_encode");
+	Perftools__Profiles__Profile *p = perftools__profiles__profile__unpack(NULL, len, buf);
+	ok(p && p->n_sample == 5, "decodes, 5 samples");
+	if (p && p->n_sample == 5) {
+		int64_t tid = 0;
+		const char *build = NULL;
+		is_str(pb_label(p, p->sample[0], "thread", NULL), "hot-0", "thread label");
+		ok(pb_label(p, p->sample[0], "tid", &tid) && tid == 70, "tid label 70");
+		is_str(pb_label(p, p->sample[1], "thread", NULL), "hot-1", "thread label of 2nd");
+		is_str(pb_label(p, p->sample[2], "thread", NULL), "bad\xef\xbf\xbd",
+		       "name repaired to U+FFFD");
+		ok(!pb_label(p, p->sample[4], "thread", NULL) &&
+		       !pb_label(p, p->sample[4], "tid", NULL),
+		   "no thread: no thread or tid label");
+		is_str(pb_map(p, p->sample[0], 1, &build), "/usr/lib/jvm/libjvm.so",
+		       "named native frame in its module's mapping (first wins)");
+		is_str(build, "45183927463c", "with its build id");
+		is_str(pb_map(p, p->sample[0], 2, &build), "/lib/x86_64-linux-gnu/libc.so.6",
+		       "[libc.so.6] in the mapping of its path");
+		is_str(build, "93ac", "with its build id");
+		is_str(pb_map(p, p->sample[0], 0, &build), "[jit]", "a JIT frame keeps [jit]");
+		ok(!pb_map(p, p->sample[3], 0, &build), "a frame without module: no mapping");
+	}
+	if (p)
+		perftools__profiles__profile__free_unpacked(p, NULL);
+	free(buf);
+	char *mem = NULL;
+	size_t mlen = 0;
+	FILE *m = open_memstream(&mem, &mlen);
+	is_int(speedscope_write(x, m, &err), 0, "speedscope_write");
+	fclose(m);
+	ok(mem && strstr(mem, "\"file\":\"/usr/lib/jvm/libjvm.so\""),
+	   "speedscope: the module is the frame's file");
+	free(mem);
+	export_free(x);
+}
+
 int main(void)
 {
 	test_kinds();
@@ -368,5 +456,6 @@ int main(void)
 	test_pprof();
 	test_speedscope();
 	test_with_pid();
+	test_threads_modules();
 	return tap_done();
 }

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <gnu/libc-version.h>
+#include <limits.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -288,6 +289,15 @@ static void test_callchain(struct symbolizer *sym)
 	}
 	ok(fr[0].kind == SYMBOLIZER_KIND_KERNEL, "kernel kind");
 	is_int(fr[2].addr, marker + 1, "return address looked up at addr - 1");
+	ok(!fr[0].module && !fr[0].build_id, "a kernel frame has no module");
+	/* native frames: the mapped file by its path in /proc/<pid>/maps */
+	char exe[PATH_MAX];
+	ssize_t el = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[el > 0 ? el : 0] = '\0';
+	ok(fr[1].module && !strcmp(fr[1].module, exe), "a native frame's module is its file (%s)",
+	   fr[1].module ? fr[1].module : "NULL");
+	ok(!fr[1].build_id || strspn(fr[1].build_id, "0123456789abcdef") == strlen(fr[1].build_id),
+	   "its build id in hex (%s)", fr[1].build_id ? fr[1].build_id : "none");
 }
 
 static int run(const char *cmd)
