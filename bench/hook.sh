@@ -12,7 +12,8 @@
 #     no hooks / what our hooks.d files give an enabled container
 #     (createRuntime mount + registry, poststop unregister) / createRuntime
 #     only (a poststop-less setup) / /bin/true as createRuntime + poststop
-#     (runc's own cost of running any two hooks).
+#     (runc's own cost of running any two hooks) / /bin/true as createRuntime
+#     only (of any one hook: what running none at all could gain).
 #     FS_BENCH_BASE_HOOK=/path/to/an/older/flamehook adds that binary as the
 #     same two hooks.
 #  2. wrapper path (containerd, Docker: create + start, later delete): `run
@@ -60,8 +61,13 @@ fs_make_bundle "$FS_TMP/none" --no-hooks -- true
 fs_make_bundle "$FS_TMP/noop" --annotate flamesidecar.io/enable=true --no-poststart -- true
 jq '.hooks |= with_entries(.value |= map(.path = "/bin/true" | .args = ["true"]))' \
 	"$FS_TMP/noop/config.json" >"$FS_TMP/j" && mv "$FS_TMP/j" "$FS_TMP/noop/config.json"
+# noop1: one /bin/true hook: what runc pays for starting any one hook
+# process, i.e. the most a start could gain from running none at all.
+fs_make_bundle "$FS_TMP/noop1" -- true
+jq '.hooks = {createRuntime: [{path: "/bin/true", args: ["true"]}]}' "$FS_TMP/noop1/config.json" \
+	>"$FS_TMP/j" && mv "$FS_TMP/j" "$FS_TMP/noop1/config.json"
 BASE=${FS_BENCH_BASE_HOOK:-}
-kinds1="none hooksd createonly noop"
+kinds1="none hooksd createonly noop noop1"
 if [ -n "$BASE" ]; then
 	fs_make_bundle "$FS_TMP/base" --annotate flamesidecar.io/enable=true --no-poststart -- true
 	jq --arg h "$BASE" '.hooks |= with_entries(.value |= map(.path = $h))' \
@@ -134,6 +140,7 @@ done
 row "hooks.d: createRuntime + poststop (\`runc run true\`)" hooksd none
 row "hooks.d: createRuntime only (no poststop)" createonly none
 row "runc's own cost: \`/bin/true\` as createRuntime + poststop" noop none
+row "runc's own cost of one hook: \`/bin/true\` as createRuntime" noop1 none
 row "flamehook vs \`/bin/true\` as the same two hooks" hooksd noop
 [ -z "$BASE" ] || row "this flamehook vs the older one (\`$BASE\`)" hooksd base
 

@@ -99,6 +99,13 @@ int delete_unregister(const struct wrapper_config *cfg, int cfg_ok, const struct
 		return -1; /* not ours: the common case, no fork */
 	if (r == 0 && strcmp(e.id, a->id))
 		r = -EINVAL; /* an entry filed under another id: not trusted */
+	/* The entry is there but unusable (a symlink, not a regular file,
+	 * not our JSON, too big): handled below. Anything else is about the
+	 * registry directory (refused by its checks): leave it alone. */
+	if (r < 0 && r != -ELOOP && r != -EINVAL && r != -E2BIG) {
+		delete_log(cfg, a, "warning", "registry entry not checked", err.msg);
+		return -1;
+	}
 	if (r == 0 && !registry_entry_alive(&e)) {
 		delete_remove(cfg, a, regdir, "its process is gone");
 		return -1;
