@@ -76,9 +76,14 @@ if [ -n "$BASE" ]; then
 fi
 # The wrapper path: plain bundles (no hooks, no annotation); the wrapper
 # adds what it adds. --opt-in opts them in, as Docker's runtimeArgs does.
+# On a tmpfs, as containerd and Docker keep bundles under /run (the wrapper
+# fsyncs the config.json it rewrites; free on tmpfs, not on ext4).
+# fs_cleanup unmounts it.
+mkdir "$FS_TMP/lc"
+mount -t tmpfs -o mode=0755,size=16m fsbench "$FS_TMP/lc"
 for k in lc-runc lc-wrapper lc-plain; do
-	fs_make_bundle "$FS_TMP/$k" --no-hooks -- true
-	cp "$FS_TMP/$k/config.json" "$FS_TMP/$k/orig.json"
+	fs_make_bundle "$FS_TMP/lc/$k" --no-hooks -- true
+	cp "$FS_TMP/lc/$k/config.json" "$FS_TMP/lc/$k/orig.json"
 done
 
 # --- measuring ---------------------------------------------------------
@@ -156,10 +161,10 @@ stopped() { [ "$(runc state "$1" 2>/dev/null | jq -r .status)" = stopped ]; }
 for i in $(seq 1 "$PAIRS"); do
 	for kind in $(rotate "$i" lc-runc lc-wrapper lc-plain); do
 		id="fsbench-$$-$kind-$i"
-		cp "$FS_TMP/$kind/orig.json" "$FS_TMP/$kind/config.json"
+		cp "$FS_TMP/lc/$kind/orig.json" "$FS_TMP/lc/$kind/config.json"
 		echo "runc $id" >>"$FS_TMP/containers"
 		# shellcheck disable=SC2046 # the runtime command is two words for --opt-in
-		measure "$kind-start" $(lc_cmd "$kind") run -d --bundle "$FS_TMP/$kind" "$id"
+		measure "$kind-start" $(lc_cmd "$kind") run -d --bundle "$FS_TMP/lc/$kind" "$id"
 		fs_wait_for 10 stopped "$id"
 		# shellcheck disable=SC2046
 		measure "$kind-delete" $(lc_cmd "$kind") delete "$id"
