@@ -157,6 +157,10 @@ void args_parse(int argc, char **argv, struct wrapper_args *a)
 		args_walk(argc, argv, &i, args_create, FS_ARRAY_SIZE(args_create), a, false);
 	if (i < argc)
 		a->id = argv[i];
+	/* delete takes one id; more (a newer runtime's form) is not ours to
+	 * guess: unregister nothing. */
+	if (a->verb == WRAPPER_VERB_DELETE && i + 1 < argc)
+		a->unknown_option = 1;
 }
 
 int wrapper_take_opt_in(int *argc, char **argv)

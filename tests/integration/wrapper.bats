@@ -150,6 +150,21 @@ SH
 	[ "$(cat "$FS_TMP/target")" = keep ]
 }
 
+@test "delete: a registry directory others can write is refused: entry left alone, the runtime still deletes" {
+	fs_require_root
+	fs_require_cmd runc jq
+	fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true -- sleep 1000
+	rt_create "$FS_TMP/b" "$NAME"
+	[ -f "$FS_RUN/containers/$NAME.json" ]
+	chmod 0777 "$FS_RUN/containers"
+	rt delete --force "$NAME"
+	chmod 0700 "$FS_RUN/containers"
+	run runc --root "$ROOT" state "$NAME"
+	[ "$status" -ne 0 ]
+	[ -f "$FS_RUN/containers/$NAME.json" ]
+	grep -q "delete $NAME: registry entry not checked: .*lets others write it" "$FS_RUN/hook.log"
+}
+
 @test "foreground run through the wrapper keeps a poststop entry: nothing else would unregister it" {
 	fs_require_root
 	fs_require_cmd runc jq

@@ -81,6 +81,9 @@ static void test_args(void)
 	char **del3 = ARGV("delete", "--frob", "c9");
 	parse_args(del3, &a);
 	ok(a.unknown_option, "delete with an unknown option: noticed");
+	char **del4 = ARGV("delete", "c9", "c10");
+	parse_args(del4, &a);
+	ok(a.unknown_option, "delete with two ids: not ours to guess");
 	ok(!a.detach, "delete: not detached");
 	parse_args(w, &a);
 	ok(a.detach, "run -d: detached");
