@@ -1,23 +1,35 @@
 #!/usr/bin/env bash
-# bench/hook.sh [PAIRS] - what the hook costs on the container-start path.
-#  1. `runc run` of a trivial container (true), with and without our hooks
-#     (annotated: createRuntime mount + registry, poststop), PAIRS alternating
-#     rounds; median of each, median ratio, median added ms. A third variant
-#     runs /bin/true as the same hooks: runc's own cost of running any hook,
-#     so "flamehook - noop" is what our code adds. With perf installed, the
-#     CPU time of each start (runc, runc init, the hooks: perf stat task-clock
-#     of the whole tree) too: far less sensitive than wall time to a busy
-#     machine, and what the hook really costs the node.
-#     FS_BENCH_BASE_HOOK=/path/to/an/older/flamehook adds a fourth variant,
-#     the same hooks running that binary: this hook against an older one,
-#     in the same rounds.
-#  2. The non-opted-in path of the hook alone (one parse, exit 0) against
-#     /bin/true spawned the same way: median wall time.
-#  3. The Docker path (when dockerd is installed): a private dockerd
-#     (tests/lib/docker.bash), `docker run --rm ... true` through runc, through
-#     flamesidecar-runtime without opt-in, and through it with --opt-in
-#     (runtimeArgs), PAIRS alternating rounds; medians and ratios.
-# Run as root from the repo after `make`. Prints baselines beside figures.
+# bench/hook.sh [PAIRS] - what flamesidecar costs on the container-start path.
+#
+# Every figure is a ratio against a baseline run in the same rounds: PAIRS
+# rounds (default 30), the order of the variants rotated each round so none
+# profits from another's warm-up; medians of each, and the median of the
+# per-round differences. With perf installed, also the CPU time of each run
+# (perf stat -e task-clock of the whole process tree: runc, runc init, the
+# hooks it waits for), which a busy machine disturbs far less than wall time.
+#
+#  1. hooks.d path (Podman, CRI-O): `runc run` of a trivial container (true),
+#     no hooks / what our hooks.d files give an enabled container
+#     (createRuntime mount + registry, poststop unregister) / createRuntime
+#     only (a poststop-less setup) / /bin/true as createRuntime + poststop
+#     (runc's own cost of running any two hooks) / /bin/true as createRuntime
+#     only (of any one hook: what running none at all could gain).
+#     FS_BENCH_BASE_HOOK=/path/to/an/older/flamehook adds that binary as the
+#     same two hooks.
+#  2. wrapper path (containerd, Docker: create + start, later delete): `run
+#     -d` then, once the container stopped, `delete`, each timed, through
+#     flamesidecar-runtime --opt-in (one createRuntime hook; delete
+#     unregisters in-process), through it not opted in, and runc direct. The
+#     bundle's original config.json is put back before every run, as an
+#     engine writes a fresh one for every container.
+#  3. The non-opted-in path of the hook alone (one parse, exit 0) against
+#     /bin/true spawned the same way.
+#  4. Docker (when dockerd is installed, FS_BENCH_DOCKER=1): a private
+#     dockerd (tests/lib/docker.bash), `docker run --rm ... true` through
+#     runc, the wrapper without opt-in and the wrapper with --opt-in.
+# Ends with a markdown table of every ratio, ready for docs/performance.md.
+# Run as root from the repo after `make`; about 3 minutes with PAIRS=30 on an
+# idle 2-CPU machine (most of it the Docker part).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PAIRS=${1:-30}
@@ -27,151 +39,208 @@ export FS_TOP=$PWD FS_BUILD=$PWD/build
 source tests/lib/containers.bash
 skip() { echo "skip: $*"; exit 0; }
 fs_require_root
+fs_require_cmd runc jq
 fs_setup
 trap 'fs_cleanup' EXIT
-# Ratios are only meaningful on a quiet machine: say how busy this one is.
-echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "load average before: $LOAD0, $(nproc) CPUs"
 cc -O2 -o "$FS_TMP/spawn-time" bench/spawn-time.c
+W="$FS_BUILD/flamesidecar-runtime"
+PERF=$(command -v perf || true)
 
-# The hooks an enable-only container gets from our hooks.d files: the
-# mount + registry at creation and the cleanup at poststop.
-fs_make_bundle "$FS_TMP/with" --annotate flamesidecar.io/enable=true --no-poststart -- true
-# --timing: each flamehook run logs how long its phases took (summarised below).
-jq '.hooks.createRuntime[0].args |= (.[0:1] + ["--timing"] + .[1:])' "$FS_TMP/with/config.json" \
-	>"$FS_TMP/with.json" && mv "$FS_TMP/with.json" "$FS_TMP/with/config.json"
-fs_make_bundle "$FS_TMP/without" --no-hooks -- true
+# --- bundles -----------------------------------------------------------
+# hooksd: the hooks an enable-only container gets from our hooks.d files;
+# --timing makes each createRuntime log its phases (summarised below).
+fs_make_bundle "$FS_TMP/hooksd" --annotate flamesidecar.io/enable=true --no-poststart -- true
+jq '.hooks.createRuntime[0].args |= (.[0:1] + ["--timing"] + .[1:])' "$FS_TMP/hooksd/config.json" \
+	>"$FS_TMP/j" && mv "$FS_TMP/j" "$FS_TMP/hooksd/config.json"
+jq 'del(.hooks.poststop)' "$FS_TMP/hooksd/config.json" >"$FS_TMP/j"
+fs_make_bundle "$FS_TMP/createonly" -- true
+mv "$FS_TMP/j" "$FS_TMP/createonly/config.json"
+fs_make_bundle "$FS_TMP/none" --no-hooks -- true
 fs_make_bundle "$FS_TMP/noop" --annotate flamesidecar.io/enable=true --no-poststart -- true
 jq '.hooks |= with_entries(.value |= map(.path = "/bin/true" | .args = ["true"]))' \
-	"$FS_TMP/noop/config.json" >"$FS_TMP/noop.json" && mv "$FS_TMP/noop.json" "$FS_TMP/noop/config.json"
-
+	"$FS_TMP/noop/config.json" >"$FS_TMP/j" && mv "$FS_TMP/j" "$FS_TMP/noop/config.json"
+# noop1: one /bin/true hook: what runc pays for starting any one hook
+# process, i.e. the most a start could gain from running none at all.
+fs_make_bundle "$FS_TMP/noop1" -- true
+jq '.hooks = {createRuntime: [{path: "/bin/true", args: ["true"]}]}' "$FS_TMP/noop1/config.json" \
+	>"$FS_TMP/j" && mv "$FS_TMP/j" "$FS_TMP/noop1/config.json"
 BASE=${FS_BENCH_BASE_HOOK:-}
-kinds="with without noop"
+kinds1="none hooksd createonly noop noop1"
 if [ -n "$BASE" ]; then
 	fs_make_bundle "$FS_TMP/base" --annotate flamesidecar.io/enable=true --no-poststart -- true
 	jq --arg h "$BASE" '.hooks |= with_entries(.value |= map(.path = $h))' \
-		"$FS_TMP/base/config.json" >"$FS_TMP/base.json" && mv "$FS_TMP/base.json" "$FS_TMP/base/config.json"
-	kinds="$kinds base"
+		"$FS_TMP/base/config.json" >"$FS_TMP/j" && mv "$FS_TMP/j" "$FS_TMP/base/config.json"
+	kinds1="$kinds1 base"
 fi
-
-now_ns() { date +%s%N; }
-declare -a with without noop base diffs ndiffs cwith cwithout cnoop cbase
-PERF=$(command -v perf || true)
-# CPU milliseconds of the tree, from perf stat -x, (first field of task-clock).
-cpu_ms() { awk -F, '/task-clock/ {print $1; exit}' "$1"; }
-for i in $(seq 1 "$PAIRS"); do
-	# Rotate which goes first, so none profits from another's warm-up.
-	set -- $kinds
-	r=$((i % $#))
-	order="${*:r+1} ${*:1:r}"
-	for kind in $order; do
-		t0=$(now_ns)
-		if [ -n "$PERF" ]; then
-			"$PERF" stat -x, -e task-clock -o "$FS_TMP/perf.$kind" \
-				runc run --bundle "$FS_TMP/$kind" "fsbench-$$-$kind-$i" >/dev/null 2>&1 </dev/null
-		else
-			runc run --bundle "$FS_TMP/$kind" "fsbench-$$-$kind-$i" >/dev/null 2>&1 </dev/null
-		fi
-		t1=$(now_ns)
-		us=$(((t1 - t0) / 1000))
-		cpu=$([ -n "$PERF" ] && cpu_ms "$FS_TMP/perf.$kind" || echo 0)
-		case $kind in
-		with) with+=("$us"); cwith+=("$cpu") ;;
-		without) without+=("$us"); cwithout+=("$cpu") ;;
-		noop) noop+=("$us"); cnoop+=("$cpu") ;;
-		base) base+=("$us"); cbase+=("$cpu") ;;
-		esac
-	done
-	diffs+=($((with[-1] - without[-1])))
-	ndiffs+=($((with[-1] - noop[-1])))
+# The wrapper path: plain bundles (no hooks, no annotation); the wrapper
+# adds what it adds. --opt-in opts them in, as Docker's runtimeArgs does.
+# On a tmpfs, as containerd and Docker keep bundles under /run (the wrapper
+# fsyncs the config.json it rewrites; free on tmpfs, not on ext4).
+# fs_cleanup unmounts it.
+mkdir "$FS_TMP/lc"
+mount -t tmpfs -o mode=0755,size=16m fsbench "$FS_TMP/lc"
+for k in lc-runc lc-wrapper lc-plain; do
+	fs_make_bundle "$FS_TMP/lc/$k" --no-hooks -- true
+	cp "$FS_TMP/lc/$k/config.json" "$FS_TMP/lc/$k/orig.json"
 done
-median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-mw=$(median "${with[@]}")
-mo=$(median "${without[@]}")
-md=$(median "${diffs[@]}")
-mn=$(median "${noop[@]}")
-mnd=$(median "${ndiffs[@]}")
-echo "container start (runc run true), $PAIRS rounds, load average $(cut -d' ' -f1 /proc/loadavg):"
-echo "  baseline without hook:       median ${mo} us"
-echo "  /bin/true as the same hooks: median ${mn} us"
-echo "  with flamehook:              median ${mw} us"
-awk -v w="$mw" -v o="$mo" -v d="$md" -v n="$mn" -v nd="$mnd" 'BEGIN {
-	printf "  flamehook vs none: ratio %.3f, median added %.2f ms (pairwise)\n", w/o, d/1000
-	printf "  flamehook vs noop hooks: ratio %.3f, median added %.2f ms (pairwise)\n", w/n, nd/1000 }'
-if [ -n "$PERF" ]; then
-	cw=$(median "${cwith[@]}")
-	co=$(median "${cwithout[@]}")
-	cn=$(median "${cnoop[@]}")
-	echo "  CPU of the start (perf stat task-clock of runc and its children), medians:"
-	awk -v w="$cw" -v o="$co" -v n="$cn" 'BEGIN {
-		printf "    none %.2f ms, noop hooks %.2f ms, flamehook %.2f ms\n", o, n, w
-		printf "    flamehook vs none: ratio %.3f; vs noop hooks: ratio %.3f (+%.2f ms)\n", w/o, w/n, w-n }'
-fi
-if [ -n "$BASE" ]; then
-	mb=$(median "${base[@]}")
-	echo "  older hook ($BASE): median ${mb} us; this hook / older: ratio $(awk -v w="$mw" -v b="$mb" 'BEGIN {printf "%.3f", w/b}')"
-	if [ -n "$PERF" ]; then
-		cb=$(median "${cbase[@]}")
-		awk -v w="$cw" -v b="$cb" 'BEGIN {printf "    CPU: older %.2f ms, this %.2f ms, ratio %.3f\n", b, w, w/b}'
+
+# --- measuring ---------------------------------------------------------
+declare -A WALL CPU
+now_us() { echo "${EPOCHREALTIME/./}"; }
+# measure KEY CMD...: run CMD once (output discarded), append its wall time
+# (us) and CPU time (ms, perf stat task-clock) to WALL[KEY] and CPU[KEY].
+measure() {
+	local key=$1 t0 t1 cpu=0
+	shift
+	t0=$(now_us)
+	# perf stat cannot run a shell function (dk): wall time only there.
+	if [ -n "$PERF" ] && ! declare -F "$1" >/dev/null; then
+		"$PERF" stat -x, -e task-clock -o "$FS_TMP/perf.out" -- "$@" >/dev/null 2>&1 </dev/null || true
+	else
+		"$@" >/dev/null 2>&1 </dev/null || true
 	fi
-fi
+	t1=$(now_us)
+	[ -z "$PERF" ] || declare -F "$1" >/dev/null ||
+		cpu=$(awk -F, '/task-clock/ {print $1; exit}' "$FS_TMP/perf.out")
+	WALL[$key]+=" $((t1 - t0))"
+	CPU[$key]+=" ${cpu:-0}"
+}
+# rotate I WORDS...: WORDS rotated by I (each round starts elsewhere).
+rotate() {
+	local i=$1
+	shift
+	local r=$((i % $#))
+	echo "${*:r+1} ${*:1:r}"
+}
+median() { tr ' ' '\n' | awk 'NF {a[++n] = $1} END {
+	if (!n) { print 0; exit }
+	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+	print (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }'; }
+# pairdiff A B: the median of the per-round differences A - B (same rounds).
+pairdiff() { paste -d' ' <(tr ' ' '\n' <<<"$1" | awk NF) <(tr ' ' '\n' <<<"$2" | awk NF) |
+	awk '{print $1 - $2}' | tr '\n' ' ' | median; }
+
+ROWS=()
+# row LABEL KEY BASEKEY UNIT: one table row (UNIT us -> printed in ms).
+row() {
+	local label=$1 k=$2 b=$3 mk mb d ck cb
+	mk=$(median <<<"${WALL[$k]}")
+	mb=$(median <<<"${WALL[$b]}")
+	d=$(pairdiff "${WALL[$k]}" "${WALL[$b]}")
+	ck=$(median <<<"${CPU[$k]}")
+	cb=$(median <<<"${CPU[$b]}")
+	ROWS+=("$(awk -v l="$label" -v mk="$mk" -v mb="$mb" -v d="$d" -v ck="$ck" -v cb="$cb" -v p="$PERF" 'BEGIN {
+		cpu = (p != "" && cb > 0) ? sprintf("%.2f ms | %.2f ms | %.3f", cb, ck, ck / cb) : "- | - | -"
+		printf "| %s | %.2f ms | %.2f ms | %.3f | %+.2f ms | %s |", l, mb / 1000, mk / 1000, mk / mb, d / 1000, cpu }')")
+}
+
+# --- 1. hooks.d path: runc run -----------------------------------------
+for i in $(seq 1 "$PAIRS"); do
+	for kind in $(rotate "$i" $kinds1); do
+		measure "$kind" runc run --bundle "$FS_TMP/$kind" "fsbench-$$-$kind-$i"
+	done
+done
+row "hooks.d: createRuntime + poststop (\`runc run true\`)" hooksd none
+row "hooks.d: createRuntime only (no poststop)" createonly none
+row "runc's own cost: \`/bin/true\` as createRuntime + poststop" noop none
+row "runc's own cost of one hook: \`/bin/true\` as createRuntime" noop1 none
+row "flamehook vs \`/bin/true\` as the same two hooks" hooksd noop
+[ -z "$BASE" ] || row "this flamehook vs the older one (\`$BASE\`)" hooksd base
+
+# --- 2. wrapper path: run -d, delete -----------------------------------
+lc_cmd() {
+	case $1 in
+	lc-runc) echo runc ;;
+	lc-wrapper) echo "$W --opt-in" ;;
+	lc-plain) echo "$W" ;;
+	esac
+}
+stopped() { [ "$(runc state "$1" 2>/dev/null | jq -r .status)" = stopped ]; }
+for i in $(seq 1 "$PAIRS"); do
+	for kind in $(rotate "$i" lc-runc lc-wrapper lc-plain); do
+		id="fsbench-$$-$kind-$i"
+		cp "$FS_TMP/lc/$kind/orig.json" "$FS_TMP/lc/$kind/config.json"
+		echo "runc $id" >>"$FS_TMP/containers"
+		# shellcheck disable=SC2046 # the runtime command is two words for --opt-in
+		measure "$kind-start" $(lc_cmd "$kind") run -d --bundle "$FS_TMP/lc/$kind" "$id"
+		fs_wait_for 10 stopped "$id"
+		# shellcheck disable=SC2046
+		measure "$kind-delete" $(lc_cmd "$kind") delete "$id"
+	done
+done
+# (createonly's entries stay by design: nothing removes them but `gc`.)
+left=$(find "$FS_RUN/containers" -name "fsbench-$$-lc-*" 2>/dev/null | wc -l)
+[ "$left" = 0 ] || echo "warning: $left registry entries left behind by the wrapper path"
+echo "hooks.d without poststop: $(find "$FS_RUN/containers" -name "fsbench-$$-createonly-*" | wc -l) of $PAIRS entries left for \`gc\`"
+row "wrapper --opt-in: \`run -d\` (create + start; one hook)" lc-wrapper-start lc-runc-start
+row "wrapper --opt-in: \`delete\` (unregisters in-process)" lc-wrapper-delete lc-runc-delete
+row "wrapper, not opted in: \`run -d\`" lc-plain-start lc-runc-start
+row "wrapper, not opted in: \`delete\`" lc-plain-delete lc-runc-delete
 
 # Where flamehook's own time goes (its --timing lines, median per phase;
 # the process start before main() is not in them).
-echo "  flamehook createRuntime phases (median of $PAIRS, from its --timing log lines):"
-grep -h 'createRuntime fsbench-.*-with-.*timing:' "$FS_RUN/hook.log" | sed 's/.*timing: //' |
+echo "flamehook createRuntime phases (median of $PAIRS, from its --timing log lines):"
+grep -h 'createRuntime fsbench-.*-hooksd-.*timing:' "$FS_RUN/hook.log" | sed 's/.*timing: //' |
 	tr ',' '\n' | awk '{ $1 = $1; if (NF == 3) { n[$1]++; v[$1, n[$1]] = $2; if (!($1 in seen)) { seen[$1] = 1; order[++k] = $1 } } }
 	END {
 		for (i = 1; i <= k; i++) {
 			p = order[i]; c = n[p]
 			for (a = 1; a <= c; a++) x[a] = v[p, a]
-			asort_n = c
 			for (a = 1; a <= c; a++) for (b = a + 1; b <= c; b++) if (x[b] < x[a]) { t = x[a]; x[a] = x[b]; x[b] = t }
 			m = (c % 2) ? x[(c + 1) / 2] : (x[c / 2] + x[c / 2 + 1]) / 2
-			printf "    %-14s %8.0f us\n", p, m
+			printf "  %-14s %8.0f us\n", p, m
 		}
 	}'
 
+# --- 3. the hook, not opted in -----------------------------------------
 echo '{"ociVersion":"1.0.2","id":"benchcontainer","status":"creating","pid":1234,"bundle":"/nonexistent","annotations":{"io.kubernetes.pod.name":"x"}}' >"$FS_TMP/state.json"
-echo "non-opted-in hook path (state JSON without our annotation), 500 spawns:"
-printf '  baseline /bin/true:  '
-"$FS_TMP/spawn-time" 500 "$FS_TMP/state.json" /bin/true
-printf '  flamehook prestart:  '
-"$FS_TMP/spawn-time" 500 "$FS_TMP/state.json" "$FS_HOOK" --config "$FS_CONFIG" prestart
+"$FS_TMP/spawn-time" 500 "$FS_TMP/state.json" /bin/true >"$FS_TMP/spawn.true"
+"$FS_TMP/spawn-time" 500 "$FS_TMP/state.json" "$FS_HOOK" --config "$FS_CONFIG" prestart >"$FS_TMP/spawn.hook"
+echo "non-opted-in hook path, 500 spawns each: /bin/true: $(cat "$FS_TMP/spawn.true"); flamehook prestart: $(cat "$FS_TMP/spawn.hook")"
 
-[ "$FS_BENCH_DOCKER" = 1 ] || exit 0
-command -v dockerd >/dev/null 2>&1 || { echo "docker path: skipped (no dockerd)"; exit 0; }
-# shellcheck source=../tests/lib/docker.bash
-source tests/lib/docker.bash
-trap 'dockerd_stop; fs_cleanup' EXIT
-dockerd_start || { echo "docker path: skipped (dockerd did not start)"; exit 0; }
-declare -a druns dplain dopt
-for i in $(seq 1 "$PAIRS"); do
-	case $((i % 3)) in
-	0) order="runc flamesidecar-plain flamesidecar" ;;
-	1) order="flamesidecar-plain flamesidecar runc" ;;
-	2) order="flamesidecar runc flamesidecar-plain" ;;
-	esac
-	for rt in $order; do
-		t0=$(now_ns)
-		dk run --rm --network none --runtime "$rt" -v /usr:/usr:ro fstest:tiny /usr/bin/true \
-			>/dev/null 2>&1 </dev/null
-		t1=$(now_ns)
-		us=$(((t1 - t0) / 1000))
-		case $rt in
-		runc) druns+=("$us") ;;
-		flamesidecar-plain) dplain+=("$us") ;;
-		flamesidecar) dopt+=("$us") ;;
-		esac
+# --- 4. Docker ---------------------------------------------------------
+docker_rows() {
+	[ "$FS_BENCH_DOCKER" = 1 ] || { echo "docker path: not run (FS_BENCH_DOCKER=0)"; return 0; }
+	command -v dockerd >/dev/null 2>&1 || { echo "docker path: skipped (no dockerd)"; return 0; }
+	# shellcheck source=../tests/lib/docker.bash
+	source tests/lib/docker.bash
+	trap 'dockerd_stop; fs_cleanup' EXIT
+	dockerd_start || { echo "docker path: skipped (dockerd did not start)"; return 0; }
+	local i rt
+	for i in $(seq 1 "$PAIRS"); do
+		for rt in $(rotate "$i" runc flamesidecar-plain flamesidecar); do
+			measure "docker-$rt" dk run --rm --network none --runtime "$rt" -v /usr:/usr:ro \
+				fstest:tiny /usr/bin/true
+		done
 	done
+	# A failing docker run is fast: make sure these were real starts.
+	dk run --rm --network none --runtime flamesidecar -v /usr:/usr:ro fstest:tiny /usr/bin/true ||
+		echo "warning: docker run through flamesidecar fails; the Docker figures are meaningless"
+	grep -q "flamesidecar-runtime\[[0-9]*\] delete [0-9a-f]*: unregistered" "$FS_RUN/hook.log" ||
+		echo "warning: no Docker container was unregistered by the wrapper's delete"
+	left=$(find "$FS_RUN/containers" -name "*.json" ! -name "fsbench-*" 2>/dev/null | wc -l)
+	[ "$left" = 0 ] || echo "warning: $left registry entries left behind by docker run --rm"
+	DOCKER_VERSION=$(dk version -f '{{.Server.Version}}')
+	row "Docker $DOCKER_VERSION \`docker run --rm true\`, wrapper --opt-in" docker-flamesidecar docker-runc
+	row "Docker, wrapper not opted in" docker-flamesidecar-plain docker-runc
+}
+docker_rows
+
+# --- the table ---------------------------------------------------------
+echo
+echo "$PAIRS rounds; load average before $LOAD0, after $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs); $(uname -r); runc $(runc --version | awk 'NR == 1 {print $3}')"
+echo "CPU: perf stat -e task-clock of the command's process tree (for Docker: of the docker client only, so not shown)."
+echo
+echo "| case | baseline wall | wall | ratio | added (median of pairs) | baseline CPU | CPU | CPU ratio |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+for r in "${ROWS[@]}"; do
+	case $r in
+	"| Docker"*) echo "$r" | awk -F'|' -v OFS='|' '{$7 = " - "; $8 = " - "; $9 = " - "; print}' ;;
+	*) echo "$r" ;;
+	esac
 done
-[ -z "$(ls -A "$FS_RUN/containers" 2>/dev/null)" ] || echo "  (warning: registry entries left behind)"
-mr=$(median "${druns[@]}")
-mp=$(median "${dplain[@]}")
-mo=$(median "${dopt[@]}")
-echo "docker run --rm true (dockerd $(dk version -f '{{.Server.Version}}')), $PAIRS rounds, load average $(cut -d' ' -f1 /proc/loadavg):"
-echo "  --runtime runc:                       median ${mr} us"
-echo "  --runtime flamesidecar-plain (no opt-in): median ${mp} us"
-echo "  --runtime flamesidecar (--opt-in):    median ${mo} us"
-awk -v r="$mr" -v p="$mp" -v o="$mo" 'BEGIN {
-	printf "  wrapper, not opted in / runc: ratio %.3f\n", p/r
-	printf "  wrapper, opted in / runc:     ratio %.3f\n", o/r }'
+th=$(sed -n 's/.*median_us=\([0-9.]*\).*/\1/p' "$FS_TMP/spawn.true")
+hh=$(sed -n 's/.*median_us=\([0-9.]*\).*/\1/p' "$FS_TMP/spawn.hook")
+echo "| flamehook not opted in (spawn, parse, exit; 500 spawns) | ${th:-?} us | ${hh:-?} us | $(awk -v a="${hh:-0}" -v b="${th:-1}" 'BEGIN {printf "%.3f", a / b}') | | | | |"

@@ -48,7 +48,22 @@ report "create, not opted in" "$b" "$w"
 b=$(per_call restore_and /bin/true --root "$T/r" create --bundle "$T/optin" c1)
 w=$(per_call restore_and "$W" --root "$T/r" create --bundle "$T/optin" c1)
 report "create, opted in (patch+rename)" "$b" "$w"
-jq -e '.hooks.poststop[0].path' "$T/optin/config.json" >/dev/null
+jq -e '.hooks.createRuntime[0].path' "$T/optin/config.json" >/dev/null
+# delete: the wrapper looks the id up in the registry. No entry (every
+# container that did not opt in): a failed open, then exec. An entry whose
+# process is gone (what a shim's delete finds): removed, then exec. The
+# entry file is put back before each call on both sides.
+mkdir -p -m 0700 "$T/run/containers"
+b=$(per_call /bin/true delete c1)
+w=$(per_call "$W" delete c1)
+report "delete, no registry entry" "$b" "$w"
+echo '{"id":"c1","pid":2147483647,"start_time":1,"ns_pid":1,"pid_ns":1,"mnt_ns":1,"uid":0,"gid":0,"created":0}' \
+	>"$T/entry.json"
+put_entry_and() { cp "$T/entry.json" "$T/run/containers/c1.json"; "$@"; }
+b=$(per_call put_entry_and /bin/true delete c1)
+w=$(per_call put_entry_and "$W" delete c1)
+report "delete, stale entry (unregistered)" "$b" "$w"
+[ ! -e "$T/run/containers/c1.json" ] || { echo "the wrapper's delete left the entry" >&2; exit 1; }
 
 if [ "$(id -u)" = 0 ] && command -v runc >/dev/null; then
 	mkdir -p "$T/b/rootfs"/{usr,etc,tmp,proc,dev,sys}

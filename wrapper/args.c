@@ -46,6 +46,25 @@ static const struct args_opt args_create[] = {
     {"help", false},	      {"h", false},
 };
 
+/* Options of `delete` (runc 1.1, crun 1.x). */
+static const struct args_opt args_delete[] = {
+    {"force", false},
+    {"f", false},
+    {"help", false},
+    {"h", false},
+};
+
+/* A boolean option's value, as Go's strconv.ParseBool reads it ("-d" alone
+ * is true); anything it would reject counts as true, as it is not false. */
+static bool args_bool(const char *value)
+{
+	static const char *const no[] = {"0", "f", "F", "false", "FALSE", "False"};
+	for (size_t i = 0; value && i < FS_ARRAY_SIZE(no); i++)
+		if (!strcmp(value, no[i]))
+			return false;
+	return true;
+}
+
 /* Split "-name", "--name" or "--name=value". Returns false for "-", "--"
  * and non-options. */
 static bool args_split(const char *arg, const char **name, size_t *name_len, const char **value)
@@ -95,6 +114,8 @@ static void args_walk(int argc, char **argv, int *i, const struct args_opt *tab,
 			a->unknown_option = 1;
 			continue;
 		}
+		if (!global && (!strcmp(o->name, "detach") || !strcmp(o->name, "d")))
+			a->detach = args_bool(value);
 		if (o->has_value && !value) {
 			if (*i >= argc)
 				return;
@@ -125,12 +146,21 @@ void args_parse(int argc, char **argv, struct wrapper_args *a)
 		a->verb = WRAPPER_VERB_CREATE;
 	else if (!strcmp(argv[i], "run"))
 		a->verb = WRAPPER_VERB_RUN;
+	else if (!strcmp(argv[i], "delete"))
+		a->verb = WRAPPER_VERB_DELETE;
 	else
 		return;
 	i++;
-	args_walk(argc, argv, &i, args_create, FS_ARRAY_SIZE(args_create), a, false);
+	if (a->verb == WRAPPER_VERB_DELETE)
+		args_walk(argc, argv, &i, args_delete, FS_ARRAY_SIZE(args_delete), a, false);
+	else
+		args_walk(argc, argv, &i, args_create, FS_ARRAY_SIZE(args_create), a, false);
 	if (i < argc)
 		a->id = argv[i];
+	/* delete takes one id; more (a newer runtime's form) is not ours to
+	 * guess: unregister nothing. */
+	if (a->verb == WRAPPER_VERB_DELETE && i + 1 < argc)
+		a->unknown_option = 1;
 }
 
 int wrapper_take_opt_in(int *argc, char **argv)

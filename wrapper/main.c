@@ -18,14 +18,17 @@ static void wrapper_usage(FILE *out)
 	    "Takes the place of runc for engines without hooks.d (containerd, Docker).\n"
 	    "On `create` and `run`, when the bundle's config.json is annotated\n"
 	    "flamesidecar.io/enable=true (or the config says \"enable\": \"always\"), adds\n"
-	    "flamehook to its createRuntime, poststart and poststop hooks and\n"
+	    "flamehook to its createRuntime hooks (poststart too when the\n"
+	    "flamesidecar.io/profile annotation asks for a triggered profile; poststop\n"
+	    "too for a foreground `run`) and\n"
 	    "-XX:+PreserveFramePointer to its JAVA_TOOL_OPTIONS (unless the config says\n"
 	    "\"preserve_frame_pointer\": false); so it does\n"
 	    "for every container when the first argument is --opt-in (Docker's\n"
 	    "runtimeArgs), and for containers with FLAMESIDECAR_ENABLE=1 in their\n"
-	    "environment. Then, and for\n"
-	    "every other verb, execs the real runtime with the same arguments. A problem\n"
-	    "while patching is logged and the runtime runs anyway.\n\n"
+	    "environment. On `delete ID` it removes ID's registry entry when the\n"
+	    "container's process is gone (or, with --force, once the runtime deleted it).\n"
+	    "Then, and for every other verb, execs the real runtime with the same\n"
+	    "arguments. A problem while patching is logged and the runtime runs anyway.\n\n"
 	    "flamehook is the one next to this program. The real runtime is the config's\n"
 	    "\"runtime_path\", else runc from $PATH. The config is $%s, else\n"
 	    "%s. Messages go to the config's \"log_file\", syslog, and the\n"
@@ -74,6 +77,9 @@ static void wrapper_patch(const struct wrapper_config *cfg, const struct wrapper
 	    .enable = cfg->fs.enable,
 	    .preserve_fp = cfg->fs.preserve_frame_pointer,
 	    .opt_in = opt_in,
+	    /* A foreground `run` deletes its container itself when it ends:
+	     * no `delete` through us will unregister it. */
+	    .poststop = a->verb == WRAPPER_VERB_RUN && !a->detach,
 	};
 	struct patch_report rep;
 	int r = patch_bundle(a->bundle, &o, &rep, &err);
@@ -113,6 +119,11 @@ int wrapper_main(int argc, char **argv)
 		wrapper_patch(&cfg, &a, cfg_ok, cfg_err.msg, opt_in);
 
 	argv[0] = rt;
+	if (a.verb == WRAPPER_VERB_DELETE) {
+		int status = delete_unregister(&cfg, cfg_ok, &a, rt, argv);
+		if (status >= 0)
+			return status;
+	}
 	execv(rt, argv);
 	int e = errno;
 	runtime_log(&cfg, &a, "error", "executing %s: %s", rt, strerror(e));

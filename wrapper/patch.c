@@ -22,12 +22,37 @@
 #include "wrapper.h"
 
 static const char *const patch_stages[] = {"createRuntime", "poststart", "poststop"};
+#define PATCH_WANT(i) (1u << (i)) /* bit i: patch_stages[i] gets our entry */
+
+/* Which stages get our entry. createRuntime always (mount + registry).
+ * poststart only when a triggered profile is asked for, as hooks.d's
+ * "when" does: it does nothing else, and each hook entry is a fork/exec
+ * by the runtime on the start path. poststop only when the caller says no
+ * later `delete` will come through the wrapper (wrapper/delete.c removes
+ * the entry there, in-process). */
+static unsigned patch_wanted(yajl_val root, const struct patch_opts *o)
+{
+	unsigned want = PATCH_WANT(0);
+	if (json_get_string(json_get_object(root, "annotations"), "flamesidecar.io/profile"))
+		want |= PATCH_WANT(1);
+	if (o->poststop)
+		want |= PATCH_WANT(2);
+	return want;
+}
 
 static bool patch_stage_ours(const char *key)
 {
 	for (size_t i = 0; i < FS_ARRAY_SIZE(patch_stages); i++)
 		if (!strcmp(key, patch_stages[i]))
 			return true;
+	return false;
+}
+
+static bool patch_stage_wanted(const char *key, unsigned want)
+{
+	for (size_t i = 0; i < FS_ARRAY_SIZE(patch_stages); i++)
+		if (!strcmp(key, patch_stages[i]))
+			return want & PATCH_WANT(i);
 	return false;
 }
 
@@ -60,8 +85,8 @@ static void patch_write_entry(FILE *f, const struct patch_opts *o, const char *s
 	fprintf(f, "],\"env\":[\"%s\"],\"timeout\":%d}", WRAPPER_HOOK_ENV, WRAPPER_HOOK_TIMEOUT);
 }
 
-/* The hooks object with our entries merged in. */
-static void patch_write_hooks(FILE *f, yajl_val hooks, const struct patch_opts *o)
+/* The hooks object with our entries merged into the stages of want. */
+static void patch_write_hooks(FILE *f, yajl_val hooks, const struct patch_opts *o, unsigned want)
 {
 	bool first = true;
 	fputc('{', f);
@@ -73,7 +98,7 @@ static void patch_write_hooks(FILE *f, yajl_val hooks, const struct patch_opts *
 		first = false;
 		json_write_string(f, key);
 		fputc(':', f);
-		if (!patch_stage_ours(key)) {
+		if (!patch_stage_wanted(key, want)) {
 			json_write_value(f, val);
 			continue;
 		}
@@ -88,6 +113,8 @@ static void patch_write_hooks(FILE *f, yajl_val hooks, const struct patch_opts *
 	}
 	for (size_t s = 0; s < FS_ARRAY_SIZE(patch_stages); s++) {
 		int count = 0;
+		if (!(want & PATCH_WANT(s)))
+			continue;
 		if (hooks)
 			patch_get(hooks, patch_stages[s], &count);
 		if (count)
@@ -214,6 +241,7 @@ static void patch_plan_fp(yajl_val root, const struct patch_opts *o, struct jvme
 static int patch_write(FILE *f, yajl_val root, yajl_val hooks, const struct patch_opts *o,
 		       const struct jvmenv_plan *plan, int add_hooks)
 {
+	unsigned want = patch_wanted(root, o);
 	bool wrote_hooks = false;
 	fputc('{', f);
 	for (size_t i = 0; i < root->u.object.len; i++) {
@@ -223,7 +251,7 @@ static int patch_write(FILE *f, yajl_val root, yajl_val hooks, const struct patc
 		json_write_string(f, root->u.object.keys[i]);
 		fputc(':', f);
 		if (add_hooks && !strcmp(root->u.object.keys[i], "hooks")) {
-			patch_write_hooks(f, hooks, o);
+			patch_write_hooks(f, hooks, o, want);
 			wrote_hooks = true;
 		} else if (plan->verdict == JVMENV_ADD && v == plan->process) {
 			jvmenv_write_process(f, plan);
@@ -235,7 +263,7 @@ static int patch_write(FILE *f, yajl_val root, yajl_val hooks, const struct patc
 		if (root->u.object.len)
 			fputc(',', f);
 		fputs("\"hooks\":", f);
-		patch_write_hooks(f, NULL, o);
+		patch_write_hooks(f, NULL, o, want);
 	}
 	fputs("}\n", f);
 	return ferror(f) ? -ENOMEM : 0;

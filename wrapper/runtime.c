@@ -181,6 +181,7 @@ void runtime_log(const struct wrapper_config *cfg, const struct wrapper_args *a,
 	va_end(ap);
 	const char *verb = a->verb == WRAPPER_VERB_RUN	    ? "run"
 			   : a->verb == WRAPPER_VERB_CREATE ? "create"
+			   : a->verb == WRAPPER_VERB_DELETE ? "delete"
 							    : "exec";
 	/* The log shared with the hook (lib/logfile.h). */
 	if (cfg->fs.log_file[0]) {

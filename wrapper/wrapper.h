@@ -2,11 +2,12 @@
  *
  * Engines that have no hooks.d (containerd, Docker) call it in place of
  * runc. On `create` and `run` it adds flamehook to the bundle's config.json
- * when the container opted in, then execs the real runtime with the same
- * arguments, and -XX:+PreserveFramePointer to its JAVA_TOOL_OPTIONS so
- * that its JVM keeps frame pointers. Every other verb is exec'd straight
- * through. Whatever goes
- * wrong while patching is logged and the real runtime runs anyway.
+ * when the container opted in, and -XX:+PreserveFramePointer to its
+ * JAVA_TOOL_OPTIONS so that its JVM keeps frame pointers, then execs the
+ * real runtime with the same arguments. On `delete <id>` it removes the
+ * container's registry entry (delete.c), so no poststop hook process runs.
+ * Every other verb is exec'd straight through. Whatever goes wrong while
+ * patching is logged and the real runtime runs anyway.
  */
 #ifndef FS_WRAPPER_H
 #define FS_WRAPPER_H
@@ -34,6 +35,7 @@ enum wrapper_verb {
 	WRAPPER_VERB_OTHER = 0, /* passed straight through */
 	WRAPPER_VERB_CREATE,
 	WRAPPER_VERB_RUN,
+	WRAPPER_VERB_DELETE, /* unregisters, then (or around) the runtime: delete.c */
 };
 
 /* What the wrapper needs from a runtime command line. Pointers point into
@@ -46,6 +48,7 @@ struct wrapper_args {
 	const char *log;    /* global --log FILE, NULL when absent */
 	int log_json;	    /* global --log-format json */
 	int unknown_option; /* an option we could not classify was seen */
+	int detach;	    /* run -d/--detach */
 };
 
 /* args.c: classify a runc/crun command line (argv[0] is the program).
@@ -65,6 +68,10 @@ struct patch_opts {
 	 * hook entries then carry --opt-in, which flamehook honours unless
 	 * the configuration says "never". */
 	int opt_in;
+	/* Add a poststop entry too: a foreground `run`, whose container no
+	 * later `delete` through this wrapper will remove from the registry.
+	 * Otherwise delete.c does it, without a hook process. */
+	int poststop;
 };
 
 enum patch_result {
@@ -75,15 +82,17 @@ enum patch_result {
 
 /* What an opted-in patch did, for the log. */
 struct patch_report {
-	int hooks_added; /* our three hook entries were added */
+	int hooks_added; /* our hook entries were added */
 	int fp_added;	 /* JAVA_TOOL_OPTIONS got -XX:+PreserveFramePointer */
 	int fp_refused;	 /* the env was hostile or odd: left alone, fp_note says why */
 	char fp_note[320];
 };
 
 /* patch.c: given config.json text, decide, and when the container opted
- * in produce the document with our hooks added (createRuntime, poststart,
- * poststop, each appended after any existing entry) and, with preserve_fp,
+ * in produce the document with our hooks added (createRuntime; poststart
+ * only when the flamesidecar.io/profile annotation asks for a triggered
+ * profile; poststop only with o->poststop; each appended after any
+ * existing entry of its stage) and, with preserve_fp,
  * -XX:+PreserveFramePointer appended to process.env's JAVA_TOOL_OPTIONS
  * (lib/jvmenv.h: not twice, not against the user's -XX:-, not into an env
  * that looks hostile; rep says what and why). Everything else keeps its
@@ -128,6 +137,14 @@ void runtime_log(const struct wrapper_config *cfg, const struct wrapper_args *a,
 /* args.c: take leading WRAPPER_OPT_IN arguments out of argv (keeping the
  * NULL at the end); returns 1 when there was one. */
 int wrapper_take_opt_in(int *argc, char **argv);
+
+/* delete.c: on `delete <id>`, remove id's registry entry when its
+ * process is dead (then returns -1: the caller execs the runtime as for
+ * any verb), or else run the runtime as a child and remove the entry if it
+ * exited 0 (returns the runtime's exit status). No entry, a bad id, an
+ * unknown option or no usable config: -1 and nothing touched. */
+int delete_unregister(const struct wrapper_config *cfg, int cfg_ok, const struct wrapper_args *a,
+		      const char *rt, char **argv);
 
 /* main.c */
 int wrapper_main(int argc, char **argv);

@@ -3,7 +3,8 @@
 # containerd's io.containerd.runc.v2 shim calls the wrapper as its runc
 # (BinaryName). Opted in by annotation or by "enable": "always": the hook
 # registers the container with its host pid, mounts the agent bundle
-# read-only, and poststop unregisters it when the task is deleted. Not
+# read-only, and the wrapper's own `delete` (the shim's runc delete)
+# unregisters it when the task is deleted, without a hook process. Not
 # opted in: no entry, no mount, and config.json stays exactly as containerd
 # wrote it (same bytes, same inode).
 #
@@ -143,7 +144,7 @@ ctrd_shims_for() {
 	return 0
 }
 
-# kill, wait for STOPPED, delete the task (runc delete: poststop), delete the container.
+# kill, wait for STOPPED, delete the task (runc delete: unregisters), delete the container.
 ctr_remove() {
 	local id=$1
 	c task kill -s KILL "$id"
@@ -221,7 +222,7 @@ ctrd_stop() {
 	return 0
 }
 
-@test "ctr run -d --annotation flamesidecar.io/enable=true: entry with the host pid, read-only bundle, poststop on task delete" {
+@test "ctr run -d --annotation flamesidecar.io/enable=true: entry with the host pid, read-only bundle, unregistered on task delete" {
 	fs_make_bundle "$FS_TMP/b" --no-hooks -- true
 	ctr_run -d --null-io --runc-binary "$WRAPPER" --annotation flamesidecar.io/enable=true \
 		--rootfs "${ROOTFS_OPTS[@]}" "$FS_TMP/b/rootfs" "$ID" sleep 1000 </dev/null
@@ -238,7 +239,9 @@ ctrd_stop() {
 	# The shim gave the wrapper containerd's bundle, and the wrapper patched it.
 	cfg="$(bundle_of "$ID")/config.json"
 	[ "$(jq -r '.hooks.createRuntime[-1].path' "$cfg")" = "$FS_BUILD/flamehook" ]
-	[ "$(jq -c '.hooks.poststop[-1].args' "$cfg")" = "[\"flamehook\",\"--config\",\"$FS_CONFIG\",\"poststop\"]" ]
+	[ "$(jq -c '.hooks.createRuntime[-1].args' "$cfg")" = "[\"flamehook\",\"--config\",\"$FS_CONFIG\",\"createRuntime\"]" ]
+	# One hook process per start: no poststart (no profile), no poststop.
+	[ "$(jq -c '.hooks | keys' "$cfg")" = '["createRuntime"]' ]
 	grep -q "create $ID: added $FS_BUILD/flamehook to $cfg" "$FS_RUN/hook.log"
 	# The bundle, read-only even for the container's root.
 	run cexec "$ID" cat /opt/flamesidecar/MARKER
@@ -250,13 +253,13 @@ ctrd_stop() {
 	opts=$(awk '$5 == "/opt/flamesidecar" {print $6}' /proc/"$pid"/mountinfo)
 	[[ ",$opts," == *",ro,"* && ",$opts," == *",nosuid,"* && ",$opts," == *",nodev,"* ]]
 	[ -S "$(shim_socket "$ID")" ]
-	# poststop runs in runc delete, which `ctr task delete` waits for.
+	# The wrapper unregisters in runc delete, which `ctr task delete` waits for.
 	c task kill -s KILL "$ID"
 	fs_wait_for 10 task_status_is "$ID" STOPPED
 	[ -f "$FS_RUN/containers/$ID.json" ]
 	c task delete "$ID"
 	[ ! -e "$FS_RUN/containers/$ID.json" ]
-	grep -q "poststop $ID: unregistered" "$FS_RUN/hook.log"
+	grep -q "flamesidecar-runtime\[[0-9]*\] delete $ID: unregistered" "$FS_RUN/hook.log"
 	c containers delete "$ID"
 	# Nothing left: no shim, no shim socket, no runc state.
 	fs_wait_for 10 no_shim_for "$ID"
@@ -303,7 +306,7 @@ flamesidecar test bundle" ]
 	[[ "$output" == "flamesidecar test bundle"* ]]
 	[[ "$output" == *"Read-only file system"* ]]
 	grep -q "createRuntime $ID: registered pid [0-9]* (ns pid 1, uid 0)" "$FS_RUN/hook.log"
-	grep -q "poststop $ID: unregistered" "$FS_RUN/hook.log"
+	grep -q "flamesidecar-runtime\[[0-9]*\] delete $ID: unregistered" "$FS_RUN/hook.log"
 	[ ! -e "$FS_RUN/containers/$ID.json" ]
 	[ -z "$(c containers ls -q)" ]
 	[ -z "$(c task ls -q)" ]

@@ -65,6 +65,9 @@ dk_run() {
 	[ "$(entry uid "$id")" = 1000 ]
 	[ "$(entry bundle "$id")" = "$(bundle_of "$id")" ]
 	jq -e '.hooks.createRuntime[-1].args | index("--opt-in")' "$(bundle_of "$id")/config.json"
+	# One hook process per start: no poststart (no profile asked for), no poststop.
+	jq -e '[.hooks | to_entries[] | select(.value[]?.path | endswith("/flamehook")) | .key] == ["createRuntime"]' \
+		"$(bundle_of "$id")/config.json"
 	run dk exec "$NAME" cat /opt/flamesidecar/MARKER
 	[ "$output" = "flamesidecar test bundle" ]
 	run dk exec -u 0 "$NAME" touch /opt/flamesidecar/x
@@ -74,7 +77,8 @@ dk_run() {
 	[[ "$output" == *"${id:0:12} "*"$NAME "* ]]
 	dk stop -t 1 "$NAME"
 	[ ! -e "$FS_RUN/containers/$id.json" ]
-	grep -q "poststop $id: unregistered" "$FS_RUN/hook.log"
+	# by the wrapper's delete (the shim's), not a poststop hook process
+	grep -q "flamesidecar-runtime\[[0-9]*\] delete $id: unregistered" "$FS_RUN/hook.log"
 	dk rm "$NAME"
 }
 

@@ -68,7 +68,7 @@ SH
 	set_config ".runtime_path = \"$FS_TMP/fake-runtime\""
 }
 
-@test "containerd-style lifecycle, opted in: hooks added, hook registers and mounts, poststop unregisters" {
+@test "containerd-style lifecycle, opted in: createRuntime added, hook registers and mounts, delete unregisters" {
 	fs_require_root
 	fs_require_cmd runc jq
 	fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true -- sleep 1000
@@ -78,9 +78,12 @@ SH
 	pid=$(cat "$FS_TMP/b/init.pid")
 	# createRuntime ran at create: the entry is there before start.
 	[ "$(jq -r .pid "$FS_RUN/containers/$NAME.json")" = "$pid" ]
-	# config.json now holds our three entries, with the private config.
+	# config.json now holds our createRuntime entry, with the private
+	# config; no poststart (no profile asked for) and no poststop (the
+	# wrapper's delete unregisters): one hook process per start.
 	cfg="$FS_TMP/b/config.json"
-	for s in createRuntime poststart poststop; do
+	[ "$(jq -c '.hooks | keys' "$cfg")" = '["createRuntime"]' ]
+	for s in createRuntime; do
 		[ "$(jq -r --arg s $s '.hooks[$s][-1].path' "$cfg")" = "$FS_BUILD/flamehook" ]
 		[ "$(jq -c --arg s $s '.hooks[$s][-1].args' "$cfg")" = "[\"flamehook\",\"--config\",\"$FS_CONFIG\",\"$s\"]" ]
 		[ "$(jq -c --arg s $s '.hooks[$s][-1].env' "$cfg")" = '["PATH=/usr/sbin:/usr/bin:/sbin:/bin"]' ]
@@ -99,6 +102,77 @@ SH
 	rt kill "$NAME" KILL
 	fs_wait_for 10 status_is "$NAME" stopped
 	rt delete "$NAME"
+	[ ! -e "$FS_RUN/containers/$NAME.json" ]
+	grep -q "flamesidecar-runtime\[[0-9]*\] delete $NAME: unregistered" "$FS_RUN/hook.log"
+	# Nothing of ours in the runtime's own log but the create's lines.
+	! grep -q unregistered "$RTLOG" || false
+}
+
+@test "delete: --force on a running container unregisters once the runtime deleted it; a failed delete keeps the entry" {
+	fs_require_root
+	fs_require_cmd runc jq
+	fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true \
+		--annotate flamesidecar.io/profile=1s -- sleep 1000
+	rt_create "$FS_TMP/b" "$NAME"
+	# A profile asked for: the poststart trigger is added too.
+	[ "$(jq -c '.hooks | keys' "$FS_TMP/b/config.json")" = '["createRuntime","poststart"]' ]
+	[ -f "$FS_RUN/containers/$NAME.json" ]
+	rt start "$NAME"
+	# Without --force runc refuses a running container: entry kept.
+	run rt delete "$NAME"
+	[ "$status" -ne 0 ]
+	[ -f "$FS_RUN/containers/$NAME.json" ]
+	# An id that is not a valid registry id, and one without an entry: passed through.
+	run rt delete "../$NAME"
+	[ "$status" -ne 0 ]
+	[ -f "$FS_RUN/containers/$NAME.json" ]
+	run rt delete "$NAME-none"
+	[ "$status" -ne 0 ]
+	rt delete --force "$NAME"
+	[ ! -e "$FS_RUN/containers/$NAME.json" ]
+	grep -q "delete $NAME: unregistered: the runtime deleted the container" "$FS_RUN/hook.log"
+	run runc --root "$ROOT" state "$NAME"
+	[ "$status" -ne 0 ]
+}
+
+@test "delete: a registry entry that is a symlink is removed as a link, its target untouched" {
+	fs_require_root
+	fs_require_cmd runc jq
+	mkdir -p "$FS_RUN/containers"
+	echo keep >"$FS_TMP/target"
+	ln -s "$FS_TMP/target" "$FS_RUN/containers/$NAME.json"
+	fs_make_bundle "$FS_TMP/b" --no-hooks -- sleep 1000
+	rt_create "$FS_TMP/b" "$NAME"
+	# The entry cannot be read (a symlink is refused): the link goes only
+	# once the runtime deleted the container.
+	rt delete --force "$NAME"
+	[ ! -L "$FS_RUN/containers/$NAME.json" ]
+	[ "$(cat "$FS_TMP/target")" = keep ]
+}
+
+@test "delete: a registry directory others can write is refused: entry left alone, the runtime still deletes" {
+	fs_require_root
+	fs_require_cmd runc jq
+	fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true -- sleep 1000
+	rt_create "$FS_TMP/b" "$NAME"
+	[ -f "$FS_RUN/containers/$NAME.json" ]
+	chmod 0777 "$FS_RUN/containers"
+	rt delete --force "$NAME"
+	chmod 0700 "$FS_RUN/containers"
+	run runc --root "$ROOT" state "$NAME"
+	[ "$status" -ne 0 ]
+	[ -f "$FS_RUN/containers/$NAME.json" ]
+	grep -q "delete $NAME: registry entry not checked: .*lets others write it" "$FS_RUN/hook.log"
+}
+
+@test "foreground run through the wrapper keeps a poststop entry: nothing else would unregister it" {
+	fs_require_root
+	fs_require_cmd runc jq
+	fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true -- true
+	rt run --bundle "$FS_TMP/b" "$NAME" >"$FS_TMP/out.log" 2>&1 </dev/null
+	[ "$(jq -c '.hooks | keys' "$FS_TMP/b/config.json")" = '["createRuntime","poststop"]' ]
+	grep -q "createRuntime $NAME: registered" "$FS_RUN/hook.log"
+	grep -q "poststop $NAME: unregistered" "$FS_RUN/hook.log"
 	[ ! -e "$FS_RUN/containers/$NAME.json" ]
 }
 
@@ -120,7 +194,7 @@ SH
 	[ "$status" -ne 0 ]
 }
 
-@test "run (create + start) with the bundle as cwd; existing hooks keep running, ours after them" {
+@test "run -d (create + start) with the bundle as cwd; existing hooks keep running" {
 	fs_require_root
 	fs_require_cmd runc jq
 	fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true -- sleep 1000
@@ -131,7 +205,9 @@ SH
 	status_is "$NAME" running
 	[ "$(cat "$FS_TMP/theirs")" = ran ]
 	[ "$(jq -r '.hooks.poststart[0].path' "$FS_TMP/b/config.json")" = /bin/sh ]
-	[ "$(jq -r '.hooks.poststart[1].path' "$FS_TMP/b/config.json")" = "$FS_BUILD/flamehook" ]
+	# No profile asked for: theirs is the only poststart entry; ours is createRuntime's.
+	[ "$(jq -r '.hooks.poststart | length' "$FS_TMP/b/config.json")" = 1 ]
+	[ "$(jq -r '.hooks.createRuntime[0].path' "$FS_TMP/b/config.json")" = "$FS_BUILD/flamehook" ]
 	[ -f "$FS_RUN/containers/$NAME.json" ]
 }
 

@@ -71,6 +71,28 @@ static void test_args(void)
 	parse_args(dd, &a);
 	ok(a.verb == WRAPPER_VERB_CREATE, "-- before the verb");
 	is_str(a.id, "c6", "-- before the id");
+	char **del = ARGV("--root", "/r", "--log", "/b/log.json", "delete", "--force", "c7");
+	parse_args(del, &a);
+	ok(a.verb == WRAPPER_VERB_DELETE && !a.unknown_option, "delete --force: known");
+	is_str(a.id, "c7", "delete: id");
+	char **del2 = ARGV("delete", "-f=false", "c8");
+	parse_args(del2, &a);
+	is_str(a.id, "c8", "delete -f=false: id");
+	char **del3 = ARGV("delete", "--frob", "c9");
+	parse_args(del3, &a);
+	ok(a.unknown_option, "delete with an unknown option: noticed");
+	char **del4 = ARGV("delete", "c9", "c10");
+	parse_args(del4, &a);
+	ok(a.unknown_option, "delete with two ids: not ours to guess");
+	ok(!a.detach, "delete: not detached");
+	parse_args(w, &a);
+	ok(a.detach, "run -d: detached");
+	char **fg = ARGV("run", "--detach=false", "--bundle", "/b", "c10");
+	parse_args(fg, &a);
+	ok(!a.detach && a.verb == WRAPPER_VERB_RUN, "run --detach=false: foreground");
+	char **fg2 = ARGV("run", "--bundle", "/b", "c11");
+	parse_args(fg2, &a);
+	ok(!a.detach, "run: foreground");
 	char **t = ARGV("create", "--bundle");
 	parse_args(t, &a);
 	ok(!a.bundle && !a.id, "a missing option value is not read past argv");
@@ -120,6 +142,9 @@ static const char *path_str(yajl_val root, const char **path)
 }
 
 #define ANNOTATED "\"annotations\":{\"flamesidecar.io/enable\":\"true\"}"
+#define PROFILED                                                                                   \
+	"\"annotations\":{\"flamesidecar.io/enable\":\"true\",\"flamesidecar.io/"                  \
+	"profile\":\"10s\"}"
 
 static void test_patch_decisions(void)
 {
@@ -196,7 +221,7 @@ static void test_patch_opt_in(void)
 	is_int(
 	    patch("{\"process\":{\"env\":[\"PATH=/bin\",\"FLAMESIDECAR_ENABLE=1\"]}}", &opts, &out),
 	    PATCH_ADDED, "FLAMESIDECAR_ENABLE=1 in process.env: added");
-	ok(out && strstr(out, "\"--opt-in\",\"poststop\""), "with --opt-in");
+	ok(out && strstr(out, "\"--opt-in\",\"createRuntime\""), "with --opt-in");
 	free(out);
 	out = NULL;
 	is_int(patch("{\"process\":{\"env\":[\"FLAMESIDECAR_ENABLE=true\"]}}", &opts, &out),
@@ -245,10 +270,12 @@ static void test_patch_content(void)
 	    "{\"ociVersion\":\"1.0.2-dev\",\"n\":1.50e+3,\"big\":123456789012345678901234567890,"
 	    "\"neg\":-0,\"t\":true,\"f\":false,\"z\":null,\"dup\":1,\"dup\":2,"
 	    "\"s\":\"caf\\u00e9 \\ud83d\\ude00 tab\\t quote\\\" "
-	    "nl\\n\",\"e\":{},\"a\":[]," ANNOTATED
+	    "nl\\n\",\"e\":{},\"a\":[]," PROFILED
 	    ",\"hooks\":{\"prestart\":[{\"path\":\"/usr/bin/nvidia\"}],"
 	    "\"poststart\":[{\"path\":\"/bin/a\"},{\"path\":\"/bin/b\"}],\"poststop\":null}}";
-	is_int(patch(in, &opts, &out), PATCH_ADDED, "annotated: added");
+	struct patch_opts all = opts;
+	all.poststop = 1; /* a foreground run: every stage of ours */
+	is_int(patch(in, &all, &out), PATCH_ADDED, "annotated: added");
 	if (!out)
 		return;
 	ok(strstr(out, "\"n\":1.50e+3,\"big\":123456789012345678901234567890,\"neg\":-0,") != NULL,
@@ -324,6 +351,54 @@ static void test_patch_content(void)
 	is_int(patch(out, &o, &again), PATCH_ALREADY, "patching twice is a no-op");
 	if (root)
 		yajl_tree_free(root);
+	free(out);
+}
+
+/* The number of entries of hooks.<stage>, -1 when it is not an array. */
+static int stage_len(const char *doc, const char *stage)
+{
+	yajl_val root = parse(doc);
+	yajl_val arr =
+	    root ? yajl_tree_get(root, (const char *[]){"hooks", stage, NULL}, yajl_t_array) : NULL;
+	int n = arr ? (int)arr->u.array.len : -1;
+	if (root)
+		yajl_tree_free(root);
+	return n;
+}
+
+/* Which stages get our entry: each is a process the runtime forks on
+ * the container's way in or out. */
+static void test_patch_stages(void)
+{
+	char *out = NULL;
+	is_int(patch("{" ANNOTATED ",\"hooks\":{\"poststart\":[{\"path\":\"/bin/a\"}],"
+		     "\"poststop\":null}}",
+		     &opts, &out),
+	       PATCH_ADDED, "enabled, no profile: added");
+	if (out) {
+		is_int(stage_len(out, "createRuntime"), 1, "no profile: createRuntime added");
+		is_int(stage_len(out, "poststart"), 1, "no profile: poststart left as it was");
+		is_int(stage_len(out, "poststop"), -1,
+		       "no poststop (delete through the wrapper unregisters)");
+		ok(strstr(out, "\"poststop\":null") != NULL, "an existing null stage kept");
+	}
+	free(out);
+	out = NULL;
+	is_int(patch("{" PROFILED "}", &opts, &out), PATCH_ADDED, "profile annotation: added");
+	if (out) {
+		is_int(stage_len(out, "createRuntime"), 1, "profile: createRuntime");
+		is_int(stage_len(out, "poststart"), 1, "profile: poststart (the trigger) too");
+		is_int(stage_len(out, "poststop"), -1, "profile: still no poststop");
+	}
+	free(out);
+	out = NULL;
+	struct patch_opts fg = opts;
+	fg.poststop = 1;
+	is_int(patch("{" ANNOTATED "}", &fg, &out), PATCH_ADDED, "foreground run: added");
+	if (out) {
+		is_int(stage_len(out, "poststart"), -1, "foreground run: no poststart");
+		is_int(stage_len(out, "poststop"), 1, "foreground run: poststop");
+	}
 	free(out);
 }
 
@@ -483,6 +558,7 @@ int main(void)
 	test_patch_decisions();
 	test_patch_opt_in();
 	test_patch_content();
+	test_patch_stages();
 	test_patch_bundle();
 	test_patch_fp();
 	return tap_done();
