@@ -12,7 +12,9 @@
 #include <time.h>
 
 #include "cleanup.h"
+#include "elfjail.h"
 #include "elfsyms.h"
+#include "fileio.h"
 #include "kallsyms.h"
 #include "jitlog.h"
 #include "perfmap.h"
@@ -23,6 +25,7 @@
 #define SYMBOLIZER_JIT_MAX    64
 #define SYMBOLIZER_ARENA      (SYMBOLIZER_MAX_FRAMES * 1024)
 #define SYMBOLIZER_KERNEL_MIN 0xffff800000000000ull
+#define SYMBOLIZER_WARN_FILES 16 /* ELF refusals logged, then one summary */
 
 enum symmap_type { SYMMAP_FILE, SYMMAP_ANON, SYMMAP_VDSO, SYMMAP_SPECIAL };
 
@@ -78,7 +81,10 @@ struct symbolizer {
 	symbolizer_method_fn method_fn;
 	void *method_ctx;
 	struct symbolizer_stats st;
-	uint64_t time; /* of the callchains being symbolized */
+	struct elfjail *jail; /* container ELF files are parsed there, never here */
+	int self_fd_dir;      /* our /proc/self/fd, for fileio_reopen; -1 until used */
+	unsigned warned;      /* ELF refusals logged */
+	uint64_t time;	      /* of the callchains being symbolized */
 	char arena[SYMBOLIZER_ARENA];
 	size_t arena_len;
 };
@@ -113,6 +119,12 @@ int symbolizer_open(const struct symbolizer_opts *opts, struct symbolizer **out,
 	}
 	strcpy(sym->proc_root, root);
 	sym->opts.proc_root = NULL;
+	sym->self_fd_dir = -1;
+	int r = elfjail_open(NULL, &sym->jail, err);
+	if (r < 0) {
+		free(sym);
+		return r;
+	}
 	*out = sym;
 	return 0;
 }
@@ -152,6 +164,9 @@ void symbolizer_close(struct symbolizer *sym)
 	free(sym->files);
 	kallsyms_free(sym->ks);
 	elfsyms_free(sym->vdso);
+	elfjail_close(sym->jail);
+	if (sym->self_fd_dir >= 0)
+		close(sym->self_fd_dir);
 	free(sym);
 }
 
@@ -454,19 +469,83 @@ static int symbolizer_add_file(struct symbolizer *sym, struct symfile *f)
 	return 0;
 }
 
+/* A file that gets no symbols: say why, for the first few. */
+static void symbolizer_refused(struct symbolizer *sym, const struct symmap *m, const char *why)
+{
+	sym->st.elf_failed++;
+	if (!sym->opts.warn || sym->warned > SYMBOLIZER_WARN_FILES)
+		return;
+	char msg[FS_ERROR_MSG_MAX + 256];
+	if (sym->warned++ == SYMBOLIZER_WARN_FILES)
+		snprintf(msg, sizeof(msg), "more ELF files without symbols; not logged");
+	else
+		snprintf(msg, sizeof(msg), "no symbols for %s (frames are named by file): %s",
+			 m->label ? m->label : "[unknown]", why);
+	sym->opts.warn(sym->opts.warn_ctx, msg);
+}
+
+/* Open the mapped file without following it anywhere we do not see: an
+ * O_PATH fd (opens nothing), fstat, then a reopen of that very inode. */
+static int symbolizer_open_mapped(struct symbolizer *sym, pid_t pid, const struct symmap *m,
+				  struct stat *st)
+{
+	char path[320];
+	snprintf(path, sizeof(path), "%s/%d/map_files/%llx-%llx", sym->proc_root, (int)pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	cleanup_close int pfd = open(path, O_PATH | O_CLOEXEC);
+	if (pfd < 0 || fstat(pfd, st) < 0 || !S_ISREG(st->st_mode))
+		return -1;
+	if (sym->self_fd_dir < 0)
+		sym->self_fd_dir = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return sym->self_fd_dir < 0 ? -1 : fileio_reopen(pfd, sym->self_fd_dir, NULL);
+}
+
+/* The file's symbols, parsed in the ELF sandbox (elfjail.h); identical
+ * files (same build-id) then share one table. */
+static void symbolizer_parse_file(struct symbolizer *sym, const struct symmap *m, int fd,
+				  struct symfile *f)
+{
+	struct fs_error e = {0};
+	if ((unsigned long long)f->size > ELFSYMS_MAX_FILE) {
+		fs_error_set(&e, EFBIG, "%lld bytes, over the %llu MiB limit", (long long)f->size,
+			     ELFSYMS_MAX_FILE >> 20);
+		symbolizer_refused(sym, m, e.msg);
+		return;
+	}
+	if (elfjail_parse(sym->jail, fd, &f->es, &e) < 0) {
+		f->es = NULL;
+		if (e.code != ENOEXEC) /* not ELF (a JIT's file, a data mapping): no news */
+			symbolizer_refused(sym, m, e.msg);
+		else
+			sym->st.elf_failed++;
+		return;
+	}
+	sym->st.elf_loaded++;
+	const unsigned char *id = elfsyms_build_id(f->es, &f->build_id_len);
+	if (f->build_id_len)
+		memcpy(f->build_id, id, f->build_id_len);
+	for (size_t i = 0; f->build_id_len && i < sym->nfiles; i++) {
+		struct symfile *o = sym->files[i];
+		if (o->es && !o->shared && o->build_id_len == f->build_id_len &&
+		    !memcmp(o->build_id, f->build_id, f->build_id_len)) {
+			elfsyms_free(f->es);
+			f->es = o->es;
+			f->shared = 1;
+			sym->st.elf_shared++;
+			return;
+		}
+	}
+	sym->elf_memory += elfsyms_memory(f->es);
+}
+
 static struct symfile *symbolizer_file(struct symbolizer *sym, pid_t pid, struct symmap *m)
 {
 	if (m->tried)
 		return m->file;
 	m->tried = 1;
-	char path[320];
-	snprintf(path, sizeof(path), "%s/%d/map_files/%llx-%llx", sym->proc_root, (int)pid,
-		 (unsigned long long)m->start, (unsigned long long)m->end);
-	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return NULL;
 	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+	cleanup_close int fd = symbolizer_open_mapped(sym, pid, m, &st);
+	if (fd < 0)
 		return NULL;
 	for (size_t i = 0; i < sym->nfiles; i++) {
 		struct symfile *f = sym->files[i];
@@ -483,27 +562,7 @@ static struct symfile *symbolizer_file(struct symbolizer *sym, pid_t pid, struct
 	f->ino = st.st_ino;
 	f->size = st.st_size;
 	f->mtime = st.st_mtim;
-	if (elfsyms_read_build_id(fd, f->build_id, &f->build_id_len) < 0)
-		f->build_id_len = 0;
-	for (size_t i = 0; f->build_id_len && i < sym->nfiles; i++) {
-		struct symfile *o = sym->files[i];
-		if (o->es && o->build_id_len == f->build_id_len &&
-		    !memcmp(o->build_id, f->build_id, f->build_id_len)) {
-			f->es = o->es;
-			f->shared = 1;
-			sym->st.elf_shared++;
-			break;
-		}
-	}
-	if (!f->es) {
-		if (elfsyms_load_fd(fd, &f->es, NULL) < 0) {
-			f->es = NULL;
-			sym->st.elf_failed++;
-		} else {
-			sym->st.elf_loaded++;
-			sym->elf_memory += elfsyms_memory(f->es);
-		}
-	}
+	symbolizer_parse_file(sym, m, fd, f);
 	if (symbolizer_add_file(sym, f) < 0) {
 		if (!f->shared)
 			elfsyms_free(f->es);
