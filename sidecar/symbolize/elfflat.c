@@ -2,6 +2,7 @@
 #include "elfflat.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,7 +32,7 @@ static int elfflat_put(struct elfflat_buf *b, const void *data, size_t len)
 	return 0;
 }
 
-int elfflat_encode(const struct elfsyms *es, char **out, size_t *len)
+int elfflat_encode(const struct elfsyms *es, int demangle, char **out, size_t *len)
 {
 	struct elfflat_hdr h = {.magic = ELFFLAT_MAGIC};
 	size_t nloads, n = elfsyms_count(es);
@@ -53,7 +54,10 @@ int elfflat_encode(const struct elfsyms *es, char **out, size_t *len)
 			break;
 		/* A name the demangler cannot take (too deep, out of memory)
 		 * stays mangled: it costs that name, not the file. */
-		elfsyms_demangle(raw, name, sizeof(name));
+		if (demangle)
+			elfsyms_demangle(raw, name, sizeof(name));
+		else
+			snprintf(name, sizeof(name), "%s", raw);
 		size_t l = strlen(name) + 1;
 		if (pool.len + l > ELFFLAT_MAX_POOL)
 			break;

@@ -47,11 +47,11 @@ struct elfflat_sym {
 	uint32_t name;
 };
 
-/* Child side: encode es with every name demangled (elfsyms_demangle, cut
- * to ELFSYMS_MAX_NAME - 1 bytes). Past ELFFLAT_MAX_SYMBOLS symbols or
- * ELFFLAT_MAX_POOL bytes of names the rest is dropped (highest addresses).
- * *out is malloc'd. 0 or -ENOMEM. */
-int elfflat_encode(const struct elfsyms *es, char **out, size_t *len);
+/* Child side: encode es with every name demangled when demangle is set
+ * (elfsyms_demangle), else as it is, cut to ELFSYMS_MAX_NAME - 1 bytes. Past ELFFLAT_MAX_SYMBOLS
+ * symbols or ELFFLAT_MAX_POOL bytes of names the rest is dropped (highest addresses). *out is
+ * malloc'd. 0 or -ENOMEM. */
+int elfflat_encode(const struct elfsyms *es, int demangle, char **out, size_t *len);
 
 /* Parent side: validate buf and build a table whose lookups return the
  * names as they are (elfsyms_adopt). 0, -EBADMSG (with the reason in err)

@@ -69,10 +69,11 @@ static void elfjail_reply(int sock, int status, const void *data, size_t len)
 		_exit(1);
 }
 
-/* The next fd from the parent; -1 when it closed the channel. */
-static int elfjail_recv_fd(int sock)
+/* The next fd from the parent and its request byte (*raw: names as they
+ * are); -1 when it closed the channel. */
+static int elfjail_recv_fd(int sock, int *raw)
 {
-	char byte;
+	char byte = 0;
 	union {
 		struct cmsghdr h;
 		char buf[CMSG_SPACE(sizeof(int))];
@@ -87,6 +88,7 @@ static int elfjail_recv_fd(int sock)
 		;
 	if (n <= 0)
 		return -1;
+	*raw = byte == 'R';
 	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
 	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
 	    c->cmsg_len != CMSG_LEN(sizeof(int)))
@@ -101,7 +103,8 @@ static int elfjail_recv_fd(int sock)
 static __attribute__((noreturn)) void elfjail_serve(int sock, const struct fs_error *setup_err)
 {
 	for (;;) {
-		int fd = elfjail_recv_fd(sock);
+		int raw = 0;
+		int fd = elfjail_recv_fd(sock, &raw);
 		if (fd == -1)
 			_exit(0);
 		struct fs_error e = {0};
@@ -114,7 +117,7 @@ static __attribute__((noreturn)) void elfjail_serve(int sock, const struct fs_er
 		else if (fd < 0)
 			fs_error_set(&e, EPROTO, "no file descriptor in the request");
 		else if ((r = elfsyms_load_fd(fd, &es, &e)) == 0 &&
-			 (r = elfflat_encode(es, &buf, &len)) < 0)
+			 (r = elfflat_encode(es, !raw, &buf, &len)) < 0)
 			fs_error_set(&e, -r, "encoding the symbol table");
 		if (fd >= 0)
 			close(fd);
@@ -326,9 +329,9 @@ static int elfjail_start(struct elfjail *j, struct fs_error *err)
 	return 0;
 }
 
-static int elfjail_send_fd(int sock, int fd)
+static int elfjail_send_fd(int sock, int fd, int demangle)
 {
-	char byte = 'F';
+	char byte = demangle ? 'D' : 'R';
 	union {
 		struct cmsghdr h;
 		char buf[CMSG_SPACE(sizeof(int))];
@@ -397,7 +400,8 @@ static int elfjail_fail(struct elfjail *j, int r, struct fs_error *err)
 	return fs_error_set(err, -r, "talking to the ELF sandbox (killed)");
 }
 
-int elfjail_parse(struct elfjail *j, int fd, struct elfsyms **out, struct fs_error *err)
+int elfjail_parse(struct elfjail *j, int fd, int demangle, struct elfsyms **out,
+		  struct fs_error *err)
 {
 	struct elfjail_reply h;
 	*out = NULL;
@@ -405,7 +409,7 @@ int elfjail_parse(struct elfjail *j, int fd, struct elfsyms **out, struct fs_err
 	if (r < 0)
 		return r;
 	uint64_t deadline = timeutil_now_ms() + j->o.timeout_ms;
-	if ((r = elfjail_send_fd(j->sock, fd)) < 0 ||
+	if ((r = elfjail_send_fd(j->sock, fd, demangle)) < 0 ||
 	    (r = elfjail_read_full(j->sock, &h, sizeof(h), deadline)) < 0)
 		return elfjail_fail(j, r, err);
 	if (h.status != 0) {

@@ -49,10 +49,13 @@ int elfjail_open(const struct elfjail_opts *opts, struct elfjail **out, struct f
 void elfjail_close(struct elfjail *j);
 
 /* Symbols of the regular file open as fd (elfsyms_load_fd's bounds, then
- * elfflat's), parsed in the child. 0, or -errno with the reason in err:
+ * elfflat's), parsed in the child, C++ names demangled there when demangle
+ * is set (else left mangled: the retry after a demangler that did not
+ * finish in time). 0, or -errno with the reason in err:
  * the child's own error (-ENOEXEC not ELF, -EFBIG, -ENOMEM...), -ETIMEDOUT
  * (killed), -ECHILD (it died), -EBADMSG (a malformed answer). */
-int elfjail_parse(struct elfjail *j, int fd, struct elfsyms **out, struct fs_error *err);
+int elfjail_parse(struct elfjail *j, int fd, int demangle, struct elfsyms **out,
+		  struct fs_error *err);
 
 /* The child's pid (0 when none runs), for tests. */
 int elfjail_child_pid(const struct elfjail *j);

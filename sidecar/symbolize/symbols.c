@@ -26,6 +26,7 @@
 #define SYMBOLIZER_ARENA      (SYMBOLIZER_MAX_FRAMES * 1024)
 #define SYMBOLIZER_KERNEL_MIN 0xffff800000000000ull
 #define SYMBOLIZER_WARN_FILES 16 /* ELF refusals logged, then one summary */
+#define SYMBOLIZER_ELF_KILLS  4	 /* ELF sandbox deadlines missed before giving up */
 
 enum symmap_type { SYMMAP_FILE, SYMMAP_ANON, SYMMAP_VDSO, SYMMAP_SPECIAL };
 
@@ -84,6 +85,7 @@ struct symbolizer {
 	struct elfjail *jail; /* container ELF files are parsed there, never here */
 	int self_fd_dir;      /* our /proc/self/fd, for fileio_reopen; -1 until used */
 	unsigned warned;      /* ELF refusals logged */
+	unsigned elf_kills;   /* ELF sandbox deadlines missed */
 	uint64_t time;	      /* of the callchains being symbolized */
 	char arena[SYMBOLIZER_ARENA];
 	size_t arena_len;
@@ -469,19 +471,26 @@ static int symbolizer_add_file(struct symbolizer *sym, struct symfile *f)
 	return 0;
 }
 
-/* A file that gets no symbols: say why, for the first few. */
-static void symbolizer_refused(struct symbolizer *sym, const struct symmap *m, const char *why)
+/* Say what a file's frames lost and why ("no symbols for", "C++ names
+ * left mangled in"), for the first few files. */
+static void symbolizer_note(struct symbolizer *sym, const struct symmap *m, const char *what,
+			    const char *why)
 {
-	sym->st.elf_failed++;
 	if (!sym->opts.warn || sym->warned > SYMBOLIZER_WARN_FILES)
 		return;
 	char msg[FS_ERROR_MSG_MAX + 256];
 	if (sym->warned++ == SYMBOLIZER_WARN_FILES)
-		snprintf(msg, sizeof(msg), "more ELF files without symbols; not logged");
+		snprintf(msg, sizeof(msg), "more ELF files refused; not logged");
 	else
-		snprintf(msg, sizeof(msg), "no symbols for %s (frames are named by file): %s",
-			 m->label ? m->label : "[unknown]", why);
+		snprintf(msg, sizeof(msg), "%s %s: %s", what, m->label ? m->label : "[unknown]",
+			 why);
 	sym->opts.warn(sym->opts.warn_ctx, msg);
+}
+
+static void symbolizer_refused(struct symbolizer *sym, const struct symmap *m, const char *why)
+{
+	sym->st.elf_failed++;
+	symbolizer_note(sym, m, "no symbols for", why);
 }
 
 /* Open the mapped file without following it anywhere we do not see: an
@@ -512,7 +521,22 @@ static void symbolizer_parse_file(struct symbolizer *sym, const struct symmap *m
 		symbolizer_refused(sym, m, e.msg);
 		return;
 	}
-	if (elfjail_parse(sym->jail, fd, &f->es, &e) < 0) {
+	if (sym->elf_kills >= SYMBOLIZER_ELF_KILLS) {
+		symbolizer_refused(sym, m, "the ELF sandbox missed its deadline too often");
+		return;
+	}
+	int r = elfjail_parse(sym->jail, fd, 1, &f->es, &e);
+	if (r == -ETIMEDOUT && ++sym->elf_kills < SYMBOLIZER_ELF_KILLS) {
+		/* A demangler bomb costs the C++ names of its file, not all. */
+		char why[FS_ERROR_MSG_MAX];
+		snprintf(why, sizeof(why), "%s", e.msg);
+		r = elfjail_parse(sym->jail, fd, 0, &f->es, &e);
+		if (r == 0)
+			symbolizer_note(sym, m, "C++ names left mangled in", why);
+		else if (r == -ETIMEDOUT)
+			sym->elf_kills++;
+	}
+	if (r < 0) {
 		f->es = NULL;
 		if (e.code != ENOEXEC) /* not ELF (a JIT's file, a data mapping): no news */
 			symbolizer_refused(sym, m, e.msg);
