@@ -186,7 +186,7 @@ static int elfjail_seccomp(void)
 }
 
 /* Address space in use now (the fork's copy of the sidecar's). */
-static uint64_t elfjail_vm_bytes(void)
+static __attribute__((unused)) uint64_t elfjail_vm_bytes(void)
 {
 	unsigned long long pages = 0;
 	FILE *f = fopen("/proc/self/statm", "re");
