@@ -69,16 +69,16 @@ static void elfjail_reply(int sock, int status, const void *data, size_t len)
 		_exit(1);
 }
 
-/* The next fd from the parent and its request byte (*raw: names as they
- * are); -1 when it closed the channel. */
-static int elfjail_recv_fd(int sock, int *raw)
+/* The next request from the parent: its kind ('D' parse and demangle,
+ * 'R' parse, 'N' demangle one name) and the fd it carries (-2 none).
+ * -1 when the parent closed the channel. */
+static int elfjail_recv(int sock, char *kind, int *fd)
 {
-	char byte = 0;
 	union {
 		struct cmsghdr h;
 		char buf[CMSG_SPACE(sizeof(int))];
 	} u;
-	struct iovec iov = {&byte, 1};
+	struct iovec iov = {kind, 1};
 	struct msghdr m = {.msg_iov = &iov,
 			   .msg_iovlen = 1,
 			   .msg_control = u.buf,
@@ -88,25 +88,61 @@ static int elfjail_recv_fd(int sock, int *raw)
 		;
 	if (n <= 0)
 		return -1;
-	*raw = byte == 'R';
+	*fd = -2;
 	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
-	    c->cmsg_len != CMSG_LEN(sizeof(int)))
-		return -2;
-	int fd;
-	memcpy(&fd, CMSG_DATA(c), sizeof(fd));
-	return fd;
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+	    c->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(fd, CMSG_DATA(c), sizeof(*fd));
+	return 0;
 }
 
-/* Answer every request: parse the file, or say why this child cannot
- * (setup_err set: it failed to sandbox itself and parses nothing). */
+static int elfjail_read_exact(int sock, void *buf, size_t len)
+{
+	char *p = buf;
+	while (len) {
+		ssize_t n = read(sock, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* 'N': a u32 length and the name follow; the answer is its display name. */
+static void elfjail_serve_name(int sock)
+{
+	uint32_t len;
+	char name[ELFSYMS_MAX_NAME + 1], out[ELFSYMS_MAX_NAME];
+	if (elfjail_read_exact(sock, &len, sizeof(len)) < 0 || len > ELFSYMS_MAX_NAME ||
+	    elfjail_read_exact(sock, name, len) < 0)
+		_exit(1);
+	name[len] = '\0';
+	if (elfsyms_demangle(name, out, sizeof(out)) > 0)
+		elfjail_reply(sock, 0, out, strlen(out));
+	else
+		elfjail_reply(sock, ENOENT, "not demangled", 13);
+}
+
+/* Answer every request: parse a file, demangle a name, or say why this
+ * child cannot (setup_err set: it failed to sandbox itself). */
 static __attribute__((noreturn)) void elfjail_serve(int sock, const struct fs_error *setup_err)
 {
 	for (;;) {
-		int raw = 0;
-		int fd = elfjail_recv_fd(sock, &raw);
-		if (fd == -1)
+		char kind = 0;
+		int fd = -2;
+		if (elfjail_recv(sock, &kind, &fd) < 0)
 			_exit(0);
+		if (kind == 'N' && !setup_err) {
+			if (fd >= 0)
+				close(fd);
+			elfjail_serve_name(sock);
+			continue;
+		}
+		if (kind == 'N') /* a name is not read by a child that failed its setup */
+			_exit(1);
 		struct fs_error e = {0};
 		struct elfsyms *es = NULL;
 		char *buf = NULL;
@@ -117,7 +153,7 @@ static __attribute__((noreturn)) void elfjail_serve(int sock, const struct fs_er
 		else if (fd < 0)
 			fs_error_set(&e, EPROTO, "no file descriptor in the request");
 		else if ((r = elfsyms_load_fd(fd, &es, &e)) == 0 &&
-			 (r = elfflat_encode(es, !raw, &buf, &len)) < 0)
+			 (r = elfflat_encode(es, kind == 'D', &buf, &len)) < 0)
 			fs_error_set(&e, -r, "encoding the symbol table");
 		if (fd >= 0)
 			close(fd);
@@ -257,6 +293,8 @@ int elfjail_open(const struct elfjail_opts *opts, struct elfjail **out, struct f
 		j->o.timeout_ms = ELFJAIL_TIMEOUT_MS;
 	if (!j->o.memory)
 		j->o.memory = ELFJAIL_MEMORY;
+	if (!j->o.name_timeout_ms)
+		j->o.name_timeout_ms = ELFJAIL_NAME_TIMEOUT_MS;
 	j->pidfd = j->sock = -1;
 	*out = j;
 	return 0;
@@ -400,6 +438,69 @@ static int elfjail_fail(struct elfjail *j, int r, struct fs_error *err)
 	return fs_error_set(err, -r, "talking to the ELF sandbox (killed)");
 }
 
+/* Read an error reply's message into err and return -status. */
+static int elfjail_error_reply(struct elfjail *j, const struct elfjail_reply *h, uint64_t deadline,
+			       struct fs_error *err)
+{
+	char msg[ELFJAIL_MSG_MAX + 1];
+	int r;
+	if (h->len > ELFJAIL_MSG_MAX || h->status < 0 || h->status > 4095) {
+		elfjail_stop(j, 0);
+		return fs_error_set(err, EBADMSG, "the ELF sandbox sent a bad error record");
+	}
+	if ((r = elfjail_read_full(j->sock, msg, h->len, deadline)) < 0)
+		return elfjail_fail(j, r, err);
+	msg[h->len] = '\0';
+	for (size_t i = 0; i < h->len; i++)
+		if ((unsigned char)msg[i] < 0x20 || msg[i] == 0x7f)
+			msg[i] = '?';
+	fs_error_set(err, 0, "%s", msg);
+	if (err)
+		err->code = h->status;
+	return -h->status;
+}
+
+int elfjail_demangle(struct elfjail *j, const char *name, char *out, size_t len,
+		     struct fs_error *err)
+{
+	struct elfjail_reply h;
+	size_t nl = strnlen(name, ELFSYMS_MAX_NAME + 1);
+	if (nl > ELFSYMS_MAX_NAME || len == 0)
+		return fs_error_set(err, ENAMETOOLONG, "a %zu-byte name", nl);
+	int r = j->pid ? 0 : elfjail_start(j, err);
+	if (r < 0)
+		return r;
+	/* The timeout is the name's own: elfjail_fail says it in ms. */
+	unsigned file_timeout = j->o.timeout_ms;
+	j->o.timeout_ms = j->o.name_timeout_ms;
+	uint64_t deadline = timeutil_now_ms() + j->o.name_timeout_ms;
+	char req[1 + sizeof(uint32_t) + ELFSYMS_MAX_NAME];
+	uint32_t l32 = (uint32_t)nl;
+	req[0] = 'N';
+	memcpy(req + 1, &l32, sizeof(l32));
+	memcpy(req + 1 + sizeof(l32), name, nl);
+	if (elfjail_send_all(j->sock, req, 1 + sizeof(l32) + nl) < 0)
+		r = elfjail_fail(j, -EPIPE, err);
+	else if ((r = elfjail_read_full(j->sock, &h, sizeof(h), deadline)) < 0)
+		r = elfjail_fail(j, r, err);
+	else if (h.status != 0)
+		r = elfjail_error_reply(j, &h, deadline, err);
+	else if (h.len >= len || h.len >= ELFSYMS_MAX_NAME) {
+		elfjail_stop(j, 0);
+		r = fs_error_set(err, EBADMSG, "the ELF sandbox sent a %u-byte name", h.len);
+	} else if ((r = elfjail_read_full(j->sock, out, h.len, deadline)) < 0) {
+		r = elfjail_fail(j, r, err);
+	} else {
+		out[h.len] = '\0';
+		if (memchr(out, '\0', h.len)) {
+			elfjail_stop(j, 0);
+			r = fs_error_set(err, EBADMSG, "the ELF sandbox sent a name with a NUL");
+		}
+	}
+	j->o.timeout_ms = file_timeout;
+	return r;
+}
+
 int elfjail_parse(struct elfjail *j, int fd, int demangle, struct elfsyms **out,
 		  struct fs_error *err)
 {
@@ -412,24 +513,8 @@ int elfjail_parse(struct elfjail *j, int fd, int demangle, struct elfsyms **out,
 	if ((r = elfjail_send_fd(j->sock, fd, demangle)) < 0 ||
 	    (r = elfjail_read_full(j->sock, &h, sizeof(h), deadline)) < 0)
 		return elfjail_fail(j, r, err);
-	if (h.status != 0) {
-		char msg[ELFJAIL_MSG_MAX + 1];
-		if (h.len > ELFJAIL_MSG_MAX || h.status < 0 || h.status > 4095) {
-			elfjail_stop(j, 0);
-			return fs_error_set(err, EBADMSG,
-					    "the ELF sandbox sent a bad error record");
-		}
-		if ((r = elfjail_read_full(j->sock, msg, h.len, deadline)) < 0)
-			return elfjail_fail(j, r, err);
-		msg[h.len] = '\0';
-		for (size_t i = 0; i < h.len; i++)
-			if ((unsigned char)msg[i] < 0x20 || msg[i] == 0x7f)
-				msg[i] = '?';
-		fs_error_set(err, 0, "%s", msg);
-		if (err)
-			err->code = h.status;
-		return -h.status;
-	}
+	if (h.status != 0)
+		return elfjail_error_reply(j, &h, deadline, err);
 	if (h.len > ELFFLAT_MAX_BYTES) {
 		elfjail_stop(j, 0);
 		return fs_error_set(err, E2BIG, "the ELF sandbox sent %u bytes, over %zu (killed)",

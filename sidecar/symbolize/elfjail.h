@@ -32,13 +32,15 @@
 #include "elfsyms.h"
 #include "error.h"
 
-#define ELFJAIL_TIMEOUT_MS 5000		/* per file, sending to decoding */
-#define ELFJAIL_MEMORY	   (512u << 20) /* address space the child may add */
-#define ELFJAIL_UID	   65534	/* nobody, when started as root */
+#define ELFJAIL_TIMEOUT_MS	5000	     /* per file, sending to decoding */
+#define ELFJAIL_NAME_TIMEOUT_MS 250	     /* per C++ name demangled */
+#define ELFJAIL_MEMORY		(512u << 20) /* address space the child may add */
+#define ELFJAIL_UID		65534	     /* nobody, when started as root */
 
 struct elfjail_opts {
-	unsigned timeout_ms; /* 0 = ELFJAIL_TIMEOUT_MS */
-	size_t memory;	     /* 0 = ELFJAIL_MEMORY */
+	unsigned timeout_ms;	  /* 0 = ELFJAIL_TIMEOUT_MS */
+	unsigned name_timeout_ms; /* 0 = ELFJAIL_NAME_TIMEOUT_MS */
+	size_t memory;		  /* 0 = ELFJAIL_MEMORY */
 };
 
 struct elfjail;
@@ -56,6 +58,15 @@ void elfjail_close(struct elfjail *j);
  * (killed), -ECHILD (it died), -EBADMSG (a malformed answer). */
 int elfjail_parse(struct elfjail *j, int fd, int demangle, struct elfsyms **out,
 		  struct fs_error *err);
+
+/* The display name of one C++ name (elfsyms_demangle's, at most
+ * ELFSYMS_MAX_NAME - 1 bytes), demangled in the child: the lazy half of a
+ * table parsed without demangling, so a run pays only for the names its
+ * samples hit and a demangler bomb costs one name. 0 with out filled;
+ * -ENOENT when it is not a C++ name; -ETIMEDOUT (the child was killed; the
+ * next request starts another) or another -errno. */
+int elfjail_demangle(struct elfjail *j, const char *name, char *out, size_t len,
+		     struct fs_error *err);
 
 /* The child's pid (0 when none runs), for tests. */
 int elfjail_child_pid(const struct elfjail *j);

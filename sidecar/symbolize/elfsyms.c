@@ -30,7 +30,9 @@ struct elfsyms {
 	size_t nloads;
 	unsigned char build_id[ELFSYMS_BUILD_ID_MAX];
 	size_t build_id_len;
-	int final_names; /* names are shown as they are (elfsyms_adopt) */
+	int adopted;		       /* from elfsyms_adopt: demangled by demangler only */
+	elfsyms_demangle_fn demangler; /* NULL: adopted names stay as they are */
+	void *demangler_ctx;
 };
 
 static pthread_once_t elfsyms_once = PTHREAD_ONCE_INIT;
@@ -343,13 +345,16 @@ const char *elfsyms_lookup(struct elfsyms *es, uint64_t vaddr, uint64_t *offset)
 	if (offset)
 		*offset = vaddr - es->syms[found].addr;
 	const char *raw = es->pool + es->syms[found].name;
-	if (es->final_names || raw[0] != '_' || raw[1] != 'Z')
+	if (raw[0] != '_' || raw[1] != 'Z' || (es->adopted && !es->demangler))
+		return raw;
+	if (!es->demangled && !(es->demangled = calloc(es->n, sizeof(*es->demangled))))
 		return raw;
 	if (!es->demangled[found]) {
+		/* A name that cannot be demangled is kept as it is, once. */
 		char buf[ELFSYMS_MAX_NAME];
-		if (elfsyms_demangle(raw, buf, sizeof(buf)) <= 0)
-			return raw;
-		es->demangled[found] = strdup(buf);
+		int r = es->adopted ? es->demangler(es->demangler_ctx, raw, buf, sizeof(buf))
+				    : elfsyms_demangle(raw, buf, sizeof(buf));
+		es->demangled[found] = strdup(r > 0 ? buf : raw);
 		if (!es->demangled[found])
 			return raw;
 	}
@@ -376,7 +381,7 @@ int elfsyms_adopt(struct elfsyms_sym *syms, size_t n, char *pool, size_t pool_le
 	if (build_id_len)
 		memcpy(es->build_id, build_id, build_id_len);
 	es->build_id_len = build_id_len;
-	es->final_names = 1;
+	es->adopted = 1;
 	*out = es;
 	return 0;
 }
@@ -388,6 +393,12 @@ int elfsyms_symbol(const struct elfsyms *es, size_t i, struct elfsyms_sym *sym, 
 	*sym = es->syms[i];
 	*name = es->pool + es->syms[i].name;
 	return 0;
+}
+
+void elfsyms_set_demangler(struct elfsyms *es, elfsyms_demangle_fn fn, void *ctx)
+{
+	es->demangler = fn;
+	es->demangler_ctx = ctx;
 }
 
 const struct elfsyms_load *elfsyms_loads(const struct elfsyms *es, size_t *n)

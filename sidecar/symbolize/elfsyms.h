@@ -67,11 +67,18 @@ const struct elfsyms_load *elfsyms_loads(const struct elfsyms *es, size_t *n);
 /* A table from parts already validated by the caller (elfflat.c): syms
  * sorted by address without duplicates, every name offset starting a
  * NUL-terminated string inside pool. Takes syms and pool (malloc'd) on
- * success; loads and build_id are copied. Names are final: lookups return
- * them as they are and never call the demangler. 0, -EINVAL or -ENOMEM. */
+ * success; loads and build_id are copied. Lookups never call the demangler
+ * of this process on these names: they return them as they are, or what
+ * elfsyms_set_demangler's function makes of them. 0, -EINVAL or -ENOMEM. */
 int elfsyms_adopt(struct elfsyms_sym *syms, size_t n, char *pool, size_t pool_len,
 		  const struct elfsyms_load *loads, size_t nloads, const unsigned char *build_id,
 		  size_t build_id_len, struct elfsyms **out);
+
+/* How a table from elfsyms_adopt demangles a C++ name ("_Z...") on its
+ * first lookup: 1 with the display name in out (as elfsyms_demangle gives
+ * it), else 0 and the name stays mangled. The answer is cached per symbol. */
+typedef int (*elfsyms_demangle_fn)(void *ctx, const char *name, char *out, size_t len);
+void elfsyms_set_demangler(struct elfsyms *es, elfsyms_demangle_fn fn, void *ctx);
 
 /* Build-id bytes (NULL and *len 0 when the file has none). */
 const unsigned char *elfsyms_build_id(const struct elfsyms *es, size_t *len);

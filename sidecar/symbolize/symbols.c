@@ -471,10 +471,9 @@ static int symbolizer_add_file(struct symbolizer *sym, struct symfile *f)
 	return 0;
 }
 
-/* Say what a file's frames lost and why ("no symbols for", "C++ names
- * left mangled in"), for the first few files. */
-static void symbolizer_note(struct symbolizer *sym, const struct symmap *m, const char *what,
-			    const char *why)
+/* Say what frames lost and why ("no symbols for [libx.so]: ..."), for the
+ * first few. */
+static void symbolizer_note(struct symbolizer *sym, const char *what, const char *why)
 {
 	if (!sym->opts.warn || sym->warned > SYMBOLIZER_WARN_FILES)
 		return;
@@ -482,15 +481,43 @@ static void symbolizer_note(struct symbolizer *sym, const struct symmap *m, cons
 	if (sym->warned++ == SYMBOLIZER_WARN_FILES)
 		snprintf(msg, sizeof(msg), "more ELF files refused; not logged");
 	else
-		snprintf(msg, sizeof(msg), "%s %s: %s", what, m->label ? m->label : "[unknown]",
-			 why);
+		snprintf(msg, sizeof(msg), "%s: %s", what, why);
 	sym->opts.warn(sym->opts.warn_ctx, msg);
 }
 
 static void symbolizer_refused(struct symbolizer *sym, const struct symmap *m, const char *why)
 {
+	char what[256];
 	sym->st.elf_failed++;
-	symbolizer_note(sym, m, "no symbols for", why);
+	snprintf(what, sizeof(what), "no symbols for %s", m->label ? m->label : "[unknown]");
+	symbolizer_note(sym, what, why);
+}
+
+/* elfsyms_demangle_fn of the tables from the ELF sandbox: the name is
+ * demangled there. One that takes too long stays mangled (and costs the
+ * child, restarted on the next request); past SYMBOLIZER_ELF_KILLS missed
+ * deadlines, every name does. */
+static int symbolizer_demangle(void *ctx, const char *name, char *out, size_t len)
+{
+	struct symbolizer *sym = ctx;
+	struct fs_error e = {0};
+	if (sym->elf_kills >= SYMBOLIZER_ELF_KILLS)
+		return 0;
+	int r = elfjail_demangle(sym->jail, name, out, len, &e);
+	if (r == 0)
+		return 1;
+	if (r != -ENOENT) {
+		char what[96], head[41];
+		size_t i = 0;
+		if (r == -ETIMEDOUT)
+			sym->elf_kills++;
+		for (; name[i] && i < sizeof(head) - 1; i++) /* the container's bytes */
+			head[i] = name[i] > 0x20 && name[i] < 0x7f ? name[i] : '?';
+		head[i] = '\0';
+		snprintf(what, sizeof(what), "C++ name left mangled (%s...)", head);
+		symbolizer_note(sym, what, e.msg);
+	}
+	return 0;
 }
 
 /* Open the mapped file without following it anywhere we do not see: an
@@ -525,17 +552,11 @@ static void symbolizer_parse_file(struct symbolizer *sym, const struct symmap *m
 		symbolizer_refused(sym, m, "the ELF sandbox missed its deadline too often");
 		return;
 	}
-	int r = elfjail_parse(sym->jail, fd, 1, &f->es, &e);
-	if (r == -ETIMEDOUT && ++sym->elf_kills < SYMBOLIZER_ELF_KILLS) {
-		/* A demangler bomb costs the C++ names of its file, not all. */
-		char why[FS_ERROR_MSG_MAX];
-		snprintf(why, sizeof(why), "%s", e.msg);
-		r = elfjail_parse(sym->jail, fd, 0, &f->es, &e);
-		if (r == 0)
-			symbolizer_note(sym, m, "C++ names left mangled in", why);
-		else if (r == -ETIMEDOUT)
-			sym->elf_kills++;
-	}
+	/* Names come back mangled; those the samples hit are demangled there
+	 * too, one by one (symbolizer_demangle). */
+	int r = elfjail_parse(sym->jail, fd, 0, &f->es, &e);
+	if (r == -ETIMEDOUT)
+		sym->elf_kills++;
 	if (r < 0) {
 		f->es = NULL;
 		if (e.code != ENOEXEC) /* not ELF (a JIT's file, a data mapping): no news */
@@ -545,6 +566,7 @@ static void symbolizer_parse_file(struct symbolizer *sym, const struct symmap *m
 		return;
 	}
 	sym->st.elf_loaded++;
+	elfsyms_set_demangler(f->es, symbolizer_demangle, sym);
 	const unsigned char *id = elfsyms_build_id(f->es, &f->build_id_len);
 	if (f->build_id_len)
 		memcpy(f->build_id, id, f->build_id_len);

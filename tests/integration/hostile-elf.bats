@@ -103,7 +103,8 @@ EOF
 	# The refusals are logged, with the file and the reason.
 	echo "$output" | grep -E "symbols for|mangled" | sed "s/^/# /" >&3
 	[[ "$output" == *"no symbols for [libhuge.so]"*"over the 1024 MiB limit"* ]]
-	[[ "$output" == *"C++ names left mangled in [libcrafted.so]"* ]]
+	# The bomb's own name stays mangled: its demangling was killed.
+	[[ "$output" == *"C++ name left mangled (_Z1f1a1bIS_S_E"*"did not answer within 250 ms"* ]]
 	# The crafted files cost their own names only.
 	grep -q '\[libhuge.so\]' "$FS_TMP/e.folded"
 	! grep -q 'huge_spin' "$FS_TMP/e.folded"
@@ -137,7 +138,8 @@ for ip, n in hits.most_common(5):
     named += bool(both)
 sys.exit(0 if named >= 1 and hits else 1)
 PY
-	# And nothing named by the sidecar's own parse of the bomb: the
-	# demangled bomb would start with "f(a, b<a, a>".
+	# The bomb is there under its mangled name, not demangled (that
+	# would start "f(a, b<a, a>"), and its callee is named.
+	grep -q '_Z1f1a1bIS_S_E[^;]*;crafted_spin' "$FS_TMP/e.folded"
 	! grep -q 'b<a, a>' "$FS_TMP/e.folded"
 }

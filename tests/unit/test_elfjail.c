@@ -284,31 +284,43 @@ static void test_jail_crafted(void)
 	elfsyms_free(es);
 	es = NULL;
 
-	/* 2^60 bytes of demangled name: the child misses its deadline and
-	 * is killed; the file parsed again without demangling keeps every
-	 * name (the bomb's mangled), and the next file gets a new child. */
+	/* 2^60 bytes of demangled name. Parsed eagerly, the child misses
+	 * its file deadline and is killed. The symbolizer's way, parsed raw
+	 * then demangled name by name, the bomb costs its own name only. */
 	struct elfjail *bj = NULL;
-	if (elfjail_open(&(struct elfjail_opts){.timeout_ms = 1500}, &bj, &err) == 0) {
+	if (elfjail_open(&(struct elfjail_opts){.timeout_ms = 1500, .name_timeout_ms = 300}, &bj,
+			 &err) == 0) {
 		make_bomb(60);
 		struct craft bomb = {.nsyms = 6, .name = names_bomb};
 		uint64_t t0 = timeutil_now_ms();
 		r = jail_parse(bj, &bomb, 1, &es, &err);
 		uint64_t ms = timeutil_now_ms() - t0;
-		tap_diag("demangler bomb: %s in %llu ms", r ? err.msg : "parsed",
+		tap_diag("demangler bomb, eager: %s in %llu ms", r ? err.msg : "parsed",
 			 (unsigned long long)ms);
-		ok(r == -ETIMEDOUT && ms < 1500 + 500, "a demangler bomb: killed at its deadline");
+		ok(r == -ETIMEDOUT && ms < 1500 + 500, "eagerly: killed at the file's deadline");
 		elfsyms_free(es);
 		es = NULL;
 		r = jail_parse(bj, &bomb, 0, &es, &err);
 		if (ok(r == 0, "the same file without demangling parses (%s)",
 		       r ? err.msg : "ok")) {
-			is_str(lookup(es, 1), bomb_name, "the bomb keeps its mangled name");
+			is_str(lookup(es, 1), bomb_name, "the bomb comes back mangled");
 			is_str(lookup(es, 0), "alpha", "the names around the bomb are intact");
-			is_str(lookup(es, 1 + 3), "_ZN2ns5Klass6methodEi",
-			       "C++ names stay mangled in that file");
 		}
 		elfsyms_free(es);
 		es = NULL;
+		char out[ELFSYMS_MAX_NAME];
+		t0 = timeutil_now_ms();
+		r = elfjail_demangle(bj, bomb_name, out, sizeof(out), &err);
+		ms = timeutil_now_ms() - t0;
+		ok(r == -ETIMEDOUT && ms < 300 + 300,
+		   "the bomb alone: killed at the name's deadline "
+		   "(%llu ms: %s)",
+		   (unsigned long long)ms, err.msg);
+		r = elfjail_demangle(bj, "_ZN2ns5Klass6methodEi", out, sizeof(out), &err);
+		ok(r == 0 && !strcmp(out, "ns::Klass::method"),
+		   "the next name is demangled by a new child (%s)", r ? err.msg : out);
+		is_int(elfjail_demangle(bj, "memcpy", out, sizeof(out), &err), -ENOENT,
+		       "a C name is not a C++ name");
 		elfjail_close(bj);
 	}
 
