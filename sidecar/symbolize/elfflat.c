@@ -2,7 +2,6 @@
 #include "elfflat.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,15 +53,17 @@ int elfflat_encode(const struct elfsyms *es, int demangle, char **out, size_t *l
 			break;
 		/* A name the demangler cannot take (too deep, out of memory)
 		 * stays mangled: it costs that name, not the file. */
-		if (demangle)
+		const char *show = raw;
+		size_t l = strnlen(raw, sizeof(name) - 1);
+		if (demangle) {
 			elfsyms_demangle(raw, name, sizeof(name));
-		else
-			snprintf(name, sizeof(name), "%s", raw);
-		size_t l = strlen(name) + 1;
-		if (pool.len + l > ELFFLAT_MAX_POOL)
+			show = name;
+			l = strlen(name);
+		}
+		if (pool.len + l + 1 > ELFFLAT_MAX_POOL)
 			break;
 		syms[kept] = (struct elfflat_sym){s.addr, s.size, (uint32_t)pool.len};
-		if (elfflat_put(&pool, name, l) < 0) {
+		if (elfflat_put(&pool, show, l) < 0 || elfflat_put(&pool, "", 1) < 0) {
 			free(pool.p);
 			return -ENOMEM;
 		}

@@ -22,7 +22,8 @@
 #include "elfflat.h"
 #include "timeutil.h"
 
-#define ELFJAIL_MSG_MAX 512 /* an error message from the child */
+#define ELFJAIL_MSG_MAX 512	  /* an error message from the child */
+#define ELFJAIL_SOCKBUF (4 << 20) /* the child's send buffer, when we may */
 
 #if defined(__SANITIZE_ADDRESS__)
 #define ELFJAIL_ASAN 1
@@ -341,6 +342,11 @@ static int elfjail_start(struct elfjail *j, struct fs_error *err)
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return fs_error_set(err, errno, "ELF sandbox: socketpair");
+	/* A whole table in one go where allowed: each refill of a small
+	 * socket buffer is a round of scheduling on a busy host. */
+	int sndbuf = ELFJAIL_SOCKBUF;
+	if (setsockopt(sv[1], SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf)) < 0)
+		setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 	fflush(NULL);
 	pid_t parent = getpid();
 	pid_t pid = fork();
