@@ -71,7 +71,8 @@ static void elfjail_reply(int sock, int status, const void *data, size_t len)
 }
 
 /* The next request from the parent: its kind ('D' parse and demangle,
- * 'R' parse, 'N' demangle one name) and the fd it carries (-2 none).
+ * 'R' parse, 'O' data symbols, 'N' demangle one name) and the fd it
+ * carries (-2 none).
  * -1 when the parent closed the channel. */
 static int elfjail_recv(int sock, char *kind, int *fd)
 {
@@ -153,7 +154,8 @@ static __attribute__((noreturn)) void elfjail_serve(int sock, const struct fs_er
 			e = *setup_err, r = -(setup_err->code ? setup_err->code : EPERM);
 		else if (fd < 0)
 			fs_error_set(&e, EPROTO, "no file descriptor in the request");
-		else if ((r = elfsyms_load_fd(fd, &es, &e)) == 0 &&
+		else if ((r = kind == 'O' ? elfsyms_load_fd_objects(fd, &es, &e)
+					  : elfsyms_load_fd(fd, &es, &e)) == 0 &&
 			 (r = elfflat_encode(es, kind == 'D', &buf, &len)) < 0)
 			fs_error_set(&e, -r, "encoding the symbol table");
 		if (fd >= 0)
@@ -373,9 +375,9 @@ static int elfjail_start(struct elfjail *j, struct fs_error *err)
 	return 0;
 }
 
-static int elfjail_send_fd(int sock, int fd, int demangle)
+static int elfjail_send_fd(int sock, int fd, unsigned flags)
 {
-	char byte = demangle ? 'D' : 'R';
+	char byte = (flags & ELFJAIL_OBJECTS) ? 'O' : (flags & ELFJAIL_DEMANGLE) ? 'D' : 'R';
 	union {
 		struct cmsghdr h;
 		char buf[CMSG_SPACE(sizeof(int))];
@@ -507,7 +509,7 @@ int elfjail_demangle(struct elfjail *j, const char *name, char *out, size_t len,
 	return r;
 }
 
-int elfjail_parse(struct elfjail *j, int fd, int demangle, struct elfsyms **out,
+int elfjail_parse(struct elfjail *j, int fd, unsigned flags, struct elfsyms **out,
 		  struct fs_error *err)
 {
 	struct elfjail_reply h;
@@ -516,7 +518,7 @@ int elfjail_parse(struct elfjail *j, int fd, int demangle, struct elfsyms **out,
 	if (r < 0)
 		return r;
 	uint64_t deadline = timeutil_now_ms() + j->o.timeout_ms;
-	if ((r = elfjail_send_fd(j->sock, fd, demangle)) < 0 ||
+	if ((r = elfjail_send_fd(j->sock, fd, flags)) < 0 ||
 	    (r = elfjail_read_full(j->sock, &h, sizeof(h), deadline)) < 0)
 		return elfjail_fail(j, r, err);
 	if (h.status != 0)

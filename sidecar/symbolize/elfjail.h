@@ -51,12 +51,15 @@ int elfjail_open(const struct elfjail_opts *opts, struct elfjail **out, struct f
 void elfjail_close(struct elfjail *j);
 
 /* Symbols of the regular file open as fd (elfsyms_load_fd's bounds, then
- * elfflat's), parsed in the child, C++ names demangled there when demangle
- * is set (else left mangled: the retry after a demangler that did not
- * finish in time). 0, or -errno with the reason in err:
+ * elfflat's), parsed in the child. flags: ELFJAIL_DEMANGLE every C++ name
+ * demangled there at once (else they come back mangled, for
+ * elfjail_demangle); ELFJAIL_OBJECTS the exported data symbols instead of
+ * the functions (elfsyms_load_fd_objects). 0, or -errno with the reason in err:
  * the child's own error (-ENOEXEC not ELF, -EFBIG, -ENOMEM...), -ETIMEDOUT
  * (killed), -ECHILD (it died), -EBADMSG (a malformed answer). */
-int elfjail_parse(struct elfjail *j, int fd, int demangle, struct elfsyms **out,
+#define ELFJAIL_DEMANGLE 0x1
+#define ELFJAIL_OBJECTS	 0x2
+int elfjail_parse(struct elfjail *j, int fd, unsigned flags, struct elfsyms **out,
 		  struct fs_error *err);
 
 /* The display name of one C++ name (elfsyms_demangle's, at most

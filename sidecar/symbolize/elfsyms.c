@@ -140,7 +140,8 @@ static int elfsyms_read_loads(struct elfsyms *es, Elf *elf)
 	return 0;
 }
 
-static int elfsyms_read_table(struct elfsyms *es, Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr)
+static int elfsyms_read_table(struct elfsyms *es, Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr,
+			      int objects)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	if (!data || !data->d_buf)
@@ -154,7 +155,7 @@ static int elfsyms_read_table(struct elfsyms *es, Elf *elf, Elf_Scn *scn, const 
 		if (!gelf_getsym(data, (int)i, &sym))
 			break;
 		int type = GELF_ST_TYPE(sym.st_info);
-		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+		if (objects ? type != STT_OBJECT : type != STT_FUNC && type != STT_GNU_IFUNC)
 			continue;
 		if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
 			continue;
@@ -196,7 +197,7 @@ static int elfsyms_cmp(const void *a, const void *b)
 	return x->name < y->name ? -1 : x->name > y->name;
 }
 
-static int elfsyms_from_elf(Elf *elf, struct elfsyms **out, struct fs_error *err)
+static int elfsyms_from_elf(Elf *elf, int objects, struct elfsyms **out, struct fs_error *err)
 {
 	if (elf_kind(elf) != ELF_K_ELF)
 		return fs_error_set(err, ENOEXEC, "not an ELF file");
@@ -210,15 +211,16 @@ static int elfsyms_from_elf(Elf *elf, struct elfsyms **out, struct fs_error *err
 	if (r == 0 && elfsyms_find_build_id(elf, es->build_id, &es->build_id_len) < 0)
 		es->build_id_len = 0;
 	Elf_Scn *scn = NULL;
-	/* .symtab first, then .dynsym, so duplicates keep the .symtab name. */
-	for (int pass = 0; r == 0 && pass < 2; pass++) {
+	/* .symtab first, then .dynsym, so duplicates keep the .symtab name;
+	 * data symbols from .dynsym only (what a library exports). */
+	for (int pass = objects ? 1 : 0; r == 0 && pass < 2; pass++) {
 		unsigned want = pass == 0 ? SHT_SYMTAB : SHT_DYNSYM;
 		scn = NULL;
 		while (r == 0 && (scn = elf_nextscn(elf, scn)) != NULL) {
 			GElf_Shdr shdr;
 			if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != want)
 				continue;
-			r = elfsyms_read_table(es, elf, scn, &shdr);
+			r = elfsyms_read_table(es, elf, scn, &shdr, objects);
 		}
 	}
 	if (r < 0) {
@@ -242,7 +244,7 @@ static int elfsyms_from_elf(Elf *elf, struct elfsyms **out, struct fs_error *err
 	return 0;
 }
 
-int elfsyms_load_fd(int fd, struct elfsyms **out, struct fs_error *err)
+static int elfsyms_load_fd_kind(int fd, int objects, struct elfsyms **out, struct fs_error *err)
 {
 	int r = elfsyms_ready(err);
 	if (r < 0)
@@ -259,7 +261,17 @@ int elfsyms_load_fd(int fd, struct elfsyms **out, struct fs_error *err)
 	cleanup_elf Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return fs_error_set(err, ENOEXEC, "libelf: %s", elf_errmsg(-1));
-	return elfsyms_from_elf(elf, out, err);
+	return elfsyms_from_elf(elf, objects, out, err);
+}
+
+int elfsyms_load_fd(int fd, struct elfsyms **out, struct fs_error *err)
+{
+	return elfsyms_load_fd_kind(fd, 0, out, err);
+}
+
+int elfsyms_load_fd_objects(int fd, struct elfsyms **out, struct fs_error *err)
+{
+	return elfsyms_load_fd_kind(fd, 1, out, err);
 }
 
 int elfsyms_load_mem(const void *buf, size_t len, struct elfsyms **out, struct fs_error *err)
@@ -278,7 +290,7 @@ int elfsyms_load_mem(const void *buf, size_t len, struct elfsyms **out, struct f
 	cleanup_elf Elf *elf = elf_memory(copy, len);
 	if (!elf)
 		return fs_error_set(err, ENOEXEC, "libelf: %s", elf_errmsg(-1));
-	r = elfsyms_from_elf(elf, out, err);
+	r = elfsyms_from_elf(elf, 0, out, err);
 	return r;
 }
 

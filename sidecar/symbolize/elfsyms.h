@@ -39,6 +39,10 @@ struct elfsyms_load {
  * -ENOEXEC when it is not a usable ELF file. */
 int elfsyms_load_fd(int fd, struct elfsyms **out, struct fs_error *err);
 
+/* The same with the data symbols (STT_OBJECT) a library exports in
+ * .dynsym instead of its functions: the VMStructs tables of libjvm.so. */
+int elfsyms_load_fd_objects(int fd, struct elfsyms **out, struct fs_error *err);
+
 /* Load from memory; buf is copied, the caller keeps it. */
 int elfsyms_load_mem(const void *buf, size_t len, struct elfsyms **out, struct fs_error *err);
 
