@@ -16,6 +16,8 @@ struct elfflat_buf {
 
 static int elfflat_put(struct elfflat_buf *b, const void *data, size_t len)
 {
+	if (len == 0) /* an empty name, from a decoded table */
+		return 0;
 	if (b->len + len > b->cap) {
 		size_t cap = b->cap ? b->cap : 1 << 16;
 		while (cap < b->len + len)
