@@ -231,6 +231,20 @@ static void test_child_sandboxed(struct elfjail *j)
 	   "the ELF child has no capabilities (eff %llx, bounding %llx)", capeff, capbnd);
 	if (geteuid() == 0)
 		is_int(uid, ELFJAIL_UID, "the ELF child runs as nobody");
+	/* main() mapped shared memory before the child was forked. */
+	snprintf(path, sizeof(path), "/proc/%d/maps", elfjail_child_pid(j));
+	f = fopen(path, "re");
+	int shared = 0, lines = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		char perms[8] = "";
+		lines++;
+		if (sscanf(line, "%*x-%*x %7s", perms) == 1 && perms[3] == 's')
+			shared++;
+	}
+	if (f)
+		fclose(f);
+	ok(lines > 0 && shared == 0, "no shared mapping of ours is left in the child (%d of %d)",
+	   shared, lines);
 }
 
 static void test_jail_crafted(void)
@@ -474,6 +488,9 @@ static void test_validators(void)
 
 int main(void)
 {
+	/* Like the sampler's perf ring buffers: shared with the kernel. */
+	void *ring = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ok(ring != MAP_FAILED, "a shared mapping in the parent");
 	test_validators();
 	test_jail_crafted();
 	test_jail_limits();
