@@ -12,9 +12,8 @@
 #include <time.h>
 
 #include "cleanup.h"
-#include "elfjail.h"
+#include "elfsource.h"
 #include "elfsyms.h"
-#include "fileio.h"
 #include "kallsyms.h"
 #include "jitlog.h"
 #include "perfmap.h"
@@ -25,8 +24,6 @@
 #define SYMBOLIZER_JIT_MAX    64
 #define SYMBOLIZER_ARENA      (SYMBOLIZER_MAX_FRAMES * 1024)
 #define SYMBOLIZER_KERNEL_MIN 0xffff800000000000ull
-#define SYMBOLIZER_WARN_FILES 16 /* ELF refusals logged, then one summary */
-#define SYMBOLIZER_ELF_KILLS  4	 /* ELF sandbox deadlines missed before giving up */
 
 enum symmap_type { SYMMAP_FILE, SYMMAP_ANON, SYMMAP_VDSO, SYMMAP_SPECIAL };
 
@@ -82,11 +79,8 @@ struct symbolizer {
 	symbolizer_method_fn method_fn;
 	void *method_ctx;
 	struct symbolizer_stats st;
-	struct elfjail *jail; /* container ELF files are parsed there, never here */
-	int self_fd_dir;      /* our /proc/self/fd, for fileio_reopen; -1 until used */
-	unsigned warned;      /* ELF refusals logged */
-	unsigned elf_kills;   /* ELF sandbox deadlines missed */
-	uint64_t time;	      /* of the callchains being symbolized */
+	struct elfsource *elf; /* container ELF files are parsed through it, never here */
+	uint64_t time;	       /* of the callchains being symbolized */
 	char arena[SYMBOLIZER_ARENA];
 	size_t arena_len;
 };
@@ -121,8 +115,8 @@ int symbolizer_open(const struct symbolizer_opts *opts, struct symbolizer **out,
 	}
 	strcpy(sym->proc_root, root);
 	sym->opts.proc_root = NULL;
-	sym->self_fd_dir = -1;
-	int r = elfjail_open(NULL, &sym->jail, err);
+	struct elfsource_opts eo = {sym->opts.warn, sym->opts.warn_ctx};
+	int r = elfsource_new(&eo, &sym->elf, err);
 	if (r < 0) {
 		free(sym);
 		return r;
@@ -166,9 +160,7 @@ void symbolizer_close(struct symbolizer *sym)
 	free(sym->files);
 	kallsyms_free(sym->ks);
 	elfsyms_free(sym->vdso);
-	elfjail_close(sym->jail);
-	if (sym->self_fd_dir >= 0)
-		close(sym->self_fd_dir);
+	elfsource_free(sym->elf);
 	free(sym);
 }
 
@@ -471,102 +463,16 @@ static int symbolizer_add_file(struct symbolizer *sym, struct symfile *f)
 	return 0;
 }
 
-/* Say what frames lost and why ("no symbols for [libx.so]: ..."), for the
- * first few. */
-static void symbolizer_note(struct symbolizer *sym, const char *what, const char *why)
-{
-	if (!sym->opts.warn || sym->warned > SYMBOLIZER_WARN_FILES)
-		return;
-	char msg[FS_ERROR_MSG_MAX + 256];
-	if (sym->warned++ == SYMBOLIZER_WARN_FILES)
-		snprintf(msg, sizeof(msg), "more ELF files refused; not logged");
-	else
-		snprintf(msg, sizeof(msg), "%s: %s", what, why);
-	sym->opts.warn(sym->opts.warn_ctx, msg);
-}
-
-static void symbolizer_refused(struct symbolizer *sym, const struct symmap *m, const char *why)
-{
-	char what[256];
-	sym->st.elf_failed++;
-	snprintf(what, sizeof(what), "no symbols for %s", m->label ? m->label : "[unknown]");
-	symbolizer_note(sym, what, why);
-}
-
-/* elfsyms_demangle_fn of the tables from the ELF sandbox: the name is
- * demangled there. One that takes too long stays mangled (and costs the
- * child, restarted on the next request); past SYMBOLIZER_ELF_KILLS missed
- * deadlines, every name does. */
-static int symbolizer_demangle(void *ctx, const char *name, char *out, size_t len)
-{
-	struct symbolizer *sym = ctx;
-	struct fs_error e = {0};
-	if (sym->elf_kills >= SYMBOLIZER_ELF_KILLS)
-		return 0;
-	int r = elfjail_demangle(sym->jail, name, out, len, &e);
-	if (r == 0)
-		return 1;
-	if (r != -ENOENT) {
-		char what[96], head[41];
-		size_t i = 0;
-		if (r == -ETIMEDOUT)
-			sym->elf_kills++;
-		for (; name[i] && i < sizeof(head) - 1; i++) /* the container's bytes */
-			head[i] = name[i] > 0x20 && name[i] < 0x7f ? name[i] : '?';
-		head[i] = '\0';
-		snprintf(what, sizeof(what), "C++ name left mangled (%s...)", head);
-		symbolizer_note(sym, what, e.msg);
-	}
-	return 0;
-}
-
-/* Open the mapped file without following it anywhere we do not see: an
- * O_PATH fd (opens nothing), fstat, then a reopen of that very inode. */
-static int symbolizer_open_mapped(struct symbolizer *sym, pid_t pid, const struct symmap *m,
-				  struct stat *st)
-{
-	char path[320];
-	snprintf(path, sizeof(path), "%s/%d/map_files/%llx-%llx", sym->proc_root, (int)pid,
-		 (unsigned long long)m->start, (unsigned long long)m->end);
-	cleanup_close int pfd = open(path, O_PATH | O_CLOEXEC);
-	if (pfd < 0 || fstat(pfd, st) < 0 || !S_ISREG(st->st_mode))
-		return -1;
-	if (sym->self_fd_dir < 0)
-		sym->self_fd_dir = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	return sym->self_fd_dir < 0 ? -1 : fileio_reopen(pfd, sym->self_fd_dir, NULL);
-}
-
-/* The file's symbols, parsed in the ELF sandbox (elfjail.h); identical
+/* The file's symbols, parsed in the ELF sandbox (elfsource.h); identical
  * files (same build-id) then share one table. */
 static void symbolizer_parse_file(struct symbolizer *sym, const struct symmap *m, int fd,
 				  struct symfile *f)
 {
-	struct fs_error e = {0};
-	if ((unsigned long long)f->size > ELFSYMS_MAX_FILE) {
-		fs_error_set(&e, EFBIG, "%lld bytes, over the %llu MiB limit", (long long)f->size,
-			     ELFSYMS_MAX_FILE >> 20);
-		symbolizer_refused(sym, m, e.msg);
-		return;
-	}
-	if (sym->elf_kills >= SYMBOLIZER_ELF_KILLS) {
-		symbolizer_refused(sym, m, "the ELF sandbox missed its deadline too often");
-		return;
-	}
-	/* Names come back mangled; those the samples hit are demangled there
-	 * too, one by one (symbolizer_demangle). */
-	int r = elfjail_parse(sym->jail, fd, 0, &f->es, &e);
-	if (r == -ETIMEDOUT)
-		sym->elf_kills++;
-	if (r < 0) {
-		f->es = NULL;
-		if (e.code != ENOEXEC) /* not ELF (a JIT's file, a data mapping): no news */
-			symbolizer_refused(sym, m, e.msg);
-		else
-			sym->st.elf_failed++;
+	if (elfsource_load(sym->elf, fd, f->size, m->label, &f->es) < 0) {
+		sym->st.elf_failed++;
 		return;
 	}
 	sym->st.elf_loaded++;
-	elfsyms_set_demangler(f->es, symbolizer_demangle, sym);
 	const unsigned char *id = elfsyms_build_id(f->es, &f->build_id_len);
 	if (f->build_id_len)
 		memcpy(f->build_id, id, f->build_id_len);
@@ -589,8 +495,11 @@ static struct symfile *symbolizer_file(struct symbolizer *sym, pid_t pid, struct
 	if (m->tried)
 		return m->file;
 	m->tried = 1;
+	char path[320];
+	snprintf(path, sizeof(path), "%s/%d/map_files/%llx-%llx", sym->proc_root, (int)pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
 	struct stat st;
-	cleanup_close int fd = symbolizer_open_mapped(sym, pid, m, &st);
+	cleanup_close int fd = elfsource_open(sym->elf, path, &st);
 	if (fd < 0)
 		return NULL;
 	for (size_t i = 0; i < sym->nfiles; i++) {
