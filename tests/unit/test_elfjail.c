@@ -33,6 +33,7 @@ struct craft {
 	uint64_t symtab_size; /* 0 = the real size */
 	int symtab_link;      /* 0 = .strtab (3) */
 	int overlap;	      /* .strtab at .symtab's offset */
+	int dynsym_objects;   /* a .dynsym of data symbols instead of a .symtab of functions */
 };
 
 struct blob {
@@ -79,11 +80,12 @@ static struct blob craft_elf(const struct craft *c)
 	size_t sym_at = blob_put(&b, NULL, sizeof(Elf64_Sym)); /* symbol 0 */
 	for (size_t i = 0; i < c->nsyms; i++) {
 		const char *n = c->name(i, c->arg);
-		Elf64_Sym s = {.st_name = (uint32_t)blob_put(&str, n, strlen(n) + 1),
-			       .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
-			       .st_shndx = 1,
-			       .st_value = text_at + 0x100 + 0x10 * i,
-			       .st_size = 0x10};
+		Elf64_Sym s = {
+		    .st_name = (uint32_t)blob_put(&str, n, strlen(n) + 1),
+		    .st_info = ELF64_ST_INFO(STB_GLOBAL, c->dynsym_objects ? STT_OBJECT : STT_FUNC),
+		    .st_shndx = 1,
+		    .st_value = text_at + 0x100 + 0x10 * i,
+		    .st_size = 0x10};
 		blob_put(&b, &s, sizeof(s));
 	}
 	size_t sym_size = b.len - sym_at;
@@ -99,7 +101,7 @@ static struct blob craft_elf(const struct craft *c)
 			     .sh_offset = text_at,
 			     .sh_size = sym_at - text_at};
 	sh[2] = (Elf64_Shdr){.sh_name = 7,
-			     .sh_type = SHT_SYMTAB,
+			     .sh_type = c->dynsym_objects ? SHT_DYNSYM : SHT_SYMTAB,
 			     .sh_offset = sym_at,
 			     .sh_size = c->symtab_size ? c->symtab_size : sym_size,
 			     .sh_link = (uint32_t)(c->symtab_link ? c->symtab_link : 3),
@@ -356,6 +358,42 @@ out:
 	elfjail_close(j);
 }
 
+static const char *names_vm(size_t i, void *arg)
+{
+	static const char *const n[] = {"gHotSpotVMStructs", "gHotSpotVMTypes", "other"};
+	return n[i % 3];
+}
+
+/* What the VMStructs reader asks for (ELFJAIL_OBJECTS): exported data
+ * symbols, and no functions. */
+static void test_jail_objects(void)
+{
+	struct elfjail *j = NULL;
+	struct fs_error err = {0};
+	struct elfsyms *es = NULL;
+	if (elfjail_open(NULL, &j, &err) < 0)
+		return;
+	struct craft vm = {.nsyms = 3, .name = names_vm, .dynsym_objects = 1};
+	struct blob b = craft_elf(&vm);
+	int fd = memfd_of(&b);
+	free(b.p);
+	int r = elfjail_parse(j, fd, ELFJAIL_OBJECTS, &es, &err);
+	if (ok(r == 0, "exported data symbols parse (%s)", r ? err.msg : "ok")) {
+		struct elfsyms_sym s;
+		const char *name = NULL;
+		is_int(elfsyms_count(es), 3, "three data symbols");
+		ok(elfsyms_symbol(es, 0, &s, &name) == 0 && !strcmp(name, "gHotSpotVMStructs"),
+		   "gHotSpotVMStructs by its address");
+	}
+	elfsyms_free(es);
+	es = NULL;
+	r = elfjail_parse(j, fd, 0, &es, &err);
+	ok(r == 0 && elfsyms_count(es) == 0, "and they are not functions");
+	elfsyms_free(es);
+	close(fd);
+	elfjail_close(j);
+}
+
 static void test_jail_limits(void)
 {
 	struct elfjail *j = NULL;
@@ -493,6 +531,7 @@ int main(void)
 	ok(ring != MAP_FAILED, "a shared mapping in the parent");
 	test_validators();
 	test_jail_crafted();
+	test_jail_objects();
 	test_jail_limits();
 	return tap_done();
 }
