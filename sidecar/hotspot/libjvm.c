@@ -2,18 +2,19 @@
  *
  * The file is opened as /proc/<pid>/map_files/<start>-<end> (the mapping
  * itself, whatever the container's mount namespace calls it), never by the
- * path the maps line shows. Only the dynamic symbol table is read, with
- * libelf over pread (ELF_C_READ), and the file size is bounded. */
+ * path the maps line shows, and parsed in the ELF sandbox (elfjail.h): only
+ * its exported data symbols come back, in a validated flat table. The file
+ * size is bounded. */
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <inttypes.h>
-#include <libelf.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "cleanup.h"
+#include "elfjail.h"
+#include "fileio.h"
 #include "hotspot_int.h"
 
 #define LIBJVM_MAX_FILE	      (1ull << 30)
@@ -42,12 +43,6 @@ const char *const hs_sym_names[HS_SYM_COUNT] = {
     [HS_SYM_LONG_VALUE] = "gHotSpotVMLongConstantEntryValueOffset",
     [HS_SYM_LONG_STRIDE] = "gHotSpotVMLongConstantEntryArrayStride",
 };
-
-static void libjvm_elf_end(Elf **e)
-{
-	if (*e)
-		elf_end(*e);
-}
 
 struct libjvm_map {
 	uint64_t start, end, pgoff;
@@ -98,55 +93,45 @@ static int libjvm_find_map(pid_t pid, struct libjvm_map *m, uint64_t *lo, uint64
 	return 0;
 }
 
-/* The load bias: where the PT_LOAD that starts at file offset 0 went. */
-static int libjvm_bias(Elf *elf, const struct libjvm_map *m, uint64_t *bias)
+/* The load bias: where the PT_LOAD that starts at the mapping's file
+ * offset went. */
+static int libjvm_bias(const struct elfsyms *es, const struct libjvm_map *m, uint64_t *bias)
 {
 	size_t n;
-	if (elf_getphdrnum(elf, &n) != 0)
-		return -ENOEXEC;
-	for (size_t i = 0; i < n && i < 64; i++) {
-		GElf_Phdr ph;
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+	const struct elfsyms_load *l = elfsyms_loads(es, &n);
+	for (size_t i = 0; i < n; i++) {
+		if (l[i].offset != m->pgoff)
 			continue;
-		if (ph.p_offset != m->pgoff)
-			continue;
-		*bias = m->start - (ph.p_vaddr & ~(uint64_t)4095);
+		*bias = m->start - (l[i].vaddr & ~(uint64_t)4095);
 		return 0;
 	}
 	return -ENOEXEC;
 }
 
-static int libjvm_read_dynsym(Elf *elf, uint64_t bias, struct hs_syms *out)
+static void libjvm_pick_syms(const struct elfsyms *es, uint64_t bias, struct hs_syms *out)
 {
-	Elf_Scn *scn = NULL;
-	int found = 0;
-	while ((scn = elf_nextscn(elf, scn)) != NULL) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM)
+	struct elfsyms_sym sym;
+	const char *name;
+	for (size_t i = 0; elfsyms_symbol(es, i, &sym, &name) == 0; i++) {
+		if (strncmp(name, "gHotSpotVM", 10) != 0)
 			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		size_t ent = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
-		if (!d || !d->d_buf || ent == 0)
-			continue;
-		size_t count = d->d_size / ent;
-		for (size_t i = 1; i < count && i < (4u << 20); i++) {
-			GElf_Sym sym;
-			if (!gelf_getsym(d, (int)i, &sym))
-				break;
-			if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
-				continue;
-			const char *name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (!name || strncmp(name, "gHotSpotVM", 10) != 0)
-				continue;
-			for (int k = 0; k < HS_SYM_COUNT; k++) {
-				if (out->addr[k] == 0 && strcmp(name, hs_sym_names[k]) == 0) {
-					out->addr[k] = sym.st_value + bias;
-					found++;
-				}
-			}
-		}
+		for (int k = 0; k < HS_SYM_COUNT; k++)
+			if (out->addr[k] == 0 && strcmp(name, hs_sym_names[k]) == 0)
+				out->addr[k] = sym.addr + bias;
 	}
-	return found;
+}
+
+/* libjvm.so's exported data symbols, parsed in the ELF sandbox: the file
+ * is the container's (docs/security.md). */
+static int libjvm_read_syms(int fd, const char *path, struct elfsyms **es, struct fs_error *err)
+{
+	struct elfjail *j = NULL;
+	int r = elfjail_open(NULL, &j, err);
+	if (r < 0)
+		return r;
+	r = elfjail_parse(j, fd, ELFJAIL_OBJECTS, es, err);
+	elfjail_close(j);
+	return r < 0 ? fs_error_wrap(err, "%s", path) : 0;
 }
 
 int libjvm_find_syms(pid_t pid, struct hs_syms *out, uint64_t *lo, uint64_t *hi,
@@ -159,25 +144,37 @@ int libjvm_find_syms(pid_t pid, struct hs_syms *out, uint64_t *lo, uint64_t *hi,
 	char path[96];
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, m.start,
 		 m.end);
-	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
+	/* O_PATH (opens nothing), checked, then that very inode reopened. */
+	cleanup_close int pfd = open(path, O_PATH | O_CLOEXEC);
+	if (pfd < 0)
 		return fs_error_set(err, errno == ENOENT ? ESRCH : errno, "opening %s", path);
 	struct stat st;
-	if (fstat(fd, &st) < 0)
+	if (fstat(pfd, &st) < 0)
 		return fs_error_set(err, errno, "fstat %s", path);
 	if (!S_ISREG(st.st_mode) || (unsigned long long)st.st_size > LIBJVM_MAX_FILE)
 		return fs_error_set(err, ENOENT, "%s: not a regular file under 1 GiB", path);
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return fs_error_set(err, ENOSYS, "libelf: %s", elf_errmsg(-1));
-	__attribute__((cleanup(libjvm_elf_end))) Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF)
-		return fs_error_set(err, ENOENT, "libjvm.so of pid %d: not an ELF file", (int)pid);
+	cleanup_close int dir = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return fs_error_set(err, errno, "opening /proc/self/fd");
+	cleanup_close int fd = fileio_reopen(pfd, dir, err);
+	if (fd < 0)
+		return fd;
+	struct elfsyms *es = NULL;
+	if ((rc = libjvm_read_syms(fd, path, &es, err)) < 0)
+		return rc == -ENOEXEC ? fs_error_set(err, ENOENT,
+						     "libjvm.so of pid %d: not an ELF "
+						     "file",
+						     (int)pid)
+				      : rc;
 	uint64_t bias;
-	if (libjvm_bias(elf, &m, &bias) < 0)
+	if (libjvm_bias(es, &m, &bias) < 0) {
+		elfsyms_free(es);
 		return fs_error_set(err, ENOENT, "libjvm.so of pid %d: no PT_LOAD at offset 0",
 				    (int)pid);
+	}
 	memset(out, 0, sizeof(*out));
-	libjvm_read_dynsym(elf, bias, out);
+	libjvm_pick_syms(es, bias, out);
+	elfsyms_free(es);
 	for (int k = 0; k < HS_SYM_COUNT; k++)
 		if (out->addr[k] == 0)
 			return fs_error_set(err, ENOENT, "libjvm.so of pid %d does not export %s",

@@ -428,7 +428,8 @@ int profile_open(const struct profile_opts *o, struct profile **out, struct fs_e
 			 ? o->raw_max_words
 			 : PROFILE_RAW_MAX_WORDS;
 
-	struct symbolizer_opts yo = {0};
+	/* The symbolizer says why an ELF file got no symbols. */
+	struct symbolizer_opts yo = {.warn = o->warn, .warn_ctx = o->warn_ctx};
 	int r;
 	p->pids = calloc(PROFILE_PID_SLOTS, sizeof(*p->pids));
 	p->table = fold_new();

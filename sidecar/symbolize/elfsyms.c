@@ -20,26 +20,19 @@
 /* libstdc++'s demangler (the C++ ABI entry point; -lstdc++ is linked). */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
-struct elfsym {
-	uint64_t addr;
-	uint32_t size; /* clamped; 0 = unknown */
-	uint32_t name; /* offset into pool */
-};
-
-struct elfload {
-	uint64_t offset, vaddr, filesz;
-};
-
 struct elfsyms {
-	struct elfsym *syms;
+	struct elfsyms_sym *syms;
 	size_t n, cap;
 	char **demangled; /* lazily, one per symbol */
 	char *pool;
 	size_t pool_len, pool_cap;
-	struct elfload loads[ELFSYMS_MAX_LOADS];
+	struct elfsyms_load loads[ELFSYMS_MAX_LOADS];
 	size_t nloads;
 	unsigned char build_id[ELFSYMS_BUILD_ID_MAX];
 	size_t build_id_len;
+	int adopted;		       /* from elfsyms_adopt: demangled by demangler only */
+	elfsyms_demangle_fn demangler; /* NULL: adopted names stay as they are */
+	void *demangler_ctx;
 };
 
 static pthread_once_t elfsyms_once = PTHREAD_ONCE_INIT;
@@ -141,12 +134,14 @@ static int elfsyms_read_loads(struct elfsyms *es, Elf *elf)
 		GElf_Phdr ph;
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
-		es->loads[es->nloads++] = (struct elfload){ph.p_offset, ph.p_vaddr, ph.p_filesz};
+		es->loads[es->nloads++] =
+		    (struct elfsyms_load){ph.p_offset, ph.p_vaddr, ph.p_filesz};
 	}
 	return 0;
 }
 
-static int elfsyms_read_table(struct elfsyms *es, Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr)
+static int elfsyms_read_table(struct elfsyms *es, Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr,
+			      int objects)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	if (!data || !data->d_buf)
@@ -160,7 +155,7 @@ static int elfsyms_read_table(struct elfsyms *es, Elf *elf, Elf_Scn *scn, const 
 		if (!gelf_getsym(data, (int)i, &sym))
 			break;
 		int type = GELF_ST_TYPE(sym.st_info);
-		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+		if (objects ? type != STT_OBJECT : type != STT_FUNC && type != STT_GNU_IFUNC)
 			continue;
 		if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
 			continue;
@@ -171,13 +166,13 @@ static int elfsyms_read_table(struct elfsyms *es, Elf *elf, Elf_Scn *scn, const 
 			if (es->cap >= ELFSYMS_MAX_SYMBOLS)
 				return 0; /* bound reached: keep what we have */
 			size_t cap = es->cap ? es->cap * 2 : 1024;
-			struct elfsym *p = realloc(es->syms, cap * sizeof(*p));
+			struct elfsyms_sym *p = realloc(es->syms, cap * sizeof(*p));
 			if (!p)
 				return -ENOMEM;
 			es->syms = p;
 			es->cap = cap;
 		}
-		struct elfsym *s = &es->syms[es->n];
+		struct elfsyms_sym *s = &es->syms[es->n];
 		int r = elfsyms_add_name(es, name, &s->name);
 		if (r == -E2BIG)
 			return 0;
@@ -192,7 +187,7 @@ static int elfsyms_read_table(struct elfsyms *es, Elf *elf, Elf_Scn *scn, const 
 
 static int elfsyms_cmp(const void *a, const void *b)
 {
-	const struct elfsym *x = a, *y = b;
+	const struct elfsyms_sym *x = a, *y = b;
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
 	/* Same address: sized symbols first, then the first one read
@@ -202,7 +197,7 @@ static int elfsyms_cmp(const void *a, const void *b)
 	return x->name < y->name ? -1 : x->name > y->name;
 }
 
-static int elfsyms_from_elf(Elf *elf, struct elfsyms **out, struct fs_error *err)
+static int elfsyms_from_elf(Elf *elf, int objects, struct elfsyms **out, struct fs_error *err)
 {
 	if (elf_kind(elf) != ELF_K_ELF)
 		return fs_error_set(err, ENOEXEC, "not an ELF file");
@@ -216,15 +211,16 @@ static int elfsyms_from_elf(Elf *elf, struct elfsyms **out, struct fs_error *err
 	if (r == 0 && elfsyms_find_build_id(elf, es->build_id, &es->build_id_len) < 0)
 		es->build_id_len = 0;
 	Elf_Scn *scn = NULL;
-	/* .symtab first, then .dynsym, so duplicates keep the .symtab name. */
-	for (int pass = 0; r == 0 && pass < 2; pass++) {
+	/* .symtab first, then .dynsym, so duplicates keep the .symtab name;
+	 * data symbols from .dynsym only (what a library exports). */
+	for (int pass = objects ? 1 : 0; r == 0 && pass < 2; pass++) {
 		unsigned want = pass == 0 ? SHT_SYMTAB : SHT_DYNSYM;
 		scn = NULL;
 		while (r == 0 && (scn = elf_nextscn(elf, scn)) != NULL) {
 			GElf_Shdr shdr;
 			if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != want)
 				continue;
-			r = elfsyms_read_table(es, elf, scn, &shdr);
+			r = elfsyms_read_table(es, elf, scn, &shdr, objects);
 		}
 	}
 	if (r < 0) {
@@ -248,7 +244,7 @@ static int elfsyms_from_elf(Elf *elf, struct elfsyms **out, struct fs_error *err
 	return 0;
 }
 
-int elfsyms_load_fd(int fd, struct elfsyms **out, struct fs_error *err)
+static int elfsyms_load_fd_kind(int fd, int objects, struct elfsyms **out, struct fs_error *err)
 {
 	int r = elfsyms_ready(err);
 	if (r < 0)
@@ -265,7 +261,17 @@ int elfsyms_load_fd(int fd, struct elfsyms **out, struct fs_error *err)
 	cleanup_elf Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return fs_error_set(err, ENOEXEC, "libelf: %s", elf_errmsg(-1));
-	return elfsyms_from_elf(elf, out, err);
+	return elfsyms_from_elf(elf, objects, out, err);
+}
+
+int elfsyms_load_fd(int fd, struct elfsyms **out, struct fs_error *err)
+{
+	return elfsyms_load_fd_kind(fd, 0, out, err);
+}
+
+int elfsyms_load_fd_objects(int fd, struct elfsyms **out, struct fs_error *err)
+{
+	return elfsyms_load_fd_kind(fd, 1, out, err);
 }
 
 int elfsyms_load_mem(const void *buf, size_t len, struct elfsyms **out, struct fs_error *err)
@@ -284,7 +290,7 @@ int elfsyms_load_mem(const void *buf, size_t len, struct elfsyms **out, struct f
 	cleanup_elf Elf *elf = elf_memory(copy, len);
 	if (!elf)
 		return fs_error_set(err, ENOEXEC, "libelf: %s", elf_errmsg(-1));
-	r = elfsyms_from_elf(elf, out, err);
+	r = elfsyms_from_elf(elf, 0, out, err);
 	return r;
 }
 
@@ -301,7 +307,7 @@ int elfsyms_read_build_id(int fd, unsigned char id[ELFSYMS_BUILD_ID_MAX], size_t
 int elfsyms_offset_to_vaddr(const struct elfsyms *es, uint64_t file_offset, uint64_t *vaddr)
 {
 	for (size_t i = 0; i < es->nloads; i++) {
-		const struct elfload *l = &es->loads[i];
+		const struct elfsyms_load *l = &es->loads[i];
 		if (file_offset >= l->offset && file_offset - l->offset < l->filesz) {
 			*vaddr = file_offset - l->offset + l->vaddr;
 			return 0;
@@ -312,7 +318,7 @@ int elfsyms_offset_to_vaddr(const struct elfsyms *es, uint64_t file_offset, uint
 
 static int elfsyms_contains(const struct elfsyms *es, size_t i, uint64_t vaddr)
 {
-	const struct elfsym *s = &es->syms[i];
+	const struct elfsyms_sym *s = &es->syms[i];
 	uint64_t d = vaddr - s->addr;
 	if (s->size)
 		return d < s->size;
@@ -351,17 +357,66 @@ const char *elfsyms_lookup(struct elfsyms *es, uint64_t vaddr, uint64_t *offset)
 	if (offset)
 		*offset = vaddr - es->syms[found].addr;
 	const char *raw = es->pool + es->syms[found].name;
-	if (raw[0] != '_' || raw[1] != 'Z')
+	if (raw[0] != '_' || raw[1] != 'Z' || (es->adopted && !es->demangler))
+		return raw;
+	if (!es->demangled && !(es->demangled = calloc(es->n, sizeof(*es->demangled))))
 		return raw;
 	if (!es->demangled[found]) {
+		/* A name that cannot be demangled is kept as it is, once. */
 		char buf[ELFSYMS_MAX_NAME];
-		if (elfsyms_demangle(raw, buf, sizeof(buf)) <= 0)
-			return raw;
-		es->demangled[found] = strdup(buf);
+		int r = es->adopted ? es->demangler(es->demangler_ctx, raw, buf, sizeof(buf))
+				    : elfsyms_demangle(raw, buf, sizeof(buf));
+		es->demangled[found] = strdup(r > 0 ? buf : raw);
 		if (!es->demangled[found])
 			return raw;
 	}
 	return es->demangled[found];
+}
+
+int elfsyms_adopt(struct elfsyms_sym *syms, size_t n, char *pool, size_t pool_len,
+		  const struct elfsyms_load *loads, size_t nloads, const unsigned char *build_id,
+		  size_t build_id_len, struct elfsyms **out)
+{
+	*out = NULL;
+	if (nloads > ELFSYMS_MAX_LOADS || build_id_len > ELFSYMS_BUILD_ID_MAX)
+		return -EINVAL;
+	struct elfsyms *es = calloc(1, sizeof(*es));
+	if (!es)
+		return -ENOMEM;
+	es->syms = syms;
+	es->n = es->cap = n;
+	es->pool = pool;
+	es->pool_len = es->pool_cap = pool_len;
+	if (nloads)
+		memcpy(es->loads, loads, nloads * sizeof(*loads));
+	es->nloads = nloads;
+	if (build_id_len)
+		memcpy(es->build_id, build_id, build_id_len);
+	es->build_id_len = build_id_len;
+	es->adopted = 1;
+	*out = es;
+	return 0;
+}
+
+int elfsyms_symbol(const struct elfsyms *es, size_t i, struct elfsyms_sym *sym, const char **name)
+{
+	if (!es || i >= es->n)
+		return -ENOENT;
+	*sym = es->syms[i];
+	*name = es->pool + es->syms[i].name;
+	return 0;
+}
+
+void elfsyms_set_demangler(struct elfsyms *es, elfsyms_demangle_fn fn, void *ctx)
+{
+	es->demangler = fn;
+	es->demangler_ctx = ctx;
+}
+
+const struct elfsyms_load *elfsyms_loads(const struct elfsyms *es, size_t *n)
+{
+	*n = es->nloads;
+	return es->loads;
 }
 
 size_t elfsyms_count(const struct elfsyms *es)
@@ -377,7 +432,8 @@ const unsigned char *elfsyms_build_id(const struct elfsyms *es, size_t *len)
 
 size_t elfsyms_memory(const struct elfsyms *es)
 {
-	return sizeof(*es) + es->cap * sizeof(*es->syms) + es->n * sizeof(char *) + es->pool_cap;
+	return sizeof(*es) + es->cap * sizeof(*es->syms) +
+	       (es->demangled ? es->n * sizeof(char *) : 0) + es->pool_cap;
 }
 
 void elfsyms_free(struct elfsyms *es)

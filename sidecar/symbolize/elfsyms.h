@@ -24,10 +24,24 @@
 
 struct elfsyms;
 
+struct elfsyms_sym {
+	uint64_t addr;
+	uint32_t size; /* clamped; 0 = unknown */
+	uint32_t name; /* offset into the name pool */
+};
+
+struct elfsyms_load {
+	uint64_t offset, vaddr, filesz; /* one PT_LOAD program header */
+};
+
 /* Load from an open file (read with pread: a file truncated under us
  * cannot SIGBUS the caller). 0 or -errno: -EFBIG over ELFSYMS_MAX_FILE,
  * -ENOEXEC when it is not a usable ELF file. */
 int elfsyms_load_fd(int fd, struct elfsyms **out, struct fs_error *err);
+
+/* The same with the data symbols (STT_OBJECT) a library exports in
+ * .dynsym instead of its functions: the VMStructs tables of libjvm.so. */
+int elfsyms_load_fd_objects(int fd, struct elfsyms **out, struct fs_error *err);
 
 /* Load from memory; buf is copied, the caller keeps it. */
 int elfsyms_load_mem(const void *buf, size_t len, struct elfsyms **out, struct fs_error *err);
@@ -46,6 +60,29 @@ int elfsyms_offset_to_vaddr(const struct elfsyms *es, uint64_t file_offset, uint
 const char *elfsyms_lookup(struct elfsyms *es, uint64_t vaddr, uint64_t *offset);
 
 size_t elfsyms_count(const struct elfsyms *es);
+
+/* Symbol i in address order: *sym, and *name its raw (mangled) name.
+ * 0, or -ENOENT past the end. */
+int elfsyms_symbol(const struct elfsyms *es, size_t i, struct elfsyms_sym *sym, const char **name);
+
+/* The PT_LOAD headers kept (at most ELFSYMS_MAX_LOADS). */
+const struct elfsyms_load *elfsyms_loads(const struct elfsyms *es, size_t *n);
+
+/* A table from parts already validated by the caller (elfflat.c): syms
+ * sorted by address without duplicates, every name offset starting a
+ * NUL-terminated string inside pool. Takes syms and pool (malloc'd) on
+ * success; loads and build_id are copied. Lookups never call the demangler
+ * of this process on these names: they return them as they are, or what
+ * elfsyms_set_demangler's function makes of them. 0, -EINVAL or -ENOMEM. */
+int elfsyms_adopt(struct elfsyms_sym *syms, size_t n, char *pool, size_t pool_len,
+		  const struct elfsyms_load *loads, size_t nloads, const unsigned char *build_id,
+		  size_t build_id_len, struct elfsyms **out);
+
+/* How a table from elfsyms_adopt demangles a C++ name ("_Z...") on its
+ * first lookup: 1 with the display name in out (as elfsyms_demangle gives
+ * it), else 0 and the name stays mangled. The answer is cached per symbol. */
+typedef int (*elfsyms_demangle_fn)(void *ctx, const char *name, char *out, size_t len);
+void elfsyms_set_demangler(struct elfsyms *es, elfsyms_demangle_fn fn, void *ctx);
 
 /* Build-id bytes (NULL and *len 0 when the file has none). */
 const unsigned char *elfsyms_build_id(const struct elfsyms *es, size_t *len);

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "cleanup.h"
+#include "elfsource.h"
 #include "elfsyms.h"
 #include "kallsyms.h"
 #include "jitlog.h"
@@ -79,7 +80,8 @@ struct symbolizer {
 	symbolizer_method_fn method_fn;
 	void *method_ctx;
 	struct symbolizer_stats st;
-	uint64_t time; /* of the callchains being symbolized */
+	struct elfsource *elf; /* container ELF files are parsed through it, never here */
+	uint64_t time;	       /* of the callchains being symbolized */
 	/* the mapping and file of the last native frame looked up (valid
 	 * until the maps are read again): its module and build id */
 	const struct symmap *last_map;
@@ -130,6 +132,12 @@ int symbolizer_open(const struct symbolizer_opts *opts, struct symbolizer **out,
 	}
 	strcpy(sym->proc_root, root);
 	sym->opts.proc_root = NULL;
+	struct elfsource_opts eo = {sym->opts.warn, sym->opts.warn_ctx};
+	int r = elfsource_new(&eo, &sym->elf, err);
+	if (r < 0) {
+		free(sym);
+		return r;
+	}
 	*out = sym;
 	return 0;
 }
@@ -176,6 +184,7 @@ void symbolizer_close(struct symbolizer *sym)
 	free(sym->files);
 	kallsyms_free(sym->ks);
 	elfsyms_free(sym->vdso);
+	elfsource_free(sym->elf);
 	free(sym);
 }
 
@@ -486,6 +495,33 @@ static int symbolizer_add_file(struct symbolizer *sym, struct symfile *f)
 	return 0;
 }
 
+/* The file's symbols, parsed in the ELF sandbox (elfsource.h); identical
+ * files (same build-id) then share one table. */
+static void symbolizer_parse_file(struct symbolizer *sym, const struct symmap *m, int fd,
+				  struct symfile *f)
+{
+	if (elfsource_load(sym->elf, fd, f->size, m->label, &f->es) < 0) {
+		sym->st.elf_failed++;
+		return;
+	}
+	sym->st.elf_loaded++;
+	const unsigned char *id = elfsyms_build_id(f->es, &f->build_id_len);
+	if (f->build_id_len)
+		memcpy(f->build_id, id, f->build_id_len);
+	for (size_t i = 0; f->build_id_len && i < sym->nfiles; i++) {
+		struct symfile *o = sym->files[i];
+		if (o->es && !o->shared && o->build_id_len == f->build_id_len &&
+		    !memcmp(o->build_id, f->build_id, f->build_id_len)) {
+			elfsyms_free(f->es);
+			f->es = o->es;
+			f->shared = 1;
+			sym->st.elf_shared++;
+			return;
+		}
+	}
+	sym->elf_memory += elfsyms_memory(f->es);
+}
+
 static struct symfile *symbolizer_file(struct symbolizer *sym, pid_t pid, struct symmap *m)
 {
 	if (m->tried)
@@ -494,11 +530,9 @@ static struct symfile *symbolizer_file(struct symbolizer *sym, pid_t pid, struct
 	char path[320];
 	snprintf(path, sizeof(path), "%s/%d/map_files/%llx-%llx", sym->proc_root, (int)pid,
 		 (unsigned long long)m->start, (unsigned long long)m->end);
-	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return NULL;
 	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+	cleanup_close int fd = elfsource_open(sym->elf, path, &st);
+	if (fd < 0)
 		return NULL;
 	for (size_t i = 0; i < sym->nfiles; i++) {
 		struct symfile *f = sym->files[i];
@@ -515,27 +549,7 @@ static struct symfile *symbolizer_file(struct symbolizer *sym, pid_t pid, struct
 	f->ino = st.st_ino;
 	f->size = st.st_size;
 	f->mtime = st.st_mtim;
-	if (elfsyms_read_build_id(fd, f->build_id, &f->build_id_len) < 0)
-		f->build_id_len = 0;
-	for (size_t i = 0; f->build_id_len && i < sym->nfiles; i++) {
-		struct symfile *o = sym->files[i];
-		if (o->es && o->build_id_len == f->build_id_len &&
-		    !memcmp(o->build_id, f->build_id, f->build_id_len)) {
-			f->es = o->es;
-			f->shared = 1;
-			sym->st.elf_shared++;
-			break;
-		}
-	}
-	if (!f->es) {
-		if (elfsyms_load_fd(fd, &f->es, NULL) < 0) {
-			f->es = NULL;
-			sym->st.elf_failed++;
-		} else {
-			sym->st.elf_loaded++;
-			sym->elf_memory += elfsyms_memory(f->es);
-		}
-	}
+	symbolizer_parse_file(sym, m, fd, f);
 	if (symbolizer_add_file(sym, f) < 0) {
 		if (!f->shared)
 			elfsyms_free(f->es);

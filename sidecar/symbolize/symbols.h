@@ -17,6 +17,10 @@
  * (device, inode, size, mtime) and aliased by build-id, so every process of
  * one image costs one parse. Every cache is bounded (see the constants).
  *
+ * Container ELF files are never parsed here: a sandboxed child does it
+ * (elfjail.h) and sends back flat tables that are validated before use
+ * (elfflat.h). A file it cannot parse in time gets no symbols.
+ *
  * Not thread-safe: one symbolizer per thread. */
 #ifndef FS_SYMBOLS_H
 #define FS_SYMBOLS_H
@@ -55,6 +59,10 @@ struct symbolizer_opts {
 	const char *kallsyms_path; /* NULL = /proc/kallsyms */
 	const char *proc_root;	   /* NULL = /proc (tests) */
 	unsigned flags;
+	/* Told why an ELF file gets no symbols (the first 16 files, then
+	 * once that there are more); NULL = not told. */
+	void (*warn)(void *ctx, const char *msg);
+	void *warn_ctx;
 };
 
 struct symbolizer_frame {

@@ -8,10 +8,12 @@
  * A good seed corpus: a few small ELF files (cp /bin/true, a .so, a .o). */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "elfflat.h"
 #include "elfsyms.h"
 #include "kallsyms.h"
 
@@ -54,6 +56,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (elfsyms_load_mem(data, size, &es, NULL) == 0) {
 		fuzz_elf_probe(es, data, size);
+		/* What the ELF sandbox would send back for this file: the
+		 * parent's validator must accept it (names raw here: the
+		 * demangler is libstdc++'s, and its bombs are the deadline's). */
+		char *flat = NULL;
+		size_t flen = 0;
+		struct elfsyms *back = NULL;
+		if (elfflat_encode(es, 0, &flat, &flen) == 0) {
+			if (elfflat_decode(flat, flen, &back, NULL) != 0 ||
+			    elfsyms_count(back) != elfsyms_count(es))
+				abort();
+			fuzz_elf_probe(back, data, size);
+			elfsyms_free(back);
+			free(flat);
+		}
 		elfsyms_free(es);
 		es = NULL;
 	}

@@ -437,7 +437,10 @@ static void test_cxx_and_shared(struct symbolizer *sym)
 	       "ns::Klass::method", "same code from a copy of the library");
 	struct symbolizer_stats after;
 	symbolizer_stats(sym, &after);
-	is_int(after.elf_loaded - before.elf_loaded, 1, "two files, one build-id: one parse");
+	/* The build-id comes from the ELF sandbox with the table: both files
+	 * are parsed there, and the second table is dropped for the first. */
+	is_int(after.elf_loaded - before.elf_loaded, 2,
+	       "two files, one build-id: two sandboxed parses");
 	is_int(after.elf_shared - before.elf_shared, 1, "the copy shares the symbol table");
 
 	void *(*hid)(void) = (void *(*)(void))dlsym(hs, "hidden_addr");
