@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -187,4 +188,35 @@ int proc_alive(pid_t pid, uint64_t start_time)
 	if (pid <= 0 || proc_start_time(pid, &now, NULL) < 0)
 		return 0;
 	return now == start_time;
+}
+
+int proc_unmap_shared(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+	struct {
+		unsigned long long start, end;
+	} shared[64];
+	size_t n = 0;
+	int more = 1;
+	if (!f)
+		return -errno;
+	/* Collected first, unmapped after: the file changes as we unmap. */
+	while (more && n < sizeof(shared) / sizeof(shared[0])) {
+		more = fgets(line, sizeof(line), f) != NULL;
+		unsigned long long a, b;
+		char perms[8];
+		if (more && sscanf(line, "%llx-%llx %7s", &a, &b, perms) == 3 && perms[3] == 's')
+			shared[n].start = a, shared[n++].end = b;
+		/* a line longer than the buffer: skip its tail */
+		while (more && !strchr(line, '\n') && (more = fgets(line, sizeof(line), f) != NULL))
+			;
+	}
+	fclose(f);
+	if (more)
+		return -E2BIG; /* more shared mappings than we track: refuse */
+	for (size_t i = 0; i < n; i++)
+		if (munmap((void *)(uintptr_t)shared[i].start, shared[i].end - shared[i].start) < 0)
+			return -errno;
+	return 0;
 }

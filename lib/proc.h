@@ -55,4 +55,12 @@ int proc_alive(pid_t pid, uint64_t start_time);
  * buffer (*out, *len). -E2BIG if it is larger. */
 int proc_read_file(const char *path, size_t max, char **out, size_t *len, struct fs_error *err);
 
+/* Unmap every shared mapping this process inherited through fork (the
+ * sampler's perf ring buffers, anything else of the sidecar's that is
+ * shared), for a child about to handle container input: taken over, it
+ * must not read other containers' samples or write into the parent's memory
+ * through them. Private pages are its own copies. 0, -E2BIG (more shared
+ * mappings than it tracks: refused) or -errno. */
+int proc_unmap_shared(void);
+
 #endif

@@ -308,6 +308,12 @@ static __attribute__((noreturn)) void sb_child(const struct sandbox_target *t,
 	 * /proc/<pid>/mem, environ or fds. */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		sb_child_die(fd, errno, "making the sandboxed child non-dumpable");
+	/* While the host's /proc is still ours to read: the perf ring buffers
+	 * (every profiled container's samples) must not be readable by a
+	 * child that talks to a container's JVM. */
+	int unmapped = proc_unmap_shared();
+	if (unmapped < 0)
+		sb_child_die(fd, -unmapped, "unmapping the sidecar's shared memory");
 	sigemptyset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
 	/* Handlers the sidecar may have installed; nothing else is caught. */

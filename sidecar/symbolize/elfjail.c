@@ -21,6 +21,7 @@
 
 #include "cleanup.h"
 #include "elfflat.h"
+#include "proc.h"
 #include "timeutil.h"
 
 #define ELFJAIL_MSG_MAX 512	  /* an error message from the child */
@@ -238,41 +239,6 @@ static __attribute__((unused)) uint64_t elfjail_vm_bytes(void)
 	return pages * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
-/* Unmap every shared mapping the fork inherited (the sampler's perf ring
- * buffers, anything else of the sidecar's that is shared): a child taken
- * over by a crafted file must not be able to write into the parent's
- * memory through them. Private pages are its own copies. */
-static int elfjail_unmap_shared(void)
-{
-	FILE *f = fopen("/proc/self/maps", "re");
-	char line[512];
-	struct {
-		unsigned long long start, end;
-	} shared[64];
-	size_t n = 0;
-	int more = 1;
-	if (!f)
-		return -errno;
-	/* Collected first, unmapped after: the file changes as we unmap. */
-	while (more && n < FS_ARRAY_SIZE(shared)) {
-		more = fgets(line, sizeof(line), f) != NULL;
-		unsigned long long a, b;
-		char perms[8];
-		if (more && sscanf(line, "%llx-%llx %7s", &a, &b, perms) == 3 && perms[3] == 's')
-			shared[n].start = a, shared[n++].end = b;
-		/* a line longer than the buffer: skip its tail */
-		while (more && !strchr(line, '\n') && (more = fgets(line, sizeof(line), f) != NULL))
-			;
-	}
-	fclose(f);
-	if (more)
-		return -E2BIG; /* more shared mappings than we track: refuse */
-	for (size_t i = 0; i < n; i++)
-		if (munmap((void *)(uintptr_t)shared[i].start, shared[i].end - shared[i].start) < 0)
-			return -errno;
-	return 0;
-}
-
 static int elfjail_limits(size_t memory)
 {
 	struct rlimit zero = {0, 0}, nofile = {16, 16};
@@ -309,7 +275,7 @@ static __attribute__((noreturn)) void elfjail_child(int sock, pid_t parent, size
 	    dup2(high, 3) < 0)
 		_exit(1);
 	close_range(4, ~0u, 0);
-	int r = elfjail_unmap_shared();
+	int r = proc_unmap_shared();
 	if (r < 0)
 		fs_error_set(&e, -r, "ELF sandbox: unmapping the sidecar's shared memory");
 	else if ((r = elfjail_limits(memory)) < 0)

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -57,6 +59,21 @@ static int sb_forbidden(struct sandbox_child *c, void *arg, struct fs_error *err
 	int exec_errno = errno;
 	int n = snprintf(buf, sizeof(buf), "inet=%d/%d exec=%d", inet, inet_errno, exec_errno);
 	return sandbox_child_write(c, buf, (size_t)n, err);
+}
+
+/* Whether the page at arg is still mapped in the child (its maps line). */
+static int sb_shared(struct sandbox_child *c, void *arg, struct fs_error *err)
+{
+	char want[32], line[512];
+	snprintf(want, sizeof(want), "%lx-", (unsigned long)(uintptr_t)arg);
+	FILE *f = fopen("/proc/self/maps", "re");
+	const char *res = f ? "unmapped" : "no maps";
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, want, strlen(want)))
+			res = "mapped";
+	if (f)
+		fclose(f);
+	return sandbox_child_write(c, res, strlen(res), err);
 }
 
 static int sb_ask(struct sandbox_child *c, void *arg, struct fs_error *err)
@@ -124,6 +141,20 @@ static void test_sandbox(void)
 	is_str(out, "inet=-1/1 exec=1", "AF_INET sockets and exec fail with EPERM");
 	free(out);
 	out = NULL;
+
+	/* A shared mapping of the parent (as the perf ring buffers are) is
+	 * gone in the child, a private one is kept. */
+	void *ring = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	job.fn = sb_shared;
+	job.arg = ring;
+	ok(ring != MAP_FAILED && sandbox_run(&t, &job, &out, &len, &err) == 0,
+	   "the child reports its maps: %s", err.msg);
+	is_str(out, "unmapped", "the parent's shared mappings are not in the sandboxed child");
+	free(out);
+	out = NULL;
+	job.arg = NULL;
+	if (ring != MAP_FAILED)
+		munmap(ring, 4096);
 
 	job.fn = sb_fail;
 	ok(sandbox_run(&t, &job, &out, &len, &err) == -ENOTSUP &&
