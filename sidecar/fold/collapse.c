@@ -163,7 +163,7 @@ static int collapse_end_sample(struct collapse *c)
 		return 0;
 	}
 	c->key.len = 0;
-	if (cbuf_reserve(&c->key, need) < 0)
+	if (cbuf_reserve(&c->key, need + sizeof(BUDGET_DROPPED_FRAME) + 1) < 0)
 		return -ENOMEM;
 	char *k = c->key.p;
 	memcpy(k, c->pname.p, c->pname.len);
@@ -174,6 +174,13 @@ static int collapse_end_sample(struct collapse *c)
 		k += c->segs[i].len;
 	}
 	int r = fold_add(c->fold, c->key.p, (size_t)(k - c->key.p), c->period);
+	if (r == -ENOSPC) {
+		/* the table is full: count it under the process (budget.h) */
+		static const char dropped[] = ";" BUDGET_DROPPED_FRAME;
+		memcpy(c->key.p + c->pname.len, dropped, sizeof(dropped) - 1);
+		r = fold_add_over(c->fold, c->key.p, c->pname.len + sizeof(dropped) - 1, c->period);
+		c->st.dropped++;
+	}
 	if (r < 0)
 		return r;
 	c->st.samples++;

@@ -183,6 +183,11 @@ static size_t profile_line(struct profile *p, const struct profile_chain *c)
 			p->line[i] = '_';
 	if (p->o.with_pid)
 		pos += (size_t)snprintf(p->line + pos, 32, "-%d", (int)c->pid);
+	if (c->nr && p->words[c->off + c->nr - 1] == PROFILE_CUT_WORD) {
+		/* the root end is missing: say so where the root would be */
+		profile_put(p, &pos, BUDGET_TRUNCATED_FRAME, strlen(BUDGET_TRUNCATED_FRAME), NULL);
+		p->st.cut += c->count;
+	}
 	if (profile_owner_changed(p, c, frames, n))
 		p->st.time_approx += c->count;
 	for (size_t k = n; k-- > 0;) {
@@ -198,6 +203,20 @@ static size_t profile_line(struct profile *p, const struct profile_chain *c)
 	return pos;
 }
 
+/* The fold table is full (its budget): count the chain's samples in its
+ * process's "comm;[dropped: stack table full]" stack instead, rewriting
+ * p->line to it (so the export gets the same stack). */
+static int profile_add_dropped(struct profile *p, size_t *len, uint64_t count)
+{
+	static const char dropped[] = ";" BUDGET_DROPPED_FRAME;
+	const char *semi = memchr(p->line, ';', *len);
+	size_t root = semi ? (size_t)(semi - p->line) : *len;
+	memcpy(p->line + root, dropped, sizeof(dropped) - 1);
+	*len = root + sizeof(dropped) - 1;
+	p->st.table_dropped += count;
+	return fold_add_over(p->table, p->line, *len, count);
+}
+
 int profile_fold(struct profile *p, int map_first, struct fs_error *err)
 {
 	uint64_t t0 = timeutil_now_us();
@@ -210,7 +229,10 @@ int profile_fold(struct profile *p, int map_first, struct fs_error *err)
 		if (!c->count)
 			continue;
 		size_t len = profile_line(p, c);
-		if (!r && fold_add(p->table, p->line, len, c->count) < 0)
+		int a = r ? 0 : fold_add(p->table, p->line, len, c->count);
+		if (a == -ENOSPC)
+			a = profile_add_dropped(p, &len, c->count);
+		if (a < 0)
 			r = fs_error_set(err, ENOMEM, "adding a folded stack");
 		int e = !r && p->o.on_stack
 			    ? p->o.on_stack(p->o.on_stack_ctx, c->pid, p->line, len, c->count)
@@ -239,11 +261,14 @@ int profile_reset_table(struct profile *p)
 	struct fold *n = fold_new();
 	if (!n)
 		return -ENOMEM;
+	fold_set_budget(n, profile_table_budget(&p->o));
 	fold_free(p->table);
 	p->table = n;
 	memset(p->st.frames, 0, sizeof(p->st.frames));
 	p->st.time_approx = 0;
 	memset(p->st.resolved, 0, sizeof(p->st.resolved));
 	p->st.folded = 0;
+	p->st.table_dropped = 0;
+	p->st.cut = 0;
 	return 0;
 }

@@ -17,6 +17,9 @@
 #define PROFILE_ENV_MAX	       (1u << 20)
 #define PROFILE_WARM_US	       10000   /* per poll: symbolize new chains early (see profile_warm) */
 #define PROFILE_WINDOW_READ_US 1000000 /* read the JVMs' JIT logs this often */
+/* Last word of a raw chain cut at the root end: a context marker no kernel
+ * emits (>= PERF_CONTEXT_MAX), so the symbolizer skips it. */
+#define PROFILE_CUT_WORD ((uint64_t)-4095)
 
 /* One distinct (pid, callchain): its words are words[off .. off + nr),
  * preceded in the arena by pid and nr (so the arena can be walked). */
@@ -75,8 +78,14 @@ struct profile {
 	int opened;		   /* the events were opened once */
 	int no_reopen;		   /* reopening with copies failed: do not retry */
 	struct sampler_stats base; /* counts of samplers closed by a reopen */
-	uint64_t chain[SYMBOLIZER_MAX_FRAMES];
+	uint64_t chain[SYMBOLIZER_MAX_FRAMES + 1]; /* + PROFILE_CUT_WORD */
 };
+
+/* The fold table's byte budget for o (budget.h). */
+static inline size_t profile_table_budget(const struct profile_opts *o)
+{
+	return o->table_bytes ? o->table_bytes : (size_t)BUDGET_STACK_TABLE_MIB_DEFAULT << 20;
+}
 
 /* One line of warning through the caller's callback (dropped without one). */
 void profile_warn(struct profile *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
