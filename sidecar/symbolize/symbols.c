@@ -16,6 +16,7 @@
 #include "kallsyms.h"
 #include "jitlog.h"
 #include "perfmap.h"
+#include "procmaps.h"
 #include "timeutil.h"
 #include "utf8.h"
 
@@ -23,8 +24,6 @@
 #define SYMBOLIZER_JIT_MAX    64
 #define SYMBOLIZER_ARENA      (SYMBOLIZER_MAX_FRAMES * 1024)
 #define SYMBOLIZER_KERNEL_MIN 0xffff800000000000ull
-
-enum symmap_type { SYMMAP_FILE, SYMMAP_ANON, SYMMAP_VDSO, SYMMAP_SPECIAL };
 
 struct symfile {
 	dev_t dev;
@@ -37,19 +36,18 @@ struct symfile {
 	int shared;	    /* es belongs to another entry (same build-id) */
 };
 
-struct symmap {
-	uint64_t start, end, pgoff;
-	enum symmap_type type;
-	char *label; /* "[libc.so.6]", "[vdso]"; NULL for anonymous memory */
-	struct symfile *file;
-	int tried;
-};
+/* A mapping's procmaps `user` word: 0 not looked at yet, SYMMAP_TRIED no
+ * file (negative cache), else its struct symfile *. */
+#define SYMMAP_TRIED ((uintptr_t)1)
+static inline struct symfile *symmap_file(const struct procmaps_map *m)
+{
+	return m->user > SYMMAP_TRIED ? (struct symfile *)m->user : NULL;
+}
 
 struct sympid {
 	pid_t pid;
 	struct sympid *next;
-	struct symmap *maps;
-	size_t n;
+	struct procmaps pm; /* executable mappings (procmaps.h) */
 	uint64_t loaded_ms;
 	int gone;
 	char comm[17];
@@ -64,6 +62,7 @@ struct symjit {
 struct symbolizer {
 	struct symbolizer_opts opts;
 	char proc_root[256];
+	int fake_proc; /* opts.proc_root was given (tests) */
 	struct kallsyms *ks;
 	int ks_tried;
 	struct elfsyms *vdso;
@@ -112,6 +111,7 @@ int symbolizer_open(const struct symbolizer_opts *opts, struct symbolizer **out,
 		return fs_error_set(err, ENAMETOOLONG, "symbolizer: proc root '%s'", root);
 	}
 	strcpy(sym->proc_root, root);
+	sym->fake_proc = sym->opts.proc_root != NULL;
 	sym->opts.proc_root = NULL;
 	*out = sym;
 	return 0;
@@ -119,9 +119,7 @@ int symbolizer_open(const struct symbolizer_opts *opts, struct symbolizer **out,
 
 static void symbolizer_free_pid(struct sympid *sp)
 {
-	for (size_t i = 0; i < sp->n; i++)
-		free(sp->maps[i].label);
-	free(sp->maps);
+	procmaps_release(&sp->pm);
 	free(sp);
 }
 
@@ -220,85 +218,6 @@ static const struct symjit *symbolizer_jit_for(const struct symbolizer *sym, pid
 
 /* ---- /proc/<pid>/maps --------------------------------------------------- */
 
-static char *symbolizer_label(const char *path, enum symmap_type type)
-{
-	if (type == SYMMAP_ANON)
-		return NULL;
-	if (type != SYMMAP_FILE)
-		return strdup(path); /* "[vdso]", "[vsyscall]" */
-	const char *base = strrchr(path, '/');
-	base = base ? base + 1 : path;
-	size_t len = strlen(base);
-	const char *del = " (deleted)";
-	if (len > strlen(del) && !strcmp(base + len - strlen(del), del))
-		len -= strlen(del);
-	if (len > 200)
-		len = 200;
-	char *l = malloc(len + 3);
-	if (!l)
-		return NULL;
-	l[0] = '[';
-	memcpy(l + 1, base, len);
-	l[len + 1] = ']';
-	l[len + 2] = '\0';
-	return l;
-}
-
-static int symbolizer_parse_maps(FILE *f, struct sympid *sp)
-{
-	cleanup_free char *line = NULL;
-	size_t cap = 0, total = 0, mcap = 0;
-	ssize_t len;
-	while ((len = getline(&line, &cap, f)) > 0) {
-		total += (size_t)len;
-		if (total > SYMBOLIZER_MAPS_MAX_BYTES || sp->n >= SYMBOLIZER_MAX_MAPS)
-			break;
-		if (line[len - 1] == '\n')
-			line[len - 1] = '\0';
-		unsigned long long start, end, pgoff, ino;
-		unsigned maj, min;
-		char perms[8];
-		int pos = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff,
-			   &maj, &min, &ino, &pos) < 7 ||
-		    pos == 0)
-			continue;
-		if (!strchr(perms, 'x') || end <= start)
-			continue;
-		const char *path = line + pos;
-		enum symmap_type type;
-		if (!*path)
-			type = SYMMAP_ANON;
-		else if (!strcmp(path, "[vdso]"))
-			type = SYMMAP_VDSO;
-		else if (path[0] == '[')
-			type = strncmp(path, "[anon", 5) ? SYMMAP_SPECIAL : SYMMAP_ANON;
-		else if (ino == 0 && path[0] != '/')
-			type = SYMMAP_ANON; /* e.g. "//anon", memfd names are files though */
-		else
-			type = SYMMAP_FILE;
-		if (sp->n == mcap) {
-			size_t nc = mcap ? mcap * 2 : 64;
-			struct symmap *m = realloc(sp->maps, nc * sizeof(*m));
-			if (!m)
-				return -ENOMEM;
-			sp->maps = m;
-			mcap = nc;
-		}
-		struct symmap *m = &sp->maps[sp->n];
-		memset(m, 0, sizeof(*m));
-		m->start = start;
-		m->end = end;
-		m->pgoff = pgoff;
-		m->type = type;
-		m->label = symbolizer_label(path, type);
-		if (type != SYMMAP_ANON && !m->label)
-			return -ENOMEM;
-		sp->n++;
-	}
-	return 0;
-}
-
 static struct sympid *symbolizer_find_pid(struct symbolizer *sym, pid_t pid)
 {
 	for (struct sympid *sp = sym->buckets[(unsigned)pid % SYMBOLIZER_BUCKETS]; sp;
@@ -324,49 +243,46 @@ static void symbolizer_read_comm(struct symbolizer *sym, struct sympid *sp)
 		*nl = '\0';
 }
 
-/* (Re)read pid's maps into sp. */
+/* Drop the maps of every process (over the budget): each is read again
+ * on its next lookup. */
+static void symbolizer_release_maps(struct symbolizer *sym)
+{
+	for (size_t b = 0; b < SYMBOLIZER_BUCKETS; b++)
+		for (struct sympid *sp = sym->buckets[b]; sp; sp = sp->next) {
+			procmaps_release(&sp->pm);
+			sp->loaded_ms = 0;
+		}
+}
+
+/* (Re)read pid's maps into sp. The maps of all processes share one
+ * budget (procmaps.h): past it, every other process's maps are dropped
+ * (read again when next needed) and this one is tried once more. */
 static int symbolizer_read_maps(struct symbolizer *sym, struct sympid *sp, struct fs_error *err)
 {
-	char path[320];
-	snprintf(path, sizeof(path), "%s/%d/maps", sym->proc_root, (int)sp->pid);
 	sp->loaded_ms = timeutil_now_ms();
 	sym->st.maps_reads++;
-	cleanup_fclose FILE *f = fopen(path, "re");
-	if (!f) {
-		int e = errno;
-		if (e == ENOENT)
-			e = ESRCH;
-		sp->gone = 1;
-		return fs_error_set(err, e, "reading %s", path);
+	struct procmaps fresh;
+	int r = procmaps_read(sym->fake_proc ? sym->proc_root : NULL, sp->pid, &fresh, err);
+	if (r == -ENOSPC) {
+		procmaps_release(&sp->pm); /* its own old maps first */
+		symbolizer_release_maps(sym);
+		fs_error_clear(err);
+		r = procmaps_read(sym->fake_proc ? sym->proc_root : NULL, sp->pid, &fresh, err);
 	}
-	struct sympid fresh = {.pid = sp->pid};
-	int r = symbolizer_parse_maps(f, &fresh);
-	if (r < 0 || fresh.n == 0) {
-		for (size_t i = 0; i < fresh.n; i++)
-			free(fresh.maps[i].label);
-		free(fresh.maps);
-		if (r < 0)
-			return fs_error_set(err, -r, "parsing %s", path);
+	if (r < 0) {
+		if (r != -ENOSPC && r != -ENOMEM)
+			sp->gone = 1;
+		return r;
+	}
+	if (fresh.n == 0) {
+		procmaps_release(&fresh);
 		sp->gone = 1; /* a zombie or kernel thread: nothing mapped */
 		return 0;
 	}
 	/* Keep resolved files of mappings that did not change. */
-	for (size_t i = 0, j = 0; i < fresh.n; i++) {
-		while (j < sp->n && sp->maps[j].start < fresh.maps[i].start)
-			j++;
-		if (j < sp->n && sp->maps[j].start == fresh.maps[i].start &&
-		    sp->maps[j].end == fresh.maps[i].end &&
-		    sp->maps[j].pgoff == fresh.maps[i].pgoff &&
-		    sp->maps[j].type == fresh.maps[i].type) {
-			fresh.maps[i].file = sp->maps[j].file;
-			fresh.maps[i].tried = sp->maps[j].tried;
-		}
-	}
-	for (size_t i = 0; i < sp->n; i++)
-		free(sp->maps[i].label);
-	free(sp->maps);
-	sp->maps = fresh.maps;
-	sp->n = fresh.n;
+	procmaps_carry(&fresh, &sp->pm);
+	procmaps_release(&sp->pm);
+	sp->pm = fresh;
 	sp->gone = 0;
 	return 0;
 }
@@ -425,21 +341,6 @@ const char *symbolizer_comm(struct symbolizer *sym, pid_t pid)
 	return sp && sp->comm[0] ? sp->comm : NULL;
 }
 
-static struct symmap *symbolizer_find_map(struct sympid *sp, uint64_t addr)
-{
-	size_t lo = 0, hi = sp->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (addr < sp->maps[mid].start)
-			hi = mid;
-		else if (addr >= sp->maps[mid].end)
-			lo = mid + 1;
-		else
-			return &sp->maps[mid];
-	}
-	return NULL;
-}
-
 /* ---- ELF files ---------------------------------------------------------- */
 
 static int symbolizer_add_file(struct symbolizer *sym, struct symfile *f)
@@ -454,11 +355,11 @@ static int symbolizer_add_file(struct symbolizer *sym, struct symfile *f)
 	return 0;
 }
 
-static struct symfile *symbolizer_file(struct symbolizer *sym, pid_t pid, struct symmap *m)
+static struct symfile *symbolizer_file(struct symbolizer *sym, pid_t pid, struct procmaps_map *m)
 {
-	if (m->tried)
-		return m->file;
-	m->tried = 1;
+	if (m->user)
+		return symmap_file(m);
+	m->user = SYMMAP_TRIED;
 	char path[320];
 	snprintf(path, sizeof(path), "%s/%d/map_files/%llx-%llx", sym->proc_root, (int)pid,
 		 (unsigned long long)m->start, (unsigned long long)m->end);
@@ -471,8 +372,11 @@ static struct symfile *symbolizer_file(struct symbolizer *sym, pid_t pid, struct
 	for (size_t i = 0; i < sym->nfiles; i++) {
 		struct symfile *f = sym->files[i];
 		if (f->dev == st.st_dev && f->ino == st.st_ino && f->size == st.st_size &&
-		    f->mtime.tv_sec == st.st_mtim.tv_sec && f->mtime.tv_nsec == st.st_mtim.tv_nsec)
-			return m->file = f;
+		    f->mtime.tv_sec == st.st_mtim.tv_sec &&
+		    f->mtime.tv_nsec == st.st_mtim.tv_nsec) {
+			m->user = (uintptr_t)f;
+			return f;
+		}
 	}
 	if (sym->nfiles >= SYMBOLIZER_MAX_FILES || sym->elf_memory >= SYMBOLIZER_MAX_ELF_MEMORY)
 		return NULL;
@@ -510,7 +414,8 @@ static struct symfile *symbolizer_file(struct symbolizer *sym, pid_t pid, struct
 		free(f);
 		return NULL;
 	}
-	return m->file = f;
+	m->user = (uintptr_t)f;
+	return f;
 }
 
 /* Our own vDSO: the kernel maps the same image into every process. */
@@ -575,12 +480,12 @@ static const char *symbolizer_jit(struct symbolizer *sym, pid_t pid, uint64_t ad
 static const char *symbolizer_user(struct symbolizer *sym, struct sympid *sp, uint64_t addr,
 				   int leaf, enum symbolizer_kind *kind, int *resolved)
 {
-	struct symmap *m = symbolizer_find_map(sp, addr);
+	struct procmaps_map *m = procmaps_find(&sp->pm, addr);
 	if (!m && !sp->gone && timeutil_now_ms() - sp->loaded_ms >= SYMBOLIZER_REFRESH_MS) {
 		symbolizer_read_maps(sym, sp, NULL); /* new mapping since (dlopen, JIT) */
-		m = symbolizer_find_map(sp, addr);
+		m = procmaps_find(&sp->pm, addr);
 	}
-	if (!m || m->type == SYMMAP_ANON) {
+	if (!m || m->type == PROCMAPS_ANON) {
 		*kind = m ? SYMBOLIZER_KIND_JIT : SYMBOLIZER_KIND_UNKNOWN;
 		const char *name = symbolizer_jit(sym, sp->pid, addr + (leaf ? 1 : 0), resolved);
 		if (name) {
@@ -592,10 +497,10 @@ static const char *symbolizer_user(struct symbolizer *sym, struct sympid *sp, ui
 	*kind = SYMBOLIZER_KIND_NATIVE;
 	struct elfsyms *es = NULL;
 	uint64_t off = addr - m->start + m->pgoff;
-	if (m->type == SYMMAP_VDSO) {
+	if (m->type == PROCMAPS_VDSO) {
 		es = symbolizer_vdso(sym);
 		off = addr - m->start;
-	} else if (m->type == SYMMAP_FILE) {
+	} else if (m->type == PROCMAPS_FILE) {
 		struct symfile *f = symbolizer_file(sym, sp->pid, m);
 		es = f ? f->es : NULL;
 	}
@@ -609,7 +514,7 @@ static const char *symbolizer_user(struct symbolizer *sym, struct sympid *sp, ui
 	 * out m->label itself left a dangling name in the chain: the garbage
 	 * frame seen between libjvm and the kernel (an unresolved libc frame,
 	 * then a JIT address newer than the cached maps). */
-	return name ? name : symbolizer_keep(sym, m->label, NULL);
+	return name ? name : symbolizer_keep(sym, procmaps_label(&sp->pm, m), NULL);
 }
 
 /* "a->b->c" of a C1 frame: "a_[1]->b->c" (the compiled method is the
