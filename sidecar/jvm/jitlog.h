@@ -80,6 +80,9 @@ int jitlog_index(struct jitlog *l);
  * indexed entries are looked at. */
 const char *jitlog_lookup(const struct jitlog *l, uint64_t addr, uint64_t t);
 
+/* Bytes held (approximately: the arrays' capacities), for budgets. */
+size_t jitlog_memory(const struct jitlog *l);
+
 /* Entries (perf map lines) and load events so far. */
 size_t jitlog_entries(const struct jitlog *l);
 size_t jitlog_loads(const struct jitlog *l);

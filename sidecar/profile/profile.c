@@ -500,6 +500,10 @@ static void profile_window_read(struct profile *p)
 		struct fs_error err = {0};
 		if (!j->win || j->win_failed)
 			continue;
+		if (profile_jit_full(p, j->pid, 0)) {
+			j->win_failed = 1; /* the budget: keep what was read */
+			continue;
+		}
 		int r = map_window_read(j->win, &err);
 		if (r < 0) {
 			j->win_failed = 1;

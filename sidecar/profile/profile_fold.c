@@ -11,10 +11,32 @@
 #include "timeutil.h"
 #include "utf8.h"
 
+int profile_jit_full(struct profile *p, pid_t pid, size_t more)
+{
+	size_t held = 0;
+	for (size_t i = 0; i < p->njit; i++) {
+		const struct profile_jit *j = &p->jit[i];
+		if (j->map && j->pid != pid) /* a new map of pid replaces its old one */
+			held += j->map->memory;
+		if (j->win)
+			held += jitlog_memory(map_window_log(j->win));
+	}
+	if (held <= PROFILE_JIT_BUDGET && more <= PROFILE_JIT_BUDGET - held)
+		return 0;
+	if (!p->jit_full)
+		profile_warn(p,
+			     "the JIT names of all JVMs reached %llu MiB (the memory budget): JVM "
+			     "pid %d keeps what was read so far, code named later stays [unknown]",
+			     (unsigned long long)(PROFILE_JIT_BUDGET >> 20), (int)pid);
+	p->jit_full = 1;
+	return 1;
+}
+
 static void profile_set_map(struct profile *p, pid_t pid, struct perfmap *m)
 {
 	struct profile_jit *j = profile_jit_slot(p, pid);
-	if (!j || j->win || symbolizer_set_jit(p->sym, pid, symbolizer_jit_perfmap, m) < 0) {
+	if (!j || j->win || profile_jit_full(p, pid, m->memory) ||
+	    symbolizer_set_jit(p->sym, pid, symbolizer_jit_perfmap, m) < 0) {
 		perfmap_free(m);
 		return;
 	}
@@ -37,6 +59,8 @@ static int profile_map_window(struct profile *p, pid_t pid, struct profile_jvm_r
 	 * profile_close, after the graph is written, so its attach round trip
 	 * is not part of the end-of-window latency. */
 	int r = 0;
+	if (!j->win_failed && profile_jit_full(p, pid, 0))
+		j->win_failed = 1; /* the budget: keep what was read */
 	if (!j->win_failed)
 		r = map_window_read(j->win, &err);
 	if (r < 0) {

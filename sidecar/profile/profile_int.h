@@ -67,6 +67,7 @@ struct profile {
 	struct profile_jit jit[PROFILE_MAX_JVMS];
 	size_t njit;
 	uint64_t window_read_us; /* last read of the JIT logs */
+	int jit_full;		 /* PROFILE_JIT_BUDGET reached (warned once) */
 	struct fold *table;
 	char *line;
 	struct profile_stats st;
@@ -91,6 +92,12 @@ static inline size_t profile_table_budget(const struct profile_opts *o)
 void profile_warn(struct profile *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* pid's slot in p->jit (a new one when there is room), or NULL. */
 struct profile_jit *profile_jit_slot(struct profile *p, pid_t pid);
+/* JIT names of every JVM together (their perf maps and JIT logs) are
+ * bounded: 1 (and a warning, once) when adding more bytes to pid's would
+ * pass PROFILE_JIT_BUDGET; the caller then keeps what it has. */
+#define PROFILE_JIT_BUDGET BUDGET_JIT_BYTES
+int profile_jit_full(struct profile *p, pid_t pid, size_t more);
+
 /* Warn that reading pid's JIT log failed (r, why). */
 void profile_window_warn(struct profile *p, pid_t pid, int r, const char *why);
 
