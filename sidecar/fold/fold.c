@@ -218,10 +218,16 @@ static int fold_add_one(struct fold *f, const char *stack, size_t len, uint64_t 
 		return 0;
 	}
 	if ((f->used + 1) * 8 > (f->mask + 1) * 5) {
-		int r = fold_grow(f, force);
+		/* A forced add (the few stacks standing for the refused ones)
+		 * fills the table past its load factor rather than doubling it
+		 * past the budget; it grows only when no slot would be left. */
+		int r = fold_grow(f, 0);
+		if (r == -ENOSPC && force)
+			r = f->used + 2 > f->mask + 1 ? fold_grow(f, 1) : 1;
 		if (r < 0)
 			return r;
-		s = fold_lookup(f, stack, len, h);
+		if (r == 0)
+			s = fold_lookup(f, stack, len, h);
 	}
 	int e = 0;
 	const char *key = fold_store_key(f, stack, len, force, &e);
