@@ -97,7 +97,8 @@ static void collapse_warn(const struct collapse *c, const struct collapse_cli *c
 			 cli->table_mib, (unsigned long long)st.dropped);
 	if (st.oversized)
 		cli_warn("collapse",
-			 "dropped %llu samples whose folded stack is longer than %u bytes",
+			 "cut %llu stacks longer than %u bytes at the root end (the frame "
+			 "\"" BUDGET_TRUNCATED_FRAME "\" stands for what was cut)",
 			 (unsigned long long)st.oversized, FOLD_STACK_MAX);
 	if (!st.samples && st.lines && !st.filtered)
 		cli_warn("collapse",

@@ -33,6 +33,22 @@ static const char *run(const char *text, const struct collapse_opts *opts)
 
 #define EV "app 10/11 [000] 1.000: 5 cpu-clock:\n"
 
+struct collect_big {
+	uint64_t count;
+	size_t len;
+};
+
+static int find_big(const char *stack, size_t len, uint64_t count, void *arg)
+{
+	static const char want[] = "big;[truncated: deeper stack];";
+	struct collect_big *b = arg;
+	if (len > sizeof(want) && !memcmp(stack, want, sizeof(want) - 1)) {
+		b->count += count;
+		b->len = len;
+	}
+	return 0;
+}
+
 static void test_frames(void)
 {
 	is_str(run(EV "\tffff main (/bin/app)\n\tffff start (/bin/app)\n\n", NULL),
@@ -140,7 +156,12 @@ static void test_streaming(void)
 	collapse_feed(c, "\nsmall 2 1.0: cycles:\n\n", 23, &err);
 	collapse_get_stats(c, &st);
 	is_int(bad, 0, "feeding a huge stack is not an error");
-	is_int(st.oversized, 1, "it is dropped and counted");
+	is_int(st.oversized, 1, "it is cut and counted");
+	is_int(fold_total(f), 4, "its sample is still in the table");
+	struct collect_big big = {0};
+	fold_foreach(f, find_big, &big);
+	ok(big.count == 1 && big.len <= FOLD_STACK_MAX && big.len > FOLD_STACK_MAX - 1100,
+	   "as big;[truncated: deeper stack];<leaf-side frames> (%zu bytes)", big.len);
 	is_int(fold_get(f, "small", 5), 1, "the next sample is fine");
 	collapse_free(c);
 	fold_free(f);
