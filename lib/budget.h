@@ -64,6 +64,10 @@
  * JVM past it keeps what was read and its other frames stay [unknown]. */
 #define BUDGET_JIT_BYTES (256ull << 20)
 #define BUDGET_MAX_JVMS	 64u
+/* One JVM: bytes of a perf map or JIT log read from the container, and
+ * entries kept of it. */
+#define BUDGET_JIT_FILE_BYTES (64UL << 20)
+#define BUDGET_JIT_ENTRIES    (4UL << 20)
 
 /* Code blobs mapped from one JVM's VMStructs (sidecar/hotspot/hsmap.c). */
 #define BUDGET_HSMAP_BLOBS (1u << 20)

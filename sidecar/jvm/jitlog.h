@@ -22,10 +22,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "budget.h"
 #include "error.h"
 
-#define JITLOG_MAX_BYTES   (64UL << 20) /* log text accepted per JVM */
-#define JITLOG_MAX_ENTRIES (4UL << 20)
+#define JITLOG_MAX_BYTES   BUDGET_JIT_FILE_BYTES /* log text accepted per JVM (budget.h) */
+#define JITLOG_MAX_ENTRIES BUDGET_JIT_ENTRIES
 #define JITLOG_MAX_STEPS   4096 /* entries looked at per lookup at most */
 
 struct jitlog_entry {

@@ -14,14 +14,15 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "budget.h"
 #include "error.h"
 
 /* What one JVM's map may cost; what all JVMs' maps together may cost is
  * BUDGET_JIT_BYTES (lib/budget.h), enforced where maps are kept (profile). */
-#define PERFMAP_MAX_INPUT	   (256UL << 20) /* bytes of map text parsed at most */
-#define PERFMAP_MAX_CONTAINER_FILE (64UL << 20)	 /* a container's map we read */
-#define PERFMAP_MAX_LINE	   4096		 /* longer lines are skipped */
-#define PERFMAP_MAX_ENTRIES	   (4UL << 20)
+#define PERFMAP_MAX_INPUT	   (256UL << 20)	 /* bytes of map text parsed at most */
+#define PERFMAP_MAX_CONTAINER_FILE BUDGET_JIT_FILE_BYTES /* a container's map we read */
+#define PERFMAP_MAX_LINE	   4096			 /* longer lines are skipped */
+#define PERFMAP_MAX_ENTRIES	   BUDGET_JIT_ENTRIES
 
 struct perfmap_entry {
 	uint64_t start;

@@ -58,8 +58,8 @@
 
 #define PROFILE_RAW_MAX_WORDS  BUDGET_RAW_WORDS	 /* raw callchain words (budget.h) */
 #define PROFILE_RAW_MAX_CHAINS BUDGET_RAW_CHAINS /* distinct raw chains (budget.h) */
-#define PROFILE_MAX_PIDS       4096		 /* processes remembered (JVM or not, warned) */
-#define PROFILE_MAX_JVMS       64		 /* JVMs mapped (symbolizer_set_jit's limit) */
+#define PROFILE_MAX_PIDS       BUDGET_MAX_PIDS	 /* processes remembered (JVM or not, warned) */
+#define PROFILE_MAX_JVMS       BUDGET_MAX_JVMS	 /* JVMs mapped (symbolizer_set_jit's limit) */
 
 /* Which unwinder JVMs get (docs/unwind.md). The choice of stack copies is
  * made once at open for the whole window (the events are per CPU). */
