@@ -150,6 +150,17 @@ bomb_container() {
 	xmllint --noout bomb.svg
 }
 
+@test "memory: top on random deep stacks says the stack table is full" {
+	bomb_container random
+	jq '. + {max_stack_table_mib: 1}' "$FS_CONFIG" >"$FS_TMP/c.json"
+	mv "$FS_TMP/c.json" "$FS_CONFIG"
+	run "$FS_SIDECAR" top "$NAME" --once -d 3s -F 999 --no-map -n 5
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ stack\ table\ full\ \(max_stack_table_mib\):\ [1-9][0-9]*\ samples ]]
+	[[ "$output" == *"[dropped: stack table full]"* ]]
+}
+
 @test "memory: stacks 2000 frames deep are cut at the root end with a marker, counted" {
 	bomb_container deep
 	cd "$FS_TMP"
