@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "budget.h"
 #include "cleanup.h"
 #include "json.h"
 
@@ -27,6 +28,7 @@ void config_defaults(struct fs_config *cfg)
 	cfg->default_delay_seconds = 0;
 	cfg->max_concurrent_profiles = 4;
 	cfg->preserve_frame_pointer = 1;
+	cfg->max_stack_table_mib = BUDGET_STACK_TABLE_MIB_DEFAULT;
 }
 
 void config_registry_dir(const struct fs_config *cfg, char *buf, size_t len)
@@ -164,6 +166,8 @@ int config_load(const char *path, struct fs_config *cfg, struct fs_error *err)
 			     err)) ||
 	    (r = config_uint(root, "max_concurrent_profiles", &cfg->max_concurrent_profiles, 0, 64,
 			     err)) ||
+	    (r = config_uint(root, "max_stack_table_mib", &cfg->max_stack_table_mib,
+			     BUDGET_STACK_TABLE_MIB_MIN, BUDGET_STACK_TABLE_MIB_MAX, err)) ||
 	    (r = config_bool(root, "preserve_frame_pointer", &cfg->preserve_frame_pointer, err)))
 		return fs_error_wrap(err, "config %s", path);
 	if (!strcmp(cfg->mount_point, "/"))

@@ -28,8 +28,9 @@ struct fs_config {
 	unsigned max_frequency;
 	unsigned default_delay_seconds;
 	unsigned max_concurrent_profiles;
-	char sidecar_path[PATH_MAX]; /* flamesidecar binary the hook starts */
-	int preserve_frame_pointer;  /* add -XX:+PreserveFramePointer at creation (default 1) */
+	char sidecar_path[PATH_MAX];  /* flamesidecar binary the hook starts */
+	int preserve_frame_pointer;   /* add -XX:+PreserveFramePointer at creation (default 1) */
+	unsigned max_stack_table_mib; /* run/top: memory for distinct stacks (budget.h) */
 };
 
 /* Fill cfg with defaults. */

@@ -11,6 +11,7 @@
 #include "cleanup.h"
 #include "cli.h"
 #include "collapse.h"
+#include "common.h"
 
 static void collapse_usage(FILE *out)
 {
@@ -31,6 +32,8 @@ static void collapse_usage(FILE *out)
 	    "      --addrs             show raw addresses for unknown symbols: [lib.so <7f12ab>]\n"
 	    "  -e, --event-filter=EVENT  keep samples of EVENT only (default: the first\n"
 	    "                          event type in the input, e.g. cpu-clock)\n"
+	    "      --max-stack-table=MIB  memory for distinct stacks (default %u); past it\n"
+	    "                          new stacks count as \"comm;" BUDGET_DROPPED_FRAME "\"\n"
 	    "  -o, --output=FILE       write to FILE instead of stdout\n"
 	    "  -q, --quiet             no warnings on stderr\n"
 	    "  -h, --help              this text\n"
@@ -47,11 +50,13 @@ static void collapse_usage(FILE *out)
 	    "  flamesidecar collapse --event-filter=cycles -o cycles.folded a.txt b.txt\n"
 	    "\n"
 	    "Exit status: 0 ok, 1 an input could not be read or the output written,\n"
-	    "2 bad command line.\n");
+	    "2 bad command line.\n",
+	    BUDGET_STACK_TABLE_MIB_DEFAULT);
 }
 
 struct collapse_cli {
 	bool quiet;
+	unsigned table_mib;
 	const char *output;
 };
 
@@ -85,9 +90,15 @@ static void collapse_warn(const struct collapse *c, const struct collapse_cli *c
 			 "`perf script` output?",
 			 (unsigned long long)st.unrecognized, (unsigned long long)unrec_line,
 			 unrec_file);
+	if (st.dropped)
+		cli_warn("collapse",
+			 "the stack table is full (--max-stack-table %u MiB): %llu samples of new "
+			 "stacks are counted as \"" BUDGET_DROPPED_FRAME "\" under their process",
+			 cli->table_mib, (unsigned long long)st.dropped);
 	if (st.oversized)
 		cli_warn("collapse",
-			 "dropped %llu samples whose folded stack is longer than %u bytes",
+			 "cut %llu stacks longer than %u bytes at the root end (the frame "
+			 "\"" BUDGET_TRUNCATED_FRAME "\" stands for what was cut)",
 			 (unsigned long long)st.oversized, FOLD_STACK_MAX);
 	if (!st.samples && st.lines && !st.filtered)
 		cli_warn("collapse",
@@ -110,11 +121,12 @@ int cmd_collapse(int argc, char **argv)
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"inline", no_argument, NULL, 'I'},
 	    {"context", no_argument, NULL, 'I'},
+	    {"max-stack-table", required_argument, NULL, 'M'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct collapse_opts opts = {0};
-	struct collapse_cli cli = {0};
+	struct collapse_cli cli = {.table_mib = BUDGET_STACK_TABLE_MIB_DEFAULT};
 	int ch;
 
 	optind = 1;
@@ -129,6 +141,12 @@ int cmd_collapse(int argc, char **argv)
 		case 'e': opts.event_filter = optarg; break;
 		case 'o': cli.output = optarg; break;
 		case 'q': cli.quiet = true; break;
+		case 'M':
+			if (common_parse_uint("collapse", "--max-stack-table", optarg,
+					      BUDGET_STACK_TABLE_MIB_MIN,
+					      BUDGET_STACK_TABLE_MIB_MAX, &cli.table_mib) < 0)
+				return FS_EXIT_USAGE;
+			break;
 		case 'I':
 			return cli_usage_error(
 			    "collapse",
@@ -141,6 +159,8 @@ int cmd_collapse(int argc, char **argv)
 	}
 
 	struct fold *fold = fold_new();
+	if (fold)
+		fold_set_budget(fold, (size_t)cli.table_mib << 20);
 	struct collapse *c = fold ? collapse_new(&opts, fold) : NULL;
 	if (!c) {
 		fold_free(fold);

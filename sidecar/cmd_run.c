@@ -411,6 +411,15 @@ static void run_summary(struct profile *p, const struct run_args *a, uint64_t wi
 		printf("memory     raw stacks folded early %llu times (table full), %llu samples "
 		       "dropped (out of memory)\n",
 		       (unsigned long long)st.early_folds, (unsigned long long)st.dropped);
+	if (st.table_dropped)
+		printf(
+		    "memory     stack table full (%zu MiB, max_stack_table_mib): %llu samples of "
+		    "new stacks counted as \"" BUDGET_DROPPED_FRAME "\"\n",
+		    st.table_bytes >> 20, (unsigned long long)st.table_dropped);
+	if (st.cut)
+		printf("stacks     %llu samples cut at the root end (deeper than --max-stack, "
+		       "at most %u frames): \"" BUDGET_TRUNCATED_FRAME "\" under the process\n",
+		       (unsigned long long)st.cut, SYMBOLIZER_MAX_FRAMES);
 	static const struct {
 		enum symbolizer_kind k;
 		const char *name;
@@ -573,6 +582,7 @@ int cmd_run(int argc, char **argv)
 	a.prof.entry = &e;
 	a.prof.warn = common_warn;
 	a.prof.warn_ctx = "run";
+	a.prof.table_bytes = (size_t)cfg.max_stack_table_mib << 20;
 	/* tests: a tiny raw table, to exercise early folding */
 	const char *raw = getenv("FS_TEST_PROFILE_RAW_WORDS");
 	if (raw)

@@ -252,6 +252,10 @@ static void top_show(struct profile *p, const struct top_args *a, const struct t
 	       a->cumulative ? "since start" : "last", (unsigned long long)(span_ms / 1000),
 	       (unsigned long long)(span_ms % 1000 / 100), (unsigned long long)total,
 	       (unsigned long long)st.lost, all ? 100.0 * (double)named / (double)all : 0.0);
+	if (st.table_dropped)
+		printf("stack table full (max_stack_table_mib): %llu samples of new stacks counted "
+		       "as " BUDGET_DROPPED_FRAME "\n",
+		       (unsigned long long)st.table_dropped);
 	printf("%7s %7s %8s  %s\n", "SELF%", "TOTAL%", "SAMPLES", "FRAME");
 	if (hot_frames(profile_table(p), a->by_total, a->rows, &fr, &n) < 0)
 		printf("(out of memory)\n");
@@ -323,6 +327,7 @@ int cmd_top(int argc, char **argv)
 	a.prof.entry = &e;
 	a.prof.warn = common_warn;
 	a.prof.warn_ctx = "top";
+	a.prof.table_bytes = (size_t)cfg.max_stack_table_mib << 20;
 	int r = profile_open(&a.prof, &p, &err);
 	if (r < 0)
 		return cli_fail("top", &err);

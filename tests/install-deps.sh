@@ -11,11 +11,15 @@ perl bc lintian rpm python3-yaml file man-db groff-base containerd clang-format
 golang-go python3-jsonschema docker.io python3-grpcio python3-protobuf protobuf-compiler"
 # A real Java application and load for it (framepointer.bats, bench/fp-cost.sh).
 TEST_PKGS="$TEST_PKGS jetty9 wrk curl"
+# GNU time's peak RSS of the profiler in a memory cgroup (hostile-memory.bats).
+TEST_PKGS="$TEST_PKGS time"
 # Real Java applications and the JFR oracle (tests/lib/apps.bash, tests/oracle).
 TEST_PKGS="$TEST_PKGS python3 libservlet-api-java libh2-java libderby-java"
 PKGS="$BUILD_PKGS"
 PKGS="$PKGS libdw-dev liblzma-dev libbz2-dev" # CFI of native frames (sidecar/unwind/cfi.c)
-TEST_PKGS="$TEST_PKGS jetty9 wrk curl"       # tests/integration/unwind.bats
+TEST_PKGS="$TEST_PKGS jetty9 wrk curl"
+# GNU time's peak RSS of the profiler in a memory cgroup (hostile-memory.bats).
+TEST_PKGS="$TEST_PKGS time"       # tests/integration/unwind.bats
 [ "${FS_DEPS:-all}" = build ] || PKGS="$PKGS $TEST_PKGS"
 # npm for the speedscope test (below); a machine with Node.js from elsewhere
 # (e.g. NodeSource, whose nodejs conflicts with Debian's npm) keeps its own.

@@ -149,31 +149,46 @@ static int collapse_end_sample(struct collapse *c)
 {
 	if (!c->have_pname)
 		return 0; /* `next if not $pname` */
-	if (c->oversized) {
-		c->st.oversized++;
-		collapse_reset_sample(c);
-		return 0;
-	}
 	/* `unshift @stack, $pname; join(";", @stack)`: frames were unshifted
-	 * line by line, so the lines come out last first. */
-	size_t need = c->pname.len + c->frames.len + c->nsegs;
-	if (need > FOLD_STACK_MAX) {
+	 * line by line, so the lines come out last first. A stack longer than
+	 * FOLD_STACK_MAX loses root-side frames to "[truncated: deeper
+	 * stack]" right under the process name (budget.h), and is counted. */
+	static const char cut[] = ";" BUDGET_TRUNCATED_FRAME;
+	size_t marker = c->oversized ? sizeof(cut) - 1 : 0, flen = c->frames.len;
+	while (c->nsegs && c->pname.len + marker + flen + c->nsegs > FOLD_STACK_MAX) {
+		c->nsegs--;
+		flen = c->segs[c->nsegs].off;
+		marker = sizeof(cut) - 1;
+	}
+	size_t need = c->pname.len + marker + flen + c->nsegs;
+	if (need > FOLD_STACK_MAX) { /* the process name alone is too long */
 		c->st.oversized++;
 		collapse_reset_sample(c);
 		return 0;
 	}
+	if (marker)
+		c->st.oversized++;
 	c->key.len = 0;
-	if (cbuf_reserve(&c->key, need) < 0)
+	if (cbuf_reserve(&c->key, need + sizeof(BUDGET_DROPPED_FRAME) + 1) < 0)
 		return -ENOMEM;
 	char *k = c->key.p;
 	memcpy(k, c->pname.p, c->pname.len);
 	k += c->pname.len;
+	memcpy(k, cut, marker);
+	k += marker;
 	for (size_t i = c->nsegs; i-- > 0;) {
 		*k++ = ';';
 		memcpy(k, c->frames.p + c->segs[i].off, c->segs[i].len);
 		k += c->segs[i].len;
 	}
 	int r = fold_add(c->fold, c->key.p, (size_t)(k - c->key.p), c->period);
+	if (r == -ENOSPC) {
+		/* the table is full: count it under the process (budget.h) */
+		static const char dropped[] = ";" BUDGET_DROPPED_FRAME;
+		memcpy(c->key.p + c->pname.len, dropped, sizeof(dropped) - 1);
+		r = fold_add_over(c->fold, c->key.p, c->pname.len + sizeof(dropped) - 1, c->period);
+		c->st.dropped++;
+	}
 	if (r < 0)
 		return r;
 	c->st.samples++;
@@ -371,10 +386,11 @@ static void collapse_push_seg(struct collapse *c, size_t off)
 	c->segs[c->nsegs].len = c->frames.len - off;
 	c->nsegs++;
 	if (c->frames.len + c->nsegs > FOLD_STACK_MAX) {
-		/* the key cannot fit: drop the sample when it ends */
+		/* the key cannot fit: keep the leaf-side frames read so far,
+		 * take no more; the stack gets the truncation marker */
 		c->oversized = true;
-		c->frames.len = 0;
-		c->nsegs = 0;
+		c->nsegs--;
+		c->frames.len = off;
 	}
 }
 

@@ -34,7 +34,9 @@ struct collapse_stats {
 	uint64_t samples;	     /* samples added to the table */
 	uint64_t filtered;	     /* event lines skipped by the event filter */
 	uint64_t unrecognized;	     /* lines that are neither event, frame nor blank */
-	uint64_t oversized;	     /* samples dropped: stack over FOLD_STACK_MAX */
+	uint64_t oversized;	     /* samples whose stack was over FOLD_STACK_MAX: cut at
+				      * the root end, "[truncated: deeper stack]" there */
+	uint64_t dropped;	     /* samples counted as "[dropped: stack table full]" */
 	uint64_t first_unrecognized; /* line number of the first one, 0 if none */
 	const char *event;	     /* the event kept (NUL-terminated), or NULL */
 	const char *first_filtered;  /* first event type filtered out, or NULL */

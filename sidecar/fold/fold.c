@@ -15,6 +15,7 @@
 
 #define FOLD_INITIAL_SLOTS 1024u
 #define FOLD_CHUNK_SIZE	   (1u << 20)
+#define FOLD_MIN_CHUNK	   (16u << 10)
 
 struct fold_slot {
 	uint64_t hash; /* 0 = empty (real hashes are forced non-zero) */
@@ -36,6 +37,9 @@ struct fold {
 	size_t used;
 	uint64_t total;
 	struct fold_chunk *chunks;
+	size_t memory; /* bytes of slots and chunks */
+	size_t budget; /* 0: none */
+	size_t chunk;  /* arena chunk size (smaller under a small budget) */
 };
 
 static inline uint64_t fold_load64(const char *p)
@@ -87,7 +91,30 @@ struct fold *fold_new(void)
 		return NULL;
 	}
 	f->mask = FOLD_INITIAL_SLOTS - 1;
+	f->memory = FOLD_INITIAL_SLOTS * sizeof(*f->slots);
+	f->chunk = FOLD_CHUNK_SIZE;
 	return f;
+}
+
+void fold_set_budget(struct fold *f, size_t bytes)
+{
+	f->budget = bytes;
+	f->chunk = FOLD_CHUNK_SIZE;
+	/* a chunk is at most an eighth of the budget, so a small budget is
+	 * mostly keys, not one half-empty chunk */
+	while (bytes && f->chunk > FOLD_MIN_CHUNK && f->chunk > bytes / 8)
+		f->chunk /= 2;
+}
+
+size_t fold_memory(const struct fold *f)
+{
+	return f->memory;
+}
+
+/* Would n more bytes go past the budget? (force: the caller bounds it) */
+static int fold_over(const struct fold *f, size_t n, int force)
+{
+	return !force && f->budget && (f->memory > f->budget || n > f->budget - f->memory);
 }
 
 void fold_free(struct fold *f)
@@ -104,14 +131,20 @@ void fold_free(struct fold *f)
 	free(f);
 }
 
-static char *fold_store_key(struct fold *f, const char *key, size_t len)
+/* NULL and *e (-ENOMEM, or -ENOSPC past the budget) when it cannot. */
+static char *fold_store_key(struct fold *f, const char *key, size_t len, int force, int *e)
 {
 	struct fold_chunk *c = f->chunks;
 	if (!c || c->size - c->used < len) {
-		size_t size = len > FOLD_CHUNK_SIZE / 4 ? len : FOLD_CHUNK_SIZE;
+		size_t size = len > f->chunk / 4 ? len : f->chunk;
+		*e = -ENOSPC;
+		if (fold_over(f, sizeof(*c) + size, force))
+			return NULL;
+		*e = -ENOMEM;
 		struct fold_chunk *n = malloc(sizeof(*n) + size);
 		if (!n)
 			return NULL;
+		f->memory += sizeof(*n) + size;
 		n->size = size;
 		n->used = 0;
 		if (c && size == len) {
@@ -130,9 +163,12 @@ static char *fold_store_key(struct fold *f, const char *key, size_t len)
 	return dst;
 }
 
-static int fold_grow(struct fold *f)
+static int fold_grow(struct fold *f, int force)
 {
 	size_t nslots = (f->mask + 1) * 2;
+	/* both arrays live while rehashing */
+	if (fold_over(f, nslots * sizeof(struct fold_slot), force))
+		return -ENOSPC;
 	struct fold_slot *slots = calloc(nslots, sizeof(*slots));
 	if (!slots)
 		return -ENOMEM;
@@ -146,6 +182,7 @@ static int fold_grow(struct fold *f)
 		slots[j] = *s;
 	}
 	free(f->slots);
+	f->memory += (nslots - (f->mask + 1)) * sizeof(*slots);
 	f->slots = slots;
 	f->mask = nslots - 1;
 	return 0;
@@ -169,7 +206,7 @@ static inline uint64_t fold_sat_add(uint64_t a, uint64_t b)
 	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
 }
 
-int fold_add(struct fold *f, const char *stack, size_t len, uint64_t count)
+static int fold_add_one(struct fold *f, const char *stack, size_t len, uint64_t count, int force)
 {
 	if (len > FOLD_STACK_MAX)
 		return -E2BIG;
@@ -181,14 +218,21 @@ int fold_add(struct fold *f, const char *stack, size_t len, uint64_t count)
 		return 0;
 	}
 	if ((f->used + 1) * 8 > (f->mask + 1) * 5) {
-		int r = fold_grow(f);
+		/* A forced add (the few stacks standing for the refused ones)
+		 * fills the table past its load factor rather than doubling it
+		 * past the budget; it grows only when no slot would be left. */
+		int r = fold_grow(f, 0);
+		if (r == -ENOSPC && force)
+			r = f->used + 2 > f->mask + 1 ? fold_grow(f, 1) : 1;
 		if (r < 0)
 			return r;
-		s = fold_lookup(f, stack, len, h);
+		if (r == 0)
+			s = fold_lookup(f, stack, len, h);
 	}
-	const char *key = fold_store_key(f, stack, len);
+	int e = 0;
+	const char *key = fold_store_key(f, stack, len, force, &e);
 	if (!key)
-		return -ENOMEM;
+		return e;
 	s->hash = h;
 	s->key = key;
 	s->len = (uint32_t)len;
@@ -196,6 +240,16 @@ int fold_add(struct fold *f, const char *stack, size_t len, uint64_t count)
 	f->used++;
 	f->total = fold_sat_add(f->total, count);
 	return 0;
+}
+
+int fold_add(struct fold *f, const char *stack, size_t len, uint64_t count)
+{
+	return fold_add_one(f, stack, len, count, 0);
+}
+
+int fold_add_over(struct fold *f, const char *stack, size_t len, uint64_t count)
+{
+	return fold_add_one(f, stack, len, count, 1);
 }
 
 size_t fold_count(const struct fold *f)

@@ -9,6 +9,13 @@
  * (and the table's spare slots, at most 2x); there is no per-entry malloc,
  * keys live in large arena chunks. A stack is at most FOLD_STACK_MAX bytes.
  * A stack should not contain '\n' (it would break the "stack count" lines).
+ *
+ * Budget: fold_set_budget caps that memory (slots and key chunks, counted
+ * by fold_memory); past it a NEW stack is refused with -ENOSPC while stacks
+ * already in the table keep counting. The caller decides where the refused
+ * samples go (run/top/collapse add them to one "[dropped: stack table
+ * full]" stack per process with fold_add_over, lib/budget.h), so totals
+ * stay right. fold_foreach needs 8 more bytes per stack while it runs.
  */
 #ifndef FS_FOLD_H
 #define FS_FOLD_H
@@ -17,9 +24,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "budget.h"
 #include "error.h"
 
-#define FOLD_STACK_MAX (1u << 20) /* bytes in one folded stack */
+#define FOLD_STACK_MAX BUDGET_STACK_BYTES /* bytes in one folded stack */
 
 struct fold;
 
@@ -27,10 +35,22 @@ struct fold;
 struct fold *fold_new(void);
 void fold_free(struct fold *f);
 
+/* Cap the table's memory at bytes (0: no cap, the default). A budget
+ * below what is held already refuses every new stack. */
+void fold_set_budget(struct fold *f, size_t bytes);
+
+/* Bytes held by the table (slots and key chunks). */
+size_t fold_memory(const struct fold *f);
+
 /* Add count to stack (len bytes, need not be NUL-terminated); a new stack
  * is created even when count is 0. Counts saturate at UINT64_MAX.
- * 0, -E2BIG (len > FOLD_STACK_MAX) or -ENOMEM. */
+ * 0, -E2BIG (len > FOLD_STACK_MAX), -ENOSPC (a new stack past the budget;
+ * nothing was added) or -ENOMEM. */
 int fold_add(struct fold *f, const char *stack, size_t len, uint64_t count);
+
+/* fold_add ignoring the budget: for the few stacks that stand for what
+ * was refused (the caller bounds how many). 0, -E2BIG or -ENOMEM. */
+int fold_add_over(struct fold *f, const char *stack, size_t len, uint64_t count);
 
 /* Number of distinct stacks. */
 size_t fold_count(const struct fold *f);

@@ -20,10 +20,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "budget.h"
 #include "error.h"
 #include "perfmap.h"
 
-#define HSMAP_MAX_BLOBS (1u << 20) /* blobs mapped at most */
+#define HSMAP_MAX_BLOBS BUDGET_HSMAP_BLOBS /* blobs mapped at most (lib/budget.h) */
 
 struct hsmap_stats {
 	int major;	 /* the JVM's major version */

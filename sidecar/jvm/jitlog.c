@@ -34,6 +34,13 @@ void jitlog_release(struct jitlog *l)
 	jitlog_init(l, l->clock_offset);
 }
 
+size_t jitlog_memory(const struct jitlog *l)
+{
+	return l->cap * sizeof(*l->e) + l->names_cap + l->loads_cap * sizeof(*l->loads) +
+	       l->slots_cap * sizeof(*l->slots) + l->carry_len +
+	       l->indexed * (sizeof(*l->order) + sizeof(*l->maxend));
+}
+
 size_t jitlog_entries(const struct jitlog *l)
 {
 	return l->n;

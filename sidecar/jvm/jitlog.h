@@ -22,10 +22,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "budget.h"
 #include "error.h"
 
-#define JITLOG_MAX_BYTES   (64UL << 20) /* log text accepted per JVM */
-#define JITLOG_MAX_ENTRIES (4UL << 20)
+#define JITLOG_MAX_BYTES   BUDGET_JIT_FILE_BYTES /* log text accepted per JVM (budget.h) */
+#define JITLOG_MAX_ENTRIES BUDGET_JIT_ENTRIES
 #define JITLOG_MAX_STEPS   4096 /* entries looked at per lookup at most */
 
 struct jitlog_entry {
@@ -79,6 +80,9 @@ int jitlog_index(struct jitlog *l);
 /* The name of the code at addr at time t (perf clock, ns), or NULL. Only
  * indexed entries are looked at. */
 const char *jitlog_lookup(const struct jitlog *l, uint64_t addr, uint64_t t);
+
+/* Bytes held (approximately: the arrays' capacities), for budgets. */
+size_t jitlog_memory(const struct jitlog *l);
 
 /* Entries (perf map lines) and load events so far. */
 size_t jitlog_entries(const struct jitlog *l);

@@ -183,6 +183,7 @@ int perfmap_parse(const char *buf, size_t len, int partial_tail, struct perfmap 
 		m->entries[i].name = names + raw[i].name;
 	}
 	m->count = k;
+	m->memory = used + k * sizeof(*m->entries) + sizeof(*m);
 	m->names = steal_pointer(&names);
 	*out = steal_pointer(&m);
 	return 0;

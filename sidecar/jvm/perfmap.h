@@ -14,12 +14,15 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "budget.h"
 #include "error.h"
 
-#define PERFMAP_MAX_INPUT	   (256UL << 20) /* bytes of map text parsed at most */
-#define PERFMAP_MAX_CONTAINER_FILE (64UL << 20)	 /* a container's map we read */
-#define PERFMAP_MAX_LINE	   4096		 /* longer lines are skipped */
-#define PERFMAP_MAX_ENTRIES	   (4UL << 20)
+/* What one JVM's map may cost; what all JVMs' maps together may cost is
+ * BUDGET_JIT_BYTES (lib/budget.h), enforced where maps are kept (profile). */
+#define PERFMAP_MAX_INPUT	   (256UL << 20)	 /* bytes of map text parsed at most */
+#define PERFMAP_MAX_CONTAINER_FILE BUDGET_JIT_FILE_BYTES /* a container's map we read */
+#define PERFMAP_MAX_LINE	   4096			 /* longer lines are skipped */
+#define PERFMAP_MAX_ENTRIES	   BUDGET_JIT_ENTRIES
 
 struct perfmap_entry {
 	uint64_t start;
@@ -34,6 +37,7 @@ struct perfmap {
 	size_t lines;	 /* lines seen */
 	size_t skipped;	 /* malformed, too long, empty, or over the entry cap */
 	size_t replaced; /* dropped because a newer entry overlapped them */
+	size_t memory;	 /* bytes held (entries and names), for budgets */
 };
 
 /* Parse len bytes of map text (need not be NUL-terminated). A final line

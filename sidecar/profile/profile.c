@@ -197,8 +197,8 @@ static int profile_grow(struct profile *p)
 static int profile_add(struct profile *p, pid_t pid, uint32_t thread, const uint64_t *ips,
 		       size_t nr, uint64_t time)
 {
-	if (nr > SYMBOLIZER_MAX_FRAMES)
-		nr = SYMBOLIZER_MAX_FRAMES;
+	if (nr > SYMBOLIZER_MAX_FRAMES + 1) /* + PROFILE_CUT_WORD */
+		nr = SYMBOLIZER_MAX_FRAMES + 1;
 	if ((p->count + 1) * 2 > p->cap && profile_grow(p) < 0)
 		return -ENOMEM;
 	uint64_t h = profile_hash(pid, thread, ips, nr);
@@ -266,11 +266,13 @@ static int profile_on_sample(const struct sample *smp, void *ctx)
 	struct profile_pid *pp = profile_pid_note(p, smp->pid);
 	const uint64_t *ips = smp->ips;
 	size_t nr = smp->nr;
+	int cut = smp->truncated;
 	if (p->ju && smp->has_regs && pp && pp->jvm) {
 		size_t n = jvmunwind_sample(p->ju, smp, p->chain, SYMBOLIZER_MAX_FRAMES);
 		if (n) {
 			ips = p->chain;
 			nr = n;
+			cut = n >= SYMBOLIZER_MAX_FRAMES; /* the unwinder's own limit */
 		}
 	} else if (smp->has_regs && pp && pp->jvm && nr < SYMBOLIZER_MAX_FRAMES) {
 		size_t n =
@@ -281,6 +283,16 @@ static int profile_on_sample(const struct sample *smp, void *ctx)
 			nr = n;
 			p->st.leaf_callers++;
 		}
+	}
+	/* Cut at the root end (by the kernel's max_stack, or the unwinder's
+	 * frame limit): mark the chain so its stack says so (budget.h). */
+	if (cut || nr > SYMBOLIZER_MAX_FRAMES) {
+		if (nr > SYMBOLIZER_MAX_FRAMES)
+			nr = SYMBOLIZER_MAX_FRAMES;
+		if (ips != p->chain)
+			memcpy(p->chain, ips, nr * sizeof(*ips));
+		p->chain[nr++] = PROFILE_CUT_WORD;
+		ips = p->chain;
 	}
 	uint32_t thread =
 	    p->threads ? threadnames_get(p->threads, smp->pid, smp->tid, smp->time) : 0;
@@ -433,6 +445,8 @@ int profile_open(const struct profile_opts *o, struct profile **out, struct fs_e
 	int r;
 	p->pids = calloc(PROFILE_PID_SLOTS, sizeof(*p->pids));
 	p->table = fold_new();
+	if (p->table)
+		fold_set_budget(p->table, profile_table_budget(o));
 	p->line = malloc(PROFILE_LINE_MAX);
 	if (o->per_thread)
 		p->threads = threadnames_new(NULL);
@@ -495,6 +509,10 @@ static void profile_window_read(struct profile *p)
 		struct fs_error err = {0};
 		if (!j->win || j->win_failed)
 			continue;
+		if (profile_jit_full(p, j->pid, 0)) {
+			j->win_failed = 1; /* the budget: keep what was read */
+			continue;
+		}
 		int r = map_window_read(j->win, &err);
 		if (r < 0) {
 			j->win_failed = 1;
@@ -578,7 +596,7 @@ int profile_poll(struct profile *p, int timeout_ms, struct fs_error *err)
 	}
 	if (r < 0 && r != -EINTR)
 		return fs_error_set(err, -r, "reading samples");
-	if (p->nwords >= p->raw_max) {
+	if (p->nwords >= p->raw_max || p->count >= PROFILE_RAW_MAX_CHAINS) {
 		/* Full: fold what we have with the JIT names of now, go on. */
 		p->st.early_folds++;
 		int f = profile_fold(p, 1, err);
@@ -631,6 +649,7 @@ void profile_stats(const struct profile *p, struct profile_stats *st)
 	st->lost = ss.lost;
 	st->throttled = ss.throttled;
 	st->truncated = ss.truncated;
+	st->table_bytes = fold_memory(p->table);
 	st->chains = p->count;
 	st->words = p->nwords;
 	st->pids = p->npids;

@@ -24,9 +24,15 @@
  *            JIT frames by address and its last sample's time, and added to
  *            a folded-stack table (fold.h) with its count
  *
- * The raw table is bounded (PROFILE_RAW_MAX_WORDS): when it fills, it is
- * folded early (JVMs mapped at that moment) and emptied, and recording goes
- * on. Frames are counted per kind weighted by samples for the summary.
+ * The raw table is bounded (PROFILE_RAW_MAX_WORDS, PROFILE_RAW_MAX_CHAINS):
+ * when it fills, it is folded early (JVMs mapped at that moment) and
+ * emptied, and recording goes on. The fold table has a byte budget
+ * (opts.table_bytes): past it, a new stack's samples are counted in one
+ * "comm;[dropped: stack table full]" stack per process, and a chain the
+ * kernel or the unwinder cut at the root end gets "[truncated: deeper
+ * stack]" under the process name (lib/budget.h), so the graph's total is
+ * still every sample and says what was lost. Frames are counted per kind weighted by samples for
+ *the summary.
  *
  * Usage:
  *	profile_open(&opts, &p, &err);
@@ -44,15 +50,17 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "budget.h"
 #include "error.h"
 #include "fold.h"
 #include "map.h"
 #include "registry.h"
 #include "symbols.h"
 
-#define PROFILE_RAW_MAX_WORDS (8u << 20) /* 64 MiB of raw callchain words */
-#define PROFILE_MAX_PIDS      4096	 /* processes remembered (JVM or not, warned) */
-#define PROFILE_MAX_JVMS      64	 /* JVMs mapped (symbolizer_set_jit's limit) */
+#define PROFILE_RAW_MAX_WORDS  BUDGET_RAW_WORDS	 /* raw callchain words (budget.h) */
+#define PROFILE_RAW_MAX_CHAINS BUDGET_RAW_CHAINS /* distinct raw chains (budget.h) */
+#define PROFILE_MAX_PIDS       BUDGET_MAX_PIDS	 /* processes remembered (JVM or not, warned) */
+#define PROFILE_MAX_JVMS       BUDGET_MAX_JVMS	 /* JVMs mapped (symbolizer_set_jit's limit) */
 
 /* Which unwinder JVMs get (docs/unwind.md). The choice of stack copies is
  * made once at open for the whole window (the events are per CPU). */
@@ -104,7 +112,8 @@ struct profile_opts {
 	unsigned stack_copy;		    /* bytes per sample; 0 = SAMPLER_DEFAULT_STACK_COPY */
 	const char *cgroup_root;	    /* NULL = /sys/fs/cgroup (tests) */
 	size_t raw_max_words;		    /* 0 = PROFILE_RAW_MAX_WORDS (tests: smaller) */
-	profile_warn_fn warn;		    /* NULL = warnings are dropped */
+	size_t table_bytes;   /* fold table budget; 0 = BUDGET_STACK_TABLE_MIB_DEFAULT MiB */
+	profile_warn_fn warn; /* NULL = warnings are dropped */
 	void *warn_ctx;
 	profile_stack_fn on_stack;   /* NULL = none; see profile_stack_fn */
 	profile_module_fn on_module; /* NULL = none; called with on_stack_ctx */
@@ -152,6 +161,11 @@ struct profile_stats {
 	uint64_t frames[SYMBOLIZER_KIND_COUNT];
 	uint64_t resolved[SYMBOLIZER_KIND_COUNT];
 	uint64_t folded; /* samples added to the fold table */
+	/* of those, samples counted as "[dropped: stack table full]" (the fold
+	 * table's budget was reached) and samples of chains cut at the root
+	 * end ("[truncated: deeper stack]") */
+	uint64_t table_dropped, cut;
+	size_t table_bytes; /* the fold table's memory now */
 	/* samples of chains in which a JIT address changed owner between the
 	 * chain's first and last sample (named by the later owner) */
 	uint64_t time_approx;

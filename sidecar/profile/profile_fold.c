@@ -11,10 +11,32 @@
 #include "timeutil.h"
 #include "utf8.h"
 
+int profile_jit_full(struct profile *p, pid_t pid, size_t more)
+{
+	size_t held = 0;
+	for (size_t i = 0; i < p->njit; i++) {
+		const struct profile_jit *j = &p->jit[i];
+		if (j->map && j->pid != pid) /* a new map of pid replaces its old one */
+			held += j->map->memory;
+		if (j->win)
+			held += jitlog_memory(map_window_log(j->win));
+	}
+	if (held <= PROFILE_JIT_BUDGET && more <= PROFILE_JIT_BUDGET - held)
+		return 0;
+	if (!p->jit_full)
+		profile_warn(p,
+			     "the JIT names of all JVMs reached %llu MiB (the memory budget): JVM "
+			     "pid %d keeps what was read so far, code named later stays [unknown]",
+			     (unsigned long long)(PROFILE_JIT_BUDGET >> 20), (int)pid);
+	p->jit_full = 1;
+	return 1;
+}
+
 static void profile_set_map(struct profile *p, pid_t pid, struct perfmap *m)
 {
 	struct profile_jit *j = profile_jit_slot(p, pid);
-	if (!j || j->win || symbolizer_set_jit(p->sym, pid, symbolizer_jit_perfmap, m) < 0) {
+	if (!j || j->win || profile_jit_full(p, pid, m->memory) ||
+	    symbolizer_set_jit(p->sym, pid, symbolizer_jit_perfmap, m) < 0) {
 		perfmap_free(m);
 		return;
 	}
@@ -37,6 +59,8 @@ static int profile_map_window(struct profile *p, pid_t pid, struct profile_jvm_r
 	 * profile_close, after the graph is written, so its attach round trip
 	 * is not part of the end-of-window latency. */
 	int r = 0;
+	if (!j->win_failed && profile_jit_full(p, pid, 0))
+		j->win_failed = 1; /* the budget: keep what was read */
 	if (!j->win_failed)
 		r = map_window_read(j->win, &err);
 	if (r < 0) {
@@ -195,6 +219,11 @@ static size_t profile_line(struct profile *p, const struct profile_chain *c, int
 			p->line[i] = '_';
 	if (p->o.with_pid)
 		pos += (size_t)snprintf(p->line + pos, 32, "-%d", (int)c->pid);
+	if (c->nr && p->words[c->off + c->nr - 1] == PROFILE_CUT_WORD) {
+		/* the root end is missing: say so where the root would be */
+		profile_put(p, &pos, BUDGET_TRUNCATED_FRAME, strlen(BUDGET_TRUNCATED_FRAME), NULL);
+		p->st.cut += c->count;
+	}
 	if (profile_owner_changed(p, c, frames, n))
 		p->st.time_approx += c->count;
 	for (size_t k = n; k-- > 0;) {
@@ -211,6 +240,20 @@ static size_t profile_line(struct profile *p, const struct profile_chain *c, int
 			*merr = profile_module(p, f, start, pos);
 	}
 	return pos;
+}
+
+/* The fold table is full (its budget): count the chain's samples in its
+ * process's "comm;[dropped: stack table full]" stack instead, rewriting
+ * p->line to it (so the export gets the same stack). */
+static int profile_add_dropped(struct profile *p, size_t *len, uint64_t count)
+{
+	static const char dropped[] = ";" BUDGET_DROPPED_FRAME;
+	const char *semi = memchr(p->line, ';', *len);
+	size_t root = semi ? (size_t)(semi - p->line) : *len;
+	memcpy(p->line + root, dropped, sizeof(dropped) - 1);
+	*len = root + sizeof(dropped) - 1;
+	p->st.table_dropped += count;
+	return fold_add_over(p->table, p->line, *len, count);
 }
 
 int profile_fold(struct profile *p, int map_first, struct fs_error *err)
@@ -235,7 +278,10 @@ int profile_fold(struct profile *p, int map_first, struct fs_error *err)
 			if (!o.thread || !*o.thread)
 				o.thread = "[unknown]";
 		}
-		if (!r && fold_add(p->table, p->line, len, c->count) < 0)
+		int a = r ? 0 : fold_add(p->table, p->line, len, c->count);
+		if (a == -ENOSPC)
+			a = profile_add_dropped(p, &len, c->count);
+		if (a < 0)
 			r = fs_error_set(err, ENOMEM, "adding a folded stack");
 		if (!r && !e && p->o.on_stack)
 			e = p->o.on_stack(p->o.on_stack_ctx, &o, p->line, len, c->count);
@@ -263,11 +309,14 @@ int profile_reset_table(struct profile *p)
 	struct fold *n = fold_new();
 	if (!n)
 		return -ENOMEM;
+	fold_set_budget(n, profile_table_budget(&p->o));
 	fold_free(p->table);
 	p->table = n;
 	memset(p->st.frames, 0, sizeof(p->st.frames));
 	p->st.time_approx = 0;
 	memset(p->st.resolved, 0, sizeof(p->st.resolved));
 	p->st.folded = 0;
+	p->st.table_dropped = 0;
+	p->st.cut = 0;
 	return 0;
 }

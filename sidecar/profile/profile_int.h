@@ -18,6 +18,9 @@
 #define PROFILE_ENV_MAX	       (1u << 20)
 #define PROFILE_WARM_US	       10000   /* per poll: symbolize new chains early (see profile_warm) */
 #define PROFILE_WINDOW_READ_US 1000000 /* read the JVMs' JIT logs this often */
+/* Last word of a raw chain cut at the root end: a context marker no kernel
+ * emits (>= PERF_CONTEXT_MAX), so the symbolizer skips it. */
+#define PROFILE_CUT_WORD ((uint64_t)-4095)
 
 /* One distinct (pid, thread, callchain): its words are words[off .. off +
  * nr), preceded in the arena by pid | thread << 32 and nr (so the arena
@@ -67,6 +70,7 @@ struct profile {
 	struct profile_jit jit[PROFILE_MAX_JVMS];
 	size_t njit;
 	uint64_t window_read_us; /* last read of the JIT logs */
+	int jit_full;		 /* PROFILE_JIT_BUDGET reached (warned once) */
 	struct fold *table;
 	struct threadnames *threads; /* with opts.per_thread */
 	char *line;
@@ -79,13 +83,25 @@ struct profile {
 	int opened;		   /* the events were opened once */
 	int no_reopen;		   /* reopening with copies failed: do not retry */
 	struct sampler_stats base; /* counts of samplers closed by a reopen */
-	uint64_t chain[SYMBOLIZER_MAX_FRAMES];
+	uint64_t chain[SYMBOLIZER_MAX_FRAMES + 1]; /* + PROFILE_CUT_WORD */
 };
+
+/* The fold table's byte budget for o (budget.h). */
+static inline size_t profile_table_budget(const struct profile_opts *o)
+{
+	return o->table_bytes ? o->table_bytes : (size_t)BUDGET_STACK_TABLE_MIB_DEFAULT << 20;
+}
 
 /* One line of warning through the caller's callback (dropped without one). */
 void profile_warn(struct profile *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* pid's slot in p->jit (a new one when there is room), or NULL. */
 struct profile_jit *profile_jit_slot(struct profile *p, pid_t pid);
+/* JIT names of every JVM together (their perf maps and JIT logs) are
+ * bounded: 1 (and a warning, once) when adding more bytes to pid's would
+ * pass PROFILE_JIT_BUDGET; the caller then keeps what it has. */
+#define PROFILE_JIT_BUDGET BUDGET_JIT_BYTES
+int profile_jit_full(struct profile *p, pid_t pid, size_t more);
+
 /* Warn that reading pid's JIT log failed (r, why). */
 void profile_window_warn(struct profile *p, pid_t pid, int r, const char *why);
 

@@ -550,7 +550,8 @@ static int sampler_sample_record(struct sampler *s, const struct perf_event_head
 		s->st.malformed++;
 		return 0;
 	}
-	if (smp.nr >= s->max_stack)
+	smp.truncated = smp.nr >= s->max_stack;
+	if (smp.truncated)
 		s->st.truncated++;
 	s->st.samples++;
 	return fn ? fn(&smp, ctx) : 0;

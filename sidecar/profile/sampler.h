@@ -71,6 +71,7 @@ struct sample {
 	uint64_t ip;
 	const uint64_t *ips; /* callchain, leaf first, with PERF_CONTEXT_* markers */
 	size_t nr;
+	int truncated; /* nr reached max_stack: the kernel may have cut the root end */
 	/* With stack_copy (else has_regs = 0): the user registers when the
 	 * sample was taken (also when it was taken in the kernel: those of the
 	 * syscall entry), and stack_size bytes copied from user sp upwards. */

@@ -17,15 +17,14 @@
 #include "kallsyms.h"
 #include "jitlog.h"
 #include "perfmap.h"
+#include "procmaps.h"
 #include "timeutil.h"
 #include "utf8.h"
 
 #define SYMBOLIZER_BUCKETS    1024
-#define SYMBOLIZER_JIT_MAX    64
+#define SYMBOLIZER_JIT_MAX    BUDGET_MAX_JVMS
 #define SYMBOLIZER_ARENA      (SYMBOLIZER_MAX_FRAMES * 1024)
 #define SYMBOLIZER_KERNEL_MIN 0xffff800000000000ull
-
-enum symmap_type { SYMMAP_FILE, SYMMAP_ANON, SYMMAP_VDSO, SYMMAP_SPECIAL };
 
 struct symfile {
 	dev_t dev;
@@ -38,20 +37,18 @@ struct symfile {
 	int shared;	    /* es belongs to another entry (same build-id) */
 };
 
-struct symmap {
-	uint64_t start, end, pgoff;
-	enum symmap_type type;
-	char *label; /* "[libc.so.6]", "[vdso]"; NULL for anonymous memory */
-	char *path;  /* SYMMAP_FILE: the file as the process sees it; NULL = none */
-	struct symfile *file;
-	int tried;
-};
+/* A mapping's procmaps `user` word: 0 not looked at yet, SYMMAP_TRIED no
+ * file (negative cache), else its struct symfile *. */
+#define SYMMAP_TRIED ((uintptr_t)1)
+static inline struct symfile *symmap_file(const struct procmaps_map *m)
+{
+	return m->user > SYMMAP_TRIED ? (struct symfile *)m->user : NULL;
+}
 
 struct sympid {
 	pid_t pid;
 	struct sympid *next;
-	struct symmap *maps;
-	size_t n;
+	struct procmaps pm; /* executable mappings (procmaps.h) */
 	uint64_t loaded_ms;
 	int gone;
 	char comm[17];
@@ -66,6 +63,7 @@ struct symjit {
 struct symbolizer {
 	struct symbolizer_opts opts;
 	char proc_root[256];
+	int fake_proc; /* opts.proc_root was given (tests) */
 	struct kallsyms *ks;
 	int ks_tried;
 	struct elfsyms *vdso;
@@ -84,7 +82,7 @@ struct symbolizer {
 	uint64_t time;	       /* of the callchains being symbolized */
 	/* the mapping and file of the last native frame looked up (valid
 	 * until the maps are read again): its module and build id */
-	const struct symmap *last_map;
+	const char *last_module;
 	const struct symfile *last_file;
 	char arena[SYMBOLIZER_ARENA];
 	size_t arena_len;
@@ -131,6 +129,7 @@ int symbolizer_open(const struct symbolizer_opts *opts, struct symbolizer **out,
 		return fs_error_set(err, ENAMETOOLONG, "symbolizer: proc root '%s'", root);
 	}
 	strcpy(sym->proc_root, root);
+	sym->fake_proc = sym->opts.proc_root != NULL;
 	sym->opts.proc_root = NULL;
 	struct elfsource_opts eo = {sym->opts.warn, sym->opts.warn_ctx};
 	int r = elfsource_new(&eo, &sym->elf, err);
@@ -142,18 +141,9 @@ int symbolizer_open(const struct symbolizer_opts *opts, struct symbolizer **out,
 	return 0;
 }
 
-static void symbolizer_free_maps(struct symmap *maps, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		free(maps[i].label);
-		free(maps[i].path);
-	}
-	free(maps);
-}
-
 static void symbolizer_free_pid(struct sympid *sp)
 {
-	symbolizer_free_maps(sp->maps, sp->n);
+	procmaps_release(&sp->pm);
 	free(sp);
 }
 
@@ -253,97 +243,6 @@ static const struct symjit *symbolizer_jit_for(const struct symbolizer *sym, pid
 
 /* ---- /proc/<pid>/maps --------------------------------------------------- */
 
-static char *symbolizer_label(const char *path, enum symmap_type type)
-{
-	if (type == SYMMAP_ANON)
-		return NULL;
-	if (type != SYMMAP_FILE)
-		return strdup(path); /* "[vdso]", "[vsyscall]" */
-	const char *base = strrchr(path, '/');
-	base = base ? base + 1 : path;
-	size_t len = strlen(base);
-	const char *del = " (deleted)";
-	if (len > strlen(del) && !strcmp(base + len - strlen(del), del))
-		len -= strlen(del);
-	if (len > 200)
-		len = 200;
-	char *l = malloc(len + 3);
-	if (!l)
-		return NULL;
-	l[0] = '[';
-	memcpy(l + 1, base, len);
-	l[len + 1] = ']';
-	l[len + 2] = '\0';
-	return l;
-}
-
-/* The path of a file mapping as a module name: without " (deleted)",
- * at most SYMBOLIZER_MODULE_MAX bytes. NULL when out of memory. */
-static char *symbolizer_path(const char *path)
-{
-	size_t len = strlen(path);
-	const char *del = " (deleted)";
-	if (len > strlen(del) && !strcmp(path + len - strlen(del), del))
-		len -= strlen(del);
-	return strndup(path, len > SYMBOLIZER_MODULE_MAX ? SYMBOLIZER_MODULE_MAX : len);
-}
-
-static int symbolizer_parse_maps(FILE *f, struct sympid *sp)
-{
-	cleanup_free char *line = NULL;
-	size_t cap = 0, total = 0, mcap = 0;
-	ssize_t len;
-	while ((len = getline(&line, &cap, f)) > 0) {
-		total += (size_t)len;
-		if (total > SYMBOLIZER_MAPS_MAX_BYTES || sp->n >= SYMBOLIZER_MAX_MAPS)
-			break;
-		if (line[len - 1] == '\n')
-			line[len - 1] = '\0';
-		unsigned long long start, end, pgoff, ino;
-		unsigned maj, min;
-		char perms[8];
-		int pos = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff,
-			   &maj, &min, &ino, &pos) < 7 ||
-		    pos == 0)
-			continue;
-		if (!strchr(perms, 'x') || end <= start)
-			continue;
-		const char *path = line + pos;
-		enum symmap_type type;
-		if (!*path)
-			type = SYMMAP_ANON;
-		else if (!strcmp(path, "[vdso]"))
-			type = SYMMAP_VDSO;
-		else if (path[0] == '[')
-			type = strncmp(path, "[anon", 5) ? SYMMAP_SPECIAL : SYMMAP_ANON;
-		else if (ino == 0 && path[0] != '/')
-			type = SYMMAP_ANON; /* e.g. "//anon", memfd names are files though */
-		else
-			type = SYMMAP_FILE;
-		if (sp->n == mcap) {
-			size_t nc = mcap ? mcap * 2 : 64;
-			struct symmap *m = realloc(sp->maps, nc * sizeof(*m));
-			if (!m)
-				return -ENOMEM;
-			sp->maps = m;
-			mcap = nc;
-		}
-		struct symmap *m = &sp->maps[sp->n];
-		memset(m, 0, sizeof(*m));
-		m->start = start;
-		m->end = end;
-		m->pgoff = pgoff;
-		m->type = type;
-		m->label = symbolizer_label(path, type);
-		m->path = type == SYMMAP_FILE ? symbolizer_path(path) : NULL;
-		sp->n++; /* counted first: symbolizer_free_maps frees what it holds */
-		if ((type != SYMMAP_ANON && !m->label) || (type == SYMMAP_FILE && !m->path))
-			return -ENOMEM;
-	}
-	return 0;
-}
-
 static struct sympid *symbolizer_find_pid(struct symbolizer *sym, pid_t pid)
 {
 	for (struct sympid *sp = sym->buckets[(unsigned)pid % SYMBOLIZER_BUCKETS]; sp;
@@ -369,45 +268,46 @@ static void symbolizer_read_comm(struct symbolizer *sym, struct sympid *sp)
 		*nl = '\0';
 }
 
-/* (Re)read pid's maps into sp. */
+/* Drop the maps of every process (over the budget): each is read again
+ * on its next lookup. */
+static void symbolizer_release_maps(struct symbolizer *sym)
+{
+	for (size_t b = 0; b < SYMBOLIZER_BUCKETS; b++)
+		for (struct sympid *sp = sym->buckets[b]; sp; sp = sp->next) {
+			procmaps_release(&sp->pm);
+			sp->loaded_ms = 0;
+		}
+}
+
+/* (Re)read pid's maps into sp. The maps of all processes share one
+ * budget (procmaps.h): past it, every other process's maps are dropped
+ * (read again when next needed) and this one is tried once more. */
 static int symbolizer_read_maps(struct symbolizer *sym, struct sympid *sp, struct fs_error *err)
 {
-	char path[320];
-	snprintf(path, sizeof(path), "%s/%d/maps", sym->proc_root, (int)sp->pid);
 	sp->loaded_ms = timeutil_now_ms();
 	sym->st.maps_reads++;
-	cleanup_fclose FILE *f = fopen(path, "re");
-	if (!f) {
-		int e = errno;
-		if (e == ENOENT)
-			e = ESRCH;
-		sp->gone = 1;
-		return fs_error_set(err, e, "reading %s", path);
+	struct procmaps fresh;
+	int r = procmaps_read(sym->fake_proc ? sym->proc_root : NULL, sp->pid, &fresh, err);
+	if (r == -ENOSPC) {
+		procmaps_release(&sp->pm); /* its own old maps first */
+		symbolizer_release_maps(sym);
+		fs_error_clear(err);
+		r = procmaps_read(sym->fake_proc ? sym->proc_root : NULL, sp->pid, &fresh, err);
 	}
-	struct sympid fresh = {.pid = sp->pid};
-	int r = symbolizer_parse_maps(f, &fresh);
-	if (r < 0 || fresh.n == 0) {
-		symbolizer_free_maps(fresh.maps, fresh.n);
-		if (r < 0)
-			return fs_error_set(err, -r, "parsing %s", path);
+	if (r < 0) {
+		if (r != -ENOSPC && r != -ENOMEM)
+			sp->gone = 1;
+		return r;
+	}
+	if (fresh.n == 0) {
+		procmaps_release(&fresh);
 		sp->gone = 1; /* a zombie or kernel thread: nothing mapped */
 		return 0;
 	}
 	/* Keep resolved files of mappings that did not change. */
-	for (size_t i = 0, j = 0; i < fresh.n; i++) {
-		while (j < sp->n && sp->maps[j].start < fresh.maps[i].start)
-			j++;
-		if (j < sp->n && sp->maps[j].start == fresh.maps[i].start &&
-		    sp->maps[j].end == fresh.maps[i].end &&
-		    sp->maps[j].pgoff == fresh.maps[i].pgoff &&
-		    sp->maps[j].type == fresh.maps[i].type) {
-			fresh.maps[i].file = sp->maps[j].file;
-			fresh.maps[i].tried = sp->maps[j].tried;
-		}
-	}
-	symbolizer_free_maps(sp->maps, sp->n);
-	sp->maps = fresh.maps;
-	sp->n = fresh.n;
+	procmaps_carry(&fresh, &sp->pm);
+	procmaps_release(&sp->pm);
+	sp->pm = fresh;
 	sp->gone = 0;
 	return 0;
 }
@@ -466,21 +366,6 @@ const char *symbolizer_comm(struct symbolizer *sym, pid_t pid)
 	return sp && sp->comm[0] ? sp->comm : NULL;
 }
 
-static struct symmap *symbolizer_find_map(struct sympid *sp, uint64_t addr)
-{
-	size_t lo = 0, hi = sp->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (addr < sp->maps[mid].start)
-			hi = mid;
-		else if (addr >= sp->maps[mid].end)
-			lo = mid + 1;
-		else
-			return &sp->maps[mid];
-	}
-	return NULL;
-}
-
 /* ---- ELF files ---------------------------------------------------------- */
 
 static int symbolizer_add_file(struct symbolizer *sym, struct symfile *f)
@@ -497,10 +382,10 @@ static int symbolizer_add_file(struct symbolizer *sym, struct symfile *f)
 
 /* The file's symbols, parsed in the ELF sandbox (elfsource.h); identical
  * files (same build-id) then share one table. */
-static void symbolizer_parse_file(struct symbolizer *sym, const struct symmap *m, int fd,
+static void symbolizer_parse_file(struct symbolizer *sym, const char *label, int fd,
 				  struct symfile *f)
 {
-	if (elfsource_load(sym->elf, fd, f->size, m->label, &f->es) < 0) {
+	if (elfsource_load(sym->elf, fd, f->size, label, &f->es) < 0) {
 		sym->st.elf_failed++;
 		return;
 	}
@@ -522,11 +407,13 @@ static void symbolizer_parse_file(struct symbolizer *sym, const struct symmap *m
 	sym->elf_memory += elfsyms_memory(f->es);
 }
 
-static struct symfile *symbolizer_file(struct symbolizer *sym, pid_t pid, struct symmap *m)
+/* The symbols of mapping m (label: its "[name]") of pid, parsed once. */
+static struct symfile *symbolizer_file(struct symbolizer *sym, pid_t pid, struct procmaps_map *m,
+				       const char *label)
 {
-	if (m->tried)
-		return m->file;
-	m->tried = 1;
+	if (m->user)
+		return symmap_file(m);
+	m->user = SYMMAP_TRIED;
 	char path[320];
 	snprintf(path, sizeof(path), "%s/%d/map_files/%llx-%llx", sym->proc_root, (int)pid,
 		 (unsigned long long)m->start, (unsigned long long)m->end);
@@ -537,8 +424,11 @@ static struct symfile *symbolizer_file(struct symbolizer *sym, pid_t pid, struct
 	for (size_t i = 0; i < sym->nfiles; i++) {
 		struct symfile *f = sym->files[i];
 		if (f->dev == st.st_dev && f->ino == st.st_ino && f->size == st.st_size &&
-		    f->mtime.tv_sec == st.st_mtim.tv_sec && f->mtime.tv_nsec == st.st_mtim.tv_nsec)
-			return m->file = f;
+		    f->mtime.tv_sec == st.st_mtim.tv_sec &&
+		    f->mtime.tv_nsec == st.st_mtim.tv_nsec) {
+			m->user = (uintptr_t)f;
+			return f;
+		}
 	}
 	if (sym->nfiles >= SYMBOLIZER_MAX_FILES || sym->elf_memory >= SYMBOLIZER_MAX_ELF_MEMORY)
 		return NULL;
@@ -549,14 +439,15 @@ static struct symfile *symbolizer_file(struct symbolizer *sym, pid_t pid, struct
 	f->ino = st.st_ino;
 	f->size = st.st_size;
 	f->mtime = st.st_mtim;
-	symbolizer_parse_file(sym, m, fd, f);
+	symbolizer_parse_file(sym, label, fd, f);
 	if (symbolizer_add_file(sym, f) < 0) {
 		if (!f->shared)
 			elfsyms_free(f->es);
 		free(f);
 		return NULL;
 	}
-	return m->file = f;
+	m->user = (uintptr_t)f;
+	return f;
 }
 
 /* Our own vDSO: the kernel maps the same image into every process. */
@@ -621,12 +512,12 @@ static const char *symbolizer_jit(struct symbolizer *sym, pid_t pid, uint64_t ad
 static const char *symbolizer_user(struct symbolizer *sym, struct sympid *sp, uint64_t addr,
 				   int leaf, enum symbolizer_kind *kind, int *resolved)
 {
-	struct symmap *m = symbolizer_find_map(sp, addr);
+	struct procmaps_map *m = procmaps_find(&sp->pm, addr);
 	if (!m && !sp->gone && timeutil_now_ms() - sp->loaded_ms >= SYMBOLIZER_REFRESH_MS) {
 		symbolizer_read_maps(sym, sp, NULL); /* new mapping since (dlopen, JIT) */
-		m = symbolizer_find_map(sp, addr);
+		m = procmaps_find(&sp->pm, addr);
 	}
-	if (!m || m->type == SYMMAP_ANON) {
+	if (!m || m->type == PROCMAPS_ANON) {
 		*kind = m ? SYMBOLIZER_KIND_JIT : SYMBOLIZER_KIND_UNKNOWN;
 		const char *name = symbolizer_jit(sym, sp->pid, addr + (leaf ? 1 : 0), resolved);
 		if (name) {
@@ -638,12 +529,14 @@ static const char *symbolizer_user(struct symbolizer *sym, struct sympid *sp, ui
 	*kind = SYMBOLIZER_KIND_NATIVE;
 	struct elfsyms *es = NULL;
 	uint64_t off = addr - m->start + m->pgoff;
-	sym->last_map = m;
-	if (m->type == SYMMAP_VDSO) {
+	/* its module: the path as the process sees it, or "[vdso]" */
+	uint32_t mod = m->path ? m->path : m->label;
+	sym->last_module = mod ? sp->pm.labels + mod : NULL;
+	if (m->type == PROCMAPS_VDSO) {
 		es = symbolizer_vdso(sym);
 		off = addr - m->start;
-	} else if (m->type == SYMMAP_FILE) {
-		struct symfile *f = symbolizer_file(sym, sp->pid, m);
+	} else if (m->type == PROCMAPS_FILE) {
+		struct symfile *f = symbolizer_file(sym, sp->pid, m, sp->pm.labels + m->label);
 		es = f ? f->es : NULL;
 		sym->last_file = f;
 	}
@@ -657,7 +550,7 @@ static const char *symbolizer_user(struct symbolizer *sym, struct sympid *sp, ui
 	 * out m->label itself left a dangling name in the chain: the garbage
 	 * frame seen between libjvm and the kernel (an unresolved libc frame,
 	 * then a JIT address newer than the cached maps). */
-	return name ? name : symbolizer_keep(sym, m->label, NULL);
+	return name ? name : symbolizer_keep(sym, procmaps_label(&sp->pm, m), NULL);
 }
 
 /* "a->b->c" of a C1 frame: "a_[1]->b->c" (the compiled method is the
@@ -693,7 +586,7 @@ static const char *symbolizer_one(struct symbolizer *sym, struct sympid *sp, uin
 {
 	const char *name;
 	*resolved = 0;
-	sym->last_map = NULL;
+	sym->last_module = NULL;
 	sym->last_file = NULL;
 	if (!kernel && sp && symbolizer_is_method(addr)) {
 		*kind = SYMBOLIZER_KIND_JIT;
@@ -732,9 +625,8 @@ const char *symbolizer_addr(struct symbolizer *sym, pid_t pid, uint64_t addr, in
  * (copied: a later frame may re-read the maps). */
 static void symbolizer_module(struct symbolizer *sym, struct symbolizer_frame *f)
 {
-	const struct symmap *m = sym->last_map;
 	const struct symfile *file = sym->last_file;
-	const char *mod = m ? (m->path ? m->path : m->label) : NULL;
+	const char *mod = sym->last_module;
 	f->module = f->build_id = NULL;
 	if (f->kind != SYMBOLIZER_KIND_NATIVE || !mod)
 		return;

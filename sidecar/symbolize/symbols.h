@@ -29,15 +29,16 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "budget.h"
 #include "error.h"
 
-#define SYMBOLIZER_MAX_FRAMES	  256	       /* frames per callchain handled */
-#define SYMBOLIZER_MAX_PIDS	  4096	       /* cached processes (then the cache restarts) */
-#define SYMBOLIZER_MAX_MAPS	  16384	       /* executable mappings kept per process */
-#define SYMBOLIZER_MAX_FILES	  4096	       /* ELF files cached */
-#define SYMBOLIZER_MAX_ELF_MEMORY (1ull << 30) /* bytes of ELF symbol tables cached */
-#define SYMBOLIZER_MAPS_MAX_BYTES (16u << 20)  /* a /proc/<pid>/maps larger than this is cut */
-#define SYMBOLIZER_REFRESH_MS	  1000	       /* re-read maps on a miss at most this often */
+/* The numbers are lib/budget.h's; /proc/<pid>/maps is read and bounded by
+ * procmaps.h (per file, per process and for all processes together). */
+#define SYMBOLIZER_MAX_FRAMES	  BUDGET_MAX_FRAMES /* frames per callchain handled */
+#define SYMBOLIZER_MAX_PIDS	  BUDGET_MAX_PIDS   /* cached processes (then the cache restarts) */
+#define SYMBOLIZER_MAX_FILES	  BUDGET_ELF_FILES  /* ELF files cached */
+#define SYMBOLIZER_MAX_ELF_MEMORY BUDGET_ELF_BYTES  /* bytes of ELF symbol tables cached */
+#define SYMBOLIZER_REFRESH_MS	  1000		    /* re-read maps on a miss at most this often */
 #define SYMBOLIZER_NAME_MAX	  4096 /* = PERFMAP_MAX_LINE: a JIT map line's whole inline chain */
 #define SYMBOLIZER_MODULE_MAX	  1024 /* bytes of a module path kept (longer ones are cut) */
 

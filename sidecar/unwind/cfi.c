@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "cleanup.h"
+#include "procmaps.h"
 #include "timeutil.h"
 
 #define CFI_MAX_LOADS  16
@@ -40,14 +41,13 @@ struct cfi_file {
 	size_t nloads;
 };
 
-struct cfi_map {
-	uint64_t start, end, pgoff;
-	struct cfi_file *file;
-	int tried;
-};
+/* A mapping's procmaps `user` word: 0 not looked at yet, CFI_TRIED no
+ * file (negative cache, and the vDSO), else its struct cfi_file *. */
+#define CFI_TRIED ((uintptr_t)1)
 
 struct cfi {
 	char proc_root[256];
+	int fake_proc; /* a proc_root was given (tests) */
 	struct cfi_file *files[CFI_MAX_FILES];
 	size_t nfiles;
 	struct cfi_stats st;
@@ -56,8 +56,7 @@ struct cfi {
 struct cfi_proc {
 	struct cfi *c;
 	pid_t pid;
-	struct cfi_map *maps;
-	size_t n;
+	struct procmaps pm; /* shared reader and budget with the symbolizer */
 	uint64_t loaded_ms;
 };
 
@@ -69,6 +68,7 @@ int cfi_new(const char *proc_root, struct cfi **out)
 	if (!c)
 		return -ENOMEM;
 	snprintf(c->proc_root, sizeof(c->proc_root), "%s", proc_root ? proc_root : "/proc");
+	c->fake_proc = proc_root != NULL;
 	*out = c;
 	return 0;
 }
@@ -105,59 +105,19 @@ void cfi_stats(const struct cfi *c, struct cfi_stats *st)
 
 static int cfi_proc_read_maps(struct cfi_proc *p)
 {
-	char path[320];
-	snprintf(path, sizeof(path), "%s/%d/maps", p->c->proc_root, (int)p->pid);
 	p->loaded_ms = timeutil_now_ms();
-	cleanup_fclose FILE *f = fopen(path, "re");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
-	cleanup_free char *line = NULL;
-	size_t cap = 0, total = 0, n = 0, mcap = 0;
-	struct cfi_map *maps = NULL;
-	ssize_t len;
-	while ((len = getline(&line, &cap, f)) > 0) {
-		total += (size_t)len;
-		if (total > CFI_MAPS_MAX || n >= CFI_MAX_MAPS)
-			break;
-		unsigned long long start, end, pgoff, ino;
-		unsigned maj, min;
-		char perms[8];
-		int pos = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff,
-			   &maj, &min, &ino, &pos) < 7 ||
-		    !strchr(perms, 'x') || end <= start)
-			continue;
-		int vdso = pos && !strncmp(line + pos, "[vdso]", 6);
-		if (!vdso && (ino == 0 || !pos || line[pos] != '/'))
-			continue; /* anonymous: the JIT's, not ours */
-		if (n == mcap) {
-			size_t nc = mcap ? mcap * 2 : 64;
-			struct cfi_map *m = realloc(maps, nc * sizeof(*m));
-			if (!m) {
-				free(maps);
-				return -ENOMEM;
-			}
-			maps = m;
-			mcap = nc;
-		}
-		/* The vDSO has no map_files entry: it is text without CFI for
-		 * us (frame pointers then). */
-		maps[n++] =
-		    (struct cfi_map){.start = start, .end = end, .pgoff = pgoff, .tried = vdso};
-	}
-	/* keep the files of mappings that did not change */
-	for (size_t i = 0, j = 0; i < n; i++) {
-		while (j < p->n && p->maps[j].start < maps[i].start)
-			j++;
-		if (j < p->n && p->maps[j].start == maps[i].start &&
-		    p->maps[j].end == maps[i].end && p->maps[j].pgoff == maps[i].pgoff) {
-			maps[i].file = p->maps[j].file;
-			maps[i].tried = p->maps[j].tried;
-		}
-	}
-	free(p->maps);
-	p->maps = maps;
-	p->n = n;
+	struct procmaps fresh;
+	int r = procmaps_read(p->c->fake_proc ? p->c->proc_root : NULL, p->pid, &fresh, NULL);
+	if (r < 0)
+		return r;
+	/* The vDSO has no map_files entry: it is text without CFI for us
+	 * (frame pointers then). */
+	for (size_t i = 0; i < fresh.n; i++)
+		if (fresh.v[i].type == PROCMAPS_VDSO)
+			fresh.v[i].user = CFI_TRIED;
+	procmaps_carry(&fresh, &p->pm); /* keep the files of unchanged mappings */
+	procmaps_release(&p->pm);
+	p->pm = fresh;
 	return 0;
 }
 
@@ -181,28 +141,25 @@ void cfi_proc_free(struct cfi_proc *p)
 {
 	if (!p)
 		return;
-	free(p->maps);
+	procmaps_release(&p->pm);
 	free(p);
 }
 
-static struct cfi_map *cfi_find_map(struct cfi_proc *p, uint64_t pc)
+/* Text of a file we can read CFI from, or the vDSO; anonymous memory is
+ * the JIT's, not ours. */
+static struct procmaps_map *cfi_find_map(struct cfi_proc *p, uint64_t pc)
 {
-	size_t lo = 0, hi = p->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (pc < p->maps[mid].start)
-			hi = mid;
-		else if (pc >= p->maps[mid].end)
-			lo = mid + 1;
-		else
-			return &p->maps[mid];
-	}
-	return NULL;
+	struct procmaps_map *m = procmaps_find(&p->pm, pc);
+	if (!m || m->type == PROCMAPS_VDSO)
+		return m;
+	int file = m->type == PROCMAPS_FILE && (m->flags & PROCMAPS_F_INODE) &&
+		   (m->flags & PROCMAPS_F_ABSOLUTE);
+	return file ? m : NULL;
 }
 
-static struct cfi_map *cfi_lookup(struct cfi_proc *p, uint64_t pc)
+static struct procmaps_map *cfi_lookup(struct cfi_proc *p, uint64_t pc)
 {
-	struct cfi_map *m = cfi_find_map(p, pc);
+	struct procmaps_map *m = cfi_find_map(p, pc);
 	if (!m && timeutil_now_ms() - p->loaded_ms >= CFI_REFRESH_MS && cfi_proc_read_maps(p) == 0)
 		m = cfi_find_map(p, pc); /* dlopen since */
 	return m;
@@ -228,12 +185,12 @@ static void cfi_file_loads(struct cfi_file *f)
 	}
 }
 
-static struct cfi_file *cfi_file_of(struct cfi_proc *p, struct cfi_map *m)
+static struct cfi_file *cfi_file_of(struct cfi_proc *p, struct procmaps_map *m)
 {
 	struct cfi *c = p->c;
-	if (m->tried)
-		return m->file;
-	m->tried = 1;
+	if (m->user)
+		return m->user == CFI_TRIED ? NULL : (struct cfi_file *)m->user;
+	m->user = CFI_TRIED;
 	char path[320];
 	snprintf(path, sizeof(path), "%s/%d/map_files/%llx-%llx", c->proc_root, (int)p->pid,
 		 (unsigned long long)m->start, (unsigned long long)m->end);
@@ -252,7 +209,8 @@ static struct cfi_file *cfi_file_of(struct cfi_proc *p, struct cfi_map *m)
 		    f->mtime.tv_sec == st.st_mtim.tv_sec &&
 		    f->mtime.tv_nsec == st.st_mtim.tv_nsec) {
 			close(fd);
-			return m->file = f;
+			m->user = (uintptr_t)f;
+			return f;
 		}
 	}
 	if (c->nfiles >= CFI_MAX_FILES) {
@@ -277,7 +235,8 @@ static struct cfi_file *cfi_file_of(struct cfi_proc *p, struct cfi_map *m)
 	if (!f->cfi)
 		c->st.file_errors++;
 	c->files[c->nfiles++] = f;
-	return m->file = f;
+	m->user = (uintptr_t)f;
+	return f;
 }
 
 static int cfi_vaddr(const struct cfi_file *f, uint64_t off, uint64_t *vaddr)
@@ -437,7 +396,7 @@ int cfi_proc_step(struct cfi_proc *p, struct unwind_regs *r, const struct unwind
 {
 	struct cfi *c = p->c;
 	uint64_t pc = leaf ? r->ip : r->ip - 1, vaddr;
-	struct cfi_map *m = cfi_lookup(p, pc);
+	struct procmaps_map *m = cfi_lookup(p, pc);
 	struct cfi_file *f = m ? cfi_file_of(p, m) : NULL;
 	if (!f || !f->cfi || cfi_vaddr(f, pc - m->start + m->pgoff, &vaddr) < 0) {
 		c->st.no_cfi++;

@@ -16,7 +16,9 @@
  * ELF_C_READ (pread: a container truncating the file cannot SIGBUS us), and
  * cached per file identity (device, inode, size, mtime) for every process:
  * at most CFI_MAX_FILES files. A process's executable mappings are read
- * from /proc/<pid>/maps once, and again on a miss at most once a second.
+ * from /proc/<pid>/maps by procmaps.h (the symbolizer's reader, bounded and
+ * counted in the same budget) once, and again on a miss at most once a
+ * second.
  *
  * Not thread-safe. */
 #ifndef FS_CFI_H
@@ -25,12 +27,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "budget.h"
 #include "error.h"
 #include "unwind.h"
 
-#define CFI_MAX_FILES	  512
-#define CFI_MAX_MAPS	  16384	      /* executable mappings per process */
-#define CFI_MAPS_MAX	  (16u << 20) /* bytes of /proc/<pid>/maps read */
+#define CFI_MAX_FILES	  BUDGET_CFI_FILES
 #define CFI_REFRESH_MS	  1000
 #define CFI_MAX_FILE_SIZE (1ull << 30)
 

@@ -33,6 +33,22 @@ static const char *run(const char *text, const struct collapse_opts *opts)
 
 #define EV "app 10/11 [000] 1.000: 5 cpu-clock:\n"
 
+struct collect_big {
+	uint64_t count;
+	size_t len;
+};
+
+static int find_big(const char *stack, size_t len, uint64_t count, void *arg)
+{
+	static const char want[] = "big;[truncated: deeper stack];";
+	struct collect_big *b = arg;
+	if (len > sizeof(want) && !memcmp(stack, want, sizeof(want) - 1)) {
+		b->count += count;
+		b->len = len;
+	}
+	return 0;
+}
+
 static void test_frames(void)
 {
 	is_str(run(EV "\tffff main (/bin/app)\n\tffff start (/bin/app)\n\n", NULL),
@@ -140,8 +156,47 @@ static void test_streaming(void)
 	collapse_feed(c, "\nsmall 2 1.0: cycles:\n\n", 23, &err);
 	collapse_get_stats(c, &st);
 	is_int(bad, 0, "feeding a huge stack is not an error");
-	is_int(st.oversized, 1, "it is dropped and counted");
+	is_int(st.oversized, 1, "it is cut and counted");
+	is_int(fold_total(f), 4, "its sample is still in the table");
+	struct collect_big big = {0};
+	fold_foreach(f, find_big, &big);
+	ok(big.count == 1 && big.len <= FOLD_STACK_MAX && big.len > FOLD_STACK_MAX - 1100,
+	   "as big;[truncated: deeper stack];<leaf-side frames> (%zu bytes)", big.len);
 	is_int(fold_get(f, "small", 5), 1, "the next sample is fine");
+	collapse_free(c);
+	fold_free(f);
+}
+
+/* A full stack table: new stacks of each process go to its one
+ * "[dropped: stack table full]" stack (every sample counted), and a
+ * short stack has room for that name in the key buffer. */
+static void test_table_full(void)
+{
+	struct fold *f = fold_new();
+	fold_set_budget(f, 64 * 1024);
+	static const struct collapse_opts pid = {.include_pid = true};
+	struct collapse *c = collapse_new(&pid, f);
+	struct fs_error err = {0};
+	char text[256];
+	int failed = 0;
+	for (unsigned i = 0; i < 20000 && !failed; i++) {
+		int n = snprintf(text, sizeof(text),
+				 "pr 1%u/1 [000] 1.000: 1 cpu-clock:\n\t1 f%u (/x)\n\t2 g (/x)\n\n",
+				 i % 2, i);
+		failed = collapse_feed(c, text, (size_t)n, &err) < 0;
+	}
+	ok(!failed, "20000 distinct stacks fed into a 64 KiB table");
+	struct collapse_stats st;
+	collapse_get_stats(c, &st);
+	ok(st.dropped > 0 && st.dropped < 20000, "%llu samples dropped",
+	   (unsigned long long)st.dropped);
+	is_int(st.samples, 20000, "every sample counted");
+	is_int(fold_total(f), 20000, "and in the table");
+	uint64_t d0 = fold_get(f, "pr-10;[dropped: stack table full]", 33);
+	uint64_t d1 = fold_get(f, "pr-11;[dropped: stack table full]", 33);
+	ok(d0 > 0 && d1 > 0, "one dropped stack per process");
+	is_int(d0 + d1, st.dropped, "holding the dropped samples");
+	ok(fold_memory(f) <= 64 * 1024 + 4096, "memory %zu stays at the budget", fold_memory(f));
 	collapse_free(c);
 	fold_free(f);
 }
@@ -151,5 +206,6 @@ int main(void)
 	test_frames();
 	test_event_lines();
 	test_streaming();
+	test_table_full();
 	return tap_done();
 }

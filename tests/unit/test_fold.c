@@ -125,11 +125,59 @@ static void test_write_parse(void)
 	fold_free(g);
 }
 
+/* A million distinct stacks into a 4 MiB table: it stops taking new ones
+ * at its budget (memory never past it), old ones keep counting, and the
+ * refused samples can be counted past the budget with fold_add_over. */
+static void test_budget(void)
+{
+	struct fold *f = fold_new();
+	const size_t budget = 4u << 20;
+	fold_set_budget(f, budget);
+	char key[64];
+	size_t added = 0, refused = 0, peak = 0;
+	int other = 0;
+	for (unsigned i = 0; i < 1000000; i++) {
+		int n = snprintf(key, sizeof(key), "java;a%u;b%u;c", i, i * 7u);
+		int r = fold_add(f, key, (size_t)n, 1);
+		if (r == 0)
+			added++;
+		else if (r == -ENOSPC)
+			refused++;
+		else
+			other++;
+		if (fold_memory(f) > peak)
+			peak = fold_memory(f);
+	}
+	is_int(other, 0, "only -ENOSPC past the budget");
+	ok(added > 10000 && refused > 0, "%zu stacks kept, %zu refused", added, refused);
+	is_int(added + refused, 1000000, "every stack either kept or refused");
+	ok(peak <= budget, "memory %zu never past the budget %zu", peak, budget);
+	is_int(fold_count(f), added, "kept stacks in the table");
+	is_int(fold_add(f, "java;a0;b0;c", 12, 5), 0, "an existing stack still counts past it");
+	is_int(fold_get(f, "java;a0;b0;c", 12), 6, "and its count grew");
+	is_int(fold_add(f, "java;new", 8, 1), -ENOSPC, "a new one is refused");
+	is_int(fold_get(f, "java;new", 8), 0, "and not added");
+	is_int(fold_add_over(f, "java;[dropped: stack table full]", 32, refused + 1), 0,
+	       "fold_add_over ignores the budget");
+	is_int(fold_total(f), 1000000 + 5 + 1, "total = every sample");
+	fold_free(f);
+
+	/* a budget below what a new table holds refuses at once */
+	f = fold_new();
+	fold_set_budget(f, 1024);
+	is_int(fold_add(f, "a", 1, 1), -ENOSPC, "a 1 KiB budget takes nothing");
+	is_int(fold_add_over(f, "a", 1, 1), 0, "but fold_add_over does");
+	fold_set_budget(f, 0);
+	is_int(fold_add(f, "b", 1, 1), 0, "budget 0: no cap");
+	fold_free(f);
+}
+
 int main(void)
 {
 	test_sum_and_order();
 	test_limits();
 	test_growth();
 	test_write_parse();
+	test_budget();
 	return tap_done();
 }

@@ -99,6 +99,13 @@ int main(void)
 	ok(config_load(path, &cfg, &err) < 0, "out-of-range number refused");
 	write_file(path, "{\"mount_point\":\"/\"}");
 	ok(config_load(path, &cfg, &err) < 0, "mount point / refused");
+	is_int(cfg.max_stack_table_mib, 256, "max_stack_table_mib defaults to 256");
+	write_file(path, "{\"max_stack_table_mib\":1}");
+	ok(config_load(path, &cfg, &err) == 0 && cfg.max_stack_table_mib == 1,
+	   "max_stack_table_mib 1");
+	write_file(path, "{\"max_stack_table_mib\":0}");
+	ok(config_load(path, &cfg, &err) < 0 && strstr(err.msg, "max_stack_table_mib"),
+	   "max_stack_table_mib 0 refused, key named");
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	ok(system(cmd) == 0, "cleanup");
