@@ -94,7 +94,7 @@ int hook_bundle_read(const char *bundle_dir, struct hook_bundle *b, struct fs_er
  * The calling process joins the container's mount namespace and stays
  * there (once it got that far, whatever the result): open everything needed
  * by path before, and use only fds after. The hook's alarm bounds it. */
-int hook_mount_bundle(const struct fs_config *cfg, int pidfd, const char *rootfs,
+int hook_mount_bundle(const struct fs_config *cfg, int pidfd, pid_t pid, const char *rootfs,
 		      struct fs_error *err);
 
 /* bundletree.c: a detached mount (fd) of a new tmpfs holding a copy of
