@@ -3,6 +3,7 @@
 #define FS_HOOK_H
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -94,6 +95,10 @@ int hook_bundle_read(const char *bundle_dir, struct hook_bundle *b, struct fs_er
  * The calling process joins the container's mount namespace and stays
  * there (once it got that far, whatever the result): open everything needed
  * by path before, and use only fds after. The hook's alarm bounds it. */
+/* mount.c: whether mount mnt_id is shared (in a peer group) according to
+ * the mountinfo text f (container input: fuzzed); 1 also when it is not
+ * listed or f cannot be read (fail closed), with a reason in err. */
+int hook_mountinfo_shared(FILE *f, uint64_t mnt_id, struct fs_error *err);
 int hook_mount_bundle(const struct fs_config *cfg, int pidfd, pid_t pid, const char *rootfs,
 		      struct fs_error *err);
 

@@ -112,6 +112,28 @@ int hook_open_mount_point(int root_fd, const char *path, struct fs_error *err)
 	return steal_fd(&cur);
 }
 
+int hook_mountinfo_shared(FILE *f, uint64_t mnt_id, struct fs_error *err)
+{
+	cleanup_free char *line = NULL;
+	size_t cap = 0;
+	while (getline(&line, &cap, f) > 0) {
+		unsigned long long id;
+		if (sscanf(line, "%llu ", &id) != 1 || id != mnt_id)
+			continue;
+		/* Optional fields run from field 7 up to the " - " separator. */
+		char *sep = strstr(line, " - ");
+		if (sep)
+			*sep = '\0';
+		if (strstr(line, " shared:"))
+			return fs_error_set(err, EPERM,
+					    "refusing: the mount point is on a shared mount, the "
+					    "bundle would propagate to its peers (the host's)"),
+			       1;
+		return 0;
+	}
+	return fs_error_set(err, ENOENT, "the mount point's mount is not in mountinfo"), 1;
+}
+
 /* Whether the mount fd is on is shared (in a peer group), from the
  * container's mountinfo (minfo_fd: the host's /proc/<pid>/mountinfo, opened
  * before joining the namespace, whose /proc may be the container's to
@@ -130,24 +152,7 @@ static int mount_is_shared(int fd, int minfo_fd, struct fs_error *err)
 		close(dfd);
 		return fs_error_set(err, errno, "reading mountinfo"), 1;
 	}
-	cleanup_free char *line = NULL;
-	size_t cap = 0;
-	while (getline(&line, &cap, f) > 0) {
-		unsigned long long id;
-		if (sscanf(line, "%llu ", &id) != 1 || id != stx.stx_mnt_id)
-			continue;
-		/* Optional fields run from field 7 up to the " - " separator. */
-		char *sep = strstr(line, " - ");
-		if (sep)
-			*sep = '\0';
-		if (strstr(line, " shared:"))
-			return fs_error_set(err, EPERM,
-					    "refusing: the mount point is on a shared mount, the "
-					    "bundle would propagate to its peers (the host's)"),
-			       1;
-		return 0;
-	}
-	return fs_error_set(err, ENOENT, "the mount point's mount is not in mountinfo"), 1;
+	return hook_mountinfo_shared(f, stx.stx_mnt_id, err);
 }
 
 /* In the container's mount namespace: open the mount point under the
