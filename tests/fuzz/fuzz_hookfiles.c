@@ -21,6 +21,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static char fz_dir[64];
 static char fz_bundle[256], fz_hostname[256];
 
+/* Remove the layout at exit: nothing left in /tmp by a fuzzing run. */
+static void fz_cleanup(void)
+{
+	static const char *const files[] = {
+	    "containers/" FUZZ_ID "/hostname",
+	    "containers/" FUZZ_ID "/config.v2.json",
+	    "containers/" FUZZ_ID,
+	    "containers",
+	    "overlay-containers/" FUZZ_ID "/userdata/config.json",
+	    "overlay-containers/" FUZZ_ID "/userdata",
+	    "overlay-containers/" FUZZ_ID,
+	    "overlay-containers/containers.json",
+	    "overlay-containers",
+	};
+	char p[512];
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", fz_dir, files[i]);
+		if (unlink(p) < 0)
+			rmdir(p);
+	}
+	rmdir(fz_dir);
+}
+
 /* The layout the readers expect, once: a Docker data root and a Podman
  * graph root in a private temp directory. */
 static void fz_layout(void)
@@ -29,6 +52,7 @@ static void fz_layout(void)
 	snprintf(fz_dir, sizeof(fz_dir), "/tmp/fuzz_hookfiles.XXXXXX");
 	if (!mkdtemp(fz_dir))
 		abort();
+	atexit(fz_cleanup);
 	snprintf(p, sizeof(p), "%s/containers", fz_dir);
 	mkdir(p, 0700);
 	snprintf(p, sizeof(p), "%s/containers/" FUZZ_ID, fz_dir);
