@@ -237,6 +237,7 @@ static int hook_create(const struct fs_config *cfg, struct hook_state *st, const
 		int r = hook_mount_bundle(cfg, pidfd, st->pid, b.rootfs, &err);
 		if (r == -ENOTRECOVERABLE) {
 			hook_warn(stage, st->id, "FATAL: %s", err.msg);
+			registry_remove_at(regfd, e.id);
 			return 1;
 		}
 		if (r < 0) {

@@ -50,7 +50,7 @@ entry() {
 # the hook is run 10,000 times on a state naming that container, with a
 # bundle whose rootfs is the container's "/" and whose mount point is
 # /race/d/flamesidecar. The mount must only ever land on the directory.
-@test "race: renameat2 RENAME_EXCHANGE of a directory and a symlink during 10,000 hook runs (or 120 s)" {
+@test "race: renameat2 RENAME_EXCHANGE of a directory and a symlink during 10,000 hook runs (or 90 s)" {
 	fs_require_cmd nsenter
 	runs=${FS_RACE_RUNS:-10000}
 	make_sentinel
@@ -117,8 +117,8 @@ C
 	before=$(host_mounts; sentinel_state)
 	# 10,000 runs take about 70 s on an idle 2-core machine, and 10 minutes
 	# when other tests load it: the count is also bounded by a deadline
-	# (FS_RACE_SECONDS, default 120), with at least 1,000 runs required.
-	limit=${FS_RACE_SECONDS:-120}
+	# (FS_RACE_SECONDS, default 90), with at least 1,000 runs required.
+	limit=${FS_RACE_SECONDS:-90}
 	start=$SECONDS
 	phase2=0
 	for ((i = 0; i < runs && SECONDS - start < limit; i++)); do
