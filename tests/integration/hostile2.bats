@@ -339,3 +339,35 @@ SH
 	[ "$(host_mounts)" = "$before" ]
 	: >"$FS_TMP/containers"
 }
+
+# The same in a user-namespaced container (root in its own user namespace,
+# CAP_SYS_ADMIN over its mount namespace only): the bundle's tmpfs belongs
+# to the host's user namespace, so neither a remount nor a bind-remount
+# makes it writable, and nothing written reaches even the container's copy.
+@test "remount: in a user-namespaced container the bundle copy cannot be made writable at all" {
+	fs_make_bundle "$FS_TMP/b" --uid 0 --annotate flamesidecar.io/enable=true -- sleep 1000
+	bundle_jq "$FS_TMP/b" '.linux.namespaces += [{type: "user"}] |
+		.linux.uidMappings = [{containerID: 0, hostID: 200000, size: 65536}] |
+		.linux.gidMappings = [{containerID: 0, hostID: 200000, size: 65536}] |
+		.mounts |= map(if .destination == "/sys" then {destination: "/sys", type: "none", source: "/sys",
+			options: ["rbind", "nosuid", "noexec", "nodev", "ro"]} else . end) |
+		.mounts |= map(select(.type != "cgroup")) |
+		.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"] | .value |= unique)'
+	chown -R 200000:200000 "$FS_TMP/b/rootfs"
+	sum() { (cd "$FS_BUNDLE_DIR" && find . -printf '%p %y %m %s %T@\n' | sort && sha256sum ./*); }
+	before_sum=$(sum)
+	fs_runc_run "$NAME" "$FS_TMP/b" || { cat "$FS_TMP/b/out.log"; false; }
+	pid=$(fs_container_pid "$NAME")
+	[ "$(readlink /proc/$pid/ns/user)" != "$(readlink /proc/self/ns/user)" ]
+	has_bundle_mount "$pid"
+	[ "$(entry uid "$NAME")" = 200000 ]
+	run runc exec "$NAME" mount -o remount,rw /opt/flamesidecar
+	echo "remount: $output"
+	[ "$status" -ne 0 ]
+	runc exec "$NAME" sh -c 'mount -o remount,bind,rw /opt/flamesidecar' || true
+	run runc exec "$NAME" sh -c 'echo evil >/opt/flamesidecar/MARKER'
+	echo "write: $output"
+	[ "$status" -ne 0 ]
+	[ "$(runc exec "$NAME" cat /opt/flamesidecar/MARKER)" = "flamesidecar test bundle" ]
+	[ "$(sum)" = "$before_sum" ]
+}
