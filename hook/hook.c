@@ -219,31 +219,43 @@ static int hook_create(const struct fs_config *cfg, struct hook_state *st, const
 		hook_warn(stage, st->id, "not registered: %s", err.msg);
 		return 0;
 	}
+	/* The entry first, naming the mount point it is about to get: a full
+	 * or fd-starved /run then costs the mount too, and a mount never
+	 * exists without its entry (nothing half-done). */
 	struct stat sb;
-	if (stat(cfg->bundle_dir, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
+	int want_mount = stat(cfg->bundle_dir, &sb) == 0 && S_ISDIR(sb.st_mode);
+	if (!want_mount)
 		hook_warn(stage, st->id, "agent bundle %s is missing; registering without a mount",
 			  cfg->bundle_dir);
-	} else {
-		int r = hook_mount_bundle(cfg, pidfd, b.rootfs, &err);
-		if (r == -ENOTRECOVERABLE) {
-			hook_warn(stage, st->id, "FATAL: %s", err.msg);
-			return 1;
-		}
-		if (r < 0)
-			hook_warn(stage, st->id, "agent bundle not mounted: %s", err.msg);
-		else
-			snprintf(e.mount_point, sizeof(e.mount_point), "%s", cfg->mount_point);
-	}
-	hook_mark("mount");
+	else
+		snprintf(e.mount_point, sizeof(e.mount_point), "%s", cfg->mount_point);
 	if (registry_write_at(regfd, regdir, &e, &err) < 0) {
-		hook_warn(stage, st->id, "not registered: %s", err.msg);
+		hook_warn(stage, st->id, "not registered, bundle not mounted: %s", err.msg);
 		return 0;
 	}
+	if (want_mount) {
+		int r = hook_mount_bundle(cfg, pidfd, st->pid, b.rootfs, &err);
+		if (r == -ENOTRECOVERABLE) {
+			hook_warn(stage, st->id, "FATAL: %s", err.msg);
+			registry_remove_at(regfd, e.id);
+			return 1;
+		}
+		if (r < 0) {
+			hook_warn(stage, st->id, "agent bundle not mounted: %s", err.msg);
+			e.mount_point[0] = '\0';
+			if (registry_write_at(regfd, regdir, &e, &err) < 0) {
+				hook_warn(stage, st->id, "not registered: %s", err.msg);
+				registry_remove_at(regfd, e.id);
+				return 0;
+			}
+		}
+	}
+	hook_mark("mount+registry");
 	hook_log(stage, st->id, "registered pid %d (ns pid %d, uid %u)%s%s%s%s%s%s%s%s", (int)e.pid,
 		 (int)e.ns_pid, (unsigned)e.uid, e.mount_point[0] ? ", bundle at " : ", no bundle",
 		 e.mount_point, e.name[0] ? ", name " : "", e.name, e.pod[0] ? ", pod " : "",
 		 e.pod_namespace, e.pod[0] ? "/" : "", e.pod);
-	hook_mark("registry+log");
+	hook_mark("log");
 	hook_timing_log(stage, st->id);
 	return 0;
 }

@@ -3,6 +3,7 @@
 #define FS_HOOK_H
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -83,6 +84,11 @@ int hook_names_from_engine_state(const char *bundle, const char *hostname_src,
 int hook_bundle_read(const char *bundle_dir, struct hook_bundle *b, struct fs_error *err);
 /* Map an id through an OCI idMappings array text form (exposed for tests). */
 
+/* mount.c: whether mount mnt_id is shared (in a peer group) according to
+ * the mountinfo text f (container input: fuzzed); 1 also when it is not
+ * listed or f cannot be read (fail closed), with a reason in err. */
+int hook_mountinfo_shared(FILE *f, uint64_t mnt_id, struct fs_error *err);
+
 /* mount.c: mount a copy of cfg->bundle_dir (bundletree.c) read-only,
  * nosuid, nodev at cfg->mount_point inside the rootfs, in the mount
  * namespace of the process behind pidfd. Refuses symlinks, non-directories
@@ -91,10 +97,14 @@ int hook_bundle_read(const char *bundle_dir, struct hook_bundle *b, struct fs_er
  * cannot be made read-only is detached. Returns 0, -errno (refused/failed,
  * nothing left mounted), or -ENOTRECOVERABLE when a writable mount could
  * not be detached (the hook must fail).
+ * pid is the pidfd's process (checked alive after its mountinfo is opened:
+ * the shared-mount check reads the host's view, never the namespace's
+ * /proc). The read-only flags are checked on the tree's fd before and after
+ * it is attached, never by path again (a rename race could swap it).
  * The calling process joins the container's mount namespace and stays
  * there (once it got that far, whatever the result): open everything needed
  * by path before, and use only fds after. The hook's alarm bounds it. */
-int hook_mount_bundle(const struct fs_config *cfg, int pidfd, const char *rootfs,
+int hook_mount_bundle(const struct fs_config *cfg, int pidfd, pid_t pid, const char *rootfs,
 		      struct fs_error *err);
 
 /* bundletree.c: a detached mount (fd) of a new tmpfs holding a copy of

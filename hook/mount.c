@@ -112,22 +112,13 @@ int hook_open_mount_point(int root_fd, const char *path, struct fs_error *err)
 	return steal_fd(&cur);
 }
 
-/* Whether the mount fd is on is shared (in a peer group), from this mount
- * namespace's mountinfo; also 1 when that cannot be told (fail closed: the
- * container then starts without the bundle). */
-static int mount_is_shared(int fd, struct fs_error *err)
+int hook_mountinfo_shared(FILE *f, uint64_t mnt_id, struct fs_error *err)
 {
-	struct statx stx;
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID))
-		return fs_error_set(err, EPERM, "the mount point's mount id is unknown"), 1;
-	cleanup_fclose FILE *f = fopen("/proc/self/mountinfo", "re");
-	if (!f)
-		return fs_error_set(err, errno, "reading mountinfo"), 1;
 	cleanup_free char *line = NULL;
 	size_t cap = 0;
 	while (getline(&line, &cap, f) > 0) {
 		unsigned long long id;
-		if (sscanf(line, "%llu ", &id) != 1 || id != stx.stx_mnt_id)
+		if (sscanf(line, "%llu ", &id) != 1 || id != mnt_id)
 			continue;
 		/* Optional fields run from field 7 up to the " - " separator. */
 		char *sep = strstr(line, " - ");
@@ -143,11 +134,32 @@ static int mount_is_shared(int fd, struct fs_error *err)
 	return fs_error_set(err, ENOENT, "the mount point's mount is not in mountinfo"), 1;
 }
 
+/* Whether the mount fd is on is shared (in a peer group), from the
+ * container's mountinfo (minfo_fd: the host's /proc/<pid>/mountinfo, opened
+ * before joining the namespace, whose /proc may be the container's to
+ * fake); also 1 when that cannot be told (fail closed: the container then
+ * starts without the bundle). */
+static int mount_is_shared(int fd, int minfo_fd, struct fs_error *err)
+{
+	struct statx stx;
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID))
+		return fs_error_set(err, EPERM, "the mount point's mount id is unknown"), 1;
+	int dfd = dup(minfo_fd);
+	if (dfd < 0)
+		return fs_error_set(err, errno, "reading mountinfo"), 1;
+	cleanup_fclose FILE *f = fdopen(dfd, "re");
+	if (!f) {
+		close(dfd);
+		return fs_error_set(err, errno, "reading mountinfo"), 1;
+	}
+	return hook_mountinfo_shared(f, stx.stx_mnt_id, err);
+}
+
 /* In the container's mount namespace: open the mount point under the
  * rootfs without following symlinks, attach the tree there, and check what
  * is now on top of it. */
-static int mount_attach(const struct fs_config *cfg, int tree_fd, const char *rootfs,
-			struct fs_error *err)
+static int mount_attach(const struct fs_config *cfg, int tree_fd, int minfo_fd, int fd_dir,
+			const char *rootfs, struct fs_error *err)
 {
 	/* The rootfs path is the runtime's (host) path; before pivot_root it
 	 * names the container's root in its own mount namespace. */
@@ -158,22 +170,25 @@ static int mount_attach(const struct fs_config *cfg, int tree_fd, const char *ro
 	cleanup_close int target = hook_open_mount_point(root_fd, cfg->mount_point, err);
 	if (target < 0)
 		return target;
-	if (mount_is_shared(target, err))
+	if (mount_is_shared(target, minfo_fd, err))
 		return -EPERM;
+	/* The flags are checked on the tree itself, before and after it is
+	 * attached: never by path again, the container can swap what a path
+	 * names at any moment (a rename-exchange race). */
+	struct statvfs sv;
+	const unsigned long want = ST_RDONLY | ST_NOSUID | ST_NODEV;
+	if (fstatvfs(tree_fd, &sv) < 0 || (sv.f_flag & want) != want)
+		return fs_error_set(err, EPERM, "the bundle mount is not read-only; not attached");
 	if (sys_move_mount(tree_fd, "", target, "",
 			   MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
 		return fs_error_set(err, errno, "move_mount onto %s", cfg->mount_point);
-	cleanup_close int check = sys_openat2(
-	    root_fd, cfg->mount_point + 1, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-	    RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-	struct statvfs sv;
-	const unsigned long want = ST_RDONLY | ST_NOSUID | ST_NODEV;
-	if (check >= 0 && fstatvfs(check, &sv) == 0 && (sv.f_flag & want) == want)
+	if (fstatvfs(tree_fd, &sv) == 0 && (sv.f_flag & want) == want)
 		return 0;
-	/* Not read-only: take it away again. */
-	char proc_path[64];
-	snprintf(proc_path, sizeof(proc_path), "/proc/self/fd/%d", check >= 0 ? check : target);
-	if (umount2(proc_path, MNT_DETACH) < 0) {
+	/* Not read-only: take it away again, through the host's /proc/self/fd
+	 * opened before setns (this namespace's /proc may be the container's). */
+	char name[32];
+	snprintf(name, sizeof(name), "%d", tree_fd);
+	if (fchdir(fd_dir) < 0 || umount2(name, MNT_DETACH) < 0) {
 		fs_error_set(err, errno,
 			     "the mount at %s is not read-only and could not be detached",
 			     cfg->mount_point);
@@ -183,18 +198,30 @@ static int mount_attach(const struct fs_config *cfg, int tree_fd, const char *ro
 	return fs_error_set(err, EPERM, "the mount was not read-only; detached it");
 }
 
-int hook_mount_bundle(const struct fs_config *cfg, int pidfd, const char *rootfs,
+int hook_mount_bundle(const struct fs_config *cfg, int pidfd, pid_t pid, const char *rootfs,
 		      struct fs_error *err)
 {
 	cleanup_close int tree = hook_bundle_tree(cfg->bundle_dir, err);
 	if (tree < 0)
 		return tree;
+	/* The host's view of the container's mounts (the caller checked that
+	 * pidfd is still pid after reading pid's facts). */
+	char mi[64];
+	snprintf(mi, sizeof(mi), "/proc/%d/mountinfo", (int)pid);
+	cleanup_close int minfo = open(mi, O_RDONLY | O_CLOEXEC);
+	if (minfo < 0)
+		return fs_error_set(err, errno, "opening %s", mi);
+	if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0)
+		return fs_error_set(err, ESRCH, "pid %d exited", (int)pid);
+	cleanup_close int fd_dir = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd_dir < 0)
+		return fs_error_set(err, errno, "opening /proc/self/fd");
 	/* No fork: the hook is single-threaded and does nothing by path after
 	 * this (its log, its registry directory and everything it read are
 	 * open or done already), so it can join the namespace itself. */
 	if (setns(pidfd, CLONE_NEWNS) < 0)
 		return fs_error_set(err, errno, "joining the container's mount namespace");
-	int r = mount_attach(cfg, tree, rootfs, err);
+	int r = mount_attach(cfg, tree, minfo, fd_dir, rootfs, err);
 	if (r < 0 && r != -ENOTRECOVERABLE) {
 		err->code = EPERM;
 		return -EPERM;

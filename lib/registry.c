@@ -339,6 +339,16 @@ int registry_remove(const char *dir, const char *id, struct fs_error *err)
 	return 0;
 }
 
+int registry_remove_at(int dfd, const char *id)
+{
+	char name[REGISTRY_ID_MAX + 16];
+	struct fs_error err;
+	if (registry_validate_id(id, &err) < 0)
+		return -EINVAL;
+	snprintf(name, sizeof(name), "%s.json", id);
+	return unlinkat(dfd, name, 0) < 0 ? -errno : 0;
+}
+
 static int registry_cmp(const void *a, const void *b)
 {
 	return strcmp(((const struct registry_entry *)a)->id,

@@ -60,6 +60,8 @@ int registry_write_at(int dfd, const char *dir, const struct registry_entry *e,
 int registry_read(const char *dir, const char *id, struct registry_entry *e, struct fs_error *err);
 /* -ENOENT when there is no entry. */
 int registry_remove(const char *dir, const char *id, struct fs_error *err);
+/* The same through the directory's fd (registry_dir_open); 0 or -errno. */
+int registry_remove_at(int dfd, const char *id);
 
 /* All entries (an unreadable one is skipped and, if warn is not NULL,
  * reported through warn(warn_ctx, message)), sorted by

@@ -571,11 +571,31 @@ static int attach_all_threads_block(pid_t pid)
 	return seen && seen == blocking;
 }
 
+/* 1 when pid is stopped (state T: SIGSTOP, a job-control stop; t: a tracer). */
+static int attach_stopped(pid_t pid)
+{
+	char path[64];
+	cleanup_free char *buf = NULL;
+	struct fs_error ignored;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (proc_read_file(path, 4096, &buf, NULL, &ignored) < 0)
+		return 0;
+	const char *r = strrchr(buf, ')');
+	return r && r[1] == ' ' && (r[2] == 'T' || r[2] == 't');
+}
+
 void attach_explain_failure(pid_t pid, uint64_t start_time, struct fs_error *err)
 {
 	struct fs_error why = {0};
 	if (start_time && !proc_alive(pid, start_time)) {
 		fs_error_wrap(err, "pid %d has exited", (int)pid);
+		return;
+	}
+	if (attach_stopped(pid)) {
+		fs_error_wrap(err,
+			      "pid %d is stopped (SIGSTOP or a debugger), so it cannot answer; "
+			      "continue it (kill -CONT %d) or use --mode vmstructs",
+			      (int)pid, (int)pid);
 		return;
 	}
 	if (attach_check_options(pid, &why) < 0) {

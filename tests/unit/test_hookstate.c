@@ -102,6 +102,27 @@ int main(void)
 	char esc[64];
 	logfile_escape("a\nb\\c\x01\xff", esc, sizeof(esc), 0);
 	is_str(esc, "a\\x0ab\\x5cc\\x01\\xff", "log escaping");
+	/* The shared-mount check's mountinfo reader (container input). */
+	{
+		static const char mi[] =
+		    "22 1 0:21 / / rw - tmpfs x rw\n"
+		    "36 22 98:0 /a /opt rw,noatime shared:2 - ext4 /dev/x rw\n"
+		    "37 22 98:0 /b /srv rw master:3 - ext4 /dev/x rw\n"
+		    "38 22 98:0 /c /c\\040shared:9 rw - ext4 /dev/x rw,shared:1\n";
+		struct fs_error e2;
+		FILE *mf = fmemopen((void *)mi, sizeof(mi) - 1, "r");
+		is_int(hook_mountinfo_shared(mf, 22, &e2), 0, "private mount: not shared");
+		rewind(mf);
+		is_int(hook_mountinfo_shared(mf, 36, &e2), 1, "shared:2: shared");
+		rewind(mf);
+		is_int(hook_mountinfo_shared(mf, 37, &e2), 0, "master only: not shared");
+		rewind(mf);
+		is_int(hook_mountinfo_shared(mf, 38, &e2), 0,
+		       "shared: after the separator or escaped: not");
+		rewind(mf);
+		is_int(hook_mountinfo_shared(mf, 99, &e2), 1, "not listed: fail closed");
+		fclose(mf);
+	}
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	ok(system(cmd) == 0, "cleanup");

@@ -261,6 +261,18 @@ int main(void)
 	free(all);
 	is_int(registry_remove(regdir, "zz", &err), 0, "remove");
 	is_int(registry_remove(regdir, "zz", &err), -ENOENT, "remove again: ENOENT");
+	/* Through the directory's fd, as the hook undoes an entry whose
+	 * mount failed: the id is validated first. */
+	{
+		int rfd = registry_dir_open(regdir, &err);
+		ok(rfd >= 0, "registry_dir_open");
+		snprintf(e.id, sizeof(e.id), "byfd");
+		is_int(registry_write_at(rfd, regdir, &e, &err), 0, "write_at");
+		is_int(registry_remove_at(rfd, "byfd"), 0, "remove_at");
+		is_int(registry_remove_at(rfd, "byfd"), -ENOENT, "remove_at again: ENOENT");
+		is_int(registry_remove_at(rfd, "../x"), -EINVAL, "remove_at: ../x is not an id");
+		close(rfd);
+	}
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	ok(system(cmd) == 0, "cleanup");
