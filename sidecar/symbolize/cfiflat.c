@@ -50,17 +50,40 @@ static int cfiflat_cfa_plus(const Dwarf_Op *ops, size_t nops, int32_t *off)
 	return 0;
 }
 
-static struct cfiflat_rule cfiflat_rule_of(Dwarf_Frame *fr)
+/* The CFA expression of a GNU lazy-binding PLT (16-byte entries, the CFA
+ * one word higher after an entry's push): rsp + 8 + ((rip & 15) >= T) * 8.
+ * T, or -1 for any other expression. */
+static int cfiflat_plt(const Dwarf_Op *o, size_t n)
+{
+	static const uint8_t want[] = {DW_OP_breg7, DW_OP_breg16, DW_OP_lit15, DW_OP_and, 0,
+				       DW_OP_ge,    DW_OP_lit3,	  DW_OP_shl,   DW_OP_plus};
+	if (n != sizeof(want) || o[0].number != 8 || o[1].number != 0 || o[4].atom < DW_OP_lit0 ||
+	    o[4].atom > DW_OP_lit15)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (i != 4 && o[i].atom != want[i])
+			return -1;
+	return o[4].atom - DW_OP_lit0;
+}
+
+/* The row's rule; *plt the PLT threshold when the CFA is the PLT
+ * expression (the rule is then the one for CFA = rsp + 8), else -1. */
+static struct cfiflat_rule cfiflat_rule_of(Dwarf_Frame *fr, int *plt)
 {
 	struct cfiflat_rule u = {.kind = CFIFLAT_UNSUPPORTED}, s = {.kind = CFIFLAT_STEP};
 	Dwarf_Op mem[3], *ops = NULL;
 	size_t nops = 0;
+	*plt = -1;
 	/* the CFA: a register plus an offset (libdw: DW_OP_bregx reg off) */
-	if (dwarf_frame_cfa(fr, &ops, &nops) < 0 || nops != 1)
+	if (dwarf_frame_cfa(fr, &ops, &nops) < 0 || nops == 0)
 		return u;
 	uint64_t reg;
 	int64_t off;
-	if (ops[0].atom == DW_OP_bregx)
+	if (nops > 1 && (*plt = cfiflat_plt(ops, nops)) >= 0)
+		reg = CFIFLAT_REG_RSP, off = 8;
+	else if (nops != 1)
+		return u;
+	else if (ops[0].atom == DW_OP_bregx)
 		reg = ops[0].number, off = (int64_t)ops[0].number2;
 	else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31)
 		reg = ops[0].atom - DW_OP_breg0, off = (int64_t)ops[0].number;
@@ -150,6 +173,28 @@ static int cfiflat_add(struct cfiflat_out *o, uint64_t start, uint64_t end,
 	return 0;
 }
 
+/* A PLT row as plain rows: in each 16-byte entry the CFA is rsp + 8 below
+ * offset t, rsp + 16 from it (r is the rule for rsp + 8). */
+static int cfiflat_add_plt(struct cfiflat_out *o, uint64_t pc, uint64_t end,
+			   const struct cfiflat_rule *r, int t)
+{
+	struct cfiflat_rule hi = *r;
+	hi.cfa_off += 8;
+	if (r->kind != CFIFLAT_STEP)
+		return cfiflat_add(o, pc, end, r);
+	while (pc < end && !o->full) {
+		uint64_t entry = pc & ~(uint64_t)15, cut = entry + (uint64_t)t;
+		uint64_t stop = pc < cut ? cut : entry + 16;
+		if (stop > end || stop <= pc)
+			stop = end;
+		int e = cfiflat_add(o, pc, stop, pc < cut ? r : &hi);
+		if (e < 0)
+			return e;
+		pc = stop;
+	}
+	return 0;
+}
+
 /* Every row of the FDE starting at pc, up to limit (the next FDE). */
 static int cfiflat_fde(struct cfiflat_out *o, Dwarf_CFI *cfi, uint64_t pc, uint64_t limit)
 {
@@ -169,13 +214,15 @@ static int cfiflat_fde(struct cfiflat_out *o, Dwarf_CFI *cfi, uint64_t pc, uint6
 		if (dwarf_cfi_addrframe(cfi, pc, &fr) < 0 || !fr)
 			return 0;
 		dwarf_frame_info(fr, &start, &end, &sig);
-		struct cfiflat_rule r = cfiflat_rule_of(fr);
+		int plt;
+		struct cfiflat_rule r = cfiflat_rule_of(fr, &plt);
 		free(fr);
 		if (end <= pc)
 			return 0;
 		if (end > limit)
 			end = limit;
-		int e = cfiflat_add(o, pc, end, &r);
+		int e =
+		    plt >= 0 ? cfiflat_add_plt(o, pc, end, &r, plt) : cfiflat_add(o, pc, end, &r);
 		if (e < 0)
 			return e;
 		pc = end;
