@@ -38,6 +38,7 @@ struct cfi {
 	struct elfjail *jail; /* parses every file's CFI */
 	int self_fd_dir;      /* /proc/self/fd, for reopening by fd */
 	unsigned kills;	      /* missed deadlines of the child */
+	size_t bytes;	      /* of every table kept, at most CFI_MAX_BYTES */
 };
 
 struct cfi_proc {
@@ -215,12 +216,16 @@ static struct cfitable *cfi_file_table(struct cfi *c, int fd)
 	int r = elfjail_cfi(c->jail, fd, &buf, &len, NULL);
 	if (r == -ETIMEDOUT)
 		c->kills++;
+	if (r == 0 && len > CFI_MAX_BYTES - c->bytes)
+		return NULL; /* the memory bound of every table together */
 	if (r == 0 && cfitable_decode(buf, len, &t, NULL) == -EBADMSG)
 		elfjail_distrust(c->jail); /* it lied once: do not trust it again */
 	if (t && cfitable_rows(t) == 0) {
 		cfitable_free(t);
 		t = NULL;
 	}
+	if (t)
+		c->bytes += len;
 	return t;
 }
 

@@ -16,9 +16,9 @@
  * files are sent.
  *
  * Tables are cached per file identity (device, inode, size, mtime) for
- * every process: at most CFI_MAX_FILES files. A process's executable
- * mappings are read from /proc/<pid>/maps once, and again on a miss at
- * most once a second.
+ * every process: at most CFI_MAX_FILES files and CFI_MAX_BYTES of tables
+ * together. A process's executable mappings are read from /proc/<pid>/maps
+ * once, and again on a miss at most once a second.
  *
  * Not thread-safe. */
 #ifndef FS_CFI_H
@@ -36,6 +36,9 @@
 #define CFI_REFRESH_MS	  1000
 #define CFI_MAX_FILE_SIZE (1ull << 30)
 #define CFI_MAX_KILLS	  4 /* missed deadlines before the child gets no more files */
+/* CFI tables kept, all files together (libjvm.so's: 2.4 MiB); past it a
+ * file gets no CFI */
+#define CFI_MAX_BYTES (128u << 20)
 
 struct cfi;	 /* the file cache, shared by processes */
 struct cfi_proc; /* one process's executable mappings */
