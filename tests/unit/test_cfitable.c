@@ -11,6 +11,8 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -242,6 +244,47 @@ static int libc_ok(const struct cfitable *t)
 
 static size_t libc_rows;
 
+/* libc's .plt: [vaddr, vaddr + size), found with libelf (this is a test). */
+static int plt_of(int fd, uint64_t *vaddr, uint64_t *size)
+{
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	size_t shstr;
+	int r = -1;
+	if (e && elf_getshdrstrndx(e, &shstr) == 0)
+		for (Elf_Scn *sc = NULL; (sc = elf_nextscn(e, sc)) != NULL;) {
+			GElf_Shdr sh;
+			const char *n =
+			    gelf_getshdr(sc, &sh) ? elf_strptr(e, shstr, sh.sh_name) : NULL;
+			if (n && !strcmp(n, ".plt")) {
+				*vaddr = sh.sh_addr, *size = sh.sh_size, r = 0;
+				break;
+			}
+		}
+	if (e)
+		elf_end(e);
+	return r;
+}
+
+/* The PLT expression became plain rows: in entry 1, CFA = rsp + 8 before
+ * the push at offset 11 (libdw's threshold, read from the file), rsp + 16
+ * from it. */
+static void test_plt(const struct cfitable *t, int fd)
+{
+	uint64_t plt, size;
+	if (!t || plt_of(fd, &plt, &size) < 0 || size < 48) {
+		tap_ok(1, "# SKIP libc has no lazy-binding .plt");
+		tap_ok(1, "# SKIP libc has no lazy-binding .plt");
+		return;
+	}
+	const struct cfiflat_rule *a = cfitable_lookup(t, plt + 16),
+				  *b = cfitable_lookup(t, plt + 31);
+	ok(a && a->kind == CFIFLAT_STEP && a->cfa_reg == CFIFLAT_REG_RSP && a->cfa_off == 8,
+	   "PLT entry start: CFA = rsp + 8");
+	ok(b && b->kind == CFIFLAT_STEP && b->cfa_off == 16 && b->ra_off == a->ra_off,
+	   "PLT entry end: CFA = rsp + 16");
+}
+
 static void test_libc(struct elfjail *j)
 {
 	if (!dladdr((void *)&getpid, &libc_info) || !libc_info.dli_fname) {
@@ -256,6 +299,7 @@ static void test_libc(struct elfjail *j)
 	ok(rc == 0 && t && cfitable_rows(t) > 1000, "libc's CFI walked (%zu rows, %llu ms)",
 	   t ? cfitable_rows(t) : 0, (unsigned long long)(t1 - t0));
 	ok(libc_ok(t), "getpid: CFA = rsp + 8, ra at CFA - 8");
+	test_plt(t, fd);
 	libc_rows = t ? cfitable_rows(t) : 0;
 	cfitable_free(t);
 	t = table_of(j, fd, &rc);
