@@ -328,7 +328,8 @@ int cfiflat_encode_fd(int fd, char **out, size_t *len, struct fs_error *err)
 		if (ph.p_type == PT_GNU_EH_FRAME)
 			ehf = ph;
 		if (ph.p_type == PT_LOAD && ph.p_filesz && o.nloads < CFIFLAT_MAX_LOADS &&
-		    ph.p_offset + ph.p_filesz > ph.p_offset)
+		    ph.p_offset + ph.p_filesz > ph.p_offset &&
+		    ph.p_vaddr + ph.p_filesz > ph.p_vaddr)
 			o.loads[o.nloads++] =
 			    (struct cfiflat_load){ph.p_offset, ph.p_vaddr, ph.p_filesz};
 	}
