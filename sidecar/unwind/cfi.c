@@ -55,7 +55,8 @@ int cfi_new(const char *proc_root, struct cfi **out)
 	if (!c)
 		return -ENOMEM;
 	c->self_fd_dir = -1;
-	if (elfjail_open(NULL, &c->jail, NULL) < 0) {
+	struct elfjail_opts jo = {.timeout_ms = CFI_TIMEOUT_MS};
+	if (elfjail_open(&jo, &c->jail, NULL) < 0) {
 		free(c);
 		return -ENOMEM;
 	}

@@ -35,7 +35,10 @@
 #define CFI_MAPS_MAX	  (16u << 20) /* bytes of /proc/<pid>/maps read */
 #define CFI_REFRESH_MS	  1000
 #define CFI_MAX_FILE_SIZE (1ull << 30)
-#define CFI_MAX_KILLS	  4 /* missed deadlines before the child gets no more files */
+/* per file walked in the child: the sampler waits meanwhile (libjvm.so
+ * takes ~150 ms) */
+#define CFI_TIMEOUT_MS 2000
+#define CFI_MAX_KILLS  4 /* missed deadlines before the child gets no more files */
 /* CFI tables kept, all files together (libjvm.so's: 2.4 MiB); past it a
  * file gets no CFI */
 #define CFI_MAX_BYTES (128u << 20)
