@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cfiflat.h"
 #include "cleanup.h"
 #include "elfflat.h"
 #include "proc.h"
@@ -73,7 +74,8 @@ static void elfjail_reply(int sock, int status, const void *data, size_t len)
 }
 
 /* The next request from the parent: its kind ('D' parse and demangle,
- * 'R' parse, 'O' data symbols, 'N' demangle one name) and the fd it
+ * 'R' parse, 'O' data symbols, 'C' call frame information, 'N' demangle
+ * one name) and the fd it
  * carries (-2 none).
  * -1 when the parent closed the channel. */
 static int elfjail_recv(int sock, char *kind, int *fd)
@@ -156,6 +158,8 @@ static __attribute__((noreturn)) void elfjail_serve(int sock, const struct fs_er
 			e = *setup_err, r = -(setup_err->code ? setup_err->code : EPERM);
 		else if (fd < 0)
 			fs_error_set(&e, EPROTO, "no file descriptor in the request");
+		else if (kind == 'C')
+			r = cfiflat_encode_fd(fd, &buf, &len, &e);
 		else if ((r = kind == 'O' ? elfsyms_load_fd_objects(fd, &es, &e)
 					  : elfsyms_load_fd(fd, &es, &e)) == 0 &&
 			 (r = elfflat_encode(es, kind == 'D', &buf, &len)) < 0)
@@ -379,9 +383,8 @@ static int elfjail_start(struct elfjail *j, struct fs_error *err)
 	return 0;
 }
 
-static int elfjail_send_fd(int sock, int fd, unsigned flags)
+static int elfjail_send_fd(int sock, int fd, char byte)
 {
-	char byte = (flags & ELFJAIL_OBJECTS) ? 'O' : (flags & ELFJAIL_DEMANGLE) ? 'D' : 'R';
 	union {
 		struct cmsghdr h;
 		char buf[CMSG_SPACE(sizeof(int))];
@@ -513,32 +516,61 @@ int elfjail_demangle(struct elfjail *j, const char *name, char *out, size_t len,
 	return r;
 }
 
-int elfjail_parse(struct elfjail *j, int fd, unsigned flags, struct elfsyms **out,
-		  struct fs_error *err)
+/* Send fd with request kind, read the reply's bytes (at most max) into
+ * *buf (malloc'd). 0 or -errno as elfjail_parse. */
+static int elfjail_request(struct elfjail *j, int fd, char kind, size_t max, char **buf,
+			   size_t *len, struct fs_error *err)
 {
 	struct elfjail_reply h;
-	*out = NULL;
+	*buf = NULL;
+	*len = 0;
 	int r = j->pid ? 0 : elfjail_start(j, err);
 	if (r < 0)
 		return r;
 	uint64_t deadline = timeutil_now_ms() + j->o.timeout_ms;
-	if ((r = elfjail_send_fd(j->sock, fd, flags)) < 0 ||
+	if ((r = elfjail_send_fd(j->sock, fd, kind)) < 0 ||
 	    (r = elfjail_read_full(j->sock, &h, sizeof(h), deadline)) < 0)
 		return elfjail_fail(j, r, err);
 	if (h.status != 0)
 		return elfjail_error_reply(j, &h, deadline, err);
-	if (h.len > ELFFLAT_MAX_BYTES) {
+	if (h.len > max) {
 		elfjail_stop(j, 0);
 		return fs_error_set(err, E2BIG, "the ELF sandbox sent %u bytes, over %zu (killed)",
-				    h.len, (size_t)ELFFLAT_MAX_BYTES);
+				    h.len, max);
 	}
-	cleanup_free char *buf = malloc(h.len ? h.len : 1);
-	if (!buf)
+	cleanup_free char *b = malloc(h.len ? h.len : 1);
+	if (!b)
 		return fs_error_set(err, ENOMEM, "reading from the ELF sandbox");
-	if ((r = elfjail_read_full(j->sock, buf, h.len, deadline)) < 0)
+	if ((r = elfjail_read_full(j->sock, b, h.len, deadline)) < 0)
 		return elfjail_fail(j, r, err);
-	r = elfflat_decode(buf, h.len, out, err);
+	*buf = b;
+	b = NULL;
+	*len = h.len;
+	return 0;
+}
+
+int elfjail_parse(struct elfjail *j, int fd, unsigned flags, struct elfsyms **out,
+		  struct fs_error *err)
+{
+	char kind = (flags & ELFJAIL_OBJECTS) ? 'O' : (flags & ELFJAIL_DEMANGLE) ? 'D' : 'R';
+	cleanup_free char *buf = NULL;
+	size_t len;
+	*out = NULL;
+	int r = elfjail_request(j, fd, kind, ELFFLAT_MAX_BYTES, &buf, &len, err);
+	if (r < 0)
+		return r;
+	r = elfflat_decode(buf, len, out, err);
 	if (r == -EBADMSG)
 		elfjail_stop(j, 0); /* it lied once: do not trust it again */
 	return r;
+}
+
+int elfjail_cfi(struct elfjail *j, int fd, char **buf, size_t *len, struct fs_error *err)
+{
+	return elfjail_request(j, fd, 'C', CFIFLAT_MAX_BYTES, buf, len, err);
+}
+
+void elfjail_distrust(struct elfjail *j)
+{
+	elfjail_stop(j, 0);
 }

@@ -62,6 +62,17 @@ void elfjail_close(struct elfjail *j);
 int elfjail_parse(struct elfjail *j, int fd, unsigned flags, struct elfsyms **out,
 		  struct fs_error *err);
 
+/* The call frame information of the regular file open as fd, walked in
+ * the child (cfiflat_encode_fd): *buf (malloc'd, at most CFIFLAT_MAX_BYTES)
+ * holds the cfiflat encoding, NOT yet validated: the caller decodes it
+ * (cfitable_decode) and calls elfjail_distrust when it is malformed. 0 or
+ * -errno as elfjail_parse. */
+int elfjail_cfi(struct elfjail *j, int fd, char **buf, size_t *len, struct fs_error *err);
+
+/* Kill the child (it sent a malformed answer): the next request starts a
+ * new one. */
+void elfjail_distrust(struct elfjail *j);
+
 /* The display name of one C++ name (elfsyms_demangle's, at most
  * ELFSYMS_MAX_NAME - 1 bytes), demangled in the child: the lazy half of a
  * table parsed without demangling, so a run pays only for the names its

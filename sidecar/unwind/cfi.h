@@ -2,23 +2,24 @@
  * unwinder (unwind.h).
  *
  * Code built without frame pointers (glibc on Debian, most distribution
- * libraries) can only be unwound by its CFI. Reading and evaluating CFI is
- * done by elfutils' libdw (dwarf_getcfi_elf, dwarf_cfi_addrframe,
- * dwarf_frame_cfa, dwarf_frame_register): a maintained library that parses
- * .eh_frame/.eh_frame_hdr, runs the CFA programs and hands back DWARF
- * expressions, fuzzed upstream; hand code would have to repeat all of that
- * against files a container controls. This module only evaluates the
- * resulting expressions over three registers (ip, sp, bp) and the stack
- * copy, with a bounded expression stack.
+ * libraries) can only be unwound by its CFI. A container's files are never
+ * parsed here (root): each file, opened as
+ * /proc/<pid>/map_files/<start>-<end> (the very file that is mapped, never
+ * a path inside the container) with O_PATH, checked to be a regular file
+ * and reopened by fd, goes to the sandboxed ELF child (elfjail_cfi), which
+ * runs libdw over .eh_frame_hdr's table and answers with a flat table of
+ * pc ranges and simple rules (symbolize/cfiflat.h). cfitable.h validates
+ * it and evaluates a row's rule over three registers (ip, sp, bp) and the
+ * stack copy: a binary search and at most two reads per frame. A file the
+ * child fails on, overruns its deadline with or lies about gets no CFI
+ * (frame pointers then); after CFI_MAX_KILLS missed deadlines no more
+ * files are sent.
  *
- * Files are opened as /proc/<pid>/map_files/<start>-<end> (the very file
- * that is mapped, never a path inside the container), read by libelf with
- * ELF_C_READ (pread: a container truncating the file cannot SIGBUS us), and
- * cached per file identity (device, inode, size, mtime) for every process:
- * at most CFI_MAX_FILES files. A process's executable mappings are read
- * from /proc/<pid>/maps by procmaps.h (the symbolizer's reader, bounded and
- * counted in the same budget) once, and again on a miss at most once a
- * second.
+ * Tables are cached per file identity (device, inode, size, mtime) for
+ * every process: at most CFI_MAX_FILES files and CFI_MAX_BYTES of tables
+ * together. A process's executable mappings are read from /proc/<pid>/maps
+ * by procmaps.h (the symbolizer's reader, bounded and counted in the same
+ * budget) once, and again on a miss at most once a second.
  *
  * Not thread-safe. */
 #ifndef FS_CFI_H
@@ -34,6 +35,13 @@
 #define CFI_MAX_FILES	  BUDGET_CFI_FILES
 #define CFI_REFRESH_MS	  1000
 #define CFI_MAX_FILE_SIZE (1ull << 30)
+/* per file walked in the child: the sampler waits meanwhile (libjvm.so
+ * takes ~150 ms) */
+#define CFI_TIMEOUT_MS 2000
+#define CFI_MAX_KILLS  4 /* missed deadlines before the child gets no more files */
+/* CFI tables kept, all files together (libjvm.so's: 2.4 MiB); past it a
+ * file gets no CFI */
+#define CFI_MAX_BYTES (128u << 20)
 
 struct cfi;	 /* the file cache, shared by processes */
 struct cfi_proc; /* one process's executable mappings */

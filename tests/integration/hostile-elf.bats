@@ -2,7 +2,8 @@
 # Hostile containers: crafted ELF files (issue 12, item 4). The libraries a
 # container maps are parsed in the sidecar's ELF sandbox, never by the root
 # process: a crafted library costs at most its own frame names, the run
-# completes, other frames keep their names, and the refusal is logged.
+# completes, other frames keep their names, and the refusal is logged. A
+# crafted .eh_frame costs only the unwinding of frames in that file.
 
 load ../lib/containers
 
@@ -142,4 +143,97 @@ PY
 	# would start "f(a, b<a, a>"), and its callee is named.
 	grep -q '_Z1f1a1bIS_S_E[^;]*;crafted_spin' "$FS_TMP/e.folded"
 	! grep -q 'b<a, a>' "$FS_TMP/e.folded"
+}
+
+# libcfibomb.so: preloaded into a JVM, its constructor starts a thread that
+# spins in the library (built without frame pointers, so only its CFI could
+# unwind it); then its .eh_frame_hdr is made to claim 2^32-1 FDEs and every
+# FDE's CIE pointer to point at the FDE itself.
+build_cfibomb() {
+	local d=$FS_TMP/elf
+	mkdir -p "$d"
+	cat >"$d/cfibomb.c" <<'EOF2'
+#include <pthread.h>
+__attribute__((noinline)) void cfibomb_spin(void) { for (volatile unsigned i = 0; i < 300000; i++) ; }
+__attribute__((noinline)) void *cfibomb_outer(void *a) { for (;;) cfibomb_spin(); return a; }
+__attribute__((constructor)) static void cfibomb_start(void)
+{
+	pthread_t t;
+	pthread_create(&t, 0, cfibomb_outer, 0);
+}
+EOF2
+	gcc -O1 -g0 -fomit-frame-pointer -fasynchronous-unwind-tables -shared -fPIC -pthread \
+		-o "$d/libcfibomb.so" "$d/cfibomb.c"
+	python3 - "$d/libcfibomb.so" <<'PY'
+import struct, sys
+p = sys.argv[1]
+b = bytearray(open(p, "rb").read())
+phoff, = struct.unpack_from("<Q", b, 0x20)
+phnum, = struct.unpack_from("<H", b, 0x38)
+loads, ehf = [], None
+for i in range(phnum):
+    t, _, off, va, _, fsz = struct.unpack_from("<IIQQQQ", b, phoff + 56 * i)
+    if t == 1:
+        loads.append((off, va, fsz))
+    if t == 0x6474e550:
+        ehf = (off, va)
+def off_of(va):
+    return next(o + va - v for o, v, s in loads if v <= va < v + s)
+off, va = ehf
+rel, = struct.unpack_from("<i", b, off + 4)
+at = off_of(va + 4 + rel)
+struct.pack_into("<I", b, off + 8, 0xFFFFFFFF)
+while at + 8 <= len(b):
+    n, cid = struct.unpack_from("<II", b, at)
+    if n in (0, 0xFFFFFFFF):
+        break
+    if cid:
+        struct.pack_into("<I", b, at + 4, 4)
+    at += 4 + n
+open(p, "wb").write(b)
+PY
+	chmod -R a+rX "$d"
+}
+
+@test "hostile ELF: a crafted .eh_frame in a JVM costs that file's unwinding only" {
+	local java=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java
+	[ -x "$java" ] || skip "no JDK at $java"
+	[ -f "$FS_BUILD/java/flametest/Workload.class" ] || skip "Java workloads not built (make agent)"
+	build_cfibomb
+	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true -- \
+		/usr/bin/env LD_PRELOAD=/opt/elf/libcfibomb.so "$java" -XX:-PreserveFramePointer \
+		-cp /opt/fsjava flametest.Workload --threads 2 --warmup 1
+	jq --arg s "$FS_TMP/elf" --arg j "$FS_BUILD/java" '.mounts += [
+		{destination: "/opt/elf", type: "bind", source: $s, options: ["rbind", "ro"]},
+		{destination: "/opt/fsjava", type: "bind", source: $j, options: ["rbind", "ro"]}]' \
+		"$FS_TMP/b/config.json" >"$FS_TMP/c.json"
+	mv "$FS_TMP/c.json" "$FS_TMP/b/config.json"
+	fs_runc_run "$NAME" "$FS_TMP/b"
+	fs_wait_for 90 grep -q READY "$FS_TMP/b/out.log" || { cat "$FS_TMP/b/out.log"; false; }
+	fs_wait_for 10 test -f "$FS_RUN/containers/$NAME.json"
+	local pid
+	pid=$(fs_container_pid "$NAME")
+	grep -q libcfibomb.so "/proc/$pid/maps"
+
+	run timeout 60 "$FS_SIDECAR" run "$NAME" -d 4s -F 199 -o "$FS_TMP/e.svg"
+	echo "$output" | grep -v "^ *[0-9.]*%"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"(without frame pointers): hotspot"* ]]
+	# The crafted library's thread is sampled and named; its CFI was
+	# refused, so its stacks stop in the library (no frame pointers).
+	grep -q 'cfibomb_spin' "$FS_TMP/e.folded"
+	grep 'cfibomb' "$FS_TMP/e.folded" | sort -k2 -n -r | head -3 | sed 's/^/# /' >&3
+	[ -z "$(grep 'cfibomb_outer;cfibomb_spin' "$FS_TMP/e.folded")" ]
+	# Java stacks still reach their thread's base (as in unwind.bats).
+	local pct total
+	read -r pct total < <(awk '{
+		n = $NF
+		if ($0 !~ /;(flametest|java|jdk|sun)\.[A-Za-z0-9_$.]*/) next
+		j += n
+		if ($0 ~ /^java;(\[[^]]*\];)?(start_thread|thread_native_entry|JavaMain|__clone3|clone3|clone|_start)(;|$)/ ||
+		    $0 ~ /;(thread_native_entry|JavaMain);/) w += n
+	} END { printf "%d %d\n", (j ? 100 * w / j : 0), j }' "$FS_TMP/e.folded")
+	echo "# crafted .eh_frame: $pct% of $total Java samples reach the thread's base" >&3
+	[ "$total" -gt 100 ]
+	[ "$pct" -ge 90 ]
 }
