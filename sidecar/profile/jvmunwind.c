@@ -5,10 +5,12 @@
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <time.h>
 
 #include "cfi.h"
 #include "hotspot.h"
+#include "leafcall.h"
 #include "timeutil.h"
 
 struct jvmunwind_blob {
@@ -16,7 +18,10 @@ struct jvmunwind_blob {
 	uint64_t expires; /* ms */
 	struct hotspot_blob b;
 	int found;
+	int exit; /* leafcall_exit at pc; JVMUNWIND_EXIT_UNKNOWN until read */
 };
+
+#define JVMUNWIND_EXIT_UNKNOWN (-2)
 
 struct jvmunwind_jvm {
 	pid_t pid;
@@ -115,7 +120,27 @@ static int jvmunwind_find_blob(void *ctx, uint64_t pc, struct hotspot_blob *out)
 	e->expires = j->now_ms + JVMUNWIND_BLOB_TTL_MS;
 	e->b = *out;
 	e->found = r;
+	e->exit = JVMUNWIND_EXIT_UNKNOWN;
 	return r;
+}
+
+/* Is the leaf pc in a compiled method's exit (leafcall_exit)? The code at
+ * pc is read once per cached pc (the walk looked its blob up just before). */
+static int jvmunwind_leaf_exit(void *ctx, uint64_t pc)
+{
+	struct jvmunwind_jvm *j = ctx;
+	struct jvmunwind_blob *e = &j->blobs[(pc >> 2) % JVMUNWIND_BLOB_CACHE];
+	int x = e->pc == pc ? e->exit : JVMUNWIND_EXIT_UNKNOWN;
+	if (x == JVMUNWIND_EXIT_UNKNOWN) {
+		uint8_t code[LEAFCALL_CODE_BYTES];
+		struct iovec local = {.iov_base = code, .iov_len = sizeof(code)};
+		struct iovec remote = {.iov_base = (void *)(uintptr_t)pc, .iov_len = sizeof(code)};
+		ssize_t got = process_vm_readv(j->pid, &local, 1, &remote, 1, 0);
+		x = got > 0 ? leafcall_exit(code, (size_t)got) : -1;
+		if (e->pc == pc)
+			e->exit = x;
+	}
+	return x;
 }
 
 static int jvmunwind_is_text(void *ctx, uint64_t pc)
@@ -154,7 +179,8 @@ int jvmunwind_add(struct jvmunwind *ju, pid_t pid, struct fs_error *err)
 				     .in_code_cache = jvmunwind_in_code_cache,
 				     .find_blob = jvmunwind_find_blob,
 				     .is_text = jvmunwind_is_text,
-				     .cfi_step = jvmunwind_cfi_step};
+				     .cfi_step = jvmunwind_cfi_step,
+				     .leaf_exit = jvmunwind_leaf_exit};
 	hotspot_frame_layout(j->hs, &j->ops.layout);
 	j->st.pid = pid;
 	j->st.major = hotspot_major_version(j->hs);

@@ -183,6 +183,28 @@ int leafcall_locate(const uint8_t *code, size_t n)
 	return leafcall_half_built(code, n);
 }
 
+int leafcall_exit(const uint8_t *code, size_t n)
+{
+	size_t off = 0, len;
+	int at_pop = 0;
+	if (!code || n == 0)
+		return -1;
+	if (n > LEAFCALL_CODE_BYTES)
+		n = LEAFCALL_CODE_BYTES;
+	if (code[0] == 0x5d) { /* pop %rbp, then only the exit's instructions */
+		at_pop = 1;
+		off = 1;
+	}
+	for (int i = 0; i < 8 && off < n; i++) {
+		if (code[off] == 0xc3)
+			return at_pop ? 8 : 0;
+		if (!(len = leafcall_exit_insn(code + off, n - off)))
+			break;
+		off += len;
+	}
+	return -1;
+}
+
 int leafcall_is_return_site(const uint8_t *b, size_t n)
 {
 	if (!b)

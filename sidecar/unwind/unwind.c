@@ -100,6 +100,20 @@ static int unwind_blob_step(const struct unwind_ops *ops, const struct unwind_st
 		*r = (struct unwind_regs){.ip = ra, .sp = r->sp + 16, .bp = link};
 		return 0;
 	}
+	/* In the exit (add $N, %rsp; pop %rbp; poll; ret) the frame is
+	 * already released: the return address is on top. */
+	int x = leaf && b->kind == HOTSPOT_BLOB_NMETHOD && ops->leaf_exit
+		    ? ops->leaf_exit(ops->ctx, r->ip)
+		    : -1;
+	if (x == 0 || x == 8) {
+		uint64_t bp = r->bp;
+		if (unwind_read(st, r->sp + (uint64_t)x, &ra) == 0 &&
+		    unwind_plausible_pc(ops, ra) && (x == 0 || unwind_read(st, r->sp, &bp) == 0)) {
+			*r =
+			    (struct unwind_regs){.ip = ra, .sp = r->sp + (uint64_t)x + 8, .bp = bp};
+			return 0;
+		}
+	}
 	uint64_t csp = r->sp + size;
 	if (unwind_read(st, csp - 8, &ra) < 0 || unwind_read(st, csp - 16, &link) < 0)
 		return UNWIND_END_STACK;

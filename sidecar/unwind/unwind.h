@@ -73,6 +73,11 @@ struct unwind_ops {
 	 * r->ip, -1 the CFI could not be followed on this stack. leaf: r->ip
 	 * is the sampled pc (else a return address, looked up at ip - 1). */
 	int (*cfi_step)(void *ctx, struct unwind_regs *r, const struct unwind_stack *st, int leaf);
+	/* The sampled pc of a leaf compiled method is in its exit, after
+	 * `add $N, %rsp`: 8 at `pop %rbp` (saved rbp at sp, return address at
+	 * sp + 8), 0 after it (return address at sp), -1 the frame is whole
+	 * (leafcall_exit's contract; reads the code at pc). May be NULL. */
+	int (*leaf_exit)(void *ctx, uint64_t pc);
 	struct hotspot_frame_layout layout;
 };
 

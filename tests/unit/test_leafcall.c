@@ -132,6 +132,28 @@ int main(void)
 	ok(at(has_next_exit, sizeof(has_next_exit), HNX, HNX + 0x7) == 0, "C2 exit poll: at sp");
 	ok(at(has_next_exit, sizeof(has_next_exit), HNX, HNX) == -1, "C2 before exit: built");
 
+	/* leafcall_exit, for the HotSpot unwinder: where the frame stands in
+	 * the exit, which frame sizes no longer describe */
+#define EXIT_AT(code, base, pc)                                                                    \
+	leafcall_exit((code) + ((pc) - (base)), sizeof(code) - ((pc) - (base)))
+	ok(EXIT_AT(get_value_type, GVT, GVT + 0x2f) == -1, "exit: C1 body is not the exit");
+	ok(EXIT_AT(get_value_type, GVT, GVT + 0x34) == -1, "exit: add %%rsp, frame still whole");
+	ok(EXIT_AT(get_value_type, GVT, GVT + 0x38) == 8, "exit: C1 pop %%rbp, at sp + 8");
+	ok(EXIT_AT(get_value_type, GVT, GVT + 0x39) == 0, "exit: C1 poll after pop, at sp");
+	ok(EXIT_AT(get_value_type, GVT, GVT + 0x40) == 0, "exit: C1 ja, at sp");
+	ok(EXIT_AT(get_value_type, GVT, GVT + 0x46) == 0, "exit: C1 ret, at sp");
+	ok(EXIT_AT(has_next_exit, HNX, HNX) == -1 && EXIT_AT(has_next_exit, HNX, HNX + 0x2) == -1,
+	   "exit: C2 mov, add %%rsp: whole");
+	ok(EXIT_AT(has_next_exit, HNX, HNX + 0x6) == 8, "exit: C2 pop %%rbp, at sp + 8");
+	ok(EXIT_AT(has_next_exit, HNX, HNX + 0x7) == 0 &&
+	       EXIT_AT(has_next_exit, HNX, HNX + 0xe) == 0 &&
+	       EXIT_AT(has_next_exit, HNX, HNX + 0x14) == 0,
+	   "exit: C2 poll, ja, ret: at sp");
+	ok(EXIT_AT(get_value_type, GVT, GVT) == -1, "exit: the entry is not the exit");
+	static const uint8_t pop_mov[] = {0x5d, 0x8b, 0xc3, 0xc3};
+	ok(leafcall_exit(pop_mov, sizeof(pop_mov)) == -1 && leafcall_exit(NULL, 4) == -1,
+	   "exit: pop %%rbp not followed by the exit, no bytes: whole");
+
 	/* C2 without stack bang: sub; mov %rbp,N-8(%rsp); mov %rsp,%rbp; add */
 	static const uint8_t nobang[] = {0x48, 0x83, 0xec, 0x18, 0x48, 0x89, 0x6c,
 					 0x24, 0x10, 0x48, 0x8b, 0xec, 0x48, 0x83,
