@@ -183,6 +183,18 @@ int leafcall_locate(const uint8_t *code, size_t n)
 	return leafcall_half_built(code, n);
 }
 
+/* The return poll's slow path (C1/C2 safepoint poll stub, after the
+ * method's code): `lea disp32(%rip),%r10; mov %r10,disp32(%r15); jmp`,
+ * which stores the poll's pc in the thread and jumps to the VM. The frame
+ * was popped before the poll. 1 when code is at its lea or its mov. */
+static int leafcall_poll_stub(const uint8_t *c, size_t n)
+{
+	static const uint8_t lea[] = {0x4c, 0x8d, 0x15}, mov[] = {0x4d, 0x89, 0x97};
+	if (n >= 7 + 7 && memcmp(c, lea, 3) == 0)
+		c += 7, n -= 7;
+	return n >= 7 + 1 && memcmp(c, mov, 3) == 0 && (c[7] == 0xe9 || c[7] == 0x49);
+}
+
 int leafcall_exit(const uint8_t *code, size_t n)
 {
 	size_t off = 0, len;
@@ -191,6 +203,8 @@ int leafcall_exit(const uint8_t *code, size_t n)
 		return -1;
 	if (n > LEAFCALL_CODE_BYTES)
 		n = LEAFCALL_CODE_BYTES;
+	if (leafcall_poll_stub(code, n))
+		return 0;
 	if (code[0] == 0x5d) { /* pop %rbp, then only the exit's instructions */
 		at_pop = 1;
 		off = 1;

@@ -47,9 +47,9 @@ int leafcall_locate(const uint8_t *code, size_t n);
  * from code[0..n) (the bytes at a sampled pc in a compiled method), where
  * the exit of the method stands. -1 the frame is whole (or the bytes are not
  * an exit); 8 at `pop %rbp` (sp points at the saved rbp, the return address
- * is at sp + 8); 0 after it, at the return poll or `ret` (the return address
- * is at sp). In both cases sp no longer lies frame-size bytes below the
- * caller's sp: `add $N, %rsp` already released the frame. */
+ * is at sp + 8); 0 after it, at the return poll or `ret`, or in the poll's
+ * slow-path stub before it jumps to the VM (the return address is at sp). In both cases sp no
+ * longer lies frame-size bytes below the caller's sp: `add $N, %rsp` already released the frame. */
 int leafcall_exit(const uint8_t *code, size_t n);
 
 /* 1 when before[0..n) (the n bytes ending at a return address) ends with a

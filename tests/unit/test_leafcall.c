@@ -150,6 +150,15 @@ int main(void)
 	       EXIT_AT(has_next_exit, HNX, HNX + 0x14) == 0,
 	   "exit: C2 poll, ja, ret: at sp");
 	ok(EXIT_AT(get_value_type, GVT, GVT) == -1, "exit: the entry is not the exit");
+	/* the poll's slow path: lea poll_pc(%rip),%r10; mov %r10,0x3a0(%r15); jmp */
+	static const uint8_t poll_stub[] = {0x4c, 0x8d, 0x15, 0xd9, 0xff, 0xff, 0xff,
+					    0x4d, 0x89, 0x97, 0xa0, 0x03, 0x00, 0x00,
+					    0xe9, 0x10, 0x20, 0x30, 0xf0, 0xf4, 0xf4};
+	ok(leafcall_exit(poll_stub, sizeof(poll_stub)) == 0 &&
+	       leafcall_exit(poll_stub + 7, sizeof(poll_stub) - 7) == 0,
+	   "exit: the poll's slow-path stub, at sp");
+	ok(leafcall_exit(poll_stub, 10) == -1 && leafcall_exit(poll_stub + 14, 7) == -1,
+	   "exit: a cut stub, or its jmp alone: whole");
 	static const uint8_t pop_mov[] = {0x5d, 0x8b, 0xc3, 0xc3};
 	ok(leafcall_exit(pop_mov, sizeof(pop_mov)) == -1 && leafcall_exit(NULL, 4) == -1,
 	   "exit: pop %%rbp not followed by the exit, no bytes: whole");
