@@ -18,10 +18,11 @@ struct jvmunwind_blob {
 	uint64_t expires; /* ms */
 	struct hotspot_blob b;
 	int found;
-	int exit; /* leafcall_exit at pc; JVMUNWIND_EXIT_UNKNOWN until read */
+	int frame;    /* leaf_frame's answer at pc; JVMUNWIND_FRAME_UNKNOWN until read */
+	int bp_saved; /* and its *bp_saved */
 };
 
-#define JVMUNWIND_EXIT_UNKNOWN (-2)
+#define JVMUNWIND_FRAME_UNKNOWN (-2)
 
 struct jvmunwind_jvm {
 	pid_t pid;
@@ -120,26 +121,40 @@ static int jvmunwind_find_blob(void *ctx, uint64_t pc, struct hotspot_blob *out)
 	e->expires = j->now_ms + JVMUNWIND_BLOB_TTL_MS;
 	e->b = *out;
 	e->found = r;
-	e->exit = JVMUNWIND_EXIT_UNKNOWN;
+	e->frame = JVMUNWIND_FRAME_UNKNOWN;
 	return r;
 }
 
-/* Is the leaf pc in a compiled method's exit (leafcall_exit)? The code at
- * pc is read once per cached pc (the walk looked its blob up just before). */
-static int jvmunwind_leaf_exit(void *ctx, uint64_t pc)
+/* Where a leaf compiled method's frame stands at pc (unwind_ops.leaf_frame):
+ * its exit (leafcall_exit), else its entry (leafcall_locate). The code at pc
+ * is read once per cached pc (the walk looked its blob up just before). */
+static int jvmunwind_leaf_frame(void *ctx, uint64_t pc, int *bp_saved)
 {
 	struct jvmunwind_jvm *j = ctx;
 	struct jvmunwind_blob *e = &j->blobs[(pc >> 2) % JVMUNWIND_BLOB_CACHE];
-	int x = e->pc == pc ? e->exit : JVMUNWIND_EXIT_UNKNOWN;
-	if (x == JVMUNWIND_EXIT_UNKNOWN) {
-		uint8_t code[LEAFCALL_CODE_BYTES];
-		struct iovec local = {.iov_base = code, .iov_len = sizeof(code)};
-		struct iovec remote = {.iov_base = (void *)(uintptr_t)pc, .iov_len = sizeof(code)};
-		ssize_t got = process_vm_readv(j->pid, &local, 1, &remote, 1, 0);
-		x = got > 0 ? leafcall_exit(code, (size_t)got) : -1;
-		if (e->pc == pc)
-			e->exit = x;
+	if (e->pc == pc && e->frame != JVMUNWIND_FRAME_UNKNOWN) {
+		*bp_saved = e->bp_saved;
+		return e->frame;
 	}
+	uint8_t code[LEAFCALL_CODE_BYTES];
+	struct iovec local = {.iov_base = code, .iov_len = sizeof(code)};
+	struct iovec remote = {.iov_base = (void *)(uintptr_t)pc, .iov_len = sizeof(code)};
+	ssize_t got = process_vm_readv(j->pid, &local, 1, &remote, 1, 0);
+	int x = -1, saved = 0;
+	if (got > 0) {
+		x = leafcall_exit(code, (size_t)got);
+		if (x >= 0)
+			saved = x == 8; /* at pop %rbp */
+		else if ((x = leafcall_locate(code, (size_t)got)) == 8 && code[0] != 0x55)
+			saved = 1; /* after push %rbp: at mov %rsp,%rbp */
+		else if (x < 0 && leafcall_entry_barrier(code, (size_t)got))
+			x = UNWIND_LEAF_BUILT;
+	}
+	if (e->pc == pc) {
+		e->frame = x;
+		e->bp_saved = saved;
+	}
+	*bp_saved = saved;
 	return x;
 }
 
@@ -180,7 +195,7 @@ int jvmunwind_add(struct jvmunwind *ju, pid_t pid, struct fs_error *err)
 				     .find_blob = jvmunwind_find_blob,
 				     .is_text = jvmunwind_is_text,
 				     .cfi_step = jvmunwind_cfi_step,
-				     .leaf_exit = jvmunwind_leaf_exit};
+				     .leaf_frame = jvmunwind_leaf_frame};
 	hotspot_frame_layout(j->hs, &j->ops.layout);
 	j->st.pid = pid;
 	j->st.major = hotspot_major_version(j->hs);

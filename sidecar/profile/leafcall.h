@@ -52,6 +52,11 @@ int leafcall_locate(const uint8_t *code, size_t n);
  * longer lies frame-size bytes below the caller's sp: `add $N, %rsp` already released the frame. */
 int leafcall_exit(const uint8_t *code, size_t n);
 
+/* 1 when code[0..n) is the nmethod entry barrier (JDK 21+: `cmpl $imm,
+ * disp(%r15)` and its `jne`/`je`), which runs after the frame was built
+ * but before frame_complete: the frame size is right there. */
+int leafcall_entry_barrier(const uint8_t *code, size_t n);
+
 /* 1 when before[0..n) (the n bytes ending at a return address) ends with a
  * call: `call rel32` or an indirect `call` through a register or memory. */
 int leafcall_is_return_site(const uint8_t *before, size_t n);

@@ -36,6 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int off = leafcall_locate(data + 64, size - 64);
 	if (off < -1 || off > 8192)
 		abort();
+	(void)leafcall_entry_barrier(data + 64, size - 64);
 	int x = leafcall_exit(data + 64, size - 64);
 	if (x != -1 && x != 0 && x != 8)
 		abort();

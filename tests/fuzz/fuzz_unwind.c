@@ -52,11 +52,13 @@ static int fz_is_text(void *ctx, uint64_t pc)
 	return pc >= FZ_TEXT && pc < FZ_TEXT + 0x1000;
 }
 
-/* A fake exit answer from the pc: every value leafcall_exit can give. */
-static int fz_leaf_exit(void *ctx, uint64_t pc)
+/* A fake leaf-frame answer from the pc: -1, 0, 8 and odd or large
+ * offsets, with or without a certainly saved rbp. */
+static int fz_leaf_frame(void *ctx, uint64_t pc, int *bp_saved)
 {
-	static const int answers[] = {-1, 0, 8};
-	return answers[pc % 3];
+	static const int answers[] = {-1, 0, 8, 0x18, 12, 1 << 21, UNWIND_LEAF_BUILT};
+	*bp_saved = (int)(pc >> 3) & 1;
+	return answers[pc % 7];
 }
 
 /* A fake CFI rule from the pc: CFA = sp + 8 * (1 + pc % 8), ra at CFA - 8. */
@@ -121,7 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				 .find_blob = fz_find_blob,
 				 .is_text = fz_is_text,
 				 .cfi_step = fz_cfi,
-				 .leaf_exit = fz_leaf_exit,
+				 .leaf_frame = fz_leaf_frame,
 				 .layout = {-24, -8, -64, 0, 8}};
 	uint64_t out[UNWIND_MAX_FRAMES];
 	struct unwind_result res;

@@ -173,11 +173,13 @@ static void test_prologue(void)
 static const uint8_t a_exit[] = {0x48, 0x83, 0xc4, 0x10, 0x5d, 0x49, 0x3b, 0xa7, 0x40, 0x03,
 				 0x00, 0x00, 0x0f, 0x87, 0x10, 0x00, 0x00, 0x00, 0xc3};
 
-static int fx_leaf_exit(void *ctx, uint64_t pc)
+static int fx_leaf_frame(void *ctx, uint64_t pc, int *bp_saved)
 {
 	if (pc < A_EXIT || pc >= A_EXIT + sizeof(a_exit))
 		return -1;
-	return leafcall_exit(a_exit + (pc - A_EXIT), sizeof(a_exit) - (pc - A_EXIT));
+	int x = leafcall_exit(a_exit + (pc - A_EXIT), sizeof(a_exit) - (pc - A_EXIT));
+	*bp_saved = x == 8;
+	return x;
 }
 
 static void test_exit(void)
@@ -185,7 +187,7 @@ static void test_exit(void)
 	struct unwind_ops ops = fx_ops();
 	uint64_t out[16];
 	struct unwind_result res;
-	ops.leaf_exit = fx_leaf_exit;
+	ops.leaf_frame = fx_leaf_frame;
 	/* at pop %rbp: saved rbp at sp, the return address above it; the
 	 * word at sp + frame size - 8 belongs to the caller's frame */
 	memset(stack, 0, sizeof(stack));
