@@ -12,6 +12,9 @@
 
 #if defined(__GLIBC__) && defined(__x86_64__)
 __asm__(".symver memcpy,memcpy@GLIBC_2.2.5");
+/* glibc 2.34 moved dlsym into libc as dlsym@GLIBC_2.34 and kept the old
+ * version there too; the old one is what a pre-2.34 libdl also provides. */
+__asm__(".symver dlsym,dlsym@GLIBC_2.2.5");
 #endif
 
 #endif

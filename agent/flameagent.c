@@ -29,6 +29,7 @@
 #include <jvmticmlr.h>
 
 #include "agentmap.h"
+#include "mhintrinsic.h"
 
 #define AGENT_EXPORT __attribute__((visibility("default")))
 /* Oneshot dumps are batched; flush when the batch passes this. */
@@ -408,6 +409,31 @@ out:
 	return r;
 }
 
+/* A method handle intrinsic (MethodHandle.linkToStatic, invokeBasic, ...)
+ * shares its jmethodID with every other intrinsic (mhintrinsic.h), so its
+ * name comes from its nmethod's Method instead; when that cannot be read the
+ * frame is named "[intrinsic]" rather than after the wrong primitive. Returns
+ * false (out untouched) for every other method. No inlining is unfolded for
+ * these native wrappers: their records would carry the same jmethodID. */
+static bool mh_intrinsic_name(struct name_cache *c, jmethodID method, const void *code_addr,
+			      jint code_size, char *out, size_t len)
+{
+	static const char mh_class[] = "Ljava/lang/invoke/MethodHandle;";
+	const struct method_info *mi = name_cache_get(c, method);
+	char name[64], desc[1024];
+
+	if (!mi->class_sig || strcmp(mi->class_sig, mh_class) != 0 ||
+	    !mhintrinsic_is_primitive(mi->name))
+		return false;
+	if (mhintrinsic_name(code_addr, (size_t)code_size, name, sizeof(name), desc, sizeof(desc)) <
+	    0) {
+		agentmap_frame_name(c->opt, mh_class, "[intrinsic]", NULL, NULL, -1, out, len);
+		return true;
+	}
+	agentmap_frame_name(c->opt, mh_class, name, desc[0] ? desc : NULL, NULL, -1, out, len);
+	return true;
+}
+
 static void JNICALL on_compiled_method_load(jvmtiEnv *env, jmethodID method, jint code_size,
 					    const void *code_addr, jint map_length,
 					    const jvmtiAddrLocationMap *map,
@@ -426,8 +452,12 @@ static void JNICALL on_compiled_method_load(jvmtiEnv *env, jmethodID method, jin
 						 (uint64_t)(uintptr_t)method) < 0)
 		return;
 	size_t head = out.len;
-	frame_name(&c, method, -1, root_name, sizeof(root_name));
-	const jvmtiCompiledMethodLoadInlineRecord *rec = inline_record(compile_info);
+	bool intrinsic =
+	    mh_intrinsic_name(&c, method, code_addr, code_size, root_name, sizeof(root_name));
+	if (!intrinsic)
+		frame_name(&c, method, -1, root_name, sizeof(root_name));
+	const jvmtiCompiledMethodLoadInlineRecord *rec =
+	    intrinsic ? NULL : inline_record(compile_info);
 	if (s->opt.unfold != AGENTMAP_UNFOLD_NONE && rec && rec->numpcs > 0 && rec->pcinfo) {
 		if (append_unfolded(&c, &out, method, start, (uint64_t)code_size, root_name, rec) <
 		    0) {

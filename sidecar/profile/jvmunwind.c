@@ -5,10 +5,12 @@
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <time.h>
 
 #include "cfi.h"
 #include "hotspot.h"
+#include "leafcall.h"
 #include "timeutil.h"
 
 struct jvmunwind_blob {
@@ -16,7 +18,11 @@ struct jvmunwind_blob {
 	uint64_t expires; /* ms */
 	struct hotspot_blob b;
 	int found;
+	int frame;    /* leaf_frame's answer at pc; JVMUNWIND_FRAME_UNKNOWN until read */
+	int bp_saved; /* and its *bp_saved */
 };
+
+#define JVMUNWIND_FRAME_UNKNOWN (-2)
 
 struct jvmunwind_jvm {
 	pid_t pid;
@@ -115,7 +121,41 @@ static int jvmunwind_find_blob(void *ctx, uint64_t pc, struct hotspot_blob *out)
 	e->expires = j->now_ms + JVMUNWIND_BLOB_TTL_MS;
 	e->b = *out;
 	e->found = r;
+	e->frame = JVMUNWIND_FRAME_UNKNOWN;
 	return r;
+}
+
+/* Where a leaf compiled method's frame stands at pc (unwind_ops.leaf_frame):
+ * its exit (leafcall_exit), else its entry (leafcall_locate). The code at pc
+ * is read once per cached pc (the walk looked its blob up just before). */
+static int jvmunwind_leaf_frame(void *ctx, uint64_t pc, int *bp_saved)
+{
+	struct jvmunwind_jvm *j = ctx;
+	struct jvmunwind_blob *e = &j->blobs[(pc >> 2) % JVMUNWIND_BLOB_CACHE];
+	if (e->pc == pc && e->frame != JVMUNWIND_FRAME_UNKNOWN) {
+		*bp_saved = e->bp_saved;
+		return e->frame;
+	}
+	uint8_t code[LEAFCALL_CODE_BYTES];
+	struct iovec local = {.iov_base = code, .iov_len = sizeof(code)};
+	struct iovec remote = {.iov_base = (void *)(uintptr_t)pc, .iov_len = sizeof(code)};
+	ssize_t got = process_vm_readv(j->pid, &local, 1, &remote, 1, 0);
+	int x = -1, saved = 0;
+	if (got > 0) {
+		x = leafcall_exit(code, (size_t)got);
+		if (x >= 0)
+			saved = x == 8; /* at pop %rbp */
+		else if ((x = leafcall_locate(code, (size_t)got)) == 8 && code[0] != 0x55)
+			saved = 1; /* after push %rbp: at mov %rsp,%rbp */
+		else if (x < 0 && leafcall_entry_barrier(code, (size_t)got))
+			x = UNWIND_LEAF_BUILT;
+	}
+	if (e->pc == pc) {
+		e->frame = x;
+		e->bp_saved = saved;
+	}
+	*bp_saved = saved;
+	return x;
 }
 
 static int jvmunwind_is_text(void *ctx, uint64_t pc)
@@ -154,7 +194,8 @@ int jvmunwind_add(struct jvmunwind *ju, pid_t pid, struct fs_error *err)
 				     .in_code_cache = jvmunwind_in_code_cache,
 				     .find_blob = jvmunwind_find_blob,
 				     .is_text = jvmunwind_is_text,
-				     .cfi_step = jvmunwind_cfi_step};
+				     .cfi_step = jvmunwind_cfi_step,
+				     .leaf_frame = jvmunwind_leaf_frame};
 	hotspot_frame_layout(j->hs, &j->ops.layout);
 	j->st.pid = pid;
 	j->st.major = hotspot_major_version(j->hs);

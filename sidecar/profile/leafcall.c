@@ -183,6 +183,61 @@ int leafcall_locate(const uint8_t *code, size_t n)
 	return leafcall_half_built(code, n);
 }
 
+/* The return poll's slow path (C1/C2 safepoint poll stub, after the
+ * method's code): `lea disp32(%rip),%r10` (or `movabs $pc,%r10`);
+ * `mov %r10,disp32(%r15); jmp`,
+ * which stores the poll's pc in the thread and jumps to the VM. The frame
+ * was popped before the poll. 1 when code is at its lea or its mov. */
+static int leafcall_poll_stub(const uint8_t *c, size_t n)
+{
+	static const uint8_t lea[] = {0x4c, 0x8d, 0x15}, mov[] = {0x4d, 0x89, 0x97};
+	if (n >= 7 + 8 && memcmp(c, lea, 3) == 0)
+		c += 7, n -= 7;
+	else if (n >= 10 + 8 && c[0] == 0x49 && c[1] == 0xba)
+		c += 10, n -= 10; /* movabs $poll_pc, %r10 (JDK 25) */
+	return n >= 7 + 1 && memcmp(c, mov, 3) == 0 && (c[7] == 0xe9 || c[7] == 0x49);
+}
+
+int leafcall_exit(const uint8_t *code, size_t n)
+{
+	size_t off = 0, len;
+	int at_pop = 0;
+	if (!code || n == 0)
+		return -1;
+	if (n > LEAFCALL_CODE_BYTES)
+		n = LEAFCALL_CODE_BYTES;
+	if (leafcall_poll_stub(code, n))
+		return 0;
+	if (code[0] == 0x5d) { /* pop %rbp, then only the exit's instructions */
+		at_pop = 1;
+		off = 1;
+	}
+	for (int i = 0; i < 8 && off < n; i++) {
+		if (code[off] == 0xc3)
+			return at_pop ? 8 : 0;
+		if (!(len = leafcall_exit_insn(code + off, n - off)))
+			break;
+		off += len;
+	}
+	return -1;
+}
+
+int leafcall_entry_barrier(const uint8_t *c, size_t n)
+{
+	size_t len = 0;
+	if (!c)
+		return 0;
+	if (n >= 8 && c[0] == 0x41 && c[1] == 0x81 && c[2] == 0x7f)
+		len = 8; /* cmpl $imm32, disp8(%r15) */
+	else if (n >= 11 && c[0] == 0x41 && c[1] == 0x81 && c[2] == 0xbf)
+		len = 11; /* cmpl $imm32, disp32(%r15) */
+	if (len)
+		c += len, n -= len;
+	/* then (or at) the branch to the barrier's slow path */
+	return (n >= 6 && c[0] == 0x0f && (c[1] == 0x85 || c[1] == 0x84)) ||
+	       (n >= 2 && (c[0] == 0x75 || c[0] == 0x74));
+}
+
 int leafcall_is_return_site(const uint8_t *b, size_t n)
 {
 	if (!b)

@@ -43,6 +43,20 @@
  * word that holds the return address to the caller. */
 int leafcall_locate(const uint8_t *code, size_t n);
 
+/* For the HotSpot unwinder, whose leaf frame is found by its frame size:
+ * from code[0..n) (the bytes at a sampled pc in a compiled method), where
+ * the exit of the method stands. -1 the frame is whole (or the bytes are not
+ * an exit); 8 at `pop %rbp` (sp points at the saved rbp, the return address
+ * is at sp + 8); 0 after it, at the return poll or `ret`, or in the poll's
+ * slow-path stub before it jumps to the VM (the return address is at sp). In both cases sp no
+ * longer lies frame-size bytes below the caller's sp: `add $N, %rsp` already released the frame. */
+int leafcall_exit(const uint8_t *code, size_t n);
+
+/* 1 when code[0..n) is the nmethod entry barrier (JDK 21+: `cmpl $imm,
+ * disp(%r15)` and its `jne`/`je`), which runs after the frame was built
+ * but before frame_complete: the frame size is right there. */
+int leafcall_entry_barrier(const uint8_t *code, size_t n);
+
 /* 1 when before[0..n) (the n bytes ending at a return address) ends with a
  * call: `call rel32` or an indirect `call` through a register or memory. */
 int leafcall_is_return_site(const uint8_t *before, size_t n);

@@ -75,6 +75,32 @@ static int unwind_interp_step(const struct unwind_ops *ops, const struct unwind_
 	return 0;
 }
 
+/* The leaf's return address where the code at pc puts it (leaf_frame):
+ * 0 and *r the caller's, or -1 (then the frame size or the prologue rule
+ * decides), or UNWIND_LEAF_BUILT (the frame size decides). The caller's rbp is the word below the
+ * return address when that is certain, or when rbp points into the unbuilt frame (it was made this
+ * frame's pointer); otherwise rbp still is the caller's. */
+static int unwind_leaf_frame(const struct unwind_ops *ops, const struct unwind_stack *st,
+			     struct unwind_regs *r)
+{
+	int saved = 0;
+	int off = ops->leaf_frame(ops->ctx, r->ip, &saved);
+	uint64_t ra, bp = r->bp, link;
+	if (off == UNWIND_LEAF_BUILT)
+		return UNWIND_LEAF_BUILT;
+	if (off < 0 || off % 8 || (uint64_t)off > UNWIND_MAX_FRAME_BYTES)
+		return -1;
+	if (unwind_read(st, r->sp + (uint64_t)off, &ra) < 0 || !unwind_plausible_pc(ops, ra))
+		return -1;
+	if (off >= 8 && (saved || (r->bp >= r->sp && r->bp < r->sp + (uint64_t)off))) {
+		if (unwind_read(st, r->sp + (uint64_t)off - 8, &link) < 0)
+			return -1;
+		bp = link;
+	}
+	*r = (struct unwind_regs){.ip = ra, .sp = r->sp + (uint64_t)off + 8, .bp = bp};
+	return 0;
+}
+
 /* A compiled frame or stub of the blob b: 0 or an end reason. */
 static int unwind_blob_step(const struct unwind_ops *ops, const struct unwind_stack *st,
 			    const struct hotspot_blob *b, struct unwind_regs *r, int leaf)
@@ -84,7 +110,15 @@ static int unwind_blob_step(const struct unwind_ops *ops, const struct unwind_st
 		return unwind_fp_step(st, r); /* no frame size: stubs that keep rbp */
 	if (size % 8 || size > UNWIND_MAX_FRAME_BYTES || size < 8)
 		return UNWIND_END_BAD;
-	if (leaf && b->frame_complete >= 0 && r->ip - b->code_begin < (uint64_t)b->frame_complete) {
+	/* A leaf in its entry or exit: the code at pc says where the return
+	 * address is (the frame size does not: the frame is not built yet,
+	 * or `add $N, %rsp` already released it). */
+	int built = 0;
+	if (leaf && b->kind == HOTSPOT_BLOB_NMETHOD && ops->leaf_frame &&
+	    (built = unwind_leaf_frame(ops, st, r)) == 0)
+		return 0;
+	if (leaf && built != UNWIND_LEAF_BUILT && b->frame_complete >= 0 &&
+	    r->ip - b->code_begin < (uint64_t)b->frame_complete) {
 		/* In the prologue: the frame is not built yet, the return
 		 * address is at sp (or one word up once rbp was pushed). */
 		if (unwind_read(st, r->sp, &ra) < 0)

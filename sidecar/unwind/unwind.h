@@ -73,6 +73,17 @@ struct unwind_ops {
 	 * r->ip, -1 the CFI could not be followed on this stack. leaf: r->ip
 	 * is the sampled pc (else a return address, looked up at ip - 1). */
 	int (*cfi_step)(void *ctx, struct unwind_regs *r, const struct unwind_stack *st, int leaf);
+	/* Where the return address of a leaf compiled method lies when its
+	 * frame is not whole at pc (in its entry, before the frame is built;
+	 * in its exit, after `add $N, %rsp`): its offset from sp, or -1 when
+	 * the code is not recognised, UNWIND_LEAF_BUILT when the frame is
+	 * certainly whole though pc is before frame_complete (the nmethod
+	 * entry barrier). *bp_saved = 1
+	 * when the word below it certainly holds the caller's rbp (after
+	 * `push %rbp`, at `pop %rbp`). Reads the code at pc (leafcall_exit,
+	 * leafcall_locate). May be NULL. */
+	int (*leaf_frame)(void *ctx, uint64_t pc, int *bp_saved);
+#define UNWIND_LEAF_BUILT (-3)
 	struct hotspot_frame_layout layout;
 };
 

@@ -1,5 +1,5 @@
 /* fuzz_leafcall.c - arbitrary bytes as a JVM's code, stack copy and
- * callchain through leafcall_locate, leafcall_is_return_site and
+ * callchain through leafcall_locate, leafcall_exit, leafcall_is_return_site and
  * leafcall_repair (sidecar/profile/leafcall.h): every read stays in the
  * buffers, and a repaired callchain is the original with exactly one word
  * inserted after the user leaf, that word a return site read from the
@@ -35,6 +35,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const uint8_t *mem = data;
 	int off = leafcall_locate(data + 64, size - 64);
 	if (off < -1 || off > 8192)
+		abort();
+	(void)leafcall_entry_barrier(data + 64, size - 64);
+	int x = leafcall_exit(data + 64, size - 64);
+	if (x != -1 && x != 0 && x != 8)
 		abort();
 	(void)leafcall_is_return_site(data + 64, size - 64 < 16 ? size - 64 : 16);
 

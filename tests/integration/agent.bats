@@ -238,6 +238,45 @@ other_jdks() {
 	done
 }
 
+# mh_names_agree JDK: a JVM calling through method handles; for every method
+# handle intrinsic (MethodHandle.invokeBasic, linkTo*) in the JVM's own
+# `jcmd Compiler.perfmap`, our map names the same primitive at the same start
+# address. HotSpot gives all intrinsics one jmethodID (agent/mhintrinsic.h), so
+# naming them by their jmethodID says linkToStatic for most of them.
+mh_names_agree() {
+	local jdk=$1 out="$BATS_TEST_TMPDIR/out-${1##*/}"
+	env --default-signal=QUIT "$jdk/bin/java" -cp "$FS_BUILD/java" flametest.Handles \
+		--exit-after 120 >"$out" 2>&1 3>&- &
+	PID=$!
+	JVM_PIDS+=("$PID")
+	wait_ready "$out"
+	attach "$jdk" "$PID" oneshot
+	cp "/tmp/perf-$PID.map" "$BATS_TEST_TMPDIR/agent.map"
+	run "$jdk/bin/jcmd" "$PID" Compiler.perfmap
+	[ "$status" -eq 0 ]
+	cp "/tmp/perf-$PID.map" "$BATS_TEST_TMPDIR/jvm.map"
+	# "0x<start> 0x<size> ret java.lang.invoke.MethodHandle.NAME(args)" ->
+	# "<start> NAME" (lowercase hex without 0x, as our map writes it)
+	sed -nE 's/^0x0*([0-9a-f]+) .* java\.lang\.invoke\.MethodHandle\.(invokeBasic|linkTo[A-Za-z]+)\(.*/\1 \2/p' \
+		"$BATS_TEST_TMPDIR/jvm.map" | sort >"$BATS_TEST_TMPDIR/want"
+	sed -nE 's/^([0-9a-f]+) [0-9a-f]+ java\.lang\.invoke\.MethodHandle\.([A-Za-z]+|\[intrinsic\])$/\1 \2/p' \
+		"$BATS_TEST_TMPDIR/agent.map" | sort >"$BATS_TEST_TMPDIR/got"
+	echo "Compiler.perfmap intrinsics:"
+	cat "$BATS_TEST_TMPDIR/want"
+	# several primitives were compiled, or the comparison proves nothing
+	[ "$(cut -d' ' -f2 "$BATS_TEST_TMPDIR/want" | sort -u | wc -l)" -ge 3 ]
+	echo "ours where they differ:"
+	! join -a1 "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got" | awk '$2 != $3' | grep . || false
+}
+
+@test "agent: method handle intrinsics are named as Compiler.perfmap names them (JDK 17, 25)" {
+	mh_names_agree "$JDK17"
+	local jdk
+	for jdk in /usr/lib/jvm/temurin-2[5-9]*; do
+		[ -x "$jdk/bin/jcmd" ] && mh_names_agree "$jdk"
+	done
+}
+
 @test "agent: perf record + perf report name the hot method from the map" {
 	command -v perf >/dev/null || skip "perf is not installed"
 	fs_host_jvm "$JDK17" "$BATS_TEST_TMPDIR/out" "-agentpath:$AGENT=continuous"

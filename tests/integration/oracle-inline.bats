@@ -82,7 +82,8 @@ one_app() {
 	[ "$status" -eq 0 ]
 	[ "$marked" -gt 0 ]
 	# A handful of interpreter samples stay anonymous (6 of 47,099 frames
-	# when measured: walks whose frame did not yet hold a readable Method*);
-	# more than 1 in 1,000 is a naming bug.
+	# when measured): leaves in an interpreter method entry between
+	# `mov %rsp,%rbp` and `push %rbx`, whose Method* is only in rbx
+	# (docs/unwind.md); more than 1 in 1,000 is a naming bug.
 	[ $((interp * 1000)) -lt "$marked" ]
 }

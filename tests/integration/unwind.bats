@@ -19,6 +19,7 @@ needs_jvm() {
 }
 
 # start_jvm NAME JAVA [JVM options...] -- WORKLOAD_ARGS...: PID is its host pid.
+# The class is $WORKLOAD (default flametest.Workload).
 start_jvm() {
 	local name=$1 java=$2 opts=()
 	shift 2
@@ -30,7 +31,7 @@ start_jvm() {
 	CTRS+=("$name")
 	local dir="$FS_TMP/$name"
 	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- \
-		"$java" "${opts[@]}" -cp /opt/fsjava flametest.Workload "$@"
+		"$java" "${opts[@]}" -cp /opt/fsjava "${WORKLOAD:-flametest.Workload}" "$@"
 	jq --arg s "$FS_BUILD/java" '
 		.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}]
 	' "$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
@@ -95,6 +96,46 @@ whole_stacks() {
 	[ "$total" -gt 100 ]
 	[ "$pct" -ge 90 ]
 	grep -q 'flametest\.Workload\.hotMethod' u.folded
+}
+
+# Of the samples whose last Java frame is Exits.leaf, the share whose frame
+# before it is Exits.caller, in %, and their count.
+leaf_caller_pct() {
+	awk '{
+		n = $NF
+		line = $0
+		sub(/ [0-9]+$/, "", line)
+		k = split(line, f, ";")
+		for (i = k; i >= 1; i--)
+			if (f[i] ~ /^flametest\.Exits\.leaf/) break
+		if (i < 1) next
+		t += n
+		if (i > 1 && f[i - 1] ~ /^flametest\.Exits\.caller/) ok += n
+	} END { printf "%d %d\n", (t ? 100 * ok / t : 0), t }' "$1"
+}
+
+# exits_keep_caller LABEL JAVA: a tiny compiled leaf, not inlined, spends much
+# of its time in its entry and exit, where the frame size does not lead to
+# the caller (docs/unwind.md). Every sample of the leaf must have its caller.
+exits_keep_caller() {
+	needs_jvm "$2"
+	local name="unwind-$$-$BATS_TEST_NUMBER-${1// /}"
+	WORKLOAD=flametest.Exits start_jvm "$name" "$2" -XX:-PreserveFramePointer \
+		-XX:CompileCommand=quiet -XX:CompileCommand=dontinline,flametest.Exits::leaf --
+	cd "$OUT"
+	run "$FS_SIDECAR" run "$name" -d 4s -F 499 -o "$1.svg"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	local pct total
+	read -r pct total < <(leaf_caller_pct "$1.folded")
+	echo "# $1: $pct% of $total samples of the leaf have its caller" >&3
+	[ "$total" -gt 200 ]
+	[ "$pct" -ge 99 ]
+}
+
+@test "unwind: a leaf sampled in its compiled entry or exit keeps its caller (JDK 17, 25)" {
+	exits_keep_caller "JDK 17" "$JAVA17"
+	if [ -x "$JAVA25" ]; then exits_keep_caller "JDK 25" "$JAVA25"; fi
 }
 
 # start_jetty NAME JAVA PORT: Debian's jetty9 serving a static root webapp,

@@ -132,6 +132,61 @@ int main(void)
 	ok(at(has_next_exit, sizeof(has_next_exit), HNX, HNX + 0x7) == 0, "C2 exit poll: at sp");
 	ok(at(has_next_exit, sizeof(has_next_exit), HNX, HNX) == -1, "C2 before exit: built");
 
+	/* leafcall_exit, for the HotSpot unwinder: where the frame stands in
+	 * the exit, which frame sizes no longer describe */
+#define EXIT_AT(code, base, pc)                                                                    \
+	leafcall_exit((code) + ((pc) - (base)), sizeof(code) - ((pc) - (base)))
+	ok(EXIT_AT(get_value_type, GVT, GVT + 0x2f) == -1, "exit: C1 body is not the exit");
+	ok(EXIT_AT(get_value_type, GVT, GVT + 0x34) == -1, "exit: add %%rsp, frame still whole");
+	ok(EXIT_AT(get_value_type, GVT, GVT + 0x38) == 8, "exit: C1 pop %%rbp, at sp + 8");
+	ok(EXIT_AT(get_value_type, GVT, GVT + 0x39) == 0, "exit: C1 poll after pop, at sp");
+	ok(EXIT_AT(get_value_type, GVT, GVT + 0x40) == 0, "exit: C1 ja, at sp");
+	ok(EXIT_AT(get_value_type, GVT, GVT + 0x46) == 0, "exit: C1 ret, at sp");
+	ok(EXIT_AT(has_next_exit, HNX, HNX) == -1 && EXIT_AT(has_next_exit, HNX, HNX + 0x2) == -1,
+	   "exit: C2 mov, add %%rsp: whole");
+	ok(EXIT_AT(has_next_exit, HNX, HNX + 0x6) == 8, "exit: C2 pop %%rbp, at sp + 8");
+	ok(EXIT_AT(has_next_exit, HNX, HNX + 0x7) == 0 &&
+	       EXIT_AT(has_next_exit, HNX, HNX + 0xe) == 0 &&
+	       EXIT_AT(has_next_exit, HNX, HNX + 0x14) == 0,
+	   "exit: C2 poll, ja, ret: at sp");
+	ok(EXIT_AT(get_value_type, GVT, GVT) == -1, "exit: the entry is not the exit");
+	/* the poll's slow path: lea poll_pc(%rip),%r10; mov %r10,0x3a0(%r15); jmp */
+	static const uint8_t poll_stub[] = {0x4c, 0x8d, 0x15, 0xd9, 0xff, 0xff, 0xff,
+					    0x4d, 0x89, 0x97, 0xa0, 0x03, 0x00, 0x00,
+					    0xe9, 0x10, 0x20, 0x30, 0xf0, 0xf4, 0xf4};
+	ok(leafcall_exit(poll_stub, sizeof(poll_stub)) == 0 &&
+	       leafcall_exit(poll_stub + 7, sizeof(poll_stub) - 7) == 0,
+	   "exit: the poll's slow-path stub, at sp");
+	ok(leafcall_exit(poll_stub, 10) == -1 && leafcall_exit(poll_stub + 14, 7) == -1,
+	   "exit: a cut stub, or its jmp alone: whole");
+	/* JDK 25's C2 leaf: sub $0x18,%rsp; mov %rbp,0x10(%rsp); the entry
+	 * barrier (cmpl $0x1,0x20(%r15); jne) before frame_complete; body;
+	 * add $0x10,%rsp; pop %rbp; poll; ja; ret; the poll stub (movabs) */
+	static const uint8_t leaf25[] = {
+	    0x48, 0x81, 0xec, 0x18, 0x00, 0x00, 0x00, 0x48, 0x89, 0x6c, 0x24, 0x10, 0x41, 0x81,
+	    0x7f, 0x20, 0x01, 0x00, 0x00, 0x00, 0x0f, 0x85, 0x32, 0x00, 0x00, 0x00, 0x8b, 0xc6,
+	    0xc1, 0xe0, 0x05, 0x2b, 0xc6, 0xc1, 0xee, 0x07, 0x33, 0xc6, 0x48, 0x83, 0xc4, 0x10,
+	    0x5d, 0x49, 0x3b, 0x67, 0x28, 0x0f, 0x87, 0x01, 0x00, 0x00, 0x00, 0xc3, 0x49, 0xba,
+	    0xab, 0x7c, 0xec, 0x2f, 0x0c, 0x7f, 0x00, 0x00, 0x4d, 0x89, 0x97, 0x38, 0x05, 0x00,
+	    0x00, 0xe9, 0x94, 0x1e, 0xac, 0xff, 0xe8, 0xef, 0x88, 0xaa, 0xff};
+#define L25(o) (leaf25 + (o)), (sizeof(leaf25) - (o))
+	ok(leafcall_locate(L25(0)) == 0 && leafcall_locate(L25(0x7)) == 0x18,
+	   "JDK 25 C2 entry: sub, then save rbp: at sp, sp + 0x18");
+	ok(leafcall_locate(L25(0xc)) == -1 && leafcall_entry_barrier(L25(0xc)) &&
+	       leafcall_entry_barrier(L25(0x14)),
+	   "JDK 25 entry barrier (cmpl, jne): the frame is built");
+	ok(!leafcall_entry_barrier(L25(0x1a)) && !leafcall_entry_barrier(L25(0)),
+	   "the body and the entry are no barrier");
+	ok(leafcall_exit(L25(0x26)) == -1 && leafcall_exit(L25(0x2a)) == 8 &&
+	       leafcall_exit(L25(0x2b)) == 0 && leafcall_exit(L25(0x2f)) == 0 &&
+	       leafcall_exit(L25(0x35)) == 0,
+	   "JDK 25 C2 exit: add, pop, poll, ja, ret");
+	ok(leafcall_exit(L25(0x36)) == 0 && leafcall_exit(L25(0x40)) == 0,
+	   "JDK 25 poll stub (movabs, mov): at sp");
+	static const uint8_t pop_mov[] = {0x5d, 0x8b, 0xc3, 0xc3};
+	ok(leafcall_exit(pop_mov, sizeof(pop_mov)) == -1 && leafcall_exit(NULL, 4) == -1,
+	   "exit: pop %%rbp not followed by the exit, no bytes: whole");
+
 	/* C2 without stack bang: sub; mov %rbp,N-8(%rsp); mov %rsp,%rbp; add */
 	static const uint8_t nobang[] = {0x48, 0x83, 0xec, 0x18, 0x48, 0x89, 0x6c,
 					 0x24, 0x10, 0x48, 0x8b, 0xec, 0x48, 0x83,

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cfi.h"
+#include "leafcall.h"
 #include "symbols.h"
 #include "tap.h"
 #include "unwind.h"
@@ -165,6 +166,60 @@ static void test_prologue(void)
 	n = unwind_walk(&ops, &regs, &st, out, 16, &res);
 	ok(n >= 3 && symbolizer_is_method(out[2]),
 	   "a caller's pc before frame_complete still uses the frame size");
+}
+
+/* The exit of NMETHOD_A: add $0x10,%rsp; pop %rbp; poll; ja; ret */
+#define A_EXIT (NMETHOD_A + 0xe0)
+static const uint8_t a_exit[] = {0x48, 0x83, 0xc4, 0x10, 0x5d, 0x49, 0x3b, 0xa7, 0x40, 0x03,
+				 0x00, 0x00, 0x0f, 0x87, 0x10, 0x00, 0x00, 0x00, 0xc3};
+
+static int fx_leaf_frame(void *ctx, uint64_t pc, int *bp_saved)
+{
+	if (pc < A_EXIT || pc >= A_EXIT + sizeof(a_exit))
+		return -1;
+	int x = leafcall_exit(a_exit + (pc - A_EXIT), sizeof(a_exit) - (pc - A_EXIT));
+	*bp_saved = x == 8;
+	return x;
+}
+
+static void test_exit(void)
+{
+	struct unwind_ops ops = fx_ops();
+	uint64_t out[16];
+	struct unwind_result res;
+	ops.leaf_frame = fx_leaf_frame;
+	/* at pop %rbp: saved rbp at sp, the return address above it; the
+	 * word at sp + frame size - 8 belongs to the caller's frame */
+	memset(stack, 0, sizeof(stack));
+	stack[0] = AT(6);
+	stack[1] = TEXT_LOW + 0x30;
+	stack[3] = NMETHOD_B + 0x40;
+	struct unwind_regs regs = {.ip = A_EXIT + 4, .sp = AT(0), .bp = AT(0)};
+	struct unwind_stack st = fx_stack(16);
+	size_t n = unwind_walk(&ops, &regs, &st, out, 16, &res);
+	ok(n >= 2 && out[1] == TEXT_LOW + 0x30,
+	   "exit: at pop %%rbp, the caller above the saved rbp");
+	is_int(res.end, UNWIND_END_ROOT, "exit: at pop %%rbp, then the saved rbp to the base");
+	/* after pop %rbp (the poll, ja, ret): the return address at sp */
+	stack[0] = TEXT_LOW + 0x40;
+	stack[2] = NMETHOD_B + 0x40;
+	for (uint64_t at = 5; at < sizeof(a_exit); at = at == 5 ? 12 : at == 12 ? 18 : 99) {
+		regs = (struct unwind_regs){.ip = A_EXIT + at, .sp = AT(0), .bp = AT(6)};
+		n = unwind_walk(&ops, &regs, &st, out, 16, &res);
+		ok(n >= 2 && out[1] == TEXT_LOW + 0x40, "exit: at +%u, the caller at sp",
+		   (unsigned)at);
+	}
+	/* before the frame is released: the frame size still holds */
+	fx_thread();
+	st = fx_stack(64);
+	regs = (struct unwind_regs){.ip = A_EXIT, .sp = AT(0), .bp = 0};
+	n = unwind_walk(&ops, &regs, &st, out, 16, &res);
+	ok(n >= 3 && symbolizer_is_method(out[2]), "exit: at add %%rsp, by the frame size");
+	/* a word at sp that is no code: the frame size decides */
+	regs = (struct unwind_regs){.ip = A_EXIT + 12, .sp = AT(0), .bp = 0};
+	n = unwind_walk(&ops, &regs, &st, out, 16, &res);
+	ok(n >= 3 && symbolizer_is_method(out[2]),
+	   "exit: an implausible return address is ignored");
 }
 
 static void test_corrupt(void)
@@ -374,6 +429,7 @@ int main(void)
 {
 	test_whole_thread();
 	test_prologue();
+	test_exit();
 	test_corrupt();
 	test_limit();
 	test_cfi();
