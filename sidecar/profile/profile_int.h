@@ -17,6 +17,8 @@
 #define PROFILE_ENV_MAX	       (1u << 20)
 #define PROFILE_WARM_US	       10000   /* per poll: symbolize new chains early (see profile_warm) */
 #define PROFILE_WINDOW_READ_US 1000000 /* read the JVMs' JIT logs this often */
+#define PROFILE_WARM_QUIET     256     /* chains warmed without a load: then ... */
+#define PROFILE_WARM_STRIDE    16      /* ... warm one new chain in this many */
 
 /* One distinct (pid, callchain): its words are words[off .. off + nr),
  * preceded in the arena by pid and nr (so the arena can be walked). */
@@ -55,8 +57,10 @@ struct profile {
 	size_t cap, count;
 	uint64_t *words;
 	size_t nwords, wcap;
-	size_t warm_off; /* arena offset of the first chain not warmed yet */
-	size_t raw_max;	 /* words before an early fold */
+	size_t warm_off;   /* arena offset of the first chain not warmed yet */
+	size_t warm_quiet; /* chains warmed in a row that loaded nothing */
+	uint64_t warm_seq; /* new chains seen while quiet */
+	size_t raw_max;	   /* words before an early fold */
 	/* processes seen */
 	struct profile_pid *pids;
 	size_t npids;
