@@ -384,7 +384,16 @@ static void run_summary_unwind(const struct profile_stats *st)
 			    run_pct(u->reached_root, u->samples), u->depth_p50_kib,
 			    u->depth_p99_kib, u->depth_max_kib, (unsigned long long)u->interpreted,
 			    u->samples ? (double)u->unwind_ns / 1000.0 / (double)u->samples : 0.0);
-		else if (u->why[0])
+		if (u->hotspot && u->reached_root)
+			printf("stack use  pid %d: whole walks within 4 KiB %.1f%%, 8 KiB %.1f%%, "
+			       "16 KiB %.1f%%, 32 KiB %.1f%% (--stack-copy)\n",
+			       (int)u->pid, run_pct(u->within_kib[0], u->reached_root),
+			       run_pct(u->within_kib[1], u->reached_root),
+			       run_pct(u->within_kib[2], u->reached_root),
+			       run_pct(u->within_kib[3], u->reached_root));
+		if (u->hotspot)
+			continue;
+		if (u->why[0])
 			printf("unwinder   pid %d (%s): frame pointers (no hotspot unwinder: %s)\n",
 			       (int)u->pid, fp, u->why);
 		else

@@ -626,6 +626,12 @@ static void profile_depths(const struct jvmunwind_jvm_stats *js, struct profile_
 			u->depth_p99_kib = k + 1;
 		u->depth_max_kib = k + 1;
 	}
+	for (unsigned m = 0; m < PROFILE_DEPTH_MARKS; m++) {
+		unsigned lim = 4u << m; /* a depth in [k, k + 1) KiB fits in lim KiB if k < lim */
+		u->within_kib[m] = 0;
+		for (unsigned k = 0; k < lim && k < JVMUNWIND_DEPTH_BUCKETS; k++)
+			u->within_kib[m] += js->depth_kib[k];
+	}
 }
 
 void profile_stats(const struct profile *p, struct profile_stats *st)
