@@ -97,7 +97,7 @@ window() {
 		tpid=$!
 		;;
 	perf*)
-		/usr/bin/time -f "%U %S" -o "$f.time" perf record -q -F "$hz" -g -p "$pid" \
+		/usr/bin/time -f "%U %S" -o "$f.time" perf record -F "$hz" -g -p "$pid" \
 			-o "$f.data" >"$f.out" 2>"$f.err" &
 		tpid=$!
 		;;
@@ -122,7 +122,12 @@ window() {
 	if [ -n "$tpid" ]; then
 		p1=$(ticks "$prof")
 		v1=$(vcsw "$prof")
-		kill -INT "$prof"
+		if ! kill -INT "$prof" 2>/dev/null; then
+			wait "$tpid" || true
+			echo "$BENCH: the profiler of window $c $mode ended early:" >&2
+			cat "$f.err" "$f.time" >&2
+			return 1
+		fi
 		wait "$tpid" || true
 	fi
 	local tot=0 pscr=0 lost=0
@@ -156,7 +161,10 @@ for r in $(seq 1 "$ROUNDS"); do
 	for c in $CONFIGS; do
 		for k in $(seq 0 $((nm - 1))); do
 			m=${MA[$(((k + r - 1) % nm))]}
-			v=$(window "$c" "$m") || { echo "$BENCH: window $c $m failed" >&2; exit 1; }
+			# one retry: a profiler can fail to start on a machine where
+			# others lock perf buffers too (perf_event_mlock_kb is per user)
+			v=$(window "$c" "$m") || v=$(window "$c" "$m") ||
+				{ echo "$BENCH: window $c $m failed twice" >&2; exit 1; }
 			echo "$r $c $m $v" >>"$W/results"
 			echo "# round $r $c $m: $v"
 		done

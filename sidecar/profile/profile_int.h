@@ -17,8 +17,9 @@
 #define PROFILE_ENV_MAX	       (1u << 20)
 #define PROFILE_WARM_US	       10000   /* per poll: symbolize new chains early (see profile_warm) */
 #define PROFILE_WINDOW_READ_US 1000000 /* read the JVMs' JIT logs this often */
-#define PROFILE_WARM_QUIET     256     /* chains warmed without a load: then ... */
-#define PROFILE_WARM_STRIDE    16      /* ... warm one new chain in this many */
+#define PROFILE_KERNEL_PROBE   0xffffffff81000000ull /* any kernel address: loads kallsyms */
+#define PROFILE_WARM_QUIET     256		     /* chains warmed without a load: then ... */
+#define PROFILE_WARM_STRIDE    16		     /* ... warm one new chain in this many */
 
 /* One distinct (pid, callchain): its words are words[off .. off + nr),
  * preceded in the arena by pid and nr (so the arena can be walked). */
