@@ -172,7 +172,7 @@ static void sampler_attr(struct perf_event_attr *a, const struct sampler_opts *o
 	a->comm = 1;
 	a->comm_exec = 1; /* PERF_RECORD_COMM marks exec: symbol caches go stale */
 	/* Woken when half the ring is full: the other half is the headroom
-	 * for a busy host (2 MiB+ with copies, 256 KiB without); each wakeup
+	 * for a busy host (4 MiB with 32 KiB copies, 256 KiB without); each wakeup
 	 * costs the reader ~75 us on these machines (docs/perf-run.md). */
 	a->watermark = 1;
 	a->wakeup_watermark = (uint32_t)(ring_bytes / 2);
