@@ -132,6 +132,8 @@ struct profile_jvm_result {
 	char msg[256];	       /* why not, when !ok */
 };
 
+#define PROFILE_DEPTH_MARKS 4 /* 4, 8, 16, 32 KiB: profile_unwinder.within_kib */
+
 /* Which unwinder a JVM got, for the summary. */
 struct profile_unwinder {
 	pid_t pid;
@@ -141,6 +143,9 @@ struct profile_unwinder {
 	uint64_t samples, reached_root, interpreted, frames;
 	unsigned depth_p50_kib, depth_p99_kib, depth_max_kib; /* of whole walks */
 	uint64_t unwind_ns;				      /* CPU time unwinding */
+	/* whole walks (reached_root) that used at most 4, 8, 16, 32 KiB of
+	 * stack: how small a --stack-copy would still have served them */
+	uint64_t within_kib[PROFILE_DEPTH_MARKS];
 };
 
 struct profile_stats {

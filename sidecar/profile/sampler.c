@@ -171,8 +171,11 @@ static void sampler_attr(struct perf_event_attr *a, const struct sampler_opts *o
 	a->task = 1; /* PERF_RECORD_FORK / EXIT: scope inheritance */
 	a->comm = 1;
 	a->comm_exec = 1; /* PERF_RECORD_COMM marks exec: symbol caches go stale */
+	/* Woken when half the ring is full: the other half is the headroom
+	 * for a busy host (4 MiB with 32 KiB copies, 256 KiB without); each wakeup
+	 * costs the reader ~75 us on these machines (docs/perf-run.md). */
 	a->watermark = 1;
-	a->wakeup_watermark = (uint32_t)(ring_bytes / 4);
+	a->wakeup_watermark = (uint32_t)(ring_bytes / 2);
 }
 
 static int sampler_open_ring(struct sampler_ring *ring, size_t pages)
@@ -258,9 +261,10 @@ static int sampler_check_opts(struct sampler_opts *o, unsigned *freq, unsigned *
 }
 
 /* Ring pages with stack copies: room for SAMPLER_STACK_RING_SAMPLES copies
- * per CPU between two polls (128 x 32 KiB = 4 MiB; at 999 Hz a 100 ms poll
- * needs 100), but at most SAMPLER_STACK_RING_TOTAL locked in all (many
- * CPUs); lost records are counted either way. */
+ * per CPU (256 x 32 KiB = 8 MiB: woken at half of it, 128 copies, about
+ * 130 ms of one busy CPU at 999 Hz, with as much again of headroom), but
+ * at most SAMPLER_STACK_RING_TOTAL locked in all (many CPUs); lost records
+ * are counted either way. */
 static size_t sampler_copy_ring_pages(unsigned stack_copy, size_t pages, int ncpu)
 {
 	size_t psz = (size_t)sysconf(_SC_PAGESIZE);

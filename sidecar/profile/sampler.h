@@ -29,7 +29,7 @@
 #define SAMPLER_DEFAULT_FREQUENCY  99
 #define SAMPLER_MAX_FREQUENCY	   10000
 #define SAMPLER_DEFAULT_MAX_STACK  127
-#define SAMPLER_DEFAULT_RING_PAGES 64 /* data pages per CPU (power of two) */
+#define SAMPLER_DEFAULT_RING_PAGES 128 /* data pages per CPU (power of two), as perf record */
 #define SAMPLER_MAX_CPUS	   4096
 #define SAMPLER_PID_CACHE	   8192 /* pids whose scope is remembered */
 /* Stack copies (PERF_SAMPLE_STACK_USER) for the HotSpot-aware unwinder:
@@ -40,7 +40,7 @@
  * most for all CPUs). */
 #define SAMPLER_DEFAULT_STACK_COPY 32768
 #define SAMPLER_MAX_STACK_COPY	   (65536 - 4096)
-#define SAMPLER_STACK_RING_SAMPLES 128
+#define SAMPLER_STACK_RING_SAMPLES 256
 #define SAMPLER_STACK_RING_TOTAL   (128u << 20) /* bytes of rings, all CPUs */
 
 struct sampler;

@@ -1,0 +1,98 @@
+#!/bin/bash
+# bench/cgroup-switch.sh - what sampling a container by cgroup costs the
+# tasks that switch between its cgroup and another one (a servlet and its
+# load generator do, every request): bench/pingpong.c bounces a byte
+# between a task moved into the cgroup of an (idle) jetty9 container and
+# a task left on the host, both on CPU 0, N round trips per window, while
+#
+#   none        nothing samples
+#   run99       flamesidecar run -F 99          (per-CPU cgroup events)
+#   run999      flamesidecar run -F 999         (with 32 KiB stack copies)
+#   runfp999    flamesidecar run -F 999 --unwind fp
+#   runpid999   flamesidecar run -F 999 --pid JVM (per-CPU events on every
+#               task, filtered in user space: no cgroup switching)
+#   perfcg999   perf record -e cpu-clock -g -a -G CGROUP -F 999 (perf's
+#               own cgroup mode: the same kernel mechanism)
+#   perf999     perf record -g -F 999 -p JVM    (per-thread events)
+#
+# in rotated order, ROUNDS times. Prints wall and CPU (user + system of
+# both tasks) ns per round trip, per window and as medians. Needs root,
+# runc, jetty9, gcc, perf; cgroup v2 (or the v1 perf_event hierarchy).
+#
+# Usage: bench/cgroup-switch.sh [ROUND_TRIPS [ROUNDS [BUILD_DIR]]]   (default 100000 3)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-100000}
+ROUNDS=${2:-3}
+export FS_TOP=$PWD FS_BUILD=${3:-$PWD/build}
+MODES=${MODES:-none run99 run999 runfp999 runpid999 perfcg999 perf999}
+
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+# shellcheck source=tests/lib/apps.bash
+. tests/lib/apps.bash
+bench_require_root
+bench_require_cmd runc
+bench_require_cmd gcc
+bench_require_cmd perf linux-perf
+[ -x "$FS_SIDECAR" ] || skip "build first (make)"
+app_require jetty
+
+bench_setup
+gcc -O2 -Wall -o "$W/pingpong" bench/pingpong.c
+NAME=benchcgsw-$$
+app_start "$NAME" jetty || { echo "$BENCH: jetty did not start" >&2; exit 1; }
+PID=$(fs_container_pid "$NAME")
+v1=$(awk -F: '$2 ~ /(^|,)perf_event(,|$)/ { print $3 }' "/proc/$PID/cgroup")
+v2=$(awk -F: '$1 == "0" { print $3 }' "/proc/$PID/cgroup")
+if [ -n "$v1" ]; then
+	procs=/sys/fs/cgroup/perf_event$v1/cgroup.procs cgname=${v1#/}
+elif [ -d "/sys/fs/cgroup/unified$v2" ]; then
+	procs=/sys/fs/cgroup/unified$v2/cgroup.procs cgname=${v2#/}
+else
+	procs=/sys/fs/cgroup$v2/cgroup.procs cgname=${v2#/}
+fi
+[ -w "$procs" ] || skip "no writable cgroup.procs for the container ($procs)"
+
+# window MODE: "WALL_NS CPU_NS" per round trip while MODE samples
+window() {
+	local m=$1 p=""
+	case "$m" in
+	run99 | run999) "$FS_SIDECAR" run "$NAME" -d 300s -F "${m#run}" -o "$W/x.svg" >/dev/null 2>&1 & p=$! ;;
+	runfp999) "$FS_SIDECAR" run "$NAME" -d 300s -F 999 --unwind fp -o "$W/x.svg" >/dev/null 2>&1 & p=$! ;;
+	runpid999) "$FS_SIDECAR" run "$NAME" -d 300s -F 999 --pid "$PID" -o "$W/x.svg" >/dev/null 2>&1 & p=$! ;;
+	perfcg999) perf record -q -e cpu-clock -F 999 -g -a -G "$cgname" -o "$W/p.data" >/dev/null 2>&1 & p=$! ;;
+	perf999) perf record -q -F 999 -g -p "$PID" -o "$W/p.data" >/dev/null 2>&1 & p=$! ;;
+	esac
+	if [ -n "$p" ] && ! fs_wait_for 20 sh -c "[ \$(find /proc/$p/fd -lname 'anon_inode:*perf_event*' 2>/dev/null | wc -l) -gt 0 ]"; then
+		echo "$BENCH: $m did not open its events" >&2
+		kill -INT "$p" 2>/dev/null
+		wait "$p" || true
+		return 1
+	fi
+	"$W/pingpong" "$procs" "$N"
+	if [ -n "$p" ]; then
+		kill -INT "$p"
+		wait "$p" || true
+	fi
+}
+
+echo "# $BENCH: $ROUNDS rounds of $N round trips, modes: $MODES, load average $(bench_load)"
+read -r -a MA <<<"$MODES"
+nm=${#MA[@]}
+for r in $(seq 1 "$ROUNDS"); do
+	for k in $(seq 0 $((nm - 1))); do
+		m=${MA[$(((k + r - 1) % nm))]}
+		v=$(window "$m")
+		echo "$m $v" >>"$W/results"
+		echo "# round $r $m: $v (wall, CPU ns per round trip)"
+	done
+done
+echo "# load average after: $(bench_load)"
+base=$(awk '$1 == "none" { print $3 }' "$W/results" | bench_median)
+printf '%-10s %14s %14s %10s\n' mode "wall ns/rt" "CPU ns/rt" "CPU - none"
+for m in $MODES; do
+	w=$(awk -v m="$m" '$1 == m { print $2 }' "$W/results" | bench_median)
+	c=$(awk -v m="$m" '$1 == m { print $3 }' "$W/results" | bench_median)
+	printf '%-10s %14d %14d %+10d\n' "$m" "$w" "$c" "$((c - base))"
+done
