@@ -284,9 +284,11 @@ static int run_window(struct profile *p, uint64_t duration_ms, bool tty, uint64_
 			last = now;
 		}
 		/* Without a progress line the loop only needs the kernel's
-		 * watermark wakeups (sampler.c) and the deadline; a poll every
-		 * 100 ms cost ~7 ms of CPU per 10 s window. */
-		uint64_t step = tty ? 100 : 1000, wait = end - now < step ? end - now : step;
+		 * watermark wakeups (sampler.c) and the deadline (a poll every
+		 * 100 ms cost ~7 ms of CPU per 10 s window), unless samples
+		 * must be unwound while their code is still in place. */
+		uint64_t step = tty ? 100 : profile_max_latency_ms(p);
+		uint64_t wait = end - now < step ? end - now : step;
 		r = profile_poll(p, (int)wait, err);
 		if (r < 0 && r != -EINTR)
 			break;

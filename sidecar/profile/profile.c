@@ -667,6 +667,11 @@ static void profile_depths(const struct jvmunwind_jvm_stats *js, struct profile_
 	}
 }
 
+unsigned profile_max_latency_ms(const struct profile *p)
+{
+	return p->st.stack_copy ? 100 : 1000;
+}
+
 void profile_stats(const struct profile *p, struct profile_stats *st)
 {
 	*st = p->st;

@@ -198,6 +198,13 @@ int profile_open(const struct profile_opts *o, struct profile **out, struct fs_e
  * samples taken, or -errno (-EINTR when a signal interrupted the wait). */
 int profile_poll(struct profile *p, int timeout_ms, struct fs_error *err);
 
+/* The longest the caller may leave samples in the rings, in ms. With
+ * stack copies the HotSpot unwinder reads the JVM's code cache as it
+ * processes each sample, so a sample read late may find its code already
+ * recompiled or unloaded: then 100 ms; otherwise 1000 (names come from the
+ * JIT log by time and the kernel's chains). */
+unsigned profile_max_latency_ms(const struct profile *p);
+
 /* Drain what is left and close the events; later polls return 0. */
 void profile_stop(struct profile *p);
 
