@@ -312,3 +312,10 @@ void procmaps_carry(struct procmaps *fresh, const struct procmaps *old)
 			f->user = old->v[j].user;
 	}
 }
+
+void procmaps_map_file(const char *proc_root, pid_t pid, const struct procmaps_map *m, char *buf,
+		       size_t len)
+{
+	snprintf(buf, len, "%s/%d/map_files/%llx-%llx", proc_root ? proc_root : "/proc", (int)pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+}

@@ -25,7 +25,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "budget.h"
 #include "error.h"
@@ -79,6 +81,31 @@ void procmaps_release(struct procmaps *m);
 
 /* The mapping containing addr, or NULL. */
 struct procmaps_map *procmaps_find(const struct procmaps *m, uint64_t addr);
+
+/* "<proc_root>/<pid>/map_files/<start>-<end>": the very file mapped at m,
+ * never a path inside the process's root. proc_root NULL = "/proc". */
+void procmaps_map_file(const char *proc_root, pid_t pid, const struct procmaps_map *m, char *buf,
+		       size_t len);
+
+/* A mapped file's identity, for caches shared by every process: the same
+ * device, inode, size and mtime is the same file. */
+struct procmaps_file_id {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+};
+
+static inline void procmaps_file_id_set(struct procmaps_file_id *id, const struct stat *st)
+{
+	*id = (struct procmaps_file_id){st->st_dev, st->st_ino, st->st_size, st->st_mtim};
+}
+
+static inline int procmaps_file_id_same(const struct procmaps_file_id *id, const struct stat *st)
+{
+	return id->dev == st->st_dev && id->ino == st->st_ino && id->size == st->st_size &&
+	       id->mtime.tv_sec == st->st_mtim.tv_sec && id->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
 
 /* The label of a mapping ("" for none). */
 static inline const char *procmaps_label(const struct procmaps *m, const struct procmaps_map *e)

@@ -27,10 +27,7 @@
 #define SYMBOLIZER_KERNEL_MIN 0xffff800000000000ull
 
 struct symfile {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
+	struct procmaps_file_id id;
 	unsigned char build_id[ELFSYMS_BUILD_ID_MAX];
 	size_t build_id_len;
 	struct elfsyms *es; /* NULL: could not be read (negative cache) */
@@ -385,7 +382,7 @@ static int symbolizer_add_file(struct symbolizer *sym, struct symfile *f)
 static void symbolizer_parse_file(struct symbolizer *sym, const char *label, int fd,
 				  struct symfile *f)
 {
-	if (elfsource_load(sym->elf, fd, f->size, label, &f->es) < 0) {
+	if (elfsource_load(sym->elf, fd, f->id.size, label, &f->es) < 0) {
 		sym->st.elf_failed++;
 		return;
 	}
@@ -415,17 +412,14 @@ static struct symfile *symbolizer_file(struct symbolizer *sym, pid_t pid, struct
 		return symmap_file(m);
 	m->user = SYMMAP_TRIED;
 	char path[320];
-	snprintf(path, sizeof(path), "%s/%d/map_files/%llx-%llx", sym->proc_root, (int)pid,
-		 (unsigned long long)m->start, (unsigned long long)m->end);
+	procmaps_map_file(sym->proc_root, pid, m, path, sizeof(path));
 	struct stat st;
 	cleanup_close int fd = elfsource_open(sym->elf, path, &st);
 	if (fd < 0)
 		return NULL;
 	for (size_t i = 0; i < sym->nfiles; i++) {
 		struct symfile *f = sym->files[i];
-		if (f->dev == st.st_dev && f->ino == st.st_ino && f->size == st.st_size &&
-		    f->mtime.tv_sec == st.st_mtim.tv_sec &&
-		    f->mtime.tv_nsec == st.st_mtim.tv_nsec) {
+		if (procmaps_file_id_same(&f->id, &st)) {
 			m->user = (uintptr_t)f;
 			return f;
 		}
@@ -435,10 +429,7 @@ static struct symfile *symbolizer_file(struct symbolizer *sym, pid_t pid, struct
 	struct symfile *f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
-	f->dev = st.st_dev;
-	f->ino = st.st_ino;
-	f->size = st.st_size;
-	f->mtime = st.st_mtim;
+	procmaps_file_id_set(&f->id, &st);
 	symbolizer_parse_file(sym, label, fd, f);
 	if (symbolizer_add_file(sym, f) < 0) {
 		if (!f->shared)

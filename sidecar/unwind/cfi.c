@@ -18,10 +18,7 @@
 #include "timeutil.h"
 
 struct cfi_file {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
+	struct procmaps_file_id id;
 	struct cfitable *tab; /* NULL: no CFI, or refused (negative cache) */
 };
 
@@ -194,8 +191,7 @@ static struct cfi_file *cfi_file_of(struct cfi_proc *p, struct procmaps_map *m)
 		return m->user == CFI_TRIED ? NULL : (struct cfi_file *)m->user;
 	m->user = CFI_TRIED;
 	char path[320];
-	snprintf(path, sizeof(path), "%s/%d/map_files/%llx-%llx", c->proc_root, (int)p->pid,
-		 (unsigned long long)m->start, (unsigned long long)m->end);
+	procmaps_map_file(c->proc_root, p->pid, m, path, sizeof(path));
 	/* O_PATH opens nothing; the checked inode is reopened by fd. */
 	cleanup_close int pfd = open(path, O_PATH | O_CLOEXEC);
 	struct stat st;
@@ -204,9 +200,7 @@ static struct cfi_file *cfi_file_of(struct cfi_proc *p, struct procmaps_map *m)
 		return NULL;
 	for (size_t i = 0; i < c->nfiles; i++) {
 		struct cfi_file *f = c->files[i];
-		if (f->dev == st.st_dev && f->ino == st.st_ino && f->size == st.st_size &&
-		    f->mtime.tv_sec == st.st_mtim.tv_sec &&
-		    f->mtime.tv_nsec == st.st_mtim.tv_nsec) {
+		if (procmaps_file_id_same(&f->id, &st)) {
 			m->user = (uintptr_t)f;
 			return f;
 		}
@@ -221,10 +215,7 @@ static struct cfi_file *cfi_file_of(struct cfi_proc *p, struct procmaps_map *m)
 	struct cfi_file *f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
-	f->dev = st.st_dev;
-	f->ino = st.st_ino;
-	f->size = st.st_size;
-	f->mtime = st.st_mtim;
+	procmaps_file_id_set(&f->id, &st);
 	f->tab = cfi_file_table(c, fd);
 	if (!f->tab)
 		c->st.file_errors++;
