@@ -13,5 +13,20 @@ for t in $suites; do
 done
 if [ -n "${FS_TESTS:-}" ]; then files="$FS_TESTS"; fi
 mkdir -p "$BUILD/test-artifacts"
+rm -rf "$BUILD/test-artifacts/tap"
+rc=0
 # shellcheck disable=SC2086
-exec prove --timer --exec tests/lib/exec-one.sh $files
+prove --timer --exec tests/lib/exec-one.sh $files || rc=$?
+# A digest of every failed test, last, where a CI log's tail shows it: the
+# "not ok" line and what the test printed (capped per test and in all).
+if [ "$rc" != 0 ] && [ -d "$BUILD/test-artifacts/tap" ]; then
+	echo "== what the failed tests printed (whole TAP in $BUILD/test-artifacts/tap/)"
+	for f in "$BUILD"/test-artifacts/tap/*.tap; do
+		awk -v f="$(basename "$f" .tap)" '
+			/^not ok / { on = 1; n = 0; print f ": " $0; next }
+			/^(ok|not ok) / { on = 0 }
+			on && /^#/ && n < 25 { print "  " $0; n++ }
+		' "$f"
+	done | head -n 120
+fi
+exit "$rc"
