@@ -22,6 +22,8 @@
  *   JIT names           BUDGET_JIT_BYTES (perf maps and JIT logs kept) 256 MiB
  *                       + one JVM's map being parsed (PERFMAP_MAX_CONTAINER_FILE x 3)
  *   VMStructs blobs     BUDGET_HSMAP_BLOBS entries per JVM mapped that way
+ *   unwinder's methods  per JVM unwound: BUDGET_UNWIND_SEEN x 80 bytes
+ *                       + BUDGET_UNWIND_SEEN_NAMES                  ~3.3 MiB
  */
 #ifndef FS_BUDGET_H
 #define FS_BUDGET_H
@@ -71,5 +73,9 @@
 
 /* Code blobs mapped from one JVM's VMStructs (sidecar/hotspot/hsmap.c). */
 #define BUDGET_HSMAP_BLOBS (1u << 20)
+/* Compiled methods the HotSpot unwinder met during a window, per JVM (what
+ * names code freed before the end), and bytes of their names. */
+#define BUDGET_UNWIND_SEEN	 16384u
+#define BUDGET_UNWIND_SEEN_NAMES (2u << 20)
 
 #endif

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -24,13 +25,28 @@ struct jvmunwind_blob {
 
 #define JVMUNWIND_FRAME_UNKNOWN (-2)
 
+/* A compiled method the walk found, by its code's start (open addressing,
+ * JVMUNWIND_SEEN_SLOTS slots, filled to half at most). */
+struct jvmunwind_seen {
+	uint64_t begin; /* 0: empty */
+	uint64_t end;
+	uint64_t method;
+	char *name; /* read when first seen (its class may be unloaded by the end); NULL: later */
+};
+
+#define JVMUNWIND_SEEN_SLOTS (2 * JVMUNWIND_SEEN_MAX)
+
 struct jvmunwind_jvm {
 	pid_t pid;
 	struct hotspot *hs;
 	struct cfi_proc *maps;
 	struct unwind_ops ops;
-	struct jvmunwind_blob *blobs; /* JVMUNWIND_BLOB_CACHE */
-	uint64_t now_ms;	      /* of the sample being unwound */
+	struct jvmunwind_blob *blobs;	/* JVMUNWIND_BLOB_CACHE */
+	struct jvmunwind_seen *seen;	/* JVMUNWIND_SEEN_SLOTS, allocated on first use */
+	struct jvmunwind_seen *by_addr; /* the seen ones sorted by begin (lookups) */
+	size_t nseen, nsorted;		/* nsorted != nseen: by_addr is stale */
+	size_t seen_bytes;		/* of names, at most JVMUNWIND_SEEN_NAME_BYTES */
+	uint64_t now_ms;		/* of the sample being unwound */
 	struct jvmunwind_jvm_stats st;
 };
 
@@ -68,6 +84,10 @@ static void jvmunwind_jvm_free(struct jvmunwind_jvm *j)
 	hotspot_close(j->hs);
 	cfi_proc_free(j->maps);
 	free(j->blobs);
+	for (size_t i = 0; j->seen && i < JVMUNWIND_SEEN_SLOTS; i++)
+		free(j->seen[i].name);
+	free(j->seen);
+	free(j->by_addr);
 	free(j);
 }
 
@@ -102,6 +122,38 @@ static int jvmunwind_in_code_cache(void *ctx, uint64_t pc)
 	return hotspot_in_code_cache(j->hs, pc);
 }
 
+/* Remember a compiled method the walk found (latest wins at one address). */
+static void jvmunwind_seen_note(struct jvmunwind_jvm *j, const struct hotspot_blob *b)
+{
+	if (b->kind != HOTSPOT_BLOB_NMETHOD || !b->method || !b->code_begin ||
+	    b->code_end <= b->code_begin)
+		return;
+	if (!j->seen && !(j->seen = calloc(JVMUNWIND_SEEN_SLOTS, sizeof(*j->seen))))
+		return;
+	size_t i = (size_t)(b->code_begin >> 4) % JVMUNWIND_SEEN_SLOTS;
+	while (j->seen[i].begin && j->seen[i].begin != b->code_begin)
+		i = (i + 1) % JVMUNWIND_SEEN_SLOTS;
+	if (!j->seen[i].begin) {
+		if (j->nseen == JVMUNWIND_SEEN_MAX)
+			return; /* full: the map taken at the end names the rest */
+		j->nseen++;
+	} else if (j->seen[i].method == b->method && j->seen[i].end == b->code_end) {
+		return;
+	}
+	struct jvmunwind_seen *e = &j->seen[i];
+	if (e->name) {
+		j->seen_bytes -= strlen(e->name) + 1;
+		free(e->name);
+	}
+	*e = (struct jvmunwind_seen){b->code_begin, b->code_end, b->method, NULL};
+	char name[512];
+	if (j->seen_bytes < JVMUNWIND_SEEN_NAME_BYTES &&
+	    hotspot_method_name(j->hs, b->method, name, sizeof(name)) == 1 &&
+	    (e->name = strdup(name)))
+		j->seen_bytes += strlen(name) + 1;
+	j->nsorted = (size_t)-1; /* by_addr is stale */
+}
+
 /* hotspot_find_blob through the cache: code blobs live long, a lookup
  * reads the JVM's memory several times. */
 static int jvmunwind_find_blob(void *ctx, uint64_t pc, struct hotspot_blob *out)
@@ -117,6 +169,8 @@ static int jvmunwind_find_blob(void *ctx, uint64_t pc, struct hotspot_blob *out)
 	int r = hotspot_find_blob(j->hs, pc, out);
 	if (r < 0)
 		return r;
+	if (r == 1)
+		jvmunwind_seen_note(j, out);
 	e->pc = pc;
 	e->expires = j->now_ms + JVMUNWIND_BLOB_TTL_MS;
 	e->b = *out;
@@ -286,6 +340,49 @@ int jvmunwind_method_name(void *ctx, pid_t pid, uint64_t method, char *buf, size
 	if (!j)
 		return 0;
 	return hotspot_method_name(j->hs, method, buf, len) == 1;
+}
+
+static int jvmunwind_seen_cmp(const void *a, const void *b)
+{
+	const struct jvmunwind_seen *x = a, *y = b;
+	return x->begin < y->begin ? -1 : x->begin > y->begin;
+}
+
+int jvmunwind_code_name(void *ctx, pid_t pid, uint64_t addr, uint64_t time, char *buf, size_t len)
+{
+	(void)time;
+	struct jvmunwind_jvm *j = jvmunwind_find(ctx, pid);
+	if (!j || !j->nseen)
+		return 0;
+	if (j->nsorted != j->nseen) {
+		struct jvmunwind_seen *v = realloc(j->by_addr, j->nseen * sizeof(*v));
+		if (!v)
+			return 0;
+		size_t n = 0;
+		for (size_t i = 0; i < JVMUNWIND_SEEN_SLOTS && n < j->nseen; i++)
+			if (j->seen[i].begin)
+				v[n++] = j->seen[i];
+		qsort(v, n, sizeof(*v), jvmunwind_seen_cmp);
+		j->by_addr = v;
+		j->nsorted = n;
+	}
+	/* the last method starting at or below addr */
+	size_t lo = 0, hi = j->nsorted;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (j->by_addr[mid].begin <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || addr >= j->by_addr[lo - 1].end)
+		return 0;
+	const struct jvmunwind_seen *e = &j->by_addr[lo - 1];
+	if (e->name) {
+		snprintf(buf, len, "%s", e->name);
+		return 1;
+	}
+	return hotspot_method_name(j->hs, e->method, buf, len) == 1;
 }
 
 size_t jvmunwind_count(const struct jvmunwind *ju)

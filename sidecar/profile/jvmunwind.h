@@ -18,14 +18,17 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "budget.h"
 #include "error.h"
 #include "sampler.h"
 #include "unwind.h"
 
-#define JVMUNWIND_MAX_JVMS	64
-#define JVMUNWIND_BLOB_CACHE	4096 /* blobs cached per JVM */
-#define JVMUNWIND_BLOB_TTL_MS	1000
-#define JVMUNWIND_DEPTH_BUCKETS 65
+#define JVMUNWIND_MAX_JVMS	  64
+#define JVMUNWIND_BLOB_CACHE	  4096 /* blobs cached per JVM */
+#define JVMUNWIND_BLOB_TTL_MS	  1000
+#define JVMUNWIND_SEEN_MAX	  32768	     /* compiled methods remembered per JVM */
+#define JVMUNWIND_SEEN_NAME_BYTES (4u << 20) /* of their names, per JVM */
+#define JVMUNWIND_DEPTH_BUCKETS	  65
 
 struct jvmunwind;
 
@@ -66,6 +69,13 @@ size_t jvmunwind_sample(struct jvmunwind *ju, const struct sample *smp, uint64_t
 
 /* A symbolizer_method_fn (symbols.h) over the table (ctx). */
 int jvmunwind_method_name(void *ctx, pid_t pid, uint64_t method, char *buf, size_t len);
+
+/* A symbolizer_jit_fn (symbols.h) over the table (ctx): the compiled
+ * method whose code held addr when a walk found it during the window,
+ * named by its Method* (the outer method: no inline chain). For code the
+ * map taken at the end no longer has (freed or replaced during the
+ * window). 1 named, 0 not seen. */
+int jvmunwind_code_name(void *ctx, pid_t pid, uint64_t addr, uint64_t time, char *buf, size_t len);
 
 /* Stats of the i-th JVM (0 <= i < count). */
 size_t jvmunwind_count(const struct jvmunwind *ju);

@@ -392,8 +392,8 @@ static void profile_window_open(struct profile *p, pid_t pid)
 {
 	struct fs_error err = {0};
 	struct map_window *w = NULL;
-	if (p->o.no_map || p->o.map.mode == MAP_MODE_JCMD)
-		return;
+	if (p->o.no_map || p->o.map.mode == MAP_MODE_JCMD || p->o.map.mode == MAP_MODE_VMSTRUCTS)
+		return; /* jcmd: no agent; vmstructs: no attach at all */
 	struct profile_jit *j = profile_jit_slot(p, pid);
 	if (!j || j->win)
 		return;

@@ -32,16 +32,54 @@ int profile_jit_full(struct profile *p, pid_t pid, size_t more)
 	return 1;
 }
 
-static void profile_set_map(struct profile *p, pid_t pid, struct perfmap *m)
+/* A symbolizer_jit_fn for JVMs named by a map taken at the end (ctx: the
+ * profile): that map, else the compiled methods the HotSpot unwinder found
+ * during the window (code freed or replaced before the end). */
+static int profile_jit_end_map(void *ctx, pid_t pid, uint64_t addr, uint64_t time, char *buf,
+			       size_t len)
+{
+	struct profile *p = ctx;
+	char seen[1024];
+	int have_seen = p->ju && jvmunwind_code_name(p->ju, pid, addr, time, seen, sizeof(seen));
+	for (size_t i = 0; i < p->njit; i++) {
+		if (p->jit[i].pid != pid || !p->jit[i].map ||
+		    !symbolizer_jit_perfmap(p->jit[i].map, pid, addr, time, buf, len))
+			continue;
+		/* The end map names the code there now: when the unwinder saw
+		 * another method at that address, the code was replaced (only
+		 * comparable when both name methods the same way). */
+		if (!p->jit[i].map_vmstructs)
+			return 1;
+		const char *arrow = strstr(buf, "->");
+		size_t outer = arrow ? (size_t)(arrow - buf) : strlen(buf);
+		if (!have_seen || (strlen(seen) == outer && strncmp(seen, buf, outer) == 0))
+			return 1;
+		break;
+	}
+	if (!have_seen)
+		return 0;
+	snprintf(buf, len, "%s", seen);
+	return 1;
+}
+
+/* No map of pid: what the unwinder found still names its compiled code. */
+static void profile_set_unwinder_names(struct profile *p, pid_t pid)
+{
+	if (p->ju && jvmunwind_has(p->ju, pid))
+		(void)symbolizer_set_jit(p->sym, pid, profile_jit_end_map, p);
+}
+
+static void profile_set_map(struct profile *p, pid_t pid, struct perfmap *m, int vmstructs)
 {
 	struct profile_jit *j = profile_jit_slot(p, pid);
 	if (!j || j->win || profile_jit_full(p, pid, m->memory) ||
-	    symbolizer_set_jit(p->sym, pid, symbolizer_jit_perfmap, m) < 0) {
+	    symbolizer_set_jit(p->sym, pid, profile_jit_end_map, p) < 0) {
 		perfmap_free(m);
 		return;
 	}
 	perfmap_free(j->map);
 	j->map = m;
+	j->map_vmstructs = vmstructs;
 }
 
 /* pid's window, if it has one: read its log (the tail, and stop the agent,
@@ -121,13 +159,15 @@ int profile_map_jvms(struct profile *p)
 				 "[unknown]",
 				 (int)todo[i]);
 		} else if (map_jvm(&p->entry, todo[i], &p->o.map, &m, &jr->res, &err) < 0) {
+			profile_set_unwinder_names(p, todo[i]);
 			snprintf(jr->msg, sizeof(jr->msg),
-				 "no JIT names for JVM pid %d (its Java frames stay [unknown]): %s",
+				 "no JIT map of JVM pid %d (only the compiled code the unwinder "
+				 "walked is named, without inlining): %s",
 				 (int)todo[i], err.msg);
 		} else {
 			jr->ok = 1;
 			mapped++;
-			profile_set_map(p, todo[i], m);
+			profile_set_map(p, todo[i], m, jr->res.mode == MAP_MODE_VMSTRUCTS);
 			continue;
 		}
 		if (pp->pid != todo[i] || !pp->warned_map)

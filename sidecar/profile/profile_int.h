@@ -50,6 +50,7 @@ struct profile_pid {
 struct profile_jit {
 	pid_t pid;
 	struct perfmap *map;	/* taken at the end (no window) */
+	int map_vmstructs;	/* map named by hotspot_method_name as the unwinder's */
 	struct map_window *win; /* or the JIT log of the whole window */
 	int win_failed;		/* a read failed: keep what was read */
 };
