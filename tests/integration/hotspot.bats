@@ -103,12 +103,7 @@ setup() {
 }
 
 teardown() {
-	local c
-	for c in "${CTRS[@]}"; do
-		runc kill "$c" KILL >/dev/null 2>&1 || true
-		fs_wait_for 10 sh -c "! runc state $c 2>/dev/null | grep -q '\"running\"'" || true
-		runc delete -f "$c" >/dev/null 2>&1 || true
-	done
+	fs_stop_containers runc "${CTRS[@]}"
 	if [ -n "$HOSTJVM" ]; then
 		kill "$HOSTJVM" 2>/dev/null || true
 		rm -f "/tmp/perf-$HOSTJVM.map"

@@ -73,12 +73,7 @@ setup() {
 }
 
 teardown() {
-	local c
-	for c in "${CTRS[@]}"; do
-		runc kill "$c" KILL >/dev/null 2>&1 || true
-		fs_wait_for 10 sh -c "! runc state $c 2>/dev/null | grep -q '\"running\"'" || true
-		runc delete -f "$c" >/dev/null 2>&1 || true
-	done
+	fs_stop_containers runc "${CTRS[@]}"
 }
 
 # whole_stacks LABEL JAVA: >= 90% whole stacks without frame pointers.

@@ -241,6 +241,19 @@ fs_crun_ns() {
 		bash "$1"
 }
 
+# fs_stop_containers RUNTIME NAME...: kill, wait (bounded), delete -f each
+# container; best effort (one already gone does not stop the rest).
+fs_stop_containers() {
+	local rt=$1 c
+	shift
+	for c in "$@"; do
+		"$rt" kill "$c" KILL >/dev/null 2>&1 || true
+		# delete -f kills what is left; the message says a KILL was slow
+		fs_wait_stopped "$rt" "$c" 10 || true
+		"$rt" delete -f "$c" >/dev/null 2>&1 || true
+	done
+}
+
 fs_container_pid() {
 	"${2:-runc}" state "$1" | jq -r .pid
 }
@@ -256,10 +269,7 @@ fs_cleanup() {
 				podman rm -f -t 0 "$name" >/dev/null 2>&1 || true
 				continue
 			fi
-			"$rt" kill "$name" KILL >/dev/null 2>&1 || true
-			# delete -f kills what is left; the message says a KILL was slow
-			fs_wait_stopped "$rt" "$name" 5
-			"$rt" delete -f "$name" >/dev/null 2>&1 || true
+			fs_stop_containers "$rt" "$name"
 		done <"$FS_TMP/containers"
 	fi
 	# Unmount anything a test left under its temp dir, deepest first.
