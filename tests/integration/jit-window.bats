@@ -78,22 +78,37 @@ java_frames() {
 	echo "$output" | grep "^jit " >&3 || true
 }
 
-@test "jit window: with no attach (vmstructs map at the end), churned code is still named (>= 95%)" {
+# java_frames_under FOLDED: "NAMED TOTAL" as java_frames, but an [unknown]
+# counts only below a named Java frame (code that was not named), not at
+# the root (a walk that stopped short: that is the unwinder's figure).
+java_frames_under() {
+	awk '
+	{
+		n = split($0, f, ";"); c = f[n]; sub(/.* /, "", c); sub(/ [0-9]+$/, "", f[n])
+		seen = 0
+		for (i = 2; i <= n; i++) {
+			if (f[i] ~ /^(flametest|java|jdk|sun)\./) { named += c; total += c; seen = 1 }
+			else if (f[i] == "[unknown]" && seen) { total += c }
+		}
+	}
+	END { print named + 0, total + 0 }' "$1"
+}
+
+@test "jit window: with no attach (vmstructs map at the end), churned code is still named (>= 98%)" {
 	needs_jvm
 	cd "$BATS_TEST_TMPDIR"
 	# The map read at the end lacks code freed during the window; the
 	# HotSpot unwinder's view of each compiled method names those frames
-	# (without it: 90%; with it 97.5-98.9%, the rest are walks that stopped
-	# short of the base, counted here as unnamed Java frames).
+	# (without it 92% of the frames under a named Java frame, with it 99.7%).
 	run "$FS_SIDECAR" run "$CHURN" -d 5s -F 199 --map-mode vmstructs -o churn-vms.svg
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"vmstructs"* ]]
 	[[ "$output" == *"unwinder   pid"*"hotspot"* ]]
-	read -r named total < <(java_frames churn-vms.folded)
+	read -r named total < <(java_frames_under churn-vms.folded)
 	echo "# vmstructs map: Java frames named: $named of $total" >&3
 	[ "$total" -gt 200 ]
-	[ $((named * 1000)) -ge $((total * 950)) ]
+	[ $((named * 1000)) -ge $((total * 980)) ]
 }
 
 @test "jit window: nothing of the session stays in the JVM after run" {
