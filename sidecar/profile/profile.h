@@ -55,6 +55,7 @@
 #include "fold.h"
 #include "map.h"
 #include "registry.h"
+#include "sampler.h"
 #include "symbols.h"
 
 #define PROFILE_RAW_MAX_WORDS  BUDGET_RAW_WORDS	 /* raw callchain words (budget.h) */
@@ -122,6 +123,10 @@ struct profile_opts {
 	 * on_stack gets thread names (memory grows with distinct stacks per
 	 * thread; the folded table is the same). */
 	int per_thread;
+	/* How the scope is enforced (sampler.h): AUTO = the kernel filter
+	 * where it loads, else cgroup events (or the user-space pid check);
+	 * ON = the kernel filter or fail; OFF = never the kernel filter. */
+	enum sampler_kfilter kernel_filter;
 };
 
 struct profile_jvm_result {
@@ -150,7 +155,9 @@ struct profile_unwinder {
 
 struct profile_stats {
 	/* sampler */
-	const char *scope; /* "cgroup", "pid_ns", "pid" */
+	const char *scope;    /* "cgroup", "pid_ns", "pid" */
+	const char *events;   /* "kernel filter", "cgroup events", "user-space filter" */
+	char filter_why[256]; /* kernel filter asked (auto) but not used: why */
 	unsigned cpus;
 	int hardware;
 	uint64_t samples, lost, throttled, truncated;
