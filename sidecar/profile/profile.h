@@ -3,7 +3,8 @@
  *
  *   sampler  every thread of every process of a container (its cgroup v2
  *            directory when there is one, else its pid namespace) or one
- *            process of it
+ *            process of it; cgroup and pid kept by the kernel filter
+ *            (kfilter.h) where it loads (opts.kernel_filter)
  *   jit      profile_open starts, before the sampler, a timed agent session
  *            in each JVM running then (map_window_open: every code load and
  *            unload with its time); its log is read every second
