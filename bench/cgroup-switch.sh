@@ -27,20 +27,29 @@
 #         neither task is in scope, so this is what profiling the container
 #         costs the rest of the host (the kernel filter prepares and drops
 #         their samples; cgroup events switch at their context switches)
+#   idle  no ping-pong: IDLE_SECONDS (default 5) of the container and the
+#         host doing nothing; the CPU column is then the busy CPU time of
+#         all CPUs (/proc/stat) in ns per second of window, the wall column
+#         the window: what the sampling costs a quiet host (system-wide
+#         events tick on every CPU; cgroup events only where it runs)
 #
 # Prints wall and CPU (user + system of both tasks) ns per round trip, per
 # window and as medians. Needs root,
 # runc, jetty9, gcc, perf; cgroup v2 (or the v1 perf_event hierarchy).
 #
 # Usage: bench/cgroup-switch.sh [ROUND_TRIPS [ROUNDS [BUILD_DIR]]]   (default 100000 3)
-#   MODES="none run999 run999cg ..." and PLACES="ctr host" select a subset.
+#   MODES="none run999 run999cg ..." and PLACES="ctr host idle" select a subset.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-100000}
 ROUNDS=${2:-3}
 export FS_TOP=$PWD FS_BUILD=${3:-$PWD/build}
 MODES=${MODES:-none run99 run999 run99cg run999cg runfp999 runpid999 perfcg999 perf999}
-PLACES=${PLACES:-ctr host}
+PLACES=${PLACES:-ctr host idle}
+IDLE_SECONDS=${IDLE_SECONDS:-5}
+TCK=$(getconf CLK_TCK)
+# busy CPU ticks of all CPUs so far (user nice system irq softirq steal)
+busy_ticks() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
 
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
@@ -104,7 +113,15 @@ window() {
 		wait "$p" || true
 		return 1
 	fi
-	"$W/pingpong" "${PROCS[$place]}" "$N"
+	if [ "$place" = idle ]; then
+		local b0 b1
+		b0=$(busy_ticks)
+		sleep "$IDLE_SECONDS" # the measured window, not a synchronisation
+		b1=$(busy_ticks)
+		echo "$((IDLE_SECONDS * 1000000000)) $(((b1 - b0) * 1000000000 / TCK / IDLE_SECONDS))"
+	else
+		"$W/pingpong" "${PROCS[$place]}" "$N"
+	fi
 	if [ -n "$p" ]; then
 		kill -INT "$p"
 		wait "$p" || true
