@@ -89,7 +89,7 @@ fi
 # the host place: a sibling of the container's cgroup (removed at exit)
 HOSTCG=$(dirname "$(dirname "$procs")")/benchcgsw-host-$$
 mkdir "$HOSTCG"
-trap 'rmdir "$HOSTCG" 2>/dev/null || true' EXIT
+trap 'rmdir "$HOSTCG" 2>/dev/null; bench_cleanup' EXIT
 declare -A PROCS=([ctr]=$procs [host]=$HOSTCG/cgroup.procs)
 
 # window PLACE MODE: "WALL_NS CPU_NS" per round trip while MODE samples
