@@ -6,26 +6,50 @@
 # a task left on the host, both on CPU 0, N round trips per window, while
 #
 #   none        nothing samples
-#   run99       flamesidecar run -F 99          (per-CPU cgroup events)
+#   run99       flamesidecar run -F 99          (system-wide per-CPU events,
+#               the kernel filter: a BPF program keeps the cgroup's samples)
 #   run999      flamesidecar run -F 999         (with 32 KiB stack copies)
+#   run99cg     flamesidecar run -F 99 --kernel-filter off  (per-CPU cgroup
+#               events, PERF_FLAG_PID_CGROUP)
+#   run999cg    flamesidecar run -F 999 --kernel-filter off
 #   runfp999    flamesidecar run -F 999 --unwind fp
-#   runpid999   flamesidecar run -F 999 --pid JVM (per-CPU events on every
-#               task, filtered in user space: no cgroup switching)
+#   runpid999   flamesidecar run -F 999 --pid JVM (the kernel filter on the
+#               JVM's tgid: no cgroup switching)
 #   perfcg999   perf record -e cpu-clock -g -a -G CGROUP -F 999 (perf's
 #               own cgroup mode: the same kernel mechanism)
 #   perf999     perf record -g -F 999 -p JVM    (per-thread events)
 #
-# in rotated order, ROUNDS times. Prints wall and CPU (user + system of
-# both tasks) ns per round trip, per window and as medians. Needs root,
+# in rotated order, ROUNDS times, for each place in PLACES:
+#
+#   ctr   the child task in the container's cgroup (every round trip
+#         crosses into and out of it: what a servlet and wrk do)
+#   host  the child task in a new cgroup of the host beside the container:
+#         neither task is in scope, so this is what profiling the container
+#         costs the rest of the host (the kernel filter prepares and drops
+#         their samples; cgroup events switch at their context switches)
+#   idle  no ping-pong: IDLE_SECONDS (default 5) of the container and the
+#         host doing nothing; the CPU column is then the busy CPU time of
+#         all CPUs (/proc/stat) in ns per second of window, the wall column
+#         the window: what the sampling costs a quiet host (system-wide
+#         events tick on every CPU; cgroup events only where it runs)
+#
+# Prints wall and CPU (user + system of both tasks) ns per round trip, per
+# window and as medians. Needs root,
 # runc, jetty9, gcc, perf; cgroup v2 (or the v1 perf_event hierarchy).
 #
 # Usage: bench/cgroup-switch.sh [ROUND_TRIPS [ROUNDS [BUILD_DIR]]]   (default 100000 3)
+#   MODES="none run999 run999cg ..." and PLACES="ctr host idle" select a subset.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-100000}
 ROUNDS=${2:-3}
 export FS_TOP=$PWD FS_BUILD=${3:-$PWD/build}
-MODES=${MODES:-none run99 run999 runfp999 runpid999 perfcg999 perf999}
+MODES=${MODES:-none run99 run999 run99cg run999cg runfp999 runpid999 perfcg999 perf999}
+PLACES=${PLACES:-ctr host idle}
+IDLE_SECONDS=${IDLE_SECONDS:-5}
+TCK=$(getconf CLK_TCK)
+# busy CPU ticks of all CPUs so far (user nice system irq softirq steal)
+busy_ticks() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
 
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
@@ -39,6 +63,15 @@ bench_require_cmd perf linux-perf
 app_require jetty
 
 bench_setup
+# Other processes' perf events distort every row: cgroup events among them
+# make each cgroup switch reschedule every event of their PMU on that CPU,
+# the system-wide ones of `run`'s kernel filter included (docs/perf-run.md).
+others=""
+for d in /proc/[0-9]*; do
+	[ "${d#/proc/}" = $$ ] && continue
+	find "$d/fd" -lname 'anon_inode:*perf_event*' 2>/dev/null | grep -q . && others="$others ${d#/proc/}"
+done
+[ -z "$others" ] || echo "# WARNING: processes$others hold perf events: the figures are not comparable" >&2
 gcc -O2 -Wall -o "$W/pingpong" bench/pingpong.c
 NAME=benchcgsw-$$
 app_start "$NAME" jetty || { echo "$BENCH: jetty did not start" >&2; exit 1; }
@@ -53,12 +86,22 @@ else
 	procs=/sys/fs/cgroup$v2/cgroup.procs cgname=${v2#/}
 fi
 [ -w "$procs" ] || skip "no writable cgroup.procs for the container ($procs)"
+# the host place: a sibling of the container's cgroup (removed at exit)
+HOSTCG=$(dirname "$(dirname "$procs")")/benchcgsw-host-$$
+mkdir "$HOSTCG"
+trap 'rmdir "$HOSTCG" 2>/dev/null; bench_cleanup' EXIT
+declare -A PROCS=([ctr]=$procs [host]=$HOSTCG/cgroup.procs)
 
-# window MODE: "WALL_NS CPU_NS" per round trip while MODE samples
+# window PLACE MODE: "WALL_NS CPU_NS" per round trip while MODE samples
 window() {
-	local m=$1 p=""
+	local place=$1 m=$2 p=""
 	case "$m" in
-	run99 | run999) "$FS_SIDECAR" run "$NAME" -d 300s -F "${m#run}" -o "$W/x.svg" >/dev/null 2>&1 & p=$! ;;
+	run99 | run999) "$FS_SIDECAR" run "$NAME" -d 300s -F "${m#run}" --kernel-filter on -o "$W/x.svg" >/dev/null 2>&1 & p=$! ;;
+	run99cg | run999cg)
+		hz=${m#run}
+		"$FS_SIDECAR" run "$NAME" -d 300s -F "${hz%cg}" --kernel-filter off -o "$W/x.svg" >/dev/null 2>&1 &
+		p=$!
+		;;
 	runfp999) "$FS_SIDECAR" run "$NAME" -d 300s -F 999 --unwind fp -o "$W/x.svg" >/dev/null 2>&1 & p=$! ;;
 	runpid999) "$FS_SIDECAR" run "$NAME" -d 300s -F 999 --pid "$PID" -o "$W/x.svg" >/dev/null 2>&1 & p=$! ;;
 	perfcg999) perf record -q -e cpu-clock -F 999 -g -a -G "$cgname" -o "$W/p.data" >/dev/null 2>&1 & p=$! ;;
@@ -70,29 +113,41 @@ window() {
 		wait "$p" || true
 		return 1
 	fi
-	"$W/pingpong" "$procs" "$N"
+	if [ "$place" = idle ]; then
+		local b0 b1
+		b0=$(busy_ticks)
+		sleep "$IDLE_SECONDS" # the measured window, not a synchronisation
+		b1=$(busy_ticks)
+		echo "$((IDLE_SECONDS * 1000000000)) $(((b1 - b0) * 1000000000 / TCK / IDLE_SECONDS))"
+	else
+		"$W/pingpong" "${PROCS[$place]}" "$N"
+	fi
 	if [ -n "$p" ]; then
 		kill -INT "$p"
 		wait "$p" || true
 	fi
 }
 
-echo "# $BENCH: $ROUNDS rounds of $N round trips, modes: $MODES, load average $(bench_load)"
+echo "# $BENCH: $ROUNDS rounds of $N round trips, modes: $MODES, places: $PLACES, load average $(bench_load)"
 read -r -a MA <<<"$MODES"
 nm=${#MA[@]}
 for r in $(seq 1 "$ROUNDS"); do
-	for k in $(seq 0 $((nm - 1))); do
-		m=${MA[$(((k + r - 1) % nm))]}
-		v=$(window "$m")
-		echo "$m $v" >>"$W/results"
-		echo "# round $r $m: $v (wall, CPU ns per round trip)"
+	for place in $PLACES; do
+		for k in $(seq 0 $((nm - 1))); do
+			m=${MA[$(((k + r - 1) % nm))]}
+			v=$(window "$place" "$m")
+			echo "$place $m $v" >>"$W/results"
+			echo "# round $r $place $m: $v (wall, CPU ns per round trip)"
+		done
 	done
 done
 echo "# load average after: $(bench_load)"
-base=$(awk '$1 == "none" { print $3 }' "$W/results" | bench_median)
-printf '%-10s %14s %14s %10s\n' mode "wall ns/rt" "CPU ns/rt" "CPU - none"
-for m in $MODES; do
-	w=$(awk -v m="$m" '$1 == m { print $2 }' "$W/results" | bench_median)
-	c=$(awk -v m="$m" '$1 == m { print $3 }' "$W/results" | bench_median)
-	printf '%-10s %14d %14d %+10d\n' "$m" "$w" "$c" "$((c - base))"
+printf '%-5s %-10s %14s %14s %10s\n' place mode "wall ns/rt" "CPU ns/rt" "CPU - none"
+for place in $PLACES; do
+	base=$(awk -v p="$place" '$1 == p && $2 == "none" { print $4 }' "$W/results" | bench_median)
+	for m in $MODES; do
+		w=$(awk -v p="$place" -v m="$m" '$1 == p && $2 == m { print $3 }' "$W/results" | bench_median)
+		c=$(awk -v p="$place" -v m="$m" '$1 == p && $2 == m { print $4 }' "$W/results" | bench_median)
+		printf '%-5s %-10s %14d %14d %+10d\n' "$place" "$m" "$w" "$c" "$((c - base))"
+	done
 done

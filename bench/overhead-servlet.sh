@@ -12,8 +12,12 @@
 # Modes, on the same JVM pid, each round in a rotated order:
 #
 #   none      nothing profiles it (the baseline)
-#   run99     flamesidecar run NAME -F 99   (per-CPU cgroup events)
+#   run99     flamesidecar run NAME -F 99   (--kernel-filter on: system-wide
+#             per-CPU events, a BPF program keeps the container's samples)
 #   run999    flamesidecar run NAME -F 999
+#   run99cg   flamesidecar run NAME -F 99 --kernel-filter off (per-CPU
+#             cgroup events, switched at every context switch in or out)
+#   run999cg  flamesidecar run NAME -F 999 --kernel-filter off
 #   perf99    perf record -g -F 99 -p PID   (per-thread inherited events)
 #   perf999   perf record -g -F 999 -p PID
 #
@@ -32,7 +36,8 @@
 # root, runc, jetty9, libservlet-api-java, wrk, curl, openjdk-17, perf.
 #
 # Usage: bench/overhead-servlet.sh [WINDOW_SECONDS [ROUNDS [BUILD_DIR]]]  (default 6 5)
-#   CONFIGS="nofp fp" and MODES="none run99 run999 perf99 perf999" select a subset.
+#   CONFIGS="nofp fp" and MODES="none run99 run999 run99cg run999cg perf99 perf999"
+#   select a subset (the default leaves out the two cgroup-event modes).
 #   Defaults finish in about 8-9 minutes on 2 CPUs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,6 +63,15 @@ bench_require_jdk
 app_require jetty
 
 bench_setup
+# Other processes' perf events distort every row: cgroup events among them
+# make each cgroup switch reschedule every event of their PMU on that CPU,
+# the system-wide ones of `run`'s kernel filter included (docs/perf-run.md).
+others=""
+for d in /proc/[0-9]*; do
+	[ "${d#/proc/}" = $$ ] && continue
+	find "$d/fd" -lname 'anon_inode:*perf_event*' 2>/dev/null | grep -q . && others="$others ${d#/proc/}"
+done
+[ -z "$others" ] || echo "# WARNING: processes$others hold perf events: the figures are not comparable" >&2
 TCK=$(getconf CLK_TCK)
 declare -A PIDOF PORT
 for c in $CONFIGS; do
@@ -85,15 +99,16 @@ done
 # window CONFIG MODE: one line of figures (see the header) for MODE on CONFIG
 window() {
 	local c=$1 mode=$2 pid=${PIDOF[$1]} name=benchsrv-$1-$$ hz f=$W/$1-$2
-	local tpid="" prof="" unw=auto p0=0 p1=0 v0=0 v1=0
+	local tpid="" prof="" unw=auto p0=0 p1=0 v0=0 v1=0 kf=on
 	hz=${mode#run}
 	hz=${hz#perf}
+	case "$hz" in *cg) hz=${hz%cg} kf=off ;; esac
 	[ "$c" = fp ] && unw=fp
 	rm -f "$f".*
 	case "$mode" in
 	run*)
 		/usr/bin/time -f "%U %S" -o "$f.time" "$FS_SIDECAR" run "$name" -d 600s -F "$hz" \
-			--unwind "$unw" -o "$f.svg" >"$f.out" 2>"$f.err" &
+			--unwind "$unw" --kernel-filter "$kf" -o "$f.svg" >"$f.out" 2>"$f.err" &
 		tpid=$!
 		;;
 	perf*)
@@ -207,7 +222,7 @@ summary() {
 			base = med(b, nb); baseeff = med(be, nb)
 			mr = med(rps, n); me = med(eff, n)
 			lo_r = 1e9; hi_r = 0; for (i = 1; i <= n; i++) { if (rat[i] < lo_r) lo_r = rat[i]; if (rat[i] > hi_r) hi_r = rat[i] }
-			label = m; sub(/^run/, "run ", label); sub(/^perf/, "perf record -g ", label); if (m != "none") label = label " Hz"
+			label = m; cg = sub(/cg$/, "", label); sub(/^run/, "run ", label); sub(/^perf/, "perf record -g ", label); if (m != "none") label = label " Hz"; if (cg) label = label " (cgroup events)"
 			if (md)
 				printf "| %s | %s | %.0f | %.3f | %.3f..%.3f | %.0f | %.3f | %.3f (%.3f) | %s | %s | %d |\n", c, label, mr, mr / base,
 					lo_r, hi_r, me, me / baseeff, med(pc, n), med(pt, n), m ~ /^perf/ ? sprintf("%.3f", med(sc, n)) : "-",

@@ -91,6 +91,15 @@ static void run_usage(FILE *out)
 		"                       hotspot (copies even when no JVM is seen at open)\n"
 		"      --stack-copy BYTES  user stack copied per sample for the HotSpot\n"
 		"                       unwinder (default %u, at most %u)\n"
+		"      --kernel-filter MODE  how samples are kept to the container (or\n"
+		"                       --pid): auto (default: a tiny BPF program on\n"
+		"                       system-wide events drops other tasks' samples in the\n"
+		"                       kernel; where it cannot load, per-cgroup events, or\n"
+		"                       the pid checked here, and the summary says why), on\n"
+		"                       (the BPF filter or fail), off (per-cgroup events,\n"
+		"                       whose cost the kernel pays at every context switch\n"
+		"                       into or out of the container; with --pid, every\n"
+		"                       host sample read and checked here)\n"
 		"%s"
 		"  -h, --help           this text\n\n"
 		"The summary (stdout) gives the samples taken and lost, the share of frames\n"
@@ -122,6 +131,7 @@ enum {
 	RUN_OPT_STACK_COPY,
 	RUN_OPT_PPROF,
 	RUN_OPT_SPEEDSCOPE,
+	RUN_OPT_KERNEL_FILTER,
 };
 
 struct run_args {
@@ -167,6 +177,7 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 	    {"stack-copy", required_argument, NULL, RUN_OPT_STACK_COPY},
 	    {"pprof", required_argument, NULL, RUN_OPT_PPROF},
 	    {"speedscope", required_argument, NULL, RUN_OPT_SPEEDSCOPE},
+	    {"kernel-filter", required_argument, NULL, RUN_OPT_KERNEL_FILTER},
 	    {"help", no_argument, NULL, 'h'},
 	    RENDER_LONG_OPTIONS,
 	    {NULL, 0, NULL, 0},
@@ -231,6 +242,18 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 			else
 				return cli_failf("run", FS_EXIT_USAGE,
 						 "--unwind takes auto, fp or hotspot; not '%s'",
+						 optarg);
+			break;
+		case RUN_OPT_KERNEL_FILTER:
+			if (!strcmp(optarg, "auto"))
+				a->prof.kernel_filter = SAMPLER_KFILTER_AUTO;
+			else if (!strcmp(optarg, "on"))
+				a->prof.kernel_filter = SAMPLER_KFILTER_ON;
+			else if (!strcmp(optarg, "off"))
+				a->prof.kernel_filter = SAMPLER_KFILTER_OFF;
+			else
+				return cli_failf("run", FS_EXIT_USAGE,
+						 "--kernel-filter takes auto, on or off; not '%s'",
 						 optarg);
 			break;
 		case RUN_OPT_PPROF: a->pprof = optarg; break;
@@ -412,11 +435,13 @@ static void run_summary(struct profile *p, const struct run_args *a, uint64_t wi
 {
 	struct profile_stats st;
 	profile_stats(p, &st);
-	printf("container  %.*s  scope %s, %u CPUs, %u Hz, %llu.%01llu s%s\n",
-	       common_id_width(a->prof.entry->id), a->prof.entry->id, st.scope, st.cpus,
+	printf("container  %.*s  scope %s (%s), %u CPUs, %u Hz, %llu.%01llu s%s\n",
+	       common_id_width(a->prof.entry->id), a->prof.entry->id, st.scope, st.events, st.cpus,
 	       a->prof.frequency ? a->prof.frequency : 99, (unsigned long long)(window_ms / 1000),
 	       (unsigned long long)(window_ms % 1000 / 100),
 	       run_stop_signal ? " (ended early by a signal)" : "");
+	if (st.filter_why[0])
+		printf("filter     no kernel filter (%s): %s instead\n", st.filter_why, st.events);
 	printf("samples    %llu (lost %llu, truncated stacks %llu, leaf callers from the stack "
 	       "%llu)\n",
 	       (unsigned long long)st.samples, (unsigned long long)st.lost,

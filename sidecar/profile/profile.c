@@ -327,8 +327,10 @@ static int profile_open_sampler(struct profile *p, struct fs_error *err)
 {
 	const struct profile_opts *o = &p->o;
 	const struct registry_entry *e = &p->entry;
-	struct sampler_opts so = {
-	    .frequency = o->frequency, .max_stack = o->max_stack, .user_only = o->user_only};
+	struct sampler_opts so = {.frequency = o->frequency,
+				  .max_stack = o->max_stack,
+				  .user_only = o->user_only,
+				  .kernel_filter = o->kernel_filter};
 	/* Without the HotSpot unwinder, a few words of stack anyway: the
 	 * caller a frame-pointer walk skips in a prologue or epilogue. */
 	int leaf_only = !profile_want_copies(o, e);
@@ -343,7 +345,8 @@ static int profile_open_sampler(struct profile *p, struct fs_error *err)
 	} else if (cgroup_perf_dir(e->pid, o->cgroup_root, cg, sizeof(cg)) == 0) {
 		so.cgroup_path = cg;
 		r = sampler_open(&so, &p->s, err);
-		if (r < 0 && r != -EACCES && r != -EPERM) {
+		if (r < 0 && r != -EACCES && r != -EPERM &&
+		    o->kernel_filter != SAMPLER_KFILTER_ON) {
 			profile_warn(p, "cannot sample by cgroup (%s); sampling by pid namespace",
 				     err ? err->msg : "?");
 			so.cgroup_path = NULL;
@@ -680,6 +683,8 @@ void profile_stats(const struct profile *p, struct profile_stats *st)
 		sampler_stats(p->s, &ss);
 	profile_add_counts(&ss, &p->base);
 	st->scope = ss.scope ? ss.scope : "?";
+	st->events = ss.events ? ss.events : "?";
+	snprintf(st->filter_why, sizeof(st->filter_why), "%s", ss.filter_why);
 	st->cpus = ss.cpus;
 	st->hardware = ss.hardware;
 	st->samples = ss.samples;

@@ -3,7 +3,8 @@
  *
  *   sampler  every thread of every process of a container (its cgroup v2
  *            directory when there is one, else its pid namespace) or one
- *            process of it
+ *            process of it; cgroup and pid kept by the kernel filter
+ *            (kfilter.h) where it loads (opts.kernel_filter)
  *   jit      profile_open starts, before the sampler, a timed agent session
  *            in each JVM running then (map_window_open: every code load and
  *            unload with its time); its log is read every second
@@ -55,6 +56,7 @@
 #include "fold.h"
 #include "map.h"
 #include "registry.h"
+#include "sampler.h"
 #include "symbols.h"
 
 #define PROFILE_RAW_MAX_WORDS  BUDGET_RAW_WORDS	 /* raw callchain words (budget.h) */
@@ -122,6 +124,10 @@ struct profile_opts {
 	 * on_stack gets thread names (memory grows with distinct stacks per
 	 * thread; the folded table is the same). */
 	int per_thread;
+	/* How the scope is enforced (sampler.h): AUTO = the kernel filter
+	 * where it loads, else cgroup events (or the user-space pid check);
+	 * ON = the kernel filter or fail; OFF = never the kernel filter. */
+	enum sampler_kfilter kernel_filter;
 };
 
 struct profile_jvm_result {
@@ -150,7 +156,9 @@ struct profile_unwinder {
 
 struct profile_stats {
 	/* sampler */
-	const char *scope; /* "cgroup", "pid_ns", "pid" */
+	const char *scope;    /* "cgroup", "pid_ns", "pid" */
+	const char *events;   /* "kernel filter", "cgroup events", "user-space filter" */
+	char filter_why[256]; /* kernel filter asked (auto) but not used: why */
 	unsigned cpus;
 	int hardware;
 	uint64_t samples, lost, throttled, truncated;

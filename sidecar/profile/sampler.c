@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "kfilter.h"
 
 #define SAMPLER_RECORD_MAX 65536 /* perf_event_header.size is 16 bits */
 
@@ -47,6 +48,7 @@ struct sampler_pident {
 
 struct sampler {
 	enum sampler_scope scope;
+	int prog_fd; /* the kernel filter (kfilter.h), -1 without */
 	pid_t pid;
 	uint64_t pid_ns;
 	unsigned max_stack;
@@ -194,9 +196,6 @@ static int sampler_open_ring(struct sampler_ring *ring, size_t pages)
 	return 0;
 }
 
-/* Over 100 lines on purpose: option checks, ring sizing, scope, then the
- * per-CPU opens with their fallback and error wording read best as one
- * sequence. */
 /* One CPU's event: cycles when the machine has a PMU (*hw), else
  * cpu-clock (and *hw becomes 0). The fd, -ENODEV when the CPU went
  * offline, or -errno with a message. */
@@ -275,6 +274,129 @@ static size_t sampler_copy_ring_pages(unsigned stack_copy, size_t pages, int ncp
 	return pages;
 }
 
+/* The kernel filter for the scope (kfilter.h): loads it into s->prog_fd.
+ * 0, or -errno with why in err. */
+static int sampler_filter_load(struct sampler *s, const struct sampler_opts *o,
+			       struct fs_error *err)
+{
+	struct bpf_insn insns[KFILTER_MAX_INSNS];
+	int n;
+	if (s->scope == SCOPE_CGROUP) {
+		uint64_t id = 0;
+		unsigned level = 0;
+		int r = kfilter_cgroup_of(o->cgroup_path, &id, &level, err);
+		if (r < 0)
+			return r;
+		n = kfilter_build_cgroup(insns, KFILTER_MAX_INSNS, id, level);
+	} else if (s->scope == SCOPE_PID) {
+		n = kfilter_build_pid(insns, KFILTER_MAX_INSNS, s->pid);
+	} else {
+		return fs_error_set(err, ENOTSUP,
+				    "the kernel filter needs a cgroup v2 directory or one pid");
+	}
+	if (n < 0)
+		return fs_error_set(err, -n, "building the sample filter");
+	int fd = kfilter_load(insns, (size_t)n, err);
+	if (fd < 0)
+		return fd;
+	s->prog_fd = fd;
+	return 0;
+}
+
+static void sampler_close_events(struct sampler *s)
+{
+	for (unsigned i = 0; i < s->nrings; i++) {
+		struct sampler_ring *ring = &s->rings[i];
+		if (ring->fd >= 0)
+			ioctl(ring->fd, PERF_EVENT_IOC_DISABLE, 0);
+		if (ring->base)
+			munmap(ring->base, ring->mmap_len);
+		if (ring->fd >= 0)
+			close(ring->fd);
+	}
+	s->nrings = 0;
+}
+
+/* One event and ring per CPU in cpus: with the kernel filter attached when
+ * s->prog_fd >= 0, else per cgroup (cgfd >= 0) or system-wide. 0 or
+ * -errno (the events opened so far stay for sampler_close_events). */
+static int sampler_open_events(struct sampler *s, const struct sampler_opts *o, const int *cpus,
+			       int ncpu, size_t pages, int cgfd, struct fs_error *err)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+	int hw = !o->software_only;
+	int by_cgroup = cgfd >= 0 && s->prog_fd < 0;
+	pid_t target = by_cgroup ? cgfd : -1;
+	unsigned long flags = PERF_FLAG_FD_CLOEXEC | (by_cgroup ? PERF_FLAG_PID_CGROUP : 0);
+	for (int i = 0; i < ncpu; i++) {
+		long fd = sampler_open_event(o, &hw, o->frequency, o->max_stack,
+					     pages * (size_t)psz, target, flags, cpus[i], err);
+		if (fd == -ENODEV)
+			continue; /* went offline meanwhile */
+		if (fd < 0)
+			return (int)fd;
+		struct sampler_ring *ring = &s->rings[s->nrings];
+		ring->fd = (int)fd;
+		ring->cpu = cpus[i];
+		s->nrings++;
+		int r = sampler_open_ring(ring, pages);
+		if (r < 0)
+			return fs_error_set(err, -r,
+					    "mapping the %zu KiB ring buffer of CPU %d (see "
+					    "kernel.perf_event_mlock_kb)",
+					    (pages + 1) * (size_t)psz / 1024, cpus[i]);
+		s->pfds[s->nrings - 1] = (struct pollfd){.fd = (int)fd, .events = POLLIN};
+		if (s->prog_fd >= 0 && (r = kfilter_attach((int)fd, s->prog_fd, err)) < 0)
+			return r;
+	}
+	if (s->nrings == 0)
+		return fs_error_set(err, ENODEV,
+				    "perf_event_open: no online CPU accepted an event");
+	s->st.hardware = hw;
+	return 0;
+}
+
+/* Open the events with the kernel filter when opts ask for it and it
+ * works, else as before (cgroup events, or system-wide with the user-space
+ * check), saying why in st.filter_why. 0 or -errno. */
+static int sampler_open_scoped(struct sampler *s, const struct sampler_opts *o, const int *cpus,
+			       int ncpu, size_t pages, int cgfd, struct fs_error *err)
+{
+	struct fs_error ferr = {0};
+	int r;
+	if (o->kernel_filter != SAMPLER_KFILTER_OFF &&
+	    (s->scope == SCOPE_CGROUP || s->scope == SCOPE_PID)) {
+		r = sampler_filter_load(s, o, &ferr);
+		if (r == 0)
+			r = sampler_open_events(s, o, cpus, ncpu, pages, cgfd, &ferr);
+		if (r == 0) {
+			s->st.events = "kernel filter";
+			return 0;
+		}
+		sampler_close_events(s);
+		if (s->prog_fd >= 0)
+			close(s->prog_fd);
+		s->prog_fd = -1;
+		if (o->kernel_filter == SAMPLER_KFILTER_ON) {
+			if (err)
+				*err = ferr;
+			return r;
+		}
+		/* AUTO: as without it; if that fails too, its error is the one */
+		snprintf(s->st.filter_why, sizeof(s->st.filter_why), "%s", ferr.msg);
+	} else if (o->kernel_filter == SAMPLER_KFILTER_ON) {
+		return fs_error_set(err, ENOTSUP,
+				    "the kernel filter needs a cgroup v2 directory or one pid");
+	}
+	r = sampler_open_events(s, o, cpus, ncpu, pages, cgfd, err);
+	if (r < 0)
+		return r;
+	s->st.events = s->scope == SCOPE_CGROUP ? "cgroup events"
+		       : s->scope == SCOPE_ALL	? "none"
+						: "user-space filter";
+	return 0;
+}
+
 int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct fs_error *err)
 {
 	struct sampler_opts o = opts ? *opts : (struct sampler_opts){0};
@@ -283,10 +405,13 @@ int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct f
 	int r = sampler_check_opts(&o, &freq, &max_stack, &pages, err);
 	if (r < 0)
 		return r;
+	o.frequency = freq;
+	o.max_stack = max_stack;
 
 	struct sampler *s = calloc(1, sizeof(*s));
 	if (!s)
 		return fs_error_set(err, ENOMEM, "allocating the sampler");
+	s->prog_fd = -1;
 	const char *root = o.proc_root ? o.proc_root : "/proc";
 	snprintf(s->proc_root, sizeof(s->proc_root), "%s", root);
 	s->max_stack = max_stack;
@@ -327,47 +452,17 @@ int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct f
 		sampler_close(s);
 		return fs_error_set(err, ENOMEM, "allocating rings for %d CPUs", ncpu);
 	}
-	long psz = sysconf(_SC_PAGESIZE);
-	int hw = !o.software_only;
-	pid_t target = s->scope == SCOPE_CGROUP ? cgfd : -1;
-	unsigned long flags =
-	    PERF_FLAG_FD_CLOEXEC | (s->scope == SCOPE_CGROUP ? PERF_FLAG_PID_CGROUP : 0);
-	for (int i = 0; i < ncpu; i++) {
-		long fd = sampler_open_event(&o, &hw, freq, max_stack, pages * (size_t)psz, target,
-					     flags, cpus[i], err);
-		if (fd == -ENODEV)
-			continue; /* went offline meanwhile */
-		if (fd < 0) {
-			sampler_close(s);
-			return (int)fd;
-		}
-		struct sampler_ring *ring = &s->rings[s->nrings];
-		ring->fd = (int)fd;
-		ring->cpu = cpus[i];
-		s->nrings++;
-		r = sampler_open_ring(ring, pages);
-		if (r < 0) {
-			sampler_close(s);
-			return fs_error_set(err, -r,
-					    "mapping the %zu KiB ring buffer of CPU %d (see "
-					    "kernel.perf_event_mlock_kb)",
-					    (pages + 1) * (size_t)psz / 1024, cpus[i]);
-		}
-		s->pfds[s->nrings - 1] = (struct pollfd){.fd = (int)fd, .events = POLLIN};
-	}
-	if (s->nrings == 0) {
+	r = sampler_open_scoped(s, &o, cpus, ncpu, pages, cgfd, err);
+	if (r < 0) {
 		sampler_close(s);
-		return fs_error_set(err, ENODEV,
-				    "perf_event_open: no online CPU accepted an event");
+		return r;
 	}
-	s->st.hardware = hw;
 	s->st.cpus = s->nrings;
 	for (unsigned i = 0; i < s->nrings; i++) {
 		if (ioctl(s->rings[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
-			int e = errno;
+			int e = errno, cpu = s->rings[i].cpu;
 			sampler_close(s);
-			return fs_error_set(err, e, "enabling the perf event on CPU %d",
-					    s->rings[i].cpu);
+			return fs_error_set(err, e, "enabling the perf event on CPU %d", cpu);
 		}
 	}
 	*out = s;
@@ -641,15 +736,9 @@ void sampler_close(struct sampler *s)
 {
 	if (!s)
 		return;
-	for (unsigned i = 0; i < s->nrings; i++) {
-		struct sampler_ring *ring = &s->rings[i];
-		if (ring->fd >= 0)
-			ioctl(ring->fd, PERF_EVENT_IOC_DISABLE, 0);
-		if (ring->base)
-			munmap(ring->base, ring->mmap_len);
-		if (ring->fd >= 0)
-			close(ring->fd);
-	}
+	sampler_close_events(s);
+	if (s->prog_fd >= 0)
+		close(s->prog_fd);
 	free(s->rings);
 	free(s->pfds);
 	free(s);

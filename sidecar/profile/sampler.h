@@ -15,6 +15,14 @@
  *            thread, also threads created later).
  *   all      everything (tests, debugging).
  *
+ * The cgroup and pid scopes filter in the kernel when they can
+ * (kfilter.h): system-wide per-CPU events (no PERF_FLAG_PID_CGROUP, whose
+ * cost the kernel pays on every context switch into or out of the cgroup)
+ * with a BPF program that drops out-of-scope samples before they reach the
+ * ring. opts.kernel_filter decides: AUTO uses it when it loads and falls
+ * back (cgroup events, or the user-space pid check) saying why in
+ * stats.filter_why; ON fails instead; OFF never tries.
+ *
  * Memory is bounded whatever the duration: fixed rings, a bounded pid
  * cache; the caller aggregates samples as they arrive. */
 #ifndef FS_SAMPLER_H
@@ -45,6 +53,12 @@
 
 struct sampler;
 
+enum sampler_kfilter {
+	SAMPLER_KFILTER_AUTO = 0, /* the kernel filter where it loads */
+	SAMPLER_KFILTER_ON,	  /* the kernel filter or an error */
+	SAMPLER_KFILTER_OFF,	  /* cgroup events / the user-space check */
+};
+
 struct sampler_opts {
 	unsigned frequency;  /* Hz per CPU; 0 = SAMPLER_DEFAULT_FREQUENCY */
 	unsigned max_stack;  /* frames; 0 = SAMPLER_DEFAULT_MAX_STACK */
@@ -60,7 +74,8 @@ struct sampler_opts {
 	uint64_t pid_ns;	 /* pid namespace inode */
 	pid_t pid;		 /* one process */
 	/* (none of them: every process on the host) */
-	const char *proc_root; /* NULL = /proc (tests) */
+	enum sampler_kfilter kernel_filter; /* cgroup and pid scopes */
+	const char *proc_root;		    /* NULL = /proc (tests) */
 };
 
 struct sample {
@@ -95,8 +110,11 @@ struct sampler_task {
 };
 
 struct sampler_stats {
-	uint64_t samples;      /* delivered to the callback */
-	uint64_t filtered;     /* out of scope (other processes, idle) */
+	uint64_t samples; /* delivered to the callback */
+	/* out of scope (other processes, idle), filtered here in user space;
+	 * with the kernel filter out-of-scope samples never reach the ring and
+	 * are not counted anywhere */
+	uint64_t filtered;
 	uint64_t lost;	       /* PERF_RECORD_LOST: records dropped by the kernel */
 	uint64_t throttled;    /* PERF_RECORD_THROTTLE events */
 	uint64_t truncated;    /* callchains at max_stack (maybe cut) */
@@ -109,6 +127,10 @@ struct sampler_stats {
 	unsigned cpus;	       /* CPUs with an event */
 	int hardware;	       /* 1: cycles, 0: cpu-clock */
 	const char *scope;     /* "cgroup", "pid_ns", "pid", "all" */
+	/* how the scope is enforced: "kernel filter", "cgroup events",
+	 * "user-space filter" or "none" */
+	const char *events;
+	char filter_why[256]; /* AUTO without the kernel filter: why ("" else) */
 };
 
 /* Open and enable the events. 0 or -errno: -EACCES/-EPERM with a message

@@ -203,7 +203,9 @@ static void test_pid_scope(struct symbolizer *sym)
 		_exit(0);
 	}
 	close(go[0]);
-	struct sampler_opts o = {.frequency = 499, .pid = child};
+	/* The user-space check (the kernel filter: test_kfilter.c) */
+	struct sampler_opts o = {
+	    .frequency = 499, .pid = child, .kernel_filter = SAMPLER_KFILTER_OFF};
 	struct sampler *s = NULL;
 	struct fs_error err = {0};
 	int r = sampler_open(&o, &s, &err);
