@@ -23,8 +23,9 @@
 #
 # Per window: wrk's requests/s, requests per CPU second of the JVM (utime +
 # stime: does not move with other load on the machine), the profiler's CPU
-# during the window (/proc/PID/stat just before it is stopped: what competes
-# with the workload) and in all (/usr/bin/time: with its work after the
+# during the window (/proc/PID/stat of it and its sandboxed children, from
+# the events' opening to just before it is stopped: what competes with the
+# workload) and in all (/usr/bin/time: with its work after the
 # window, the SVG for `run`, perf.data's header for perf), its voluntary
 # context switches per second of window (how often the poll loop wakes), its
 # lost samples, and for perf the CPU of `perf script` over its perf.data
@@ -86,6 +87,15 @@ done
 url() { echo "http://127.0.0.1:${PORT[$1]}/app/hello"; }
 # ticks PID: utime + stime of PID in clock ticks (0 when gone)
 ticks() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# tree_ticks PID: the CPU of PID and everything it runs (the sandboxed ELF
+# and attach children): utime + stime + the reaped children's cutime +
+# cstime, of PID and of its live descendants, in clock ticks
+tree_ticks() {
+	local t c
+	t=$(awk '{ sub(/.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0)
+	for c in $(pgrep -P "$1"); do t=$((t + $(tree_ticks "$c"))); done
+	echo "$t"
+}
 # vcsw PID: voluntary context switches of PID so far, all its threads
 vcsw() {
 	cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^voluntary_ctxt_switches/ { n += $2 } END { print n + 0 }'
@@ -127,7 +137,7 @@ window() {
 			cat "$f.err" >&2
 			return 1
 		fi
-		p0=$(ticks "$prof")
+		p0=$(tree_ticks "$prof")
 		v0=$(vcsw "$prof")
 	fi
 	local j0 j1 out
@@ -135,7 +145,7 @@ window() {
 	out=$(wrk -t1 -c"$CONNS" -d"${WIN}s" "$(url "$c")")
 	j1=$(ticks "$pid")
 	if [ -n "$tpid" ]; then
-		p1=$(ticks "$prof")
+		p1=$(tree_ticks "$prof")
 		v1=$(vcsw "$prof")
 		if ! kill -INT "$prof" 2>/dev/null; then
 			wait "$tpid" || true

@@ -47,6 +47,7 @@ struct jvmunwind_jvm {
 	size_t nseen, nsorted;		/* nsorted != nseen: by_addr is stale */
 	size_t seen_bytes;		/* of names, at most JVMUNWIND_SEEN_NAME_BYTES */
 	uint64_t now_ms;		/* of the sample being unwound */
+	uint64_t libjvm_text;		/* start of libjvm.so's text, 0 unknown */
 	struct jvmunwind_jvm_stats st;
 };
 
@@ -251,10 +252,17 @@ int jvmunwind_add(struct jvmunwind *ju, pid_t pid, struct fs_error *err)
 				     .cfi_step = jvmunwind_cfi_step,
 				     .leaf_frame = jvmunwind_leaf_frame};
 	hotspot_frame_layout(j->hs, &j->ops.layout);
+	j->libjvm_text = cfi_proc_preload(j->maps, "libjvm.so");
 	j->st.pid = pid;
 	j->st.major = hotspot_major_version(j->hs);
 	ju->jvms[ju->n++] = j;
 	return 0;
+}
+
+uint64_t jvmunwind_libjvm_text(const struct jvmunwind *ju, pid_t pid)
+{
+	const struct jvmunwind_jvm *j = jvmunwind_find(ju, pid);
+	return j ? j->libjvm_text : 0;
 }
 
 void jvmunwind_remove(struct jvmunwind *ju, pid_t pid)

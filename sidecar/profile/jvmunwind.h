@@ -56,6 +56,10 @@ void jvmunwind_free(struct jvmunwind *ju);
  * it); -ENOSPC when the table is full; 0 when already added. */
 int jvmunwind_add(struct jvmunwind *ju, pid_t pid, struct fs_error *err);
 
+/* The start of pid's libjvm.so text, whose CFI jvmunwind_add walked
+ * already (so that the first sample does not wait for it); 0 unknown. */
+uint64_t jvmunwind_libjvm_text(const struct jvmunwind *ju, pid_t pid);
+
 /* Forget pid (it exec'd or exited). */
 void jvmunwind_remove(struct jvmunwind *ju, pid_t pid);
 

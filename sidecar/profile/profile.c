@@ -322,6 +322,18 @@ static int profile_want_copies(const struct profile_opts *o, const struct regist
 
 /* ---- open / poll / stop ---------------------------------------------------- */
 
+/* libjvm.so's symbol table of every JVM unwound, loaded now (the ELF
+ * child parses it: ~50 ms) rather than at its first frame in the window. */
+static void profile_preload_libjvm(struct profile *p)
+{
+	for (size_t i = 0; i < PROFILE_PID_SLOTS; i++) {
+		pid_t pid = p->pids[i].pid;
+		uint64_t text = pid && p->pids[i].jvm ? jvmunwind_libjvm_text(p->ju, pid) : 0;
+		if (text)
+			(void)symbolizer_addr(p->sym, pid, text, 0, NULL, NULL);
+	}
+}
+
 /* Open the sampler on the scope profile.h describes. */
 static int profile_open_sampler(struct profile *p, struct fs_error *err)
 {
@@ -339,6 +351,17 @@ static int profile_open_sampler(struct profile *p, struct fs_error *err)
 					: SAMPLER_DEFAULT_STACK_COPY;
 	char cg[PATH_MAX];
 	int r;
+	/* The unwinder of the JVMs running now, before the events open: its
+	 * VMStructs read, libjvm.so's CFI walk and symbol table are one-time
+	 * loads (~200 ms of CPU) the workload should not pay inside the
+	 * window. */
+	if (!leaf_only) {
+		if (jvmunwind_new(&p->ju) < 0)
+			return fs_error_set(err, ENOMEM, "allocating the unwinder");
+		symbolizer_set_method(p->sym, jvmunwind_method_name, p->ju);
+		profile_unwind_known(p);
+		profile_preload_libjvm(p);
+	}
 	if (o->pid) {
 		so.pid = o->pid;
 		r = sampler_open(&so, &p->s, err);
@@ -367,12 +390,7 @@ static int profile_open_sampler(struct profile *p, struct fs_error *err)
 		p->so.cgroup_path = p->cg;
 	}
 	p->opened = 1;
-	if (!leaf_only) {
-		if (jvmunwind_new(&p->ju) < 0)
-			return fs_error_set(err, ENOMEM, "allocating the unwinder");
-		symbolizer_set_method(p->sym, jvmunwind_method_name, p->ju);
-	}
-	profile_unwind_known(p);
+	profile_unwind_known(p); /* without copies: a JVM's warning or a reopen */
 	return 0;
 }
 

@@ -224,6 +224,22 @@ static struct cfi_file *cfi_file_of(struct cfi_proc *p, struct procmaps_map *m)
 	return f;
 }
 
+uint64_t cfi_proc_preload(struct cfi_proc *p, const char *base)
+{
+	size_t blen = strlen(base);
+	for (size_t i = 0; i < p->pm.n; i++) {
+		struct procmaps_map *m = &p->pm.v[i];
+		const char *path = m->path ? p->pm.labels + m->path : "";
+		size_t len = strlen(path);
+		if (len <= blen || path[len - blen - 1] != '/' || strcmp(path + len - blen, base) ||
+		    cfi_find_map(p, m->start) != m)
+			continue;
+		(void)cfi_file_of(p, m);
+		return m->start;
+	}
+	return 0;
+}
+
 int cfi_proc_step(struct cfi_proc *p, struct unwind_regs *r, const struct unwind_stack *st,
 		  int leaf)
 {

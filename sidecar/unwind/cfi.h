@@ -58,6 +58,12 @@ void cfi_proc_free(struct cfi_proc *p);
  * process. */
 int cfi_proc_is_text(struct cfi_proc *p, uint64_t pc);
 
+/* Walk now the CFI of the file mapped with that base name ("libjvm.so"),
+ * so that its first sample does not wait for it (libjvm.so: ~150 ms in the
+ * ELF child). Returns the start of its first executable mapping, 0 when
+ * there is none. */
+uint64_t cfi_proc_preload(struct cfi_proc *p, const char *base);
+
 /* unwind_ops.cfi_step over p (ctx): 1 stepped (r is the caller's), 2 the
  * outermost frame (return address undefined), 0 no CFI for r->ip, -1 the
  * CFI cannot be followed (a register we do not have, a read outside the
