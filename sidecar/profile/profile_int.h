@@ -117,5 +117,10 @@ struct profile_pid *profile_pid_slot(struct profile *p, pid_t pid);
 struct profile_pid *profile_pid_note(struct profile *p, pid_t pid);
 /* pp runs HotSpot: count it and choose its unwinder. */
 void profile_pid_jvm(struct profile *p, struct profile_pid *pp);
+/* Every JVM seen so far: its unwinder (or its warning, or a reopen with
+ * stack copies). */
+void profile_unwind_known(struct profile *p);
+/* Before the window: libjvm.so's symbols of every JVM unwound. */
+void profile_preload_libjvm(struct profile *p);
 
 #endif
