@@ -104,6 +104,25 @@ int registry_find(const char *dir, const char *ref, struct registry_entry *e, st
 /* 1 when the process still runs with the recorded start time. */
 int registry_entry_alive(const struct registry_entry *e);
 
+/* 1 when the process is proven gone: no such pid, or the pid is now a
+ * process with another start time. 0 when alive or when that cannot be
+ * told (any other error reading /proc): registry_sweep removes only these. */
+int registry_entry_dead(const struct registry_entry *e);
+
+/* Entries disappear by themselves once their container is gone, without a
+ * poststop hook: every reader of the registry (list, the verbs' lookups)
+ * calls this on what registry_list gave it. Each entry of all[0..*n) whose
+ * process is registry_entry_dead is removed from dir (each file judged
+ * again by its own content after an atomic rename, so a new container's
+ * entry of the same id is never removed; no symlink followed) and from the
+ * array (compacted, order kept; *n updated). At most REGISTRY_SWEEP_MAX
+ * removals per call; errors leave the entry (best effort, never fatal).
+ * Returns the number removed. */
+/* One entry, by the same rule: 1 removed (its file said dead), 0 kept. */
+int registry_remove_dead(const char *dir, const char *id);
+#define REGISTRY_SWEEP_MAX 256
+int registry_sweep(const char *dir, struct registry_entry *all, size_t *n);
+
 /* Serialise/parse (exposed for tests and the fuzzer). */
 int registry_to_json(const struct registry_entry *e, char **out, size_t *len, struct fs_error *err);
 int registry_from_json(const char *buf, size_t len, struct registry_entry *e, struct fs_error *err);
