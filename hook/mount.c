@@ -204,6 +204,7 @@ int hook_mount_bundle(const struct fs_config *cfg, int pidfd, pid_t pid, const c
 	cleanup_close int tree = hook_bundle_tree(cfg->bundle_dir, err);
 	if (tree < 0)
 		return tree;
+	hook_mark("tree");
 	/* The host's view of the container's mounts (the caller checked that
 	 * pidfd is still pid after reading pid's facts). */
 	char mi[64];

@@ -1,6 +1,7 @@
 /* logfile.c - see logfile.h */
 #include "logfile.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -21,20 +22,30 @@ int logfile_open(const char *path)
 {
 	if (!path || !path[0])
 		return -1;
-	char dir[PATH_MAX];
-	snprintf(dir, sizeof(dir), "%s", path);
-	char *slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		*slash = '\0';
-		fileio_mkdir_p(dir, 0700, 0700);
+	const int flags = O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY;
+	/* The common case first: the directory exists (one open, no mkdir
+	 * walk: the hook runs on every container start). */
+	int fd = open(path, flags, 0600);
+	if (fd < 0 && errno == ENOENT) {
+		char dir[PATH_MAX];
+		snprintf(dir, sizeof(dir), "%s", path);
+		char *slash = strrchr(dir, '/');
+		if (slash && slash != dir) {
+			*slash = '\0';
+			fileio_mkdir_p(dir, 0700, 0700);
+		}
+		fd = open(path, flags, 0600);
 	}
 	struct stat sb;
-	if (lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > LOGFILE_ROTATE_BYTES) {
+	if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    sb.st_size > LOGFILE_ROTATE_BYTES) {
 		char old[PATH_MAX + 3];
 		snprintf(old, sizeof(old), "%s.1", path);
+		close(fd);
 		rename(path, old);
+		fd = open(path, flags, 0600);
 	}
-	return open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+	return fd;
 }
 
 size_t logfile_format(char *line, size_t len, const char *prog, const char *stage, const char *id,
@@ -49,7 +60,11 @@ size_t logfile_format(char *line, size_t len, const char *prog, const char *stag
 	logfile_escape(id && *id ? id : "-", eid, sizeof(eid), 0);
 	clock_gettime(CLOCK_REALTIME, &now);
 	gmtime_r(&now.tv_sec, &tm);
-	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+	/* Not strftime: glibc's reads /etc/localtime (tzset) on first use,
+	 * a path lookup the hook would make inside a container's mount
+	 * namespace, for a UTC stamp that needs no time zone. */
+	snprintf(ts, sizeof(ts), "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 	int n = snprintf(line, len, "%s.%03ldZ %s[%d] %s %s: %s\n", ts, now.tv_nsec / 1000000, prog,
 			 (int)getpid(), stage ? stage : "", eid, esc);
 	if (n < 0) {

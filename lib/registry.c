@@ -59,15 +59,26 @@ int registry_validate_name(const char *name, struct fs_error *err)
 /* Make dir (mode 0700) if missing and open it; refuse symlinks,
  * non-directories, and a dir or parent (run_dir) that is not ours alone.
  * Parents of dir must exist except run_dir's own. */
+static int registry_open_checked(const char *dir, struct fs_error *err);
+
 static int registry_open_dir(const char *dir, int create, struct fs_error *err)
 {
-	if (create) {
+	/* The common case first: it exists (no mkdir walk of every parent). */
+	int fd = registry_open_checked(dir, err);
+	if (fd != -ENOENT || !create)
+		return fd;
+	{
 		/* run_dir and its containers/: both 0700 when we create them */
 		int r = fileio_mkdir_p(dir, 0700, 0700);
 		/* Not a directory (a symlink?): the checks below say which. */
 		if (r < 0 && r != -ENOTDIR)
 			return fs_error_set(err, -r, "creating %s", dir);
 	}
+	return registry_open_checked(dir, err);
+}
+
+static int registry_open_checked(const char *dir, struct fs_error *err)
+{
 	/* The registry decides what root mounts into, signals and profiles:
 	 * the directory and run_dir above it must be ours alone. Each is
 	 * opened without following a symlink and checked on its fd; the
