@@ -53,6 +53,9 @@ if [ "${FS_BENCH_RUN_TMPFS:-1}" = 1 ]; then
 	mount -t tmpfs -o mode=0700,size=16m fsbenchrun "$FS_RUN"
 fi
 echo "run dir $FS_RUN on $(stat -f -c %T "$FS_RUN")"
+# The agent as `make install` puts it in the bundle: debug sections stripped.
+[ ! -f "$FS_BUNDLE_DIR/libflameagent.so" ] || strip --strip-debug "$FS_BUNDLE_DIR/libflameagent.so"
+echo "agent bundle: $(du -sk "$FS_BUNDLE_DIR" | cut -f1) KiB"
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "load average before: $LOAD0, $(nproc) CPUs"
 cc -O2 -o "$FS_TMP/spawn-time" bench/spawn-time.c
