@@ -17,7 +17,7 @@
 #     /bin/true as createRuntime only (of any one hook: what running none at
 #     all could gain).
 #     FS_BENCH_BASE_HOOK=/path/to/an/older/flamehook adds that binary as the
-#     same two hooks.
+#     same one createRuntime hook as the default install's.
 #  2. wrapper path (containerd, Docker: create + start, later delete): `run
 #     -d` then, once the container stopped, `delete`, each timed, through
 #     flamesidecar-runtime --opt-in (one createRuntime hook; delete
@@ -82,7 +82,7 @@ jq '.hooks = {createRuntime: [{path: "/bin/true", args: ["true"]}]}' "$FS_TMP/no
 BASE=${FS_BENCH_BASE_HOOK:-}
 kinds1="none hooksd poststop noop noop1"
 if [ -n "$BASE" ]; then
-	fs_make_bundle "$FS_TMP/base" --annotate flamesidecar.io/enable=true --no-poststart -- true
+	fs_make_bundle "$FS_TMP/base" --annotate flamesidecar.io/enable=true --no-poststart --no-poststop -- true
 	jq --arg h "$BASE" '.hooks |= with_entries(.value |= map(.path = $h))' \
 		"$FS_TMP/base/config.json" >"$FS_TMP/j" && mv "$FS_TMP/j" "$FS_TMP/base/config.json"
 	kinds1="$kinds1 base"
