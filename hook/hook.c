@@ -158,6 +158,7 @@ static int hook_entry_process(const struct hook_state *st, int pidfd, struct reg
 		return -1;
 	}
 	e->ns_pid = proc_status_ns_pid(&ps);
+	e->host_pid_ns = self_pid_ns;
 	return 0;
 }
 

@@ -133,9 +133,10 @@ int registry_to_json(const struct registry_entry *e, char **out, size_t *len, st
 	json_write_string(f, e->id);
 	fprintf(f,
 		",\"pid\":%d,\"start_time\":%" PRIu64 ",\"ns_pid\":%d,\"pid_ns\":%" PRIu64
-		",\"mnt_ns\":%" PRIu64 ",\"uid\":%u,\"gid\":%u,\"rootfs\":",
-		(int)e->pid, e->start_time, (int)e->ns_pid, e->pid_ns, e->mnt_ns, (unsigned)e->uid,
-		(unsigned)e->gid);
+		",\"mnt_ns\":%" PRIu64 ",\"host_pid_ns\":%" PRIu64
+		",\"uid\":%u,\"gid\":%u,\"rootfs\":",
+		(int)e->pid, e->start_time, (int)e->ns_pid, e->pid_ns, e->mnt_ns, e->host_pid_ns,
+		(unsigned)e->uid, (unsigned)e->gid);
 	json_write_string(f, e->rootfs);
 	fputs(",\"bundle\":", f);
 	json_write_string(f, e->bundle);
@@ -252,6 +253,9 @@ int registry_from_json(const char *buf, size_t len, struct registry_entry *e, st
 	e->uid = (uid_t)uid;
 	e->gid = (gid_t)gid;
 	e->created = created;
+	long long host_pid_ns; /* optional: older hooks did not write it */
+	if (json_get_int(root, "host_pid_ns", &host_pid_ns) == 0 && host_pid_ns > 0)
+		e->host_pid_ns = (uint64_t)host_pid_ns;
 	yajl_val ann = json_get_object(root, "annotations");
 	if ((r = registry_copy_str(root, "rootfs", e->rootfs, sizeof(e->rootfs), 0, err)) ||
 	    (r = registry_copy_str(root, "bundle", e->bundle, sizeof(e->bundle), 0, err)) ||
@@ -421,9 +425,25 @@ int registry_entry_alive(const struct registry_entry *e)
 	return proc_alive(e->pid, e->start_time);
 }
 
+/* The caller's pid namespace inode (read once), 0 when unreadable. */
+static uint64_t registry_self_pid_ns(void)
+{
+	static uint64_t ino;
+	static int done;
+	if (!done) {
+		struct stat sb;
+		ino = stat("/proc/self/ns/pid", &sb) == 0 ? (uint64_t)sb.st_ino : 0;
+		done = 1;
+	}
+	return ino;
+}
+
 int registry_entry_dead(const struct registry_entry *e)
 {
 	uint64_t now;
+	/* A pid means something only in the namespace it was read in. */
+	if (e->host_pid_ns && e->host_pid_ns != registry_self_pid_ns())
+		return 0;
 	int r = proc_start_time(e->pid, &now, NULL);
 	if (r == -ESRCH || r == -ENOENT)
 		return 1;

@@ -21,7 +21,11 @@ struct registry_entry {
 	uint64_t start_time;	 /* its start time (proc_start_time) */
 	pid_t ns_pid;		 /* the same process as the container sees it */
 	uint64_t pid_ns, mnt_ns; /* namespace inodes */
-	uid_t uid;		 /* the process user, host view */
+	/* The pid namespace the hook ran in, where pid is valid: a reader in
+	 * another one (a sidecar without hostPID) cannot prove the process
+	 * gone. 0 = not recorded (entries of older hooks). */
+	uint64_t host_pid_ns;
+	uid_t uid; /* the process user, host view */
 	gid_t gid;
 	char rootfs[PATH_MAX];	    /* host path of the rootfs (as the runtime gave it) */
 	char bundle[PATH_MAX];	    /* OCI bundle directory */
@@ -105,8 +109,10 @@ int registry_find(const char *dir, const char *ref, struct registry_entry *e, st
 int registry_entry_alive(const struct registry_entry *e);
 
 /* 1 when the process is proven gone: no such pid, or the pid is now a
- * process with another start time. 0 when alive or when that cannot be
- * told (any other error reading /proc): registry_sweep removes only these. */
+ * process with another start time, as seen from the pid namespace the hook
+ * recorded (host_pid_ns; the caller's must be that one). 0 when alive or
+ * when that cannot be told (another pid namespace, any other error reading
+ * /proc): registry_sweep and gc remove only proven ones. */
 int registry_entry_dead(const struct registry_entry *e);
 
 /* Entries disappear by themselves once their container is gone, without a

@@ -168,13 +168,17 @@ SH
 	[[ "$output" == *"entry removed"* ]]
 }
 
+# podman_hooks_dir [DIR...]: our hooks.d files (config/hooks.d, and the
+# files of the config/ subdirectories named, e.g. hooks.d-optional) in
+# $FS_TMP/hooks.d, pointing at the build's hook and the test config.
 podman_hooks_dir() {
+	local dirs=(hooks.d "$@") d f
 	mkdir -p "$FS_TMP/hooks.d"
-	for f in "$FS_TOP"/config/hooks.d/*.json.in; do
+	for d in "${dirs[@]}"; do for f in "$FS_TOP/config/$d"/*.json.in; do
 		jq --arg h "$FS_HOOK" --arg c "$FS_CONFIG" \
 			'.hook.path = $h | .hook.args = ["flamehook", "--config", $c, .hook.args[-1]]' \
 			"$f" >"$FS_TMP/hooks.d/$(basename "$f" .in)"
-	done
+	done; done
 	mkdir -p "$FS_TMP/prootfs"/{tmp,usr,etc}
 	chmod 1777 "$FS_TMP/prootfs/tmp"
 	for l in bin lib lib64 sbin; do ln -s "usr/$l" "$FS_TMP/prootfs/$l"; done
@@ -201,8 +205,28 @@ podman_run() {
 	run podman_run --rm --name "$NAME-plain" --rootfs "$FS_TMP/prootfs" sh -c 'grep -c " /opt/flamesidecar " /proc/self/mountinfo'
 	[ "$output" = 0 ]
 	[ "$(wc -l <"$FS_RUN/hook.log")" = "$lines_before" ]
+	pid=$(podman inspect -f '{{.State.Pid}}' "$NAME")
+	podman rm -f -t 0 "$NAME"
+	# The default install has no poststop: the next read of the registry
+	# removes the entry, once the process is gone (reaped).
+	fs_wait_for 10 sh -c "[ ! -e /proc/$pid ]"
+	run "$FS_SIDECAR" list
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"${cid:0:12}"* ]]
+	[ ! -e "$FS_RUN/containers/$cid.json" ]
+	! grep -q "poststop" "$FS_RUN/hook.log" || false
+}
+
+@test "podman with the optional poststop hooks.d entry: podman rm removes the entry at once" {
+	fs_require_cmd podman
+	podman_hooks_dir hooks.d-optional
+	[ -f "$FS_TMP/hooks.d/flamesidecar-poststop.json" ]
+	echo "podman $NAME" >>"$FS_TMP/containers"
+	cid=$(podman_run -d --name "$NAME" --annotation flamesidecar.io/enable=true --rootfs "$FS_TMP/prootfs" sleep 1000)
+	[ -f "$FS_RUN/containers/$cid.json" ]
 	podman rm -f -t 0 "$NAME"
 	[ ! -e "$FS_RUN/containers/$cid.json" ]
+	grep -q "poststop $cid: unregistered" "$FS_RUN/hook.log"
 }
 
 # --- hostile rootfs --------------------------------------------------------

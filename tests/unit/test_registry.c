@@ -96,6 +96,23 @@ static void sweep(const char *regdir)
 	is_int(registry_remove_dead(regdir, "live"), 0, "remove_dead keeps a live entry");
 	is_int(registry_remove_dead(regdir, "../x"), 0, "remove_dead: ../x is not an id");
 	is_int(registry_remove_dead(regdir, "nope"), 0, "remove_dead: no such entry");
+	/* A pid read in another pid namespace proves nothing here (a sidecar
+	 * run without the host's pid namespace must not sweep live entries). */
+	struct stat ns;
+	ok(stat("/proc/self/ns/pid", &ns) == 0, "own pid namespace");
+	fill(&e, "other-ns");
+	e.pid = child; /* gone here */
+	e.host_pid_ns = (uint64_t)ns.st_ino + 1;
+	ok(!registry_entry_dead(&e), "pid of another namespace: not proven dead");
+	is_int(registry_write(regdir, &e, &err), 0, "entry from another pid namespace");
+	is_int(registry_read(regdir, "other-ns", &back, &err), 0, "read back");
+	is_int(back.host_pid_ns, e.host_pid_ns, "host_pid_ns survives");
+	is_int(registry_remove_dead(regdir, "other-ns"), 0, "and is not removed");
+	e.host_pid_ns = (uint64_t)ns.st_ino;
+	ok(registry_entry_dead(&e), "the same pid recorded in our namespace: dead");
+	is_int(registry_write(regdir, &e, &err), 0, "rewritten with our namespace");
+	is_int(registry_remove_dead(regdir, "other-ns"), 1, "now removed");
+
 	/* A lookup sweeps too: a dead entry is not found, and its file goes. */
 	fill(&e, "dead-lookup");
 	is_int(registry_write(regdir, &e, &err), 0, "another dead entry");
