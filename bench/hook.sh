@@ -66,10 +66,16 @@ PERF=$(command -v perf || true)
 # hooksd: the hooks an enable-only container gets from our default hooks.d
 # install (createRuntime only); --timing makes each createRuntime log its
 # phases (summarised below). poststop: the same plus the optional poststop.
+# with_timing DIR: --timing on the bundle's createRuntime flamehook (every
+# flamehook row gets it, so they stay comparable).
+with_timing() {
+	jq '.hooks.createRuntime[0].args |= (.[0:1] + ["--timing"] + .[1:])' "$1/config.json" \
+		>"$FS_TMP/j" && mv "$FS_TMP/j" "$1/config.json"
+}
 fs_make_bundle "$FS_TMP/hooksd" --annotate flamesidecar.io/enable=true --no-poststart --no-poststop -- true
-jq '.hooks.createRuntime[0].args |= (.[0:1] + ["--timing"] + .[1:])' "$FS_TMP/hooksd/config.json" \
-	>"$FS_TMP/j" && mv "$FS_TMP/j" "$FS_TMP/hooksd/config.json"
+with_timing "$FS_TMP/hooksd"
 fs_make_bundle "$FS_TMP/poststop" --annotate flamesidecar.io/enable=true --no-poststart -- true
+with_timing "$FS_TMP/poststop"
 fs_make_bundle "$FS_TMP/none" --no-hooks -- true
 fs_make_bundle "$FS_TMP/noop" --annotate flamesidecar.io/enable=true --no-poststart -- true
 jq '.hooks |= with_entries(.value |= map(.path = "/bin/true" | .args = ["true"]))' \
@@ -85,6 +91,9 @@ if [ -n "$BASE" ]; then
 	fs_make_bundle "$FS_TMP/base" --annotate flamesidecar.io/enable=true --no-poststart --no-poststop -- true
 	jq --arg h "$BASE" '.hooks |= with_entries(.value |= map(.path = $h))' \
 		"$FS_TMP/base/config.json" >"$FS_TMP/j" && mv "$FS_TMP/j" "$FS_TMP/base/config.json"
+	# An older hook without --timing would log "unknown option" and exit 0
+	# at once: give it the flag only if it knows it.
+	if "$BASE" --help 2>&1 | grep -q -- --timing; then with_timing "$FS_TMP/base"; fi
 	kinds1="$kinds1 base"
 fi
 # The wrapper path: plain bundles (no hooks, no annotation); the wrapper
