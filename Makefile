@@ -21,8 +21,14 @@ HOOKSDIR ?= $(PREFIX)/share/containers/oci/hooks.d
 # own: CRI-O and buildah refuse a hooks directory holding a stage they do
 # not know, so it must not go where they look (docs/engines.md).
 PRECREATE_HOOKSDIR ?= $(PREFIX)/share/flamesidecar/hooks-precreate.d
+# Hooks.d entries that are not installed active: the poststop entry
+# (immediate unregistering, one more hook process per container stop; without
+# it the sidecar's verbs remove stale entries themselves). Enable by copying
+# or linking it into the engine's hooks.d directory (docs/engines.md).
+OPTIONAL_HOOKSDIR ?= $(PREFIX)/share/flamesidecar/hooks.d-optional
 
 BUILD ?= build
+STRIP ?= strip
 SANITIZE ?=
 CC ?= cc
 JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(command -v javac 2>/dev/null || echo /usr/lib/jvm/default-java/bin/javac))))
@@ -220,16 +226,24 @@ fuzz-smoke: fuzz
 # ---- install ---------------------------------------------------------------
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(BUNDLEDIR) $(DESTDIR)$(HOOKSDIR) $(DESTDIR)$(PRECREATE_HOOKSDIR) \
+		$(DESTDIR)$(OPTIONAL_HOOKSDIR) \
 		$(DESTDIR)$(SYSCONFDIR)/flamesidecar $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
 	install -m 0755 $(BUILD)/flamehook $(BUILD)/flamesidecar $(DESTDIR)$(BINDIR)/
 	if [ -f $(BUILD)/flamesidecar-runtime ]; then install -m 0755 $(BUILD)/flamesidecar-runtime $(DESTDIR)$(BINDIR)/; fi
-	if [ -f $(BUILD)/libflameagent.so ]; then install -m 0644 $(BUILD)/libflameagent.so $(DESTDIR)$(BUNDLEDIR)/; fi
+	# The agent without its debug sections (symbols kept, for profiles): the
+	# hook copies the bundle into every opted-in container at each start
+	# (about 40 KiB instead of 150).
+	if [ -f $(BUILD)/libflameagent.so ]; then install -m 0644 $(BUILD)/libflameagent.so $(DESTDIR)$(BUNDLEDIR)/ && \
+		$(STRIP) --strip-debug $(DESTDIR)$(BUNDLEDIR)/libflameagent.so; fi
 	for h in config/hooks.d/*.json.in; do \
 		sed 's|@BINDIR@|$(BINDIR)|g' "$$h" > $(DESTDIR)$(HOOKSDIR)/$$(basename "$$h" .in); \
 		chmod 0644 $(DESTDIR)$(HOOKSDIR)/$$(basename "$$h" .in); done
 	for h in config/hooks-precreate.d/*.json.in; do \
 		sed 's|@BINDIR@|$(BINDIR)|g' "$$h" > $(DESTDIR)$(PRECREATE_HOOKSDIR)/$$(basename "$$h" .in); \
 		chmod 0644 $(DESTDIR)$(PRECREATE_HOOKSDIR)/$$(basename "$$h" .in); done
+	for h in config/hooks.d-optional/*.json.in; do \
+		sed 's|@BINDIR@|$(BINDIR)|g' "$$h" > $(DESTDIR)$(OPTIONAL_HOOKSDIR)/$$(basename "$$h" .in); \
+		chmod 0644 $(DESTDIR)$(OPTIONAL_HOOKSDIR)/$$(basename "$$h" .in); done
 	[ -e $(DESTDIR)$(SYSCONFDIR)/flamesidecar/config.json ] || \
 		install -m 0644 config/config.json $(DESTDIR)$(SYSCONFDIR)/flamesidecar/config.json
 	for m in docs/man/*.1; do [ -f "$$m" ] && install -m 0644 "$$m" $(DESTDIR)$(MANDIR)/man1/; done; true
@@ -239,8 +253,8 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/flamehook $(DESTDIR)$(BINDIR)/flamesidecar \
 		$(DESTDIR)$(BINDIR)/flamesidecar-runtime \
 		$(DESTDIR)$(BUNDLEDIR)/libflameagent.so $(DESTDIR)$(HOOKSDIR)/flamesidecar*.json \
-		$(DESTDIR)$(PRECREATE_HOOKSDIR)/flamesidecar*.json
-	-rmdir $(DESTDIR)$(PRECREATE_HOOKSDIR) $(DESTDIR)$(PREFIX)/share/flamesidecar 2>/dev/null
+		$(DESTDIR)$(PRECREATE_HOOKSDIR)/flamesidecar*.json $(DESTDIR)$(OPTIONAL_HOOKSDIR)/flamesidecar*.json
+	-rmdir $(DESTDIR)$(PRECREATE_HOOKSDIR) $(DESTDIR)$(OPTIONAL_HOOKSDIR) $(DESTDIR)$(PREFIX)/share/flamesidecar 2>/dev/null
 	for m in docs/man/*.1; do rm -f $(DESTDIR)$(MANDIR)/man1/$$(basename "$$m"); done
 	for m in docs/man/*.5; do rm -f $(DESTDIR)$(MANDIR)/man5/$$(basename "$$m"); done
 	-rmdir $(DESTDIR)$(BUNDLEDIR) $(DESTDIR)$(LIBDIR)/flamesidecar 2>/dev/null

@@ -9,13 +9,15 @@
 # hooks it waits for), which a busy machine disturbs far less than wall time.
 #
 #  1. hooks.d path (Podman, CRI-O): `runc run` of a trivial container (true),
-#     no hooks / what our hooks.d files give an enabled container
-#     (createRuntime mount + registry, poststop unregister) / createRuntime
-#     only (a poststop-less setup) / /bin/true as createRuntime + poststop
-#     (runc's own cost of running any two hooks) / /bin/true as createRuntime
-#     only (of any one hook: what running none at all could gain).
+#     no hooks / what our default hooks.d install gives an enabled container
+#     (createRuntime only: mount + registry; stale entries are swept by the
+#     sidecar's verbs) / the same plus the optional poststop entry
+#     (share/flamesidecar/hooks.d-optional: immediate unregister) / /bin/true
+#     as createRuntime + poststop (runc's own cost of running any two hooks) /
+#     /bin/true as createRuntime only (of any one hook: what running none at
+#     all could gain).
 #     FS_BENCH_BASE_HOOK=/path/to/an/older/flamehook adds that binary as the
-#     same two hooks.
+#     same one createRuntime hook as the default install's.
 #  2. wrapper path (containerd, Docker: create + start, later delete): `run
 #     -d` then, once the container stopped, `delete`, each timed, through
 #     flamesidecar-runtime --opt-in (one createRuntime hook; delete
@@ -42,6 +44,18 @@ fs_require_root
 fs_require_cmd runc jq
 fs_setup
 trap 'fs_cleanup' EXIT
+# The run directory (registry, hook.log) on a tmpfs, as /run is on every
+# systemd host (FS_BENCH_RUN_TMPFS=0: wherever the test temp dir is; on a
+# disk, creating each entry file costs a journal write). fs_cleanup
+# unmounts it.
+if [ "${FS_BENCH_RUN_TMPFS:-1}" = 1 ]; then
+	mkdir -p "$FS_RUN"
+	mount -t tmpfs -o mode=0700,size=16m fsbenchrun "$FS_RUN"
+fi
+echo "run dir $FS_RUN on $(stat -f -c %T "$FS_RUN")"
+# The agent as `make install` puts it in the bundle: debug sections stripped.
+[ ! -f "$FS_BUNDLE_DIR/libflameagent.so" ] || strip --strip-debug "$FS_BUNDLE_DIR/libflameagent.so"
+echo "agent bundle: $(du -sk "$FS_BUNDLE_DIR" | cut -f1) KiB"
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "load average before: $LOAD0, $(nproc) CPUs"
 cc -O2 -o "$FS_TMP/spawn-time" bench/spawn-time.c
@@ -49,14 +63,19 @@ W="$FS_BUILD/flamesidecar-runtime"
 PERF=$(command -v perf || true)
 
 # --- bundles -----------------------------------------------------------
-# hooksd: the hooks an enable-only container gets from our hooks.d files;
-# --timing makes each createRuntime log its phases (summarised below).
-fs_make_bundle "$FS_TMP/hooksd" --annotate flamesidecar.io/enable=true --no-poststart -- true
-jq '.hooks.createRuntime[0].args |= (.[0:1] + ["--timing"] + .[1:])' "$FS_TMP/hooksd/config.json" \
-	>"$FS_TMP/j" && mv "$FS_TMP/j" "$FS_TMP/hooksd/config.json"
-jq 'del(.hooks.poststop)' "$FS_TMP/hooksd/config.json" >"$FS_TMP/j"
-fs_make_bundle "$FS_TMP/createonly" -- true
-mv "$FS_TMP/j" "$FS_TMP/createonly/config.json"
+# hooksd: the hooks an enable-only container gets from our default hooks.d
+# install (createRuntime only); --timing makes each createRuntime log its
+# phases (summarised below). poststop: the same plus the optional poststop.
+# with_timing DIR: --timing on the bundle's createRuntime flamehook (every
+# flamehook row gets it, so they stay comparable).
+with_timing() {
+	jq '.hooks.createRuntime[0].args |= (.[0:1] + ["--timing"] + .[1:])' "$1/config.json" \
+		>"$FS_TMP/j" && mv "$FS_TMP/j" "$1/config.json"
+}
+fs_make_bundle "$FS_TMP/hooksd" --annotate flamesidecar.io/enable=true --no-poststart --no-poststop -- true
+with_timing "$FS_TMP/hooksd"
+fs_make_bundle "$FS_TMP/poststop" --annotate flamesidecar.io/enable=true --no-poststart -- true
+with_timing "$FS_TMP/poststop"
 fs_make_bundle "$FS_TMP/none" --no-hooks -- true
 fs_make_bundle "$FS_TMP/noop" --annotate flamesidecar.io/enable=true --no-poststart -- true
 jq '.hooks |= with_entries(.value |= map(.path = "/bin/true" | .args = ["true"]))' \
@@ -67,11 +86,14 @@ fs_make_bundle "$FS_TMP/noop1" -- true
 jq '.hooks = {createRuntime: [{path: "/bin/true", args: ["true"]}]}' "$FS_TMP/noop1/config.json" \
 	>"$FS_TMP/j" && mv "$FS_TMP/j" "$FS_TMP/noop1/config.json"
 BASE=${FS_BENCH_BASE_HOOK:-}
-kinds1="none hooksd createonly noop noop1"
+kinds1="none hooksd poststop noop noop1"
 if [ -n "$BASE" ]; then
-	fs_make_bundle "$FS_TMP/base" --annotate flamesidecar.io/enable=true --no-poststart -- true
+	fs_make_bundle "$FS_TMP/base" --annotate flamesidecar.io/enable=true --no-poststart --no-poststop -- true
 	jq --arg h "$BASE" '.hooks |= with_entries(.value |= map(.path = $h))' \
 		"$FS_TMP/base/config.json" >"$FS_TMP/j" && mv "$FS_TMP/j" "$FS_TMP/base/config.json"
+	# An older hook without --timing would log "unknown option" and exit 0
+	# at once: give it the flag only if it knows it.
+	if "$BASE" --help 2>&1 | grep -q -- --timing; then with_timing "$FS_TMP/base"; fi
 	kinds1="$kinds1 base"
 fi
 # The wrapper path: plain bundles (no hooks, no annotation); the wrapper
@@ -142,11 +164,12 @@ for i in $(seq 1 "$PAIRS"); do
 		measure "$kind" runc run --bundle "$FS_TMP/$kind" "fsbench-$$-$kind-$i"
 	done
 done
-row "hooks.d: createRuntime + poststop (\`runc run true\`)" hooksd none
-row "hooks.d: createRuntime only (no poststop)" createonly none
+row "hooks.d, default install: createRuntime only (\`runc run true\`)" hooksd none
+row "hooks.d + optional poststop: createRuntime + poststop" poststop none
 row "runc's own cost: \`/bin/true\` as createRuntime + poststop" noop none
 row "runc's own cost of one hook: \`/bin/true\` as createRuntime" noop1 none
-row "flamehook vs \`/bin/true\` as the same two hooks" hooksd noop
+row "flamehook vs \`/bin/true\` as the same one hook" hooksd noop1
+row "flamehook vs \`/bin/true\` as the same two hooks" poststop noop
 [ -z "$BASE" ] || row "this flamehook vs the older one (\`$BASE\`)" hooksd base
 
 # --- 2. wrapper path: run -d, delete -----------------------------------
@@ -170,10 +193,13 @@ for i in $(seq 1 "$PAIRS"); do
 		measure "$kind-delete" $(lc_cmd "$kind") delete "$id"
 	done
 done
-# (createonly's entries stay by design: nothing removes them but `gc`.)
 left=$(find "$FS_RUN/containers" -name "fsbench-$$-lc-*" 2>/dev/null | wc -l)
 [ "$left" = 0 ] || echo "warning: $left registry entries left behind by the wrapper path"
-echo "hooks.d without poststop: $(find "$FS_RUN/containers" -name "fsbench-$$-createonly-*" | wc -l) of $PAIRS entries left for \`gc\`"
+# The default hooks.d install leaves its entries to the next reader: one
+# `list` sweeps them (those of exited, reaped containers).
+stale=$(find "$FS_RUN/containers" -name "fsbench-$$-hooksd-*" | wc -l)
+"$FS_SIDECAR" list >/dev/null 2>&1 || true
+echo "hooks.d default install: $stale of $PAIRS entries stale after the runs, $(find "$FS_RUN/containers" -name "fsbench-$$-hooksd-*" | wc -l) after one \`flamesidecar list\`"
 row "wrapper --opt-in: \`run -d\` (create + start; one hook)" lc-wrapper-start lc-runc-start
 row "wrapper --opt-in: \`delete\` (unregisters in-process)" lc-wrapper-delete lc-runc-delete
 row "wrapper, not opted in: \`run -d\`" lc-plain-start lc-runc-start

@@ -46,7 +46,7 @@ static long hook_us_since(const struct timespec *t, const struct timespec *now)
 	return (now->tv_sec - t->tv_sec) * 1000000L + (now->tv_nsec - t->tv_nsec) / 1000;
 }
 
-static void hook_mark(const char *phase)
+void hook_mark(const char *phase)
 {
 	if (!hook_timing.on)
 		return;
@@ -158,6 +158,7 @@ static int hook_entry_process(const struct hook_state *st, int pidfd, struct reg
 		return -1;
 	}
 	e->ns_pid = proc_status_ns_pid(&ps);
+	e->host_pid_ns = self_pid_ns;
 	return 0;
 }
 
@@ -233,6 +234,7 @@ static int hook_create(const struct fs_config *cfg, struct hook_state *st, const
 		hook_warn(stage, st->id, "not registered, bundle not mounted: %s", err.msg);
 		return 0;
 	}
+	hook_mark("registry");
 	if (want_mount) {
 		int r = hook_mount_bundle(cfg, pidfd, st->pid, b.rootfs, &err);
 		if (r == -ENOTRECOVERABLE) {
@@ -250,7 +252,7 @@ static int hook_create(const struct fs_config *cfg, struct hook_state *st, const
 			}
 		}
 	}
-	hook_mark("mount+registry");
+	hook_mark("attach");
 	hook_log(stage, st->id, "registered pid %d (ns pid %d, uid %u)%s%s%s%s%s%s%s%s", (int)e.pid,
 		 (int)e.ns_pid, (unsigned)e.uid, e.mount_point[0] ? ", bundle at " : ", no bundle",
 		 e.mount_point, e.name[0] ? ", name " : "", e.name, e.pod[0] ? ", pod " : "",

@@ -89,6 +89,10 @@ int hook_bundle_read(const char *bundle_dir, struct hook_bundle *b, struct fs_er
  * listed or f cannot be read (fail closed), with a reason in err. */
 int hook_mountinfo_shared(FILE *f, uint64_t mnt_id, struct fs_error *err);
 
+/* --timing: close the phase running since the last mark, named phase (no-op
+ * without --timing). */
+void hook_mark(const char *phase);
+
 /* mount.c: mount a copy of cfg->bundle_dir (bundletree.c) read-only,
  * nosuid, nodev at cfg->mount_point inside the rootfs, in the mount
  * namespace of the process behind pidfd. Refuses symlinks, non-directories

@@ -9,6 +9,7 @@
 #define FS_LOGFILE_H
 
 #include <stddef.h>
+#include <time.h>
 
 #define LOGFILE_ROTATE_BYTES (1024 * 1024)
 
@@ -18,6 +19,10 @@ void logfile_escape(const char *s, char *dst, size_t len, int quote);
 
 /* Make the directory, rotate, open for appending: an fd, or -1. */
 int logfile_open(const char *path);
+
+/* secs since the epoch as YYYY-MM-DDTHH:MM:SS, UTC, without glibc's time
+ * zone machinery (which reads /etc/localtime). */
+void logfile_utc(time_t secs, char *out, size_t len);
 
 /* Format one line (newline included) into line: the time now, prog and
  * the pid, stage, and id and msg escaped ("-" for an empty id). Returns its

@@ -59,15 +59,26 @@ int registry_validate_name(const char *name, struct fs_error *err)
 /* Make dir (mode 0700) if missing and open it; refuse symlinks,
  * non-directories, and a dir or parent (run_dir) that is not ours alone.
  * Parents of dir must exist except run_dir's own. */
+static int registry_open_checked(const char *dir, struct fs_error *err);
+
 static int registry_open_dir(const char *dir, int create, struct fs_error *err)
 {
-	if (create) {
+	/* The common case first: it exists (no mkdir walk of every parent). */
+	int fd = registry_open_checked(dir, err);
+	if (fd != -ENOENT || !create)
+		return fd;
+	{
 		/* run_dir and its containers/: both 0700 when we create them */
 		int r = fileio_mkdir_p(dir, 0700, 0700);
 		/* Not a directory (a symlink?): the checks below say which. */
 		if (r < 0 && r != -ENOTDIR)
 			return fs_error_set(err, -r, "creating %s", dir);
 	}
+	return registry_open_checked(dir, err);
+}
+
+static int registry_open_checked(const char *dir, struct fs_error *err)
+{
 	/* The registry decides what root mounts into, signals and profiles:
 	 * the directory and run_dir above it must be ours alone. Each is
 	 * opened without following a symlink and checked on its fd; the
@@ -122,9 +133,10 @@ int registry_to_json(const struct registry_entry *e, char **out, size_t *len, st
 	json_write_string(f, e->id);
 	fprintf(f,
 		",\"pid\":%d,\"start_time\":%" PRIu64 ",\"ns_pid\":%d,\"pid_ns\":%" PRIu64
-		",\"mnt_ns\":%" PRIu64 ",\"uid\":%u,\"gid\":%u,\"rootfs\":",
-		(int)e->pid, e->start_time, (int)e->ns_pid, e->pid_ns, e->mnt_ns, (unsigned)e->uid,
-		(unsigned)e->gid);
+		",\"mnt_ns\":%" PRIu64 ",\"host_pid_ns\":%" PRIu64
+		",\"uid\":%u,\"gid\":%u,\"rootfs\":",
+		(int)e->pid, e->start_time, (int)e->ns_pid, e->pid_ns, e->mnt_ns, e->host_pid_ns,
+		(unsigned)e->uid, (unsigned)e->gid);
 	json_write_string(f, e->rootfs);
 	fputs(",\"bundle\":", f);
 	json_write_string(f, e->bundle);
@@ -241,6 +253,9 @@ int registry_from_json(const char *buf, size_t len, struct registry_entry *e, st
 	e->uid = (uid_t)uid;
 	e->gid = (gid_t)gid;
 	e->created = created;
+	long long host_pid_ns; /* optional: older hooks did not write it */
+	if (json_get_int(root, "host_pid_ns", &host_pid_ns) == 0 && host_pid_ns > 0)
+		e->host_pid_ns = (uint64_t)host_pid_ns;
 	yajl_val ann = json_get_object(root, "annotations");
 	if ((r = registry_copy_str(root, "rootfs", e->rootfs, sizeof(e->rootfs), 0, err)) ||
 	    (r = registry_copy_str(root, "bundle", e->bundle, sizeof(e->bundle), 0, err)) ||
@@ -408,4 +423,96 @@ int registry_list(const char *dir, struct registry_entry **out, size_t *n,
 int registry_entry_alive(const struct registry_entry *e)
 {
 	return proc_alive(e->pid, e->start_time);
+}
+
+/* The caller's pid namespace inode (read once), 0 when unreadable. */
+static uint64_t registry_self_pid_ns(void)
+{
+	static uint64_t ino;
+	static int done;
+	if (!done) {
+		struct stat sb;
+		ino = stat("/proc/self/ns/pid", &sb) == 0 ? (uint64_t)sb.st_ino : 0;
+		done = 1;
+	}
+	return ino;
+}
+
+int registry_entry_dead(const struct registry_entry *e)
+{
+	uint64_t now;
+	/* A pid means something only in the namespace it was read in. */
+	if (e->host_pid_ns && e->host_pid_ns != registry_self_pid_ns())
+		return 0;
+	int r = proc_start_time(e->pid, &now, NULL);
+	if (r == -ESRCH || r == -ENOENT)
+		return 1;
+	return r == 0 && now != e->start_time;
+}
+
+/* Remove the entry file of id if, and only if, the file itself says its
+ * process is dead. The file is first renamed to a private name (a rename
+ * moves the name, never follows a symlink, and is atomic against the
+ * hook's own rename of a fresh entry under the same id), then read and
+ * judged there: a file that turns out alive or unreadable (a new
+ * container's entry that replaced the dead one after the caller read it)
+ * is put back, unless a newer entry took the name meanwhile. 1 removed,
+ * 0 kept. */
+static int registry_remove_dead_at(int dfd, const char *dir, const char *id,
+				   struct registry_entry *kept)
+{
+	char name[REGISTRY_ID_MAX + 16], grab[REGISTRY_ID_MAX + 48];
+	struct registry_entry e;
+	struct fs_error err;
+	int readable;
+	snprintf(name, sizeof(name), "%s.json", id);
+	/* Leading '.': registry_list skips it, as it skips the writer's
+	 * temporary files. */
+	snprintf(grab, sizeof(grab), ".sweep.%d.%s", (int)getpid(), name);
+	if (renameat(dfd, name, dfd, grab) < 0)
+		return 0;
+	readable = registry_read_at(dfd, dir, grab, &e, &err) == 0 && !strcmp(e.id, id);
+	if (readable && registry_entry_dead(&e)) {
+		unlinkat(dfd, grab, 0);
+		return 1;
+	}
+	if (renameat2(dfd, grab, dfd, name, RENAME_NOREPLACE) < 0)
+		unlinkat(dfd, grab, 0); /* a newer entry has the name: ours is older */
+	else if (readable && kept)
+		*kept = e; /* the caller's listing gets the entry that is there now */
+	return 0;
+}
+
+int registry_remove_dead(const char *dir, const char *id)
+{
+	struct fs_error err;
+	if (registry_validate_id(id, &err) < 0)
+		return 0;
+	cleanup_close int dfd = registry_open_dir(dir, 0, &err);
+	return dfd < 0 ? 0 : registry_remove_dead_at(dfd, dir, id, NULL);
+}
+
+int registry_sweep(const char *dir, struct registry_entry *all, size_t *n)
+{
+	size_t kept = 0, removed = 0;
+	int dfd = -1;
+	for (size_t i = 0; i < *n; i++) {
+		/* Bounded work per call: the rest wait for the next one. */
+		int dead = removed < REGISTRY_SWEEP_MAX && registry_entry_dead(&all[i]);
+		if (dead && dfd < 0) {
+			struct fs_error err;
+			dfd = registry_open_dir(dir, 0, &err);
+		}
+		if (dead && dfd >= 0 && registry_remove_dead_at(dfd, dir, all[i].id, &all[i])) {
+			removed++;
+			continue;
+		}
+		if (kept != i)
+			all[kept] = all[i];
+		kept++;
+	}
+	if (dfd >= 0)
+		close(dfd);
+	*n = kept;
+	return (int)removed;
 }

@@ -21,7 +21,11 @@ struct registry_entry {
 	uint64_t start_time;	 /* its start time (proc_start_time) */
 	pid_t ns_pid;		 /* the same process as the container sees it */
 	uint64_t pid_ns, mnt_ns; /* namespace inodes */
-	uid_t uid;		 /* the process user, host view */
+	/* The pid namespace the hook ran in, where pid is valid: a reader in
+	 * another one (a sidecar without hostPID) cannot prove the process
+	 * gone. 0 = not recorded (entries of older hooks). */
+	uint64_t host_pid_ns;
+	uid_t uid; /* the process user, host view */
 	gid_t gid;
 	char rootfs[PATH_MAX];	    /* host path of the rootfs (as the runtime gave it) */
 	char bundle[PATH_MAX];	    /* OCI bundle directory */
@@ -103,6 +107,27 @@ int registry_find(const char *dir, const char *ref, struct registry_entry *e, st
 
 /* 1 when the process still runs with the recorded start time. */
 int registry_entry_alive(const struct registry_entry *e);
+
+/* 1 when the process is proven gone: no such pid, or the pid is now a
+ * process with another start time, as seen from the pid namespace the hook
+ * recorded (host_pid_ns; the caller's must be that one). 0 when alive or
+ * when that cannot be told (another pid namespace, any other error reading
+ * /proc): registry_sweep and gc remove only proven ones. */
+int registry_entry_dead(const struct registry_entry *e);
+
+/* Entries disappear by themselves once their container is gone, without a
+ * poststop hook: every reader of the registry (list, the verbs' lookups)
+ * calls this on what registry_list gave it. Each entry of all[0..*n) whose
+ * process is registry_entry_dead is removed from dir (each file judged
+ * again by its own content after an atomic rename, so a new container's
+ * entry of the same id is never removed; no symlink followed) and from the
+ * array (compacted, order kept; *n updated). At most REGISTRY_SWEEP_MAX
+ * removals per call; errors leave the entry (best effort, never fatal).
+ * Returns the number removed. */
+/* One entry, by the same rule: 1 removed (its file said dead), 0 kept. */
+int registry_remove_dead(const char *dir, const char *id);
+#define REGISTRY_SWEEP_MAX 256
+int registry_sweep(const char *dir, struct registry_entry *all, size_t *n);
 
 /* Serialise/parse (exposed for tests and the fuzzer). */
 int registry_to_json(const struct registry_entry *e, char **out, size_t *len, struct fs_error *err);

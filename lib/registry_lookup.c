@@ -204,6 +204,7 @@ int registry_find_query(const char *dir, const struct registry_query *q, struct 
 	int r = registry_list(dir, &all, &n, NULL, NULL, err);
 	if (r < 0)
 		return r;
+	registry_sweep(dir, all, &n);
 	r = registry_lookup(all, n, q, err);
 	if (r < 0) {
 		if (r == -ENOENT && n == 0)

@@ -13,8 +13,9 @@ static void gc_usage(FILE *out)
 	fprintf(out,
 		"Usage: flamesidecar gc [--dry-run]\n\n"
 		"Remove registry entries whose process is gone or whose pid now belongs to\n"
-		"another process (start time differs). Runtimes remove entries themselves\n"
-		"through the poststop hook; this cleans up after a runtime that was killed.\n\n"
+		"another process (start time differs). Every verb that reads the registry\n"
+		"(list, run, top, map...) already removes the entries it proves stale, and the\n"
+		"optional poststop hook removes them at once; gc sweeps them all explicitly.\n\n"
 		"Options:\n"
 		"  -n, --dry-run  print what would be removed\n"
 		"  -h, --help     this text\n\n"
@@ -50,17 +51,17 @@ int cmd_gc(int argc, char **argv)
 	if (registry_list(regdir, &all, &n, common_warn, "gc", &err) < 0)
 		return cli_fail("gc", &err);
 	for (size_t i = 0; i < n; i++) {
-		if (registry_entry_alive(&all[i]))
-			continue;
+		if (!registry_entry_dead(&all[i]))
+			continue; /* alive, or not proven gone */
 		if (dry) {
 			printf("would remove %s (pid %d gone)\n", all[i].id, (int)all[i].pid);
 			removed++;
 			continue;
 		}
-		if (registry_remove(regdir, all[i].id, &err) < 0) {
-			rc = cli_fail("gc", &err);
+		/* Judged again on the file itself: a new container of the same
+		 * id may have replaced the entry since it was listed. */
+		if (!registry_remove_dead(regdir, all[i].id))
 			continue;
-		}
 		printf("removed %s (pid %d gone)\n", all[i].id, (int)all[i].pid);
 		removed++;
 	}

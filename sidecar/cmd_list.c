@@ -198,6 +198,7 @@ int cmd_list(int argc, char **argv)
 		return cli_failf("list", cli_exit_code(err.code), "%s%s", err.msg,
 				 err.code == EACCES ? " (run as root)" : "");
 	}
+	registry_sweep(regdir, all, &n);
 	time_t now = time(NULL);
 	if (json) {
 		printf("[");

@@ -8,6 +8,9 @@
 #          /etc/containers/oci/hooks.d; CRI-O reads its "hooks_dir" list)
 #   CONFIG the config.json to install (default the ConfigMap at
 #          /config/config.json, else the package's)
+#   POSTSTOP  1: also install the optional poststop entry (entries removed
+#          the moment a container stops, at one more hook process per stop;
+#          by default the sidecar's verbs and `gc` remove stale entries)
 #
 # On the node everything lives in /usr/lib/flamesidecar (bin/, bundle/,
 # and lib/ for a dynamically linked flamesidecar), the hooks.d files in
@@ -76,7 +79,10 @@ SH
 fi
 
 # hooks.d files (CRI-O), pointing at the node's copy of the hook.
-for h in "$SRC"/usr/share/containers/oci/hooks.d/flamesidecar*.json; do
+POSTSTOP=${POSTSTOP:-0}
+optional=
+[ "$POSTSTOP" != 1 ] || optional="$SRC/usr/share/flamesidecar/hooks.d-optional/flamesidecar-poststop.json"
+for h in "$SRC"/usr/share/containers/oci/hooks.d/flamesidecar*.json $optional; do
 	sed "s|\"/usr/bin/flamehook\"|\"$NODE_DIR/bin/flamehook\"|" "$h" >"$HOST$HOOKS_DIR/.$(basename "$h").$$"
 	chmod 0644 "$HOST$HOOKS_DIR/.$(basename "$h").$$"
 	mv -f "$HOST$HOOKS_DIR/.$(basename "$h").$$" "$HOST$HOOKS_DIR/$(basename "$h")"

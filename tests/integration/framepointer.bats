@@ -282,7 +282,7 @@ precreate() { # precreate FILE: run the filter on FILE, output in $FS_TMP/out
 # --- Podman with our hooks.d precreate entry ---------------------------------
 
 # Podman as docs/engines.md sets it up: containers.conf hooks_dir lists the
-# usual hooks.d (our prestart/poststart/poststop entries) and the precreate
+# usual hooks.d (our prestart/poststart entries) and the precreate
 # directory of its own.
 podman_setup() {
 	fs_require_root
@@ -323,9 +323,13 @@ podman_java() { # podman_java [podman run options] -- [java options]
 @test "installed hooks.d entries use only stages every reader knows (precreate lives apart)" {
 	# CRI-O and buildah load hooks.d with no extension stages and refuse a
 	# directory holding a "precreate" entry (buildah: unknown stage "precreate").
-	for f in "$FS_TOP"/config/hooks.d/*.json.in; do
+	for f in "$FS_TOP"/config/hooks.d/*.json.in "$FS_TOP"/config/hooks.d-optional/*.json.in; do
 		jq -e '.stages - ["prestart", "createRuntime", "createContainer", "startContainer", "poststart", "poststop"] == []' "$f"
 	done
+	# The default install runs one hook process per start and none at the
+	# stop: poststop is optional (stale entries go at the next read).
+	! grep -l '"poststop"' "$FS_TOP"/config/hooks.d/*.json.in || false
+	[ "$(jq -c .stages "$FS_TOP/config/hooks.d-optional/flamesidecar-poststop.json.in")" = '["poststop"]' ]
 	[ "$(jq -c .stages "$FS_TOP/config/hooks-precreate.d/flamesidecar-precreate.json.in")" = '["precreate"]' ]
 }
 

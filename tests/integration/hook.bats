@@ -69,7 +69,7 @@ entry() {
 	runc exec "$NAME" cat /opt/flamesidecar/MARKER
 }
 
-@test "poststop removes the entry; a runtime killed before poststop leaves a stale entry that gc removes" {
+@test "the optional poststop removes the entry at once; a runtime killed before poststop leaves a stale entry that gc removes" {
 	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true -- sleep 1000
 	fs_runc_run "$NAME" "$FS_TMP/b"
 	[ -f "$FS_RUN/containers/$NAME.json" ]
@@ -77,6 +77,7 @@ entry() {
 	fs_wait_for 10 sh -c "[ \"\$(runc state $NAME | jq -r .status)\" = stopped ]"
 	runc delete "$NAME"
 	[ ! -e "$FS_RUN/containers/$NAME.json" ]
+	grep -q "poststop $NAME: unregistered" "$FS_RUN/hook.log"
 
 	# Now the runtime "dies": the process is killed and nobody runs poststop.
 	fs_make_bundle "$FS_TMP/b2" --annotate flamesidecar.io/enable=true -- sleep 1000
@@ -84,14 +85,60 @@ entry() {
 	pid=$(fs_container_pid "$NAME-b")
 	kill -9 "$pid"
 	fs_wait_for 10 sh -c "! kill -0 $pid 2>/dev/null"
-	run "$FS_SIDECAR" list
-	[[ "$output" == *"$NAME-b"*stale* ]]
-	run "$FS_SIDECAR" list --json
-	[ "$(jq -r --arg n "$NAME-b" '.[] | select(.id == $n) | .state' <<<"$output")" = stale ]
+	# gc --dry-run only says what it would remove (and sweeps nothing).
+	run "$FS_SIDECAR" gc --dry-run
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"would remove $NAME-b"* ]]
+	[ -f "$FS_RUN/containers/$NAME-b.json" ]
 	run "$FS_SIDECAR" gc
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"removed $NAME-b"* ]]
 	[ ! -e "$FS_RUN/containers/$NAME-b.json" ]
+}
+
+@test "default hooks.d install (createRuntime only, no poststop): a stopped container's entry disappears at the next list, a live one stays" {
+	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true --no-poststop -- sleep 1000
+	[ "$(jq -c '.hooks | keys' "$FS_TMP/b/config.json")" = '["createRuntime","poststart"]' ]
+	fs_make_bundle "$FS_TMP/live" --annotate flamesidecar.io/enable=true --no-poststop -- sleep 1000
+	fs_runc_run "$NAME" "$FS_TMP/b"
+	fs_runc_run "live-$NAME" "$FS_TMP/live"
+	[ -f "$FS_RUN/containers/$NAME.json" ]
+	run "$FS_SIDECAR" list
+	[[ "$output" == *"$NAME "*alive* ]]
+	pid=$(fs_container_pid "$NAME")
+	runc kill "$NAME" KILL
+	fs_wait_for 10 sh -c "[ \"\$(runc state $NAME | jq -r .status)\" = stopped ]"
+	runc delete "$NAME"
+	# Gone for good once reaped (a zombie still counts as its process).
+	fs_wait_for 10 sh -c "[ ! -e /proc/$pid ]"
+	# Nothing ran at the stop: the entry is still there, stale...
+	[ -f "$FS_RUN/containers/$NAME.json" ]
+	# ...until the next verb that reads the registry.
+	run "$FS_SIDECAR" list
+	[ "$status" -eq 0 ]
+	echo "$output"
+	! grep -q "^$NAME " <<<"$output" || false
+	[[ "$output" == *"live-$NAME "*alive* ]]
+	[ ! -e "$FS_RUN/containers/$NAME.json" ]
+	[ -f "$FS_RUN/containers/live-$NAME.json" ]
+	# No leftovers of the sweep's rename either.
+	[ -z "$(find "$FS_RUN/containers" -name '.sweep.*')" ]
+
+	# The same id used again by a new container: registered afresh.
+	fs_runc_run "$NAME" "$FS_TMP/b"
+	pid=$(fs_container_pid "$NAME")
+	[ "$(entry pid "$NAME")" = "$pid" ]
+	runc kill "$NAME" KILL
+	fs_wait_for 10 sh -c "[ \"\$(runc state $NAME | jq -r .status)\" = stopped ]"
+	runc delete "$NAME"
+	fs_wait_for 10 sh -c "[ ! -e /proc/$pid ]"
+	# Any lookup sweeps too: `top` of the gone container does not find it.
+	run "$FS_SIDECAR" top "$NAME"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"no registered container"* ]]
+	[ ! -e "$FS_RUN/containers/$NAME.json" ]
+	run "$FS_SIDECAR" list --json
+	[ "$(jq -r --arg n "$NAME" '[.[] | select(.id == $n)] | length' <<<"$output")" = 0 ]
 }
 
 @test "crun: annotated container gets the bundle read-only and an entry" {
@@ -121,13 +168,17 @@ SH
 	[[ "$output" == *"entry removed"* ]]
 }
 
+# podman_hooks_dir [DIR...]: our hooks.d files (config/hooks.d, and the
+# files of the config/ subdirectories named, e.g. hooks.d-optional) in
+# $FS_TMP/hooks.d, pointing at the build's hook and the test config.
 podman_hooks_dir() {
+	local dirs=(hooks.d "$@") d f
 	mkdir -p "$FS_TMP/hooks.d"
-	for f in "$FS_TOP"/config/hooks.d/*.json.in; do
+	for d in "${dirs[@]}"; do for f in "$FS_TOP/config/$d"/*.json.in; do
 		jq --arg h "$FS_HOOK" --arg c "$FS_CONFIG" \
 			'.hook.path = $h | .hook.args = ["flamehook", "--config", $c, .hook.args[-1]]' \
 			"$f" >"$FS_TMP/hooks.d/$(basename "$f" .in)"
-	done
+	done; done
 	mkdir -p "$FS_TMP/prootfs"/{tmp,usr,etc}
 	chmod 1777 "$FS_TMP/prootfs/tmp"
 	for l in bin lib lib64 sbin; do ln -s "usr/$l" "$FS_TMP/prootfs/$l"; done
@@ -154,8 +205,28 @@ podman_run() {
 	run podman_run --rm --name "$NAME-plain" --rootfs "$FS_TMP/prootfs" sh -c 'grep -c " /opt/flamesidecar " /proc/self/mountinfo'
 	[ "$output" = 0 ]
 	[ "$(wc -l <"$FS_RUN/hook.log")" = "$lines_before" ]
+	pid=$(podman inspect -f '{{.State.Pid}}' "$NAME")
+	podman rm -f -t 0 "$NAME"
+	# The default install has no poststop: the next read of the registry
+	# removes the entry, once the process is gone (reaped).
+	fs_wait_for 10 sh -c "[ ! -e /proc/$pid ]"
+	run "$FS_SIDECAR" list
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"${cid:0:12}"* ]]
+	[ ! -e "$FS_RUN/containers/$cid.json" ]
+	! grep -q "poststop" "$FS_RUN/hook.log" || false
+}
+
+@test "podman with the optional poststop hooks.d entry: podman rm removes the entry at once" {
+	fs_require_cmd podman
+	podman_hooks_dir hooks.d-optional
+	[ -f "$FS_TMP/hooks.d/flamesidecar-poststop.json" ]
+	echo "podman $NAME" >>"$FS_TMP/containers"
+	cid=$(podman_run -d --name "$NAME" --annotation flamesidecar.io/enable=true --rootfs "$FS_TMP/prootfs" sleep 1000)
+	[ -f "$FS_RUN/containers/$cid.json" ]
 	podman rm -f -t 0 "$NAME"
 	[ ! -e "$FS_RUN/containers/$cid.json" ]
+	grep -q "poststop $cid: unregistered" "$FS_RUN/hook.log"
 }
 
 # --- hostile rootfs --------------------------------------------------------

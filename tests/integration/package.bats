@@ -72,6 +72,9 @@ require_clean_system() {
 		[ "$(jq -r '.hook.env | join(" ")' "$h")" = "PATH=/usr/sbin:/usr/bin:/sbin:/bin" ]
 	done
 	[ -f "$X/usr/share/containers/oci/hooks.d/flamesidecar.json" ]
+	# poststop is shipped but not active: one hook process per start.
+	[ ! -e "$X/usr/share/containers/oci/hooks.d/flamesidecar-poststop.json" ]
+	[ "$(jq -r .hook.path "$X/usr/share/flamesidecar/hooks.d-optional/flamesidecar-poststop.json")" = /usr/bin/flamehook ]
 	jq -e .enable "$X/etc/flamesidecar/config.json" >/dev/null
 	for m in man1/flamesidecar.1 man1/flamehook.1 man1/flamesidecar-runtime.1 man5/flamesidecar.json.5; do
 		[ -f "$X/usr/share/man/$m.gz" ]

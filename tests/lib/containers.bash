@@ -47,20 +47,22 @@ JSON
 }
 
 # fs_make_bundle DIR [--uid N] [--annotate K=V]... [--no-hooks] [--no-poststart]
-#                [--stage createRuntime|prestart] -- ARGS...
+#                [--no-poststop] [--stage createRuntime|prestart] -- ARGS...
 # A runc bundle: host /usr and /etc bind-mounted read-only into an almost
 # empty rootfs, tmpfs /tmp, the process as uid N (default 1000, a user that
-# exists only in the container), our hook in createRuntime/poststart/poststop.
+# exists only in the container), our hook in createRuntime/poststart/poststop
+# (--no-poststop: what the default hooks.d install gives, no poststop entry).
 fs_make_bundle() {
 	local dir=$1
 	shift
-	local uid=1000 hooks=1 ann='{}' stage=createRuntime poststart=1
+	local uid=1000 hooks=1 ann='{}' stage=createRuntime poststart=1 poststop=1
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--uid) uid=$2; shift 2 ;;
 		--annotate) ann=$(jq -c --arg k "${2%%=*}" --arg v "${2#*=}" '. + {($k): $v}' <<<"$ann"); shift 2 ;;
 		--no-hooks) hooks=0; shift ;;
 		--no-poststart) poststart=0; shift ;;
+		--no-poststop) poststop=0; shift ;;
 		--stage) stage=$2; shift 2 ;;
 		--) shift; break ;;
 		*) break ;;
@@ -80,6 +82,7 @@ fs_make_bundle() {
 			poststart: [{path: $h, args: ["flamehook", "--config", $c, "poststart"], env: ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"], timeout: 10}],
 			poststop: [{path: $h, args: ["flamehook", "--config", $c, "poststop"], env: ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"], timeout: 10}]}')
 		[ "$poststart" = 1 ] || hookjson=$(jq -c 'del(.poststart)' <<<"$hookjson")
+		[ "$poststop" = 1 ] || hookjson=$(jq -c 'del(.poststop)' <<<"$hookjson")
 	fi
 	jq --argjson args "$args" --argjson uid "$uid" --argjson ann "$ann" --argjson hooks "$hookjson" '
 		.process.terminal = false | .process.args = $args |

@@ -1,9 +1,11 @@
 /* test_registry.c - registry ids, serialisation, files and lookups. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "registry.h"
@@ -23,6 +25,102 @@ static void fill(struct registry_entry *e, const char *id)
 	snprintf(e->rootfs, sizeof(e->rootfs), "/var/lib/x/\"quoted\"\\rootfs");
 	snprintf(e->mount_point, sizeof(e->mount_point), "/opt/flamesidecar");
 	snprintf(e->profile, sizeof(e->profile), "30s\nnewline");
+}
+
+/* This process's start time (field 22 of /proc/self/stat): an entry with
+ * it is alive. */
+static uint64_t self_start(void)
+{
+	uint64_t v = 0;
+	FILE *f = fopen("/proc/self/stat", "r");
+	char buf[1024];
+	if (f && fgets(buf, sizeof(buf), f)) {
+		char *p = strrchr(buf, ')');
+		for (int field = 2; p && field < 22; field++)
+			p = strchr(p + 1, ' ');
+		if (p)
+			v = strtoull(p + 1, NULL, 10);
+	}
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* Stale entries disappear when read: only those proven dead, and never a
+ * new container's entry that took a dead one's id meanwhile. */
+static void sweep(const char *regdir)
+{
+	struct fs_error err;
+	struct registry_entry e, back, *all;
+	size_t n;
+	pid_t child = fork();
+	if (child == 0)
+		_exit(0);
+	waitpid(child, NULL, 0);
+	fill(&e, "dead-gone"); /* no such process any more */
+	e.pid = child;
+	is_int(registry_write(regdir, &e, &err), 0, "entry of an exited process");
+	fill(&e, "dead-reused"); /* our pid, another start time: pid reused */
+	e.start_time = self_start() + 1;
+	is_int(registry_write(regdir, &e, &err), 0, "entry of a reused pid");
+	fill(&e, "dead-raced");
+	is_int(registry_write(regdir, &e, &err), 0, "entry that a new container will replace");
+	ok(registry_entry_dead(&e) && !registry_entry_alive(&e), "start time 0: proven dead");
+	fill(&e, "live");
+	e.start_time = self_start();
+	ok(!registry_entry_dead(&e), "a live entry is not dead");
+	is_int(registry_write(regdir, &e, &err), 0, "live entry");
+	is_int(registry_list(regdir, &all, &n, NULL, NULL, &err), 0, "list before the sweep");
+	size_t before = n;
+	/* After the listing, a new container of id dead-raced writes its
+	 * (live) entry: the sweep must leave that one. */
+	fill(&e, "dead-raced");
+	e.start_time = self_start();
+	is_int(registry_write(regdir, &e, &err), 0, "dead-raced replaced by a live entry");
+	is_int(registry_sweep(regdir, all, &n), 2, "two dead entries swept");
+	is_int(n, before - 2, "the array drops the two removed");
+	int has_live = 0, raced_live = 0;
+	for (size_t i = 0; i < n; i++) {
+		has_live |= !strcmp(all[i].id, "live");
+		raced_live |= !strcmp(all[i].id, "dead-raced") && registry_entry_alive(&all[i]);
+	}
+	ok(has_live, "the live entry stays in the array");
+	ok(raced_live, "the replaced entry is in the array as it is now (alive)");
+	free(all);
+	ok(registry_read(regdir, "dead-gone", &back, &err) == -ENOENT, "dead-gone removed");
+	ok(registry_read(regdir, "dead-reused", &back, &err) == -ENOENT, "dead-reused removed");
+	is_int(registry_read(regdir, "dead-raced", &back, &err), 0,
+	       "the new entry under a swept id is kept");
+	ok(registry_entry_alive(&back), "and it is the live one");
+	is_int(registry_read(regdir, "live", &back, &err), 0, "live kept");
+	is_int(registry_remove_dead(regdir, "live"), 0, "remove_dead keeps a live entry");
+	is_int(registry_remove_dead(regdir, "../x"), 0, "remove_dead: ../x is not an id");
+	is_int(registry_remove_dead(regdir, "nope"), 0, "remove_dead: no such entry");
+	/* A pid read in another pid namespace proves nothing here (a sidecar
+	 * run without the host's pid namespace must not sweep live entries). */
+	struct stat ns;
+	ok(stat("/proc/self/ns/pid", &ns) == 0, "own pid namespace");
+	fill(&e, "other-ns");
+	e.pid = child; /* gone here */
+	e.host_pid_ns = (uint64_t)ns.st_ino + 1;
+	ok(!registry_entry_dead(&e), "pid of another namespace: not proven dead");
+	is_int(registry_write(regdir, &e, &err), 0, "entry from another pid namespace");
+	is_int(registry_read(regdir, "other-ns", &back, &err), 0, "read back");
+	is_int(back.host_pid_ns, e.host_pid_ns, "host_pid_ns survives");
+	is_int(registry_remove_dead(regdir, "other-ns"), 0, "and is not removed");
+	e.host_pid_ns = (uint64_t)ns.st_ino;
+	ok(registry_entry_dead(&e), "the same pid recorded in our namespace: dead");
+	is_int(registry_write(regdir, &e, &err), 0, "rewritten with our namespace");
+	is_int(registry_remove_dead(regdir, "other-ns"), 1, "now removed");
+
+	/* A lookup sweeps too: a dead entry is not found, and its file goes. */
+	fill(&e, "dead-lookup");
+	is_int(registry_write(regdir, &e, &err), 0, "another dead entry");
+	is_int(registry_find(regdir, "dead-lookup", &back, &err), -ENOENT,
+	       "a lookup does not find a dead entry");
+	ok(registry_read(regdir, "dead-lookup", &back, &err) == -ENOENT, "and removed it");
+	registry_remove(regdir, "live", &err);
+	registry_remove(regdir, "dead-raced", &err);
 }
 
 static void lookups(void)
@@ -230,9 +328,17 @@ int main(void)
 	is_int(registry_read(regdir, "c1", &back, &err), 0, "read");
 	ok(registry_entry_alive(&back) == 0, "entry with start time 0 is not alive");
 	dir_checks(dir, regdir);
+	registry_remove(regdir, "c1", &err); /* dead (start time 0): not part of sweep() */
+	sweep(regdir);
+	/* Live entries from here on: lookups remove dead ones. */
+	fill(&e, "c1");
+	e.start_time = self_start();
+	is_int(registry_write(regdir, &e, &err), 0, "c1, live");
 	fill(&e, "c1-other");
+	e.start_time = self_start();
 	is_int(registry_write(regdir, &e, &err), 0, "second entry");
 	fill(&e, "zz");
+	e.start_time = self_start();
 	is_int(registry_write(regdir, &e, &err), 0, "third entry");
 
 	struct registry_entry *all;
