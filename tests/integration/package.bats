@@ -19,7 +19,7 @@ setup_file() {
 	command -v dpkg-deb >/dev/null 2>&1 || return 0
 	# Build once for every test of this file.
 	rm -f "$FS_BUILD"/flamesidecar_*.deb
-	make -C "$FS_TOP" BUILD="$FS_BUILD" deb >"$BATS_FILE_TMPDIR/make-deb.log" 2>&1 ||
+	make -C "$FS_TOP" BUILD="$(realpath --relative-to="$FS_TOP" "$FS_BUILD")" deb >"$BATS_FILE_TMPDIR/make-deb.log" 2>&1 ||
 		{ cat "$BATS_FILE_TMPDIR/make-deb.log" >&3; return 1; }
 }
 

@@ -123,7 +123,7 @@ has_args() { [ -n "$(args_file)" ]; }
 	"$FS_SIDECAR" run --help >/dev/null 2>&1 || skip "flamesidecar run is not in this build"
 	[ -f "$FS_BUILD/java/flametest/Workload.class" ] || skip "the Java workload is not built"
 	# make install into a staging root, then use its hooks.d files.
-	make -C "$FS_TOP" -s install DESTDIR="$FS_TMP/stage" PREFIX=/usr BUILD="$FS_BUILD" >/dev/null
+	make -C "$FS_TOP" -s install DESTDIR="$FS_TMP/stage" PREFIX=/usr BUILD="$(realpath --relative-to="$FS_TOP" "$FS_BUILD")" >/dev/null
 	hooks="$FS_TMP/stage/usr/share/containers/oci/hooks.d"
 	[ -f "$hooks/flamesidecar.json" ] && [ -f "$hooks/flamesidecar-poststart.json" ]
 	mkdir -p "$FS_TMP/hooks.d"
