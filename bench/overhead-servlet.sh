@@ -9,7 +9,7 @@
 #         `run` uses --unwind auto, i.e. stack copies + the HotSpot unwinder
 #   fp    started with -XX:+PreserveFramePointer: `run --unwind fp`
 #
-# Modes, on the same JVM pid, each round in a rotated order:
+# Modes, on the same JVM pid, each round in a shuffled order:
 #
 #   none      nothing profiles it (the baseline)
 #   run99     flamesidecar run NAME -F 99   (--kernel-filter on: system-wide
@@ -181,11 +181,20 @@ echo "# $BENCH: $ROUNDS rounds of ${WIN}s wrk windows (-t1 -c$CONNS), configs: $
 echo "# jetty9 in runc, $("$JDK/bin/java" -version 2>&1 | head -1), $(nproc) CPUs, load average $(bench_load)"
 LOAD0=$(bench_load)
 read -r -a MA <<<"$MODES"
-nm=${#MA[@]}
+# order ROUND: the modes in an order shuffled per round (seeded by the round:
+# reproducible). A rotation kept each mode's predecessor fixed, and a window
+# right after a profiler's exit ran slower: two identical modes next to each
+# other differed by 4-11% (run F, docs/perf-run.md).
+order() {
+	printf '%s\n' "${MA[@]}" | awk -v seed="$1" 'BEGIN { srand(seed + 0) } { a[NR] = $0 }
+		END { for (i = NR; i > 1; i--) { j = int(rand() * i) + 1; t = a[i]; a[i] = a[j]; a[j] = t }
+		      for (i = 1; i <= NR; i++) print a[i] }'
+}
 for r in $(seq 1 "$ROUNDS"); do
+	ci=0
 	for c in $CONFIGS; do
-		for k in $(seq 0 $((nm - 1))); do
-			m=${MA[$(((k + r - 1) % nm))]}
+		ci=$((ci + 1))
+		for m in $(order "$((r * 10 + ci))"); do
 			# one retry: a profiler can fail to start on a machine where
 			# others lock perf buffers too (perf_event_mlock_kb is per user)
 			v=$(window "$c" "$m") || v=$(window "$c" "$m") ||

@@ -364,13 +364,8 @@ static int sampler_open_scoped(struct sampler *s, const struct sampler_opts *o, 
 {
 	struct fs_error ferr = {0};
 	int r;
-	/* AUTO: the filter for one pid (the alternative copies every task's
-	 * stack and drops it here); for a cgroup, its events (the filter's
-	 * system-wide events sample the host's other tasks too, which costs a
-	 * busy host more than the cgroup switches: docs/perf-run.md). */
-	int want = o->kernel_filter == SAMPLER_KFILTER_ON ||
-		   (o->kernel_filter == SAMPLER_KFILTER_AUTO && s->scope == SCOPE_PID);
-	if (want && (s->scope == SCOPE_CGROUP || s->scope == SCOPE_PID)) {
+	if (o->kernel_filter != SAMPLER_KFILTER_OFF &&
+	    (s->scope == SCOPE_CGROUP || s->scope == SCOPE_PID)) {
 		r = sampler_filter_load(s, o, &ferr);
 		if (r == 0)
 			r = sampler_open_events(s, o, cpus, ncpu, pages, cgfd, &ferr);

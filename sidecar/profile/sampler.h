@@ -19,12 +19,9 @@
  * (kfilter.h): system-wide per-CPU events (no PERF_FLAG_PID_CGROUP, whose
  * cost the kernel pays on every context switch into or out of the cgroup)
  * with a BPF program that drops out-of-scope samples before they reach the
- * ring. opts.kernel_filter decides: AUTO uses it for the pid scope when it
- * loads and falls back (the user-space pid check) saying why in
- * stats.filter_why, and cgroup events for a cgroup (the filter's events
- * sample every other task of the host too: on a busy host that costs more
- * than the cgroup switches, docs/perf-run.md); ON uses it for both or
- * fails; OFF never tries.
+ * ring. opts.kernel_filter decides: AUTO uses it when it loads and falls
+ * back (cgroup events, or the user-space pid check) saying why in
+ * stats.filter_why; ON fails instead; OFF never tries.
  *
  * Memory is bounded whatever the duration: fixed rings, a bounded pid
  * cache; the caller aggregates samples as they arrive. */
@@ -57,7 +54,7 @@
 struct sampler;
 
 enum sampler_kfilter {
-	SAMPLER_KFILTER_AUTO = 0, /* pid scope: the kernel filter where it loads */
+	SAMPLER_KFILTER_AUTO = 0, /* the kernel filter where it loads */
 	SAMPLER_KFILTER_ON,	  /* the kernel filter or an error */
 	SAMPLER_KFILTER_OFF,	  /* cgroup events / the user-space check */
 };

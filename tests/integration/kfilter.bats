@@ -115,33 +115,24 @@ needs_ctr() {
 	[ "$(samples p.folded "^sh-$SUBPID;")" -eq "$(total p.folded)" ]
 }
 
-@test "run: a container's default is its cgroup events, with no filter line" {
-	needs_ctr
-	cd "$BATS_TEST_TMPDIR"
-	run "$FS_SIDECAR" run "$CTR" -d 1s -F 499 -o d.svg --with-pid --no-map
-	echo "$output" >&3
-	[ "$status" -eq 0 ]
-	[[ "$output" == *"scope cgroup (cgroup events)"* ]]
-	[[ "$output" != *$'\nfilter     '* ]]
-	[ "$(samples d.folded "^sh-$SUBPID;")" -gt 0 ]
-}
-
-@test "run: without CAP_BPF the filter cannot load; --pid auto falls back and says why, on fails" {
+@test "run: without CAP_BPF the filter cannot load; auto falls back to cgroup events and says why, on fails" {
 	needs_ctr
 	command -v setpriv >/dev/null || skip "setpriv (util-linux) not installed"
 	cd "$BATS_TEST_TMPDIR"
-	local drop=-bpf,-sys_admin
+	local outside drop=-bpf,-sys_admin
+	outside=$(cat "$FS_TMP/outside.pid")
 	# root keeping CAP_PERFMON (perf_event_open) but neither CAP_BPF nor
 	# CAP_SYS_ADMIN: bpf(BPF_PROG_LOAD) is refused with EPERM
 	setpriv --inh-caps="$drop" --bounding-set="$drop" true 2>/dev/null ||
 		skip "setpriv cannot drop capabilities here"
 	run setpriv --inh-caps="$drop" --bounding-set="$drop" \
-		"$FS_SIDECAR" run "$CTR" --pid "$SUBPID" -d 2s -F 499 -o b.svg --with-pid --no-map
+		"$FS_SIDECAR" run "$CTR" -d 2s -F 499 -o b.svg --with-pid --no-map
 	echo "$output" >&3
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"scope pid (user-space filter)"* ]]
+	[[ "$output" == *"scope cgroup (cgroup events)"* ]]
 	[ "$(grep -c '^filter .*no kernel filter (bpf(BPF_PROG_LOAD) not permitted' <<<"$output")" -eq 1 ]
 	[ "$(samples b.folded "^sh-$SUBPID;")" -gt 0 ]
+	[ "$(samples b.folded "^sh-$outside;")" -eq 0 ]
 	run setpriv --inh-caps="$drop" --bounding-set="$drop" \
 		"$FS_SIDECAR" run "$CTR" --kernel-filter on -d 1s -o n.svg --no-map
 	echo "$output" >&3

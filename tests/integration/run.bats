@@ -84,9 +84,9 @@ teardown() {
 	run "$FS_SIDECAR" run "$MAIN" -d 5s -F 199 -o main.svg
 	echo "$output"
 	[ "$status" -eq 0 ]
-	# a container is sampled with its cgroup's events by default
-	[[ "$output" == *"scope cgroup (cgroup events)"* ]]
-	[[ "$output" != *$'\nfilter     '* ]]
+	# the JVM is attached (and the agent session opened) before the events:
+	# the kernel filter still loads, or the summary says why not
+	[[ "$output" == *"scope cgroup (kernel filter)"* ]] || [[ "$output" == *$'\nfilter     no kernel filter ('* ]]
 	local f=main.folded all hot
 	[ -s "$f" ] && [ -s main.svg ]
 	all=$(total "$f")
