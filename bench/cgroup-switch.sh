@@ -63,15 +63,7 @@ bench_require_cmd perf linux-perf
 app_require jetty
 
 bench_setup
-# Other processes' perf events distort every row: cgroup events among them
-# make each cgroup switch reschedule every event of their PMU on that CPU,
-# the system-wide ones of `run`'s kernel filter included (docs/perf-run.md).
-others=""
-for d in /proc/[0-9]*; do
-	[ "${d#/proc/}" = $$ ] && continue
-	find "$d/fd" -lname 'anon_inode:*perf_event*' 2>/dev/null | grep -q . && others="$others ${d#/proc/}"
-done
-[ -z "$others" ] || echo "# WARNING: processes$others hold perf events: the figures are not comparable" >&2
+bench_warn_perf_events
 gcc -O2 -Wall -o "$W/pingpong" bench/pingpong.c
 NAME=benchcgsw-$$
 app_start "$NAME" jetty || { echo "$BENCH: jetty did not start" >&2; exit 1; }

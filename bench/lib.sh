@@ -43,6 +43,19 @@ bench_require_build() {
 	fi
 }
 
+# bench_warn_perf_events: warn when other processes hold perf events. They
+# distort every row: cgroup events among them make each cgroup switch
+# reschedule every event of their PMU on that CPU, the system-wide ones of
+# `run`'s kernel filter included (docs/perf-run.md).
+bench_warn_perf_events() {
+	local d others=""
+	for d in /proc/[0-9]*; do
+		[ "${d#/proc/}" = $$ ] && continue
+		find "$d/fd" -lname 'anon_inode:*perf_event*' 2>/dev/null | grep -q . && others="$others ${d#/proc/}"
+	done
+	[ -z "$others" ] || echo "# WARNING: processes$others hold perf events: the figures are not comparable" >&2
+}
+
 # bench_setup: fs_setup (temp dir $FS_TMP, hook config), an empty work dir
 # $W, and an EXIT trap running bench_cleanup.
 bench_setup() {

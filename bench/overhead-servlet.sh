@@ -64,15 +64,7 @@ bench_require_jdk
 app_require jetty
 
 bench_setup
-# Other processes' perf events distort every row: cgroup events among them
-# make each cgroup switch reschedule every event of their PMU on that CPU,
-# the system-wide ones of `run`'s kernel filter included (docs/perf-run.md).
-others=""
-for d in /proc/[0-9]*; do
-	[ "${d#/proc/}" = $$ ] && continue
-	find "$d/fd" -lname 'anon_inode:*perf_event*' 2>/dev/null | grep -q . && others="$others ${d#/proc/}"
-done
-[ -z "$others" ] || echo "# WARNING: processes$others hold perf events: the figures are not comparable" >&2
+bench_warn_perf_events
 TCK=$(getconf CLK_TCK)
 declare -A PIDOF PORT
 for c in $CONFIGS; do
