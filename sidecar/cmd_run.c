@@ -245,16 +245,8 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 						 optarg);
 			break;
 		case RUN_OPT_KERNEL_FILTER:
-			if (!strcmp(optarg, "auto"))
-				a->prof.kernel_filter = SAMPLER_KFILTER_AUTO;
-			else if (!strcmp(optarg, "on"))
-				a->prof.kernel_filter = SAMPLER_KFILTER_ON;
-			else if (!strcmp(optarg, "off"))
-				a->prof.kernel_filter = SAMPLER_KFILTER_OFF;
-			else
-				return cli_failf("run", FS_EXIT_USAGE,
-						 "--kernel-filter takes auto, on or off; not '%s'",
-						 optarg);
+			if (common_parse_kernel_filter("run", optarg, &a->prof.kernel_filter) < 0)
+				return FS_EXIT_USAGE;
 			break;
 		case RUN_OPT_PPROF: a->pprof = optarg; break;
 		case RUN_OPT_SPEEDSCOPE: a->speedscope = optarg; break;

@@ -63,6 +63,9 @@ static void top_usage(FILE *out)
 		"                       when attach is impossible or fails)\n"
 		"      --map-every TIME refresh the JVMs' JIT maps this often (default 5s)\n"
 		"      --user-only      no kernel frames\n"
+		"      --kernel-filter MODE  auto (default), on or off, as for run: how\n"
+		"                       samples are kept to the container (the header says\n"
+		"                       which ran: kernel filter or cgroup events)\n"
 		"  -h, --help           this text\n\n"
 		"Columns: SELF%% is the share of samples with the frame as the leaf (where the\n"
 		"CPU was), TOTAL%% the share with the frame anywhere on the stack (the frame\n"
@@ -82,6 +85,7 @@ enum {
 	TOP_OPT_MAP_MODE,
 	TOP_OPT_MAP_EVERY,
 	TOP_OPT_USER_ONLY,
+	TOP_OPT_KERNEL_FILTER,
 };
 
 struct top_args {
@@ -119,6 +123,7 @@ static int top_parse(int argc, char **argv, struct top_args *a)
 	    {"map-mode", required_argument, NULL, TOP_OPT_MAP_MODE},
 	    {"map-every", required_argument, NULL, TOP_OPT_MAP_EVERY},
 	    {"user-only", no_argument, NULL, TOP_OPT_USER_ONLY},
+	    {"kernel-filter", required_argument, NULL, TOP_OPT_KERNEL_FILTER},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -169,6 +174,10 @@ static int top_parse(int argc, char **argv, struct top_args *a)
 				return FS_EXIT_USAGE;
 			break;
 		case TOP_OPT_USER_ONLY: a->prof.user_only = 1; break;
+		case TOP_OPT_KERNEL_FILTER:
+			if (common_parse_kernel_filter("top", optarg, &a->prof.kernel_filter) < 0)
+				return FS_EXIT_USAGE;
+			break;
 		case 'h': a->help = 1; return 0;
 		default: return cli_usage_error("top", NULL);
 		}
@@ -245,13 +254,16 @@ static void top_show(struct profile *p, const struct top_args *a, const struct t
 		all += st.frames[k];
 		named += st.resolved[k];
 	}
-	printf("flamesidecar top %.*s  %02d:%02d:%02d  scope %s  %u Hz  %s %llu.%llu s  "
+	printf("flamesidecar top %.*s  %02d:%02d:%02d  scope %s (%s)  %u Hz  %s %llu.%llu s  "
 	       "samples %llu  lost %llu  named %.1f%%\n",
 	       common_id_width(a->prof.entry->id), a->prof.entry->id, tm.tm_hour, tm.tm_min,
-	       tm.tm_sec, st.scope, a->prof.frequency ? a->prof.frequency : 99,
-	       a->cumulative ? "since start" : "last", (unsigned long long)(span_ms / 1000),
-	       (unsigned long long)(span_ms % 1000 / 100), (unsigned long long)total,
-	       (unsigned long long)st.lost, all ? 100.0 * (double)named / (double)all : 0.0);
+	       tm.tm_sec, st.scope, st.events ? st.events : "?",
+	       a->prof.frequency ? a->prof.frequency : 99, a->cumulative ? "since start" : "last",
+	       (unsigned long long)(span_ms / 1000), (unsigned long long)(span_ms % 1000 / 100),
+	       (unsigned long long)total, (unsigned long long)st.lost,
+	       all ? 100.0 * (double)named / (double)all : 0.0);
+	if (st.filter_why[0])
+		printf("filter: no kernel filter (%s): %s instead\n", st.filter_why, st.events);
 	if (st.table_dropped)
 		printf("stack table full (max_stack_table_mib): %llu samples of new stacks counted "
 		       "as " BUDGET_DROPPED_FRAME "\n",

@@ -164,6 +164,21 @@ int common_parse_map_mode(const char *verb, const char *opt, const char *arg, en
 	return 0;
 }
 
+int common_parse_kernel_filter(const char *verb, const char *arg, enum sampler_kfilter *out)
+{
+	if (!strcmp(arg, "auto"))
+		*out = SAMPLER_KFILTER_AUTO;
+	else if (!strcmp(arg, "on"))
+		*out = SAMPLER_KFILTER_ON;
+	else if (!strcmp(arg, "off"))
+		*out = SAMPLER_KFILTER_OFF;
+	else {
+		cli_usage_error(verb, "--kernel-filter takes auto, on or off; not '%s'", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int common_id_width(const char *id)
 {
 	size_t l = strlen(id);

@@ -9,6 +9,7 @@
 #include "error.h"
 #include "map.h"
 #include "registry.h"
+#include "sampler.h"
 #include "timeutil.h"
 
 /* Load the host config named by --config / $FLAMESIDECAR_CONFIG (or the
@@ -43,6 +44,10 @@ int common_open_container(const char *verb, const char *why, const char *id, str
 int common_parse_uint(const char *verb, const char *opt, const char *arg, unsigned long lo,
 		      unsigned long hi, unsigned *out);
 int common_parse_map_mode(const char *verb, const char *opt, const char *arg, enum map_mode *mode);
+
+/* --kernel-filter auto|on|off (sampler.h); a usage error and -EINVAL
+ * otherwise. */
+int common_parse_kernel_filter(const char *verb, const char *arg, enum sampler_kfilter *out);
 
 /* Engines' container ids are 64 hex digits: show 12 like they do; other
  * ids whole. Returns the number of characters to print. */

@@ -51,6 +51,23 @@ needs_ctr() {
 	! grep -q $'\033' <<<"$output" || false
 }
 
+@test "top --kernel-filter: the header says what keeps the scope; a bad mode is a usage error" {
+	needs_ctr
+	run "$FS_SIDECAR" top "$TOPCTR" --once -d 1s -n 3
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# the default: the kernel filter, or the reason it could not load
+	[[ "${lines[0]}" == *"scope cgroup (kernel filter)"* ]] || [[ "${lines[1]}" == "filter: no kernel filter ("* ]]
+	run "$FS_SIDECAR" top "$TOPCTR" --once -d 1s -n 3 --kernel-filter off
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == *"scope cgroup (cgroup events)"* ]]
+	[[ "${lines[1]}" == *"SELF%"*"TOTAL%"*"FRAME" ]]
+	run "$FS_SIDECAR" top "$TOPCTR" --once --kernel-filter maybe
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--kernel-filter takes auto, on or off"* ]]
+}
+
 @test "top --once --sort total: shares are percentages, totals >= selves" {
 	needs_ctr
 	run "$FS_SIDECAR" top "$TOPCTR" --once -d 1s -n 0 --sort total
