@@ -39,25 +39,25 @@ static int profile_jit_end_map(void *ctx, pid_t pid, uint64_t addr, uint64_t tim
 			       size_t len)
 {
 	struct profile *p = ctx;
+	const struct profile_jit *j = NULL;
+	for (size_t i = 0; i < p->njit && !j; i++)
+		if (p->jit[i].pid == pid && p->jit[i].map)
+			j = &p->jit[i];
+	int in_map = j && symbolizer_jit_perfmap(j->map, pid, addr, time, buf, len);
+	/* The unwinder's view is asked only when it can change the answer: no
+	 * name in the map, or a vmstructs map (named as the unwinder names
+	 * methods) whose method there may have replaced the one sampled. */
+	if (in_map && !j->map_vmstructs)
+		return 1;
 	char seen[1024];
-	int have_seen = p->ju && jvmunwind_code_name(p->ju, pid, addr, time, seen, sizeof(seen));
-	for (size_t i = 0; i < p->njit; i++) {
-		if (p->jit[i].pid != pid || !p->jit[i].map ||
-		    !symbolizer_jit_perfmap(p->jit[i].map, pid, addr, time, buf, len))
-			continue;
-		/* The end map names the code there now: when the unwinder saw
-		 * another method at that address, the code was replaced (only
-		 * comparable when both name methods the same way). */
-		if (!p->jit[i].map_vmstructs)
-			return 1;
+	if (!p->ju || !jvmunwind_code_name(p->ju, pid, addr, time, seen, sizeof(seen)))
+		return in_map;
+	if (in_map) {
 		const char *arrow = strstr(buf, "->");
 		size_t outer = arrow ? (size_t)(arrow - buf) : strlen(buf);
-		if (!have_seen || (strlen(seen) == outer && strncmp(seen, buf, outer) == 0))
-			return 1;
-		break;
+		if (strlen(seen) == outer && strncmp(seen, buf, outer) == 0)
+			return 1; /* the same method: keep the map's inline chain */
 	}
-	if (!have_seen)
-		return 0;
 	snprintf(buf, len, "%s", seen);
 	return 1;
 }

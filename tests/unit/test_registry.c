@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "proc.h"
 #include "registry.h"
 #include "tap.h"
 
@@ -27,22 +28,11 @@ static void fill(struct registry_entry *e, const char *id)
 	snprintf(e->profile, sizeof(e->profile), "30s\nnewline");
 }
 
-/* This process's start time (field 22 of /proc/self/stat): an entry with
- * it is alive. */
+/* This process's start time (proc_start_time): an entry with it is alive. */
 static uint64_t self_start(void)
 {
 	uint64_t v = 0;
-	FILE *f = fopen("/proc/self/stat", "r");
-	char buf[1024];
-	if (f && fgets(buf, sizeof(buf), f)) {
-		char *p = strrchr(buf, ')');
-		for (int field = 2; p && field < 22; field++)
-			p = strchr(p + 1, ' ');
-		if (p)
-			v = strtoull(p + 1, NULL, 10);
-	}
-	if (f)
-		fclose(f);
+	proc_start_time(getpid(), &v, NULL);
 	return v;
 }
 
@@ -142,17 +132,7 @@ static void lookups(void)
 	snprintf(e[5].container, sizeof(e[5].container), "envoy");
 	/* Alive: pid getpid() with its real start time; the others are stale. */
 	struct registry_entry *alive = &e[3];
-	FILE *f = fopen("/proc/self/stat", "r");
-	char buf[1024];
-	if (f && fgets(buf, sizeof(buf), f)) {
-		char *p = strrchr(buf, ')');
-		for (int field = 2; p && field < 22; field++)
-			p = strchr(p + 1, ' ');
-		if (p)
-			alive->start_time = strtoull(p + 1, NULL, 10);
-	}
-	if (f)
-		fclose(f);
+	alive->start_time = self_start();
 	ok(registry_entry_alive(alive), "one live entry");
 
 	/* A triggered profile's lookup: that id, that process, or nothing. */
