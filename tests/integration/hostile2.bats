@@ -242,7 +242,7 @@ consistent() {
 	if [ -e "$FS_RUN/containers/$name.json" ]; then
 		[ "$(entry mount_point "$name")" = "" ] || has_bundle_mount "$pid"
 	else
-		! has_bundle_mount "$pid"
+		! has_bundle_mount "$pid" || false
 	fi
 }
 
