@@ -9,10 +9,12 @@
  *            in each JVM running then (map_window_open: every code load and
  *            unload with its time); its log is read every second
  *            (PROFILE_WINDOW_READ_US), and profile_close stops it
- *   unwind   with stack copies (opts.unwind; on from when a JVM in scope
- *            without frame pointers is seen, for every sample), each JVM's user
- *            chain is rebuilt by the HotSpot-aware unwinder (jvmunwind.h):
- *            the one change on the per-sample path (profile_on_sample)
+ *   unwind   with stack copies (opts.unwind; on from when a JVM, or a
+ *            process that maps a file built without frame pointers, is in
+ *            scope, for every sample), each JVM's user chain is rebuilt by
+ *            the HotSpot-aware unwinder (jvmunwind.h) and each such other
+ *            process's by the native CFI unwinder (nativeunwind.h): the
+ *            changes on the per-sample path (profile_on_sample)
  *   raw      while recording, samples are aggregated by (pid, callchain)
  *            (with opts.per_thread, by (pid, thread, callchain)):
  *            equal chains only bump a count (and their first/last sample
@@ -140,13 +142,19 @@ struct profile_jvm_result {
 
 #define PROFILE_DEPTH_MARKS 4 /* 4, 8, 16, 32 KiB: profile_unwinder.within_kib */
 
-/* Which unwinder a JVM got, for the summary. */
+#define PROFILE_MAX_NATIVE 32 /* processes with the native unwinder shown one by one */
+
+/* Which unwinder a JVM (or a process without frame pointers) got, for the
+ * summary. */
 struct profile_unwinder {
 	pid_t pid;
 	int hotspot;	/* 1: the HotSpot unwinder, 0: frame pointers */
-	int fp_missing; /* runs without -XX:+PreserveFramePointer */
-	char why[160];	/* when it needed the HotSpot unwinder but did not get it */
+	int native;	/* 1: the native CFI unwinder (not a JVM) */
+	int fp_missing; /* runs without -XX:+PreserveFramePointer (native: a file lacks them) */
+	char why[160];	/* when it needed the HotSpot unwinder but did not get it;
+			 * native: the file without frame pointers ("[bash]") */
 	uint64_t samples, reached_root, interpreted, frames;
+	uint64_t native_cfi, native_fp; /* native: frames stepped by CFI, by frame pointer */
 	unsigned depth_p50_kib, depth_p99_kib, depth_max_kib; /* of whole walks */
 	uint64_t unwind_ns;				      /* CPU time unwinding */
 	/* whole walks (reached_root) that used at most 4, 8, 16, 32 KiB of
@@ -193,6 +201,13 @@ struct profile_stats {
 	uint64_t stack_copies;
 	struct profile_unwinder unwinder[PROFILE_MAX_JVMS];
 	size_t nunwinder;
+	/* processes that are not JVMs: how many lacked frame pointers, and
+	 * those that got the native unwinder (most samples first; past
+	 * PROFILE_MAX_NATIVE, native_more of them summed in native_rest) */
+	uint64_t native_wanted;
+	struct profile_unwinder native[PROFILE_MAX_NATIVE];
+	size_t nnative, native_more;
+	struct profile_unwinder native_rest;
 };
 
 struct profile;

@@ -27,6 +27,15 @@ void cfitable_free(struct cfitable *t);
 
 size_t cfitable_rows(const struct cfitable *t);
 
+/* Of the code bytes where the table's stepping rows say a frame is built
+ * (CFA rbp-based, or rsp-based past the return address), the share (per
+ * mille) whose CFA is rbp-based: code built with frame pointers has its
+ * bodies there (after `mov %rsp,%rbp`), code built without them almost
+ * none (functions with a variable frame only). Frameless leaves (CFA =
+ * rsp + 8) count for neither: -momit-leaf-frame-pointer builds have them
+ * too. 0 for a table without such rows. What cfi_proc_fp_missing decides by. */
+unsigned cfitable_fp_permille(const struct cfitable *t);
+
 /* The link-time vaddr of file offset off (the PT_LOAD that holds it). 0 or
  * -1. */
 int cfitable_vaddr(const struct cfitable *t, uint64_t off, uint64_t *vaddr);

@@ -191,6 +191,16 @@ static void test_lookup(void)
 	ok(cfitable_lookup(t, 0x20110f) && !cfitable_lookup(t, 0x201110), "end is exclusive");
 	ok(!cfitable_lookup(t, UINT64_MAX), "far past the last row");
 	is_int((int)cfitable_rows(t), 4, "rows counted");
+	/* 0x20 rbp-based bytes; the rsp + 8 rows (frameless) and the
+	 * outermost row count for neither side */
+	is_int((int)cfitable_fp_permille(t), 1000, "frame-pointer share: rbp rows only");
+	f.rules[0].cfa_off = 24; /* now a frame on the stack: 4 + 0x10 bytes */
+	struct cfitable *t2 = NULL;
+	ok(cfitable_decode(&f, sizeof(f), &t2, NULL) == 0 &&
+	       cfitable_fp_permille(t2) == 0x20 * 1000 / (0x20 + 4 + 0x10),
+	   "frame-pointer share against rsp-based frames");
+	cfitable_free(t2);
+	f.rules[0].cfa_off = 8;
 
 	struct unwind_stack st = {
 	    .sp = AT(0), .data = (const uint8_t *)stack, .size = sizeof(stack)};
@@ -299,6 +309,10 @@ static void test_libc(struct elfjail *j)
 	ok(rc == 0 && t && cfitable_rows(t) > 1000, "libc's CFI walked (%zu rows, %llu ms)",
 	   t ? cfitable_rows(t) : 0, (unsigned long long)(t1 - t0));
 	ok(libc_ok(t), "getpid: CFA = rsp + 8, ra at CFA - 8");
+	/* Debian builds glibc without frame pointers: almost no body is
+	 * rbp-based (cfi_proc_fp_missing's threshold is CFI_FP_PERMILLE). */
+	ok(t && cfitable_fp_permille(t) < 300, "libc: %u per mille of its code rbp-based",
+	   t ? cfitable_fp_permille(t) : 0);
 	test_plt(t, fd);
 	libc_rows = t ? cfitable_rows(t) : 0;
 	cfitable_free(t);

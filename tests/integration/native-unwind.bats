@@ -1,0 +1,125 @@
+#!/usr/bin/env bats
+# The native unwinder (sidecar/unwind/nativewalk.h, sidecar/profile/
+# nativeunwind.h, docs/unwind.md): processes that are not JVMs and map a
+# file built without frame pointers get their stacks from .eh_frame CFI over
+# stack copies. Real runc containers; oracle: `perf record --call-graph
+# dwarf` on the same process in the same test.
+
+load ../lib/containers
+
+setup_file() {
+	[ "$(id -u)" = 0 ] || return 0
+	fs_setup
+	export FS_TMP FS_RUN FS_CONFIG FLAMESIDECAR_CONFIG
+}
+
+teardown_file() {
+	[ -n "${FS_TMP:-}" ] || return 0
+	fs_cleanup
+}
+
+setup() {
+	OUT="$BATS_TEST_TMPDIR"
+	CTRS=()
+}
+
+teardown() {
+	fs_stop_containers runc "${CTRS[@]}"
+}
+
+# start_ctr NAME [--file SRC:DST]... -- ARGS...: a runc container running
+# ARGS (host /usr and /etc read-only); SRC copied into its rootfs at DST.
+# PID is its host pid.
+start_ctr() {
+	local name=$1 files=()
+	shift
+	while [ "${1:-}" = --file ]; do
+		files+=("$2")
+		shift 2
+	done
+	[ "${1:-}" = -- ] && shift
+	CTRS+=("$name")
+	local dir="$FS_TMP/$name" f
+	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- "$@"
+	for f in "${files[@]}"; do
+		install -D -m 0755 "${f%%:*}" "$dir/rootfs/${f#*:}"
+	done
+	fs_runc_run "$name" "$dir"
+	fs_wait_for 10 test -f "$FS_RUN/containers/$name.json"
+	PID=$(fs_container_pid "$name")
+}
+
+# The C program of the issue: main -> level1 -> level2 -> level3 -> spin,
+# each level with a frame of its own (arrays on the stack, work after the
+# call), built without frame pointers.
+build_deep() {
+	fs_require_cmd gcc
+	cat >"$OUT/deep.c" <<'C'
+#include <stdio.h>
+volatile unsigned long sink;
+#define NI __attribute__((noinline, noclone))
+NI void spin(unsigned long n) { for (unsigned long i = 0; i < n; i++) sink += i * 7; }
+NI void level3(unsigned long n) { unsigned long a[8]; for (int i = 0; i < 8; i++) a[i] = sink + n + i; spin(n + (a[n % 8] & 1)); sink -= a[2]; }
+NI void level2(unsigned long n) { unsigned long b[4] = {n, sink, n + 2, n + 3}; level3(n + (b[1] & 1)); sink -= b[n % 4]; }
+NI void level1(unsigned long n) { sink += n; level2(n ^ 1); sink -= 3; }
+int main(int argc, char **argv) { (void)argv; puts("READY"); fflush(stdout); for (;;) level1(200000 + (unsigned long)argc); }
+C
+	gcc -O2 -fomit-frame-pointer -o "$OUT/deep" "$OUT/deep.c"
+	# no frame pointers indeed: no function but main's caller sets rbp up
+	! objdump -d "$OUT/deep" | awk '/<(main|level[123]|spin)>:/,/ret/' | grep -q 'mov    %rsp,%rbp'
+}
+
+# The share (%) and count of COMM's samples in FOLDED whose stack holds the
+# frames of REGEX (in order, adjacent).
+chain_pct() {
+	awk -v c="$1" -v re="$3" '{
+		n = $NF
+		if (index($0, c ";") != 1) next
+		t += n
+		if ($0 ~ re) ok += n
+	} END { printf "%d %d\n", (t ? 100 * ok / t : 0), t }' "$2"
+}
+
+# perf's view: of the samples of `perf script` (one frame per line, leaf
+# first, blank line between samples), the share (%) and count whose frames
+# hold spin, level3, level2, level1, main in a row.
+perf_chain_pct() {
+	awk '
+		/^[^ \t]/ { if (k) done(); k = 0; next }
+		/^[ \t]*$/ { if (k) done(); k = 0; next }
+		{ f[k++] = $2; sub(/\+0x[0-9a-f]+$/, "", f[k - 1]) }
+		function done(  i) {
+			t++
+			for (i = 0; i + 4 < k; i++)
+				if (f[i] == "spin" && f[i+1] == "level3" && f[i+2] == "level2" &&
+				    f[i+3] == "level1" && f[i+4] == "main") { ok++; break }
+		}
+		END { if (k) done(); printf "%d %d\n", (t ? 100 * ok / t : 0), t }'
+}
+
+@test "native-unwind: a C program built -fomit-frame-pointer: whole stacks, as perf --call-graph dwarf sees them" {
+	fs_require_root
+	fs_require_cmd runc jq perf objdump
+	build_deep
+	local name="nu-$$-$BATS_TEST_NUMBER"
+	start_ctr "$name" --file "$OUT/deep:/deep" -- /deep
+	fs_wait_for 10 grep -q READY "$FS_TMP/$name/out.log"
+	cd "$OUT"
+	run "$FS_SIDECAR" run "$name" -d 2s -F 199 -o d.svg
+	echo "$output" | tee "$OUT/run.out"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"unwinder   pid $PID (without frame pointers: [deep]): native"* ]]
+	local pct total
+	read -r pct total < <(chain_pct deep d.folded ';main;level1;level2;level3;spin(;|$| )')
+	echo "# flamesidecar: $pct% of $total samples hold main;level1;level2;level3;spin" >&3
+	[ "$total" -gt 100 ]
+	[ "$pct" -ge 99 ]
+	# the oracle, on the same process
+	perf record -q --call-graph dwarf -F 199 -p "$PID" -o p.data -- sleep 1 >/dev/null 2>&1
+	perf script -i p.data -F comm,ip,sym 2>/dev/null >p.txt
+	read -r pct total < <(perf_chain_pct <p.txt)
+	echo "# perf --call-graph dwarf: $pct% of $total samples hold the same chain" >&3
+	[ "$total" -gt 50 ]
+	[ "$pct" -ge 95 ]
+	[ -z "${FS_NU_KEEP:-}" ] || cp d.folded run.out p.txt "$FS_NU_KEEP/"
+}
