@@ -194,8 +194,10 @@ int cfitable_step(const struct cfiflat_rule *u, struct unwind_regs *r,
 	uint64_t cfa = base + (uint64_t)(int64_t)u->cfa_off, ra, bp = r->bp;
 	if (unwind_read(st, cfa + (uint64_t)(int64_t)u->ra_off, &ra) < 0)
 		return -1;
-	if (u->bp == CFIFLAT_BP_SAVED &&
-	    unwind_read(st, cfa + (uint64_t)(int64_t)u->bp_off, &bp) < 0)
+	/* A save slot below sp was popped already (compilers keep the rule
+	 * through the epilogue, after `pop %rbp`): rbp holds the caller's. */
+	uint64_t bp_at = cfa + (uint64_t)(int64_t)u->bp_off;
+	if (u->bp == CFIFLAT_BP_SAVED && bp_at >= r->sp && unwind_read(st, bp_at, &bp) < 0)
 		return -1;
 	*r = (struct unwind_regs){.ip = ra, .sp = cfa, .bp = bp};
 	return 1;

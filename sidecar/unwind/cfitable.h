@@ -45,7 +45,8 @@ const struct cfiflat_rule *cfitable_lookup(const struct cfitable *t, uint64_t va
 
 /* Step r to its caller by rule u, reading the stack copy: 1 stepped, 2 the
  * outermost frame, -1 the rule cannot be followed (unsupported, a read
- * outside the copy). */
+ * outside the copy). A saved rbp whose slot lies below r->sp was popped
+ * already (an epilogue after `pop %rbp`): r->bp is kept as the caller's. */
 int cfitable_step(const struct cfiflat_rule *u, struct unwind_regs *r,
 		  const struct unwind_stack *st);
 

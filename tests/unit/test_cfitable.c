@@ -218,6 +218,17 @@ static void test_lookup(void)
 	is_int(cfitable_step(cfitable_lookup(t, 0x201010), &r, &st), -1,
 	       "a read outside the copy fails");
 	ok(r.bp == AT(15), "a failed step leaves the registers");
+	/* glibc's free at its `ret`: CFA = rsp + 8, rbp still "saved at CFA -
+	 * 16", a slot the `pop %rbp` before it released (below sp) */
+	struct cfiflat_rule ep = {.kind = CFIFLAT_STEP,
+				  .cfa_reg = CFIFLAT_REG_RSP,
+				  .cfa_off = 8,
+				  .ra_off = -8,
+				  .bp = CFIFLAT_BP_SAVED,
+				  .bp_off = -16};
+	r = (struct unwind_regs){.ip = 0x201010, .sp = AT(0), .bp = 0x1234};
+	is_int(cfitable_step(&ep, &r, &st), 1, "epilogue after pop %%rbp: stepped");
+	ok(r.ip == 0xabc && r.sp == AT(1) && r.bp == 0x1234, "rbp (already popped) kept");
 	is_int(cfitable_step(cfitable_lookup(t, 0x201200), &r, &st), 2, "outermost");
 	struct cfiflat_rule u = {.kind = CFIFLAT_UNSUPPORTED};
 	is_int(cfitable_step(&u, &r, &st), -1, "unsupported fails");
