@@ -245,16 +245,20 @@ static int cfi_map_lacks_fp(struct cfi_proc *p, struct procmaps_map *m, char *wh
 	struct cfi_file *f = cfi_file_of(p, m);
 	if (!f || !f->tab || f->fp_permille >= CFI_FP_PERMILLE)
 		return 0;
-	snprintf(which, len, "%s", m->label ? p->pm.labels + m->label : "?");
+	if (which)
+		snprintf(which, len, "%s", m->label ? p->pm.labels + m->label : "?");
 	return 1;
 }
 
 int cfi_proc_fp_missing(struct cfi_proc *p, char *which, size_t len)
 {
+	int missing = 0;
+	/* Every file, not only up to the first without frame pointers: the
+	 * walk will need their tables, better loaded now than in a sample. */
 	for (size_t i = 0; i < p->pm.n; i++)
-		if (cfi_map_lacks_fp(p, &p->pm.v[i], which, len))
-			return 1;
-	return 0;
+		if (cfi_map_lacks_fp(p, &p->pm.v[i], missing ? NULL : which, len))
+			missing = 1;
+	return missing;
 }
 
 uint64_t cfi_proc_preload(struct cfi_proc *p, const char *base)

@@ -70,8 +70,9 @@ int cfi_proc_is_exec(struct cfi_proc *p, uint64_t pc);
  * pointers (its CFI says so: CFI_FP_PERMILLE), with its label ("[bash]")
  * in which; 0 when every file that has CFI keeps them (a file without
  * CFI cannot be told apart and counts as keeping them). Walks the CFI of
- * each file not in the cache yet (in the ELF child), the main executable
- * first, and stops at the first file without frame pointers. */
+ * every file not in the cache yet (in the ELF child), so that the samples
+ * that follow do not; which names the first file without them in address
+ * order (the executable before the libraries). */
 int cfi_proc_fp_missing(struct cfi_proc *p, char *which, size_t len);
 
 /* Walk now the CFI of the file mapped with that base name ("libjvm.so"),
