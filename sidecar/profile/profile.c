@@ -568,7 +568,10 @@ static void profile_depths(const struct jvmunwind_jvm_stats *js, struct profile_
 
 unsigned profile_max_latency_ms(const struct profile *p)
 {
-	return p->st.stack_copy ? 100 : 1000;
+	/* auto without copies yet: a process that needs them is seen (and
+	 * the events reopened) at most this late */
+	int may_reopen = p->o.unwind == PROFILE_UNWIND_AUTO && !p->no_reopen;
+	return p->st.stack_copy || may_reopen ? 100 : 1000;
 }
 
 void profile_stats(const struct profile *p, struct profile_stats *st)

@@ -224,8 +224,10 @@ int profile_poll(struct profile *p, int timeout_ms, struct fs_error *err);
 /* The longest the caller may leave samples in the rings, in ms. With
  * stack copies the HotSpot unwinder reads the JVM's code cache as it
  * processes each sample, so a sample read late may find its code already
- * recompiled or unloaded: then 100 ms; otherwise 1000 (names come from the
- * JIT log by time and the kernel's chains). */
+ * recompiled or unloaded: then 100 ms. Also 100 ms with --unwind auto while
+ * the events may still be reopened with copies (the samples of a process
+ * that needs them keep the kernel's chains until it is seen). Otherwise
+ * 1000 (names come from the JIT log by time and the kernel's chains). */
 unsigned profile_max_latency_ms(const struct profile *p);
 
 /* Drain what is left and close the events; later polls return 0. */

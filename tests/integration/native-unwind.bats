@@ -69,6 +69,25 @@ C
 	! objdump -d "$OUT/deep" | awk '/<(main|level[123]|spin)>:/,/ret/' | grep -q 'mov    %rsp,%rbp'
 }
 
+# The same chain built WITH frame pointers and without glibc (Debian's has
+# none): only this file is mapped, so the process keeps the kernel's chain.
+build_fpdeep() {
+	fs_require_cmd gcc
+	# (sink in .data: a segment of bss only is refused by the symbolizer; spin
+	# at -O0: gcc 12 drops the frame of a leaf at -O2 whatever the flags)
+	cat >"$OUT/fp.c" <<'C'
+volatile unsigned long sink = 1;
+#define NI __attribute__((noinline, noclone))
+__attribute__((optimize("O0"))) NI void spin(unsigned long n) { for (unsigned long i = 0; i < n; i++) sink += i * 7; }
+NI void level3(unsigned long n) { unsigned long a[8]; for (int i = 0; i < 8; i++) a[i] = sink + n + i; spin(n + (a[n % 8] & 1)); sink -= a[2]; }
+NI void level2(unsigned long n) { unsigned long b[4] = {n, sink, n + 2, n + 3}; level3(n + (b[1] & 1)); sink -= b[n % 4]; }
+NI void level1(unsigned long n) { sink += n; level2(n ^ 1); sink -= 3; }
+__attribute__((force_align_arg_pointer, noreturn)) void _start(void) { for (;;) level1(200000); }
+C
+	gcc -O2 -fno-omit-frame-pointer -fno-stack-protector -nostdlib -static -Wl,--eh-frame-hdr \
+		-o "$OUT/fpdeep" "$OUT/fp.c"
+}
+
 # The share (%) and count of COMM's samples in FOLDED whose stack holds the
 # frames of REGEX (in order, adjacent).
 chain_pct() {
@@ -135,20 +154,7 @@ perf_chain_pct() {
 @test "native-unwind: a program built with frame pointers keeps the kernel's chain, without stack copies" {
 	fs_require_root
 	fs_require_cmd runc jq gcc
-	# no libc (Debian's has no frame pointers): only this file is mapped
-	# (sink in .data: a segment of bss only is refused by the symbolizer; spin
-	# at -O0: gcc 12 drops the frame of a leaf at -O2 whatever the flags)
-	cat >"$OUT/fp.c" <<'C'
-volatile unsigned long sink = 1;
-#define NI __attribute__((noinline, noclone))
-__attribute__((optimize("O0"))) NI void spin(unsigned long n) { for (unsigned long i = 0; i < n; i++) sink += i * 7; }
-NI void level3(unsigned long n) { unsigned long a[8]; for (int i = 0; i < 8; i++) a[i] = sink + n + i; spin(n + (a[n % 8] & 1)); sink -= a[2]; }
-NI void level2(unsigned long n) { unsigned long b[4] = {n, sink, n + 2, n + 3}; level3(n + (b[1] & 1)); sink -= b[n % 4]; }
-NI void level1(unsigned long n) { sink += n; level2(n ^ 1); sink -= 3; }
-__attribute__((force_align_arg_pointer, noreturn)) void _start(void) { for (;;) level1(200000); }
-C
-	gcc -O2 -fno-omit-frame-pointer -fno-stack-protector -nostdlib -static -Wl,--eh-frame-hdr \
-		-o "$OUT/fpdeep" "$OUT/fp.c"
+	build_fpdeep
 	local name="nu-$$-$BATS_TEST_NUMBER"
 	start_ctr "$name" --file "$OUT/fpdeep:/fpdeep" -- /fpdeep
 	cd "$OUT"
@@ -162,6 +168,33 @@ C
 	[ -z "${FS_NU_KEEP:-}" ] || cp k.folded "$FS_NU_KEEP/"
 	[ "$total" -gt 50 ]
 	[ "$pct" -ge 99 ]
+}
+
+@test "native-unwind: a process without frame pointers that starts during the window: events reopened with copies" {
+	fs_require_root
+	fs_require_cmd runc jq gcc objdump
+	build_fpdeep
+	build_deep
+	local name="nu-$$-$BATS_TEST_NUMBER"
+	start_ctr "$name" --file "$OUT/fpdeep:/fpdeep" --file "$OUT/deep:/deep" -- /fpdeep
+	cd "$OUT"
+	"$FS_SIDECAR" run "$name" -d 4s -F 199 -o late.svg >late.out 2>late.err &
+	local runpid=$!
+	fs_wait_for 10 grep -q recording late.err
+	runc exec -d --user 1000:1000 "$name" /deep
+	wait "$runpid"
+	cat late.out late.err
+	grep -q "unwind     stack copies" late.out
+	grep -q "(without frame pointers: \[deep\]): native" late.out
+	local pct total
+	read -r pct total < <(chain_pct deep late.folded ';main;level1;level2;level3;spin(;|$| )')
+	echo "# started during the window: $pct% of $total samples hold the whole chain" >&3
+	[ "$total" -gt 30 ]
+	[ "$pct" -ge 90 ] # those before the reopen (<= 100 ms) keep the kernel's chain
+	# the frame-pointer process kept its kernel chains
+	! grep -q "(without frame pointers: \[fpdeep\])" late.out
+	read -r pct total < <(chain_pct fpdeep late.folded ';_start;level1;level2;level3;spin(;|$| )')
+	[ "$pct" -ge 95 ]
 }
 
 @test "native-unwind: garbage stacks and garbage .eh_frame cost short stacks, nothing else" {
