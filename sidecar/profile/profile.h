@@ -69,11 +69,13 @@
 /* Which unwinder JVMs get (docs/unwind.md). The choice of stack copies is
  * made once at open for the whole window (the events are per CPU). */
 enum profile_unwind {
-	PROFILE_UNWIND_AUTO = 0, /* stack copies when the scope holds a JVM; then the
-				  * HotSpot unwinder for every JVM (whole stacks
-				  * without frame pointers, interpreted frames named) */
+	PROFILE_UNWIND_AUTO = 0, /* stack copies when the scope holds a JVM or a
+				  * process without frame pointers; then the HotSpot
+				  * unwinder for every JVM (whole stacks without frame
+				  * pointers, interpreted frames named) and the native
+				  * one for those processes (nativeunwind.h) */
 	PROFILE_UNWIND_FP,	 /* the kernel's frame-pointer chains only */
-	PROFILE_UNWIND_HOTSPOT,	 /* stack copies even when no JVM is seen at open */
+	PROFILE_UNWIND_HOTSPOT,	 /* stack copies even when no such process is seen at open */
 };
 
 /* Called with one line of warning text (no trailing newline). */
