@@ -334,9 +334,9 @@ busy_whole() {
 	read -r ppct ptotal pun pnf < <(perf_base_and_unresolved <p.txt)
 	echo "# $label: $pct% of $total samples reach main/_start; unresolved $un of $nf native frames ($strict with glibc's internal [libc.so.6] counted unresolved)" >&3
 	echo "# perf --call-graph dwarf: $ppct% of $ptotal samples reach main/_start; [unknown] $pun of $pnf frames" >&3
-	[ "$total" -gt 50 ]
+	[ "$total" -gt 30 ]
 	[ "$pct" -ge 95 ]
-	[ "$ptotal" -gt 30 ]
+	[ "$ptotal" -gt 20 ]
 	[ $((un * 100 * pnf)) -le $(((pun * 100 + 5 * pnf) * nf)) ]
 	if [ -n "$(debug_file "$bin")" ]; then
 		[ $((un * 100)) -le $((nf * 5)) ]
