@@ -84,11 +84,13 @@ static void run_usage(FILE *out)
 		"      --max-stack N    deepest callchain kept (default 127)\n"
 		"      --user-only      no kernel frames\n"
 		"      --with-pid       root frame \"comm-PID\" (one tower per process)\n"
-		"      --unwind MODE    auto (default: when the container runs a JVM, stack\n"
-		"                       copies and the HotSpot unwinder: whole stacks without\n"
-		"                       frame pointers, interpreted frames named), fp (frame\n"
-		"                       pointers only: cheapest, interpreted frames anonymous),\n"
-		"                       hotspot (copies even when no JVM is seen at open)\n"
+		"      --unwind MODE    auto (default: when the container runs a JVM or a\n"
+		"                       process without frame pointers, stack copies, the\n"
+		"                       HotSpot unwinder for JVMs and .eh_frame CFI for the\n"
+		"                       others: whole stacks, interpreted frames named), fp\n"
+		"                       (frame pointers only: cheapest, interpreted frames\n"
+		"                       anonymous), hotspot (copies even when no such process\n"
+		"                       is seen at open)\n"
 		"      --stack-copy BYTES  user stack copied per sample for the HotSpot\n"
 		"                       unwinder (default %u, at most %u)\n"
 		"      --kernel-filter MODE  how samples are kept to the container (or\n"
@@ -422,6 +424,32 @@ static void run_summary_unwind(const struct profile_stats *st)
 	}
 }
 
+/* One line per process that got the native unwinder (most samples first),
+ * one for the rest. */
+static void run_summary_native(const struct profile_stats *st)
+{
+	if (st->native_wanted && !st->nnative)
+		printf("native     %llu processes without frame pointers keep the kernel's "
+		       "chains (%s)\n",
+		       (unsigned long long)st->native_wanted,
+		       st->stack_copy ? "no room in the unwinder" : "no stack copies");
+	for (size_t i = 0; i < st->nnative; i++) {
+		const struct profile_unwinder *u = &st->native[i];
+		printf("unwinder   pid %d (without frame pointers: %s): native, %llu samples, "
+		       "%.1f%% reached the thread's base, %llu frames by CFI, %llu by frame "
+		       "pointer, %.1f us CPU per sample\n",
+		       (int)u->pid, u->why, (unsigned long long)u->samples,
+		       run_pct(u->reached_root, u->samples), (unsigned long long)u->native_cfi,
+		       (unsigned long long)u->native_fp,
+		       u->samples ? (double)u->unwind_ns / 1000.0 / (double)u->samples : 0.0);
+	}
+	if (st->native_more)
+		printf("unwinder   %zu more processes: native, %llu samples, %.1f%% reached the "
+		       "thread's base\n",
+		       st->native_more, (unsigned long long)st->native_rest.samples,
+		       run_pct(st->native_rest.reached_root, st->native_rest.samples));
+}
+
 static void run_summary(struct profile *p, const struct run_args *a, uint64_t window_ms,
 			const char *svg, const char *folded, uint64_t after_ms)
 {
@@ -493,6 +521,7 @@ static void run_summary(struct profile *p, const struct run_args *a, uint64_t wi
 		       "sampled: named by the later owner\n",
 		       (unsigned long long)st.time_approx);
 	run_summary_unwind(&st);
+	run_summary_native(&st);
 	struct hot_frame *hot = NULL;
 	size_t n = 0;
 	uint64_t total = fold_total(profile_table(p));

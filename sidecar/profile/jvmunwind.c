@@ -53,6 +53,7 @@ struct jvmunwind_jvm {
 
 struct jvmunwind {
 	struct cfi *cfi;
+	int own_cfi;
 	struct jvmunwind_jvm *jvms[JVMUNWIND_MAX_JVMS];
 	size_t n;
 };
@@ -64,12 +65,14 @@ static uint64_t jvmunwind_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-int jvmunwind_new(struct jvmunwind **out)
+int jvmunwind_new(struct cfi *shared, struct jvmunwind **out)
 {
 	struct jvmunwind *ju = calloc(1, sizeof(*ju));
 	if (!ju)
 		return -ENOMEM;
-	int r = cfi_new(NULL, &ju->cfi);
+	ju->cfi = shared;
+	ju->own_cfi = !shared;
+	int r = shared ? 0 : cfi_new(NULL, &ju->cfi);
 	if (r < 0) {
 		free(ju);
 		return r;
@@ -98,7 +101,8 @@ void jvmunwind_free(struct jvmunwind *ju)
 		return;
 	for (size_t i = 0; i < ju->n; i++)
 		jvmunwind_jvm_free(ju->jvms[i]);
-	cfi_free(ju->cfi);
+	if (ju->own_cfi)
+		cfi_free(ju->cfi);
 	free(ju);
 }
 

@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include "budget.h"
+#include "cfi.h"
 #include "error.h"
 #include "sampler.h"
 #include "unwind.h"
@@ -48,7 +49,9 @@ struct jvmunwind_jvm_stats {
 	uint64_t depth_kib[JVMUNWIND_DEPTH_BUCKETS];
 };
 
-int jvmunwind_new(struct jvmunwind **out);
+/* shared: a CFI file cache to use (borrowed: it must outlive the table),
+ * NULL for one of its own. */
+int jvmunwind_new(struct cfi *shared, struct jvmunwind **out);
 void jvmunwind_free(struct jvmunwind *ju);
 
 /* Start unwinding pid (a HotSpot JVM): open its VMStructs and maps.

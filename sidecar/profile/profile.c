@@ -14,8 +14,10 @@
 #include "attach.h"
 #include "cgroup.h"
 #include "cleanup.h"
+#include "cfi.h"
 #include "jvmunwind.h"
 #include "leafcall.h"
+#include "nativeunwind.h"
 #include "proc.h"
 #include "sampler.h"
 #include "timeutil.h"
@@ -26,6 +28,8 @@ static void profile_on_task(const struct sampler_task *t, void *ctx)
 	struct profile *p = ctx;
 	if (p->threads && t->kind != SAMPLER_TASK_FORK)
 		threadnames_exit(p->threads, t->tid); /* a new name, or a new thread */
+	if (t->kind == SAMPLER_TASK_EXIT && t->pid == t->tid && p->nu)
+		nativeunwind_remove(p->nu, t->pid); /* its mappings; its counts stay */
 	if (t->kind != SAMPLER_TASK_EXEC || t->pid != t->tid)
 		return;
 	/* a new image: what we knew about the pid is wrong now */
@@ -39,9 +43,12 @@ static void profile_on_task(const struct sampler_task *t, void *ctx)
 		pp->unwinder = 0;
 		if (p->ju)
 			jvmunwind_remove(p->ju, t->pid);
+		profile_native_forget(p, pp);
 		symbolizer_load_pid(p->sym, t->pid, NULL);
 		if (attach_check_hotspot(t->pid, NULL) == 0)
 			profile_pid_jvm(p, pp);
+		else
+			profile_pid_native(p, pp);
 	}
 }
 
@@ -143,6 +150,7 @@ static int profile_read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
  * chain rebuilt from the stack copy (jvmunwind.h); other JVMs keep the
  * kernel's frame-pointer chain, with the caller it skips when the leaf is
  * in a prologue or epilogue put back from the stack (leafcall.h);
+ * processes without frame pointers get the native CFI walk (nativeunwind.h);
  * everything else keeps the kernel's chain. */
 static int profile_on_sample(const struct sample *smp, void *ctx)
 {
@@ -157,6 +165,13 @@ static int profile_on_sample(const struct sample *smp, void *ctx)
 			ips = p->chain;
 			nr = n;
 			cut = n >= SYMBOLIZER_MAX_FRAMES; /* the unwinder's own limit */
+		}
+	} else if (p->nu && smp->has_regs && pp && pp->native) {
+		size_t n = nativeunwind_sample(p->nu, smp, p->chain, SYMBOLIZER_MAX_FRAMES);
+		if (n) {
+			ips = p->chain;
+			nr = n;
+			cut = n >= SYMBOLIZER_MAX_FRAMES;
 		}
 	} else if (smp->has_regs && pp && pp->jvm && nr < SYMBOLIZER_MAX_FRAMES) {
 		size_t n =
@@ -186,22 +201,36 @@ static int profile_on_sample(const struct sample *smp, void *ctx)
 }
 
 /* Stack copies for this window? Decided before the events open, from
- * the JVMs running now (docs/unwind.md). */
-static int profile_want_copies(const struct profile_opts *o, const struct registry_entry *e)
+ * the JVMs and the other processes running now (docs/unwind.md). */
+static int profile_want_copies(struct profile *p)
 {
-	if (o->unwind != PROFILE_UNWIND_AUTO)
-		return o->unwind == PROFILE_UNWIND_HOTSPOT;
+	const struct profile_opts *o = &p->o;
+	if (o->unwind == PROFILE_UNWIND_FP)
+		return 0;
+	/* Every process in scope noted now: those without frame pointers want
+	 * copies, and their files' CFI is walked before the window. */
+	int native = profile_native_scan(p);
+	if (o->unwind == PROFILE_UNWIND_HOTSPOT || native)
+		return 1;
 	cleanup_free pid_t *jvms = NULL;
 	size_t n = 0;
-	if (o->pid) {
-		if (attach_check_hotspot(o->pid, NULL) < 0)
-			return 0;
-		return 1;
-	}
+	if (o->pid)
+		return attach_check_hotspot(o->pid, NULL) == 0;
 	/* Any JVM, with frame pointers or not: an interpreted frame's Method*
 	 * is in the frame, so only a stack copy names it (an anonymous
 	 * "Interpreter" frame hides where the time goes). */
-	return map_find_jvms(e, &jvms, &n, NULL) == 0 && n > 0;
+	return map_find_jvms(&p->entry, &jvms, &n, NULL) == 0 && n > 0;
+}
+
+/* The unwinders of a window with stack copies: the JVMs' and the native
+ * one, over the shared CFI cache. 0 or -ENOMEM (then neither). */
+static int profile_unwinders_new(struct profile *p)
+{
+	if (jvmunwind_new(p->cfi, &p->ju) == 0 && nativeunwind_new(p->cfi, &p->nu) == 0)
+		return 0;
+	jvmunwind_free(p->ju);
+	p->ju = NULL;
+	return -ENOMEM;
 }
 
 /* ---- open / poll / stop ---------------------------------------------------- */
@@ -215,9 +244,12 @@ static int profile_open_sampler(struct profile *p, struct fs_error *err)
 				  .max_stack = o->max_stack,
 				  .user_only = o->user_only,
 				  .kernel_filter = o->kernel_filter};
+	/* The CFI cache of every process (the native check, both unwinders). */
+	if (o->unwind != PROFILE_UNWIND_FP && cfi_new(NULL, &p->cfi) < 0)
+		return fs_error_set(err, ENOMEM, "allocating the CFI cache");
 	/* Without the HotSpot unwinder, a few words of stack anyway: the
 	 * caller a frame-pointer walk skips in a prologue or epilogue. */
-	int leaf_only = !profile_want_copies(o, e);
+	int leaf_only = !profile_want_copies(p);
 	so.stack_copy = leaf_only	? LEAFCALL_STACK_COPY
 			: o->stack_copy ? o->stack_copy
 					: SAMPLER_DEFAULT_STACK_COPY;
@@ -228,7 +260,7 @@ static int profile_open_sampler(struct profile *p, struct fs_error *err)
 	 * loads (~200 ms of CPU) the workload should not pay inside the
 	 * window. */
 	if (!leaf_only) {
-		if (jvmunwind_new(&p->ju) < 0)
+		if (profile_unwinders_new(p) < 0)
 			return fs_error_set(err, ENOMEM, "allocating the unwinder");
 		symbolizer_set_method(p->sym, jvmunwind_method_name, p->ju);
 		profile_unwind_known(p);
@@ -263,6 +295,7 @@ static int profile_open_sampler(struct profile *p, struct fs_error *err)
 	}
 	p->opened = 1;
 	profile_unwind_known(p); /* without copies: a JVM's warning or a reopen */
+	profile_native_known(p);
 	return 0;
 }
 
@@ -449,12 +482,15 @@ static void profile_reopen(struct profile *p)
 	so.stack_copy = p->o.stack_copy ? p->o.stack_copy : SAMPLER_DEFAULT_STACK_COPY;
 	struct sampler *ns = NULL;
 	struct fs_error e2 = {0};
-	if (jvmunwind_new(&p->ju) < 0 || sampler_open(&so, &ns, &e2) < 0) {
+	if (profile_unwinders_new(p) < 0 || sampler_open(&so, &ns, &e2) < 0) {
 		jvmunwind_free(p->ju);
+		nativeunwind_free(p->nu);
 		p->ju = NULL;
+		p->nu = NULL;
 		profile_warn(p,
-			     "cannot reopen the events with stack copies (%s): JVMs that "
-			     "started without frame pointers keep shallow stacks",
+			     "cannot reopen the events with stack copies (%s): JVMs and "
+			     "processes that started without frame pointers keep shallow "
+			     "stacks",
 			     e2.msg);
 		p->no_reopen = 1;
 		profile_unwind_known(p); /* their warnings */
@@ -468,6 +504,7 @@ static void profile_reopen(struct profile *p)
 	symbolizer_set_method(p->sym, jvmunwind_method_name, p->ju);
 	p->st.stack_copy = so.stack_copy;
 	profile_unwind_known(p);
+	profile_native_known(p);
 }
 
 int profile_poll(struct profile *p, int timeout_ms, struct fs_error *err)
@@ -531,7 +568,10 @@ static void profile_depths(const struct jvmunwind_jvm_stats *js, struct profile_
 
 unsigned profile_max_latency_ms(const struct profile *p)
 {
-	return p->st.stack_copy ? 100 : 1000;
+	/* auto without copies yet: a process that needs them is seen (and
+	 * the events reopened) at most this late */
+	int may_reopen = p->o.unwind == PROFILE_UNWIND_AUTO && !p->no_reopen;
+	return p->st.stack_copy || may_reopen ? 100 : 1000;
 }
 
 void profile_stats(const struct profile *p, struct profile_stats *st)
@@ -570,6 +610,7 @@ void profile_stats(const struct profile *p, struct profile_stats *st)
 			profile_depths(&js, u);
 		}
 	}
+	profile_native_stats(p, st);
 }
 
 void profile_close(struct profile *p)
@@ -581,6 +622,8 @@ void profile_close(struct profile *p)
 	if (p->sym)
 		symbolizer_close(p->sym);
 	jvmunwind_free(p->ju);
+	nativeunwind_free(p->nu);
+	cfi_free(p->cfi); /* after the unwinders that borrow it */
 	for (size_t i = 0; i < p->njit; i++) {
 		struct profile_jit *j = &p->jit[i];
 		struct fs_error err = {0};

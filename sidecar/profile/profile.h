@@ -9,10 +9,12 @@
  *            in each JVM running then (map_window_open: every code load and
  *            unload with its time); its log is read every second
  *            (PROFILE_WINDOW_READ_US), and profile_close stops it
- *   unwind   with stack copies (opts.unwind; on from when a JVM in scope
- *            without frame pointers is seen, for every sample), each JVM's user
- *            chain is rebuilt by the HotSpot-aware unwinder (jvmunwind.h):
- *            the one change on the per-sample path (profile_on_sample)
+ *   unwind   with stack copies (opts.unwind; on from when a JVM, or a
+ *            process that maps a file built without frame pointers, is in
+ *            scope, for every sample), each JVM's user chain is rebuilt by
+ *            the HotSpot-aware unwinder (jvmunwind.h) and each such other
+ *            process's by the native CFI unwinder (nativeunwind.h): the
+ *            changes on the per-sample path (profile_on_sample)
  *   raw      while recording, samples are aggregated by (pid, callchain)
  *            (with opts.per_thread, by (pid, thread, callchain)):
  *            equal chains only bump a count (and their first/last sample
@@ -67,11 +69,13 @@
 /* Which unwinder JVMs get (docs/unwind.md). The choice of stack copies is
  * made once at open for the whole window (the events are per CPU). */
 enum profile_unwind {
-	PROFILE_UNWIND_AUTO = 0, /* stack copies when the scope holds a JVM; then the
-				  * HotSpot unwinder for every JVM (whole stacks
-				  * without frame pointers, interpreted frames named) */
+	PROFILE_UNWIND_AUTO = 0, /* stack copies when the scope holds a JVM or a
+				  * process without frame pointers; then the HotSpot
+				  * unwinder for every JVM (whole stacks without frame
+				  * pointers, interpreted frames named) and the native
+				  * one for those processes (nativeunwind.h) */
 	PROFILE_UNWIND_FP,	 /* the kernel's frame-pointer chains only */
-	PROFILE_UNWIND_HOTSPOT,	 /* stack copies even when no JVM is seen at open */
+	PROFILE_UNWIND_HOTSPOT,	 /* stack copies even when no such process is seen at open */
 };
 
 /* Called with one line of warning text (no trailing newline). */
@@ -140,13 +144,19 @@ struct profile_jvm_result {
 
 #define PROFILE_DEPTH_MARKS 4 /* 4, 8, 16, 32 KiB: profile_unwinder.within_kib */
 
-/* Which unwinder a JVM got, for the summary. */
+#define PROFILE_MAX_NATIVE 32 /* processes with the native unwinder shown one by one */
+
+/* Which unwinder a JVM (or a process without frame pointers) got, for the
+ * summary. */
 struct profile_unwinder {
 	pid_t pid;
 	int hotspot;	/* 1: the HotSpot unwinder, 0: frame pointers */
-	int fp_missing; /* runs without -XX:+PreserveFramePointer */
-	char why[160];	/* when it needed the HotSpot unwinder but did not get it */
+	int native;	/* 1: the native CFI unwinder (not a JVM) */
+	int fp_missing; /* runs without -XX:+PreserveFramePointer (native: a file lacks them) */
+	char why[160];	/* when it needed the HotSpot unwinder but did not get it;
+			 * native: the file without frame pointers ("[bash]") */
 	uint64_t samples, reached_root, interpreted, frames;
+	uint64_t native_cfi, native_fp; /* native: frames stepped by CFI, by frame pointer */
 	unsigned depth_p50_kib, depth_p99_kib, depth_max_kib; /* of whole walks */
 	uint64_t unwind_ns;				      /* CPU time unwinding */
 	/* whole walks (reached_root) that used at most 4, 8, 16, 32 KiB of
@@ -193,6 +203,13 @@ struct profile_stats {
 	uint64_t stack_copies;
 	struct profile_unwinder unwinder[PROFILE_MAX_JVMS];
 	size_t nunwinder;
+	/* processes that are not JVMs: how many lacked frame pointers, and
+	 * those that got the native unwinder (most samples first; past
+	 * PROFILE_MAX_NATIVE, native_more of them summed in native_rest) */
+	uint64_t native_wanted;
+	struct profile_unwinder native[PROFILE_MAX_NATIVE];
+	size_t nnative, native_more;
+	struct profile_unwinder native_rest;
 };
 
 struct profile;
@@ -209,8 +226,10 @@ int profile_poll(struct profile *p, int timeout_ms, struct fs_error *err);
 /* The longest the caller may leave samples in the rings, in ms. With
  * stack copies the HotSpot unwinder reads the JVM's code cache as it
  * processes each sample, so a sample read late may find its code already
- * recompiled or unloaded: then 100 ms; otherwise 1000 (names come from the
- * JIT log by time and the kernel's chains). */
+ * recompiled or unloaded: then 100 ms. Also 100 ms with --unwind auto while
+ * the events may still be reopened with copies (the samples of a process
+ * that needs them keep the kernel's chains until it is seen). Otherwise
+ * 1000 (names come from the JIT log by time and the kernel's chains). */
 unsigned profile_max_latency_ms(const struct profile *p);
 
 /* Drain what is left and close the events; later polls return 0. */

@@ -45,6 +45,10 @@ struct profile_pid {
 	int warned_map;
 	int warned_fp;
 	int unwinder; /* index + 1 into st.unwinder, 0 none */
+	/* not a JVM: looked at for frame pointers (profile_native.c) */
+	int native_checked;
+	int native;	/* a file it maps lacks frame pointers: the native unwinder */
+	char lacks[64]; /* that file's label */
 };
 
 struct profile_jit {
@@ -83,6 +87,9 @@ struct profile {
 	struct profile_stats st;
 	struct sampler_stats sst; /* kept after profile_stop */
 	struct jvmunwind *ju;	  /* with stack copies */
+	struct cfi *cfi;	  /* CFI files of every process (unless --unwind fp) */
+	struct nativeunwind *nu;  /* with stack copies: processes without frame pointers */
+	int warned_native;	  /* nativeunwind_add failed (warned once) */
 	struct sampler_opts so;	  /* as opened (for a reopen with copies) */
 	char cg[PATH_MAX];
 	int want_copies;	   /* a JVM without frame pointers appeared: reopen */
@@ -122,5 +129,20 @@ void profile_pid_jvm(struct profile *p, struct profile_pid *pp);
 void profile_unwind_known(struct profile *p);
 /* Before the window: libjvm.so's symbols of every JVM unwound. */
 void profile_preload_libjvm(struct profile *p);
+
+/* profile_native.c. pp is not a JVM: look at its files once (frame
+ * pointers or not), then (once the events are open) give it the native
+ * unwinder, or ask for a reopen with stack copies. Nothing with --unwind fp. */
+void profile_pid_native(struct profile *p, struct profile_pid *pp);
+/* Every process seen so far that lacks frame pointers: its unwinder (or
+ * the reopen), once the events are open or reopened with copies. */
+void profile_native_known(struct profile *p);
+/* pp exec'd: forget what was decided (and its unwinder's mappings). */
+void profile_native_forget(struct profile *p, struct profile_pid *pp);
+/* Before the events open: note every process in scope (profile_pid_note).
+ * 1 when one of them lacks frame pointers. */
+int profile_native_scan(struct profile *p);
+/* The native unwinder's part of profile_stats. */
+void profile_native_stats(const struct profile *p, struct profile_stats *st);
 
 #endif

@@ -125,6 +125,8 @@ struct profile_pid *profile_pid_note(struct profile *p, pid_t pid)
 	symbolizer_load_pid(p->sym, pid, NULL);
 	if (attach_check_hotspot(pid, NULL) == 0)
 		profile_pid_jvm(p, pp);
+	else
+		profile_pid_native(p, pp);
 	return pp;
 }
 

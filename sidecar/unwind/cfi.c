@@ -20,6 +20,7 @@
 struct cfi_file {
 	struct procmaps_file_id id;
 	struct cfitable *tab; /* NULL: no CFI, or refused (negative cache) */
+	unsigned fp_permille; /* cfitable_fp_permille(tab) */
 };
 
 /* A mapping's procmaps `user` word: 0 not looked at yet, CFI_TRIED no
@@ -219,9 +220,45 @@ static struct cfi_file *cfi_file_of(struct cfi_proc *p, struct procmaps_map *m)
 	f->tab = cfi_file_table(c, fd);
 	if (!f->tab)
 		c->st.file_errors++;
+	else
+		f->fp_permille = cfitable_fp_permille(f->tab);
 	c->files[c->nfiles++] = f;
 	m->user = (uintptr_t)f;
 	return f;
+}
+
+int cfi_proc_is_exec(struct cfi_proc *p, uint64_t pc)
+{
+	if (procmaps_find(&p->pm, pc))
+		return 1;
+	return timeutil_now_ms() - p->loaded_ms >= CFI_REFRESH_MS && cfi_proc_read_maps(p) == 0 &&
+	       procmaps_find(&p->pm, pc);
+}
+
+/* 1 when m is a file's text whose CFI says it has no frame pointers (its
+ * label into which). Maps are sorted by address, so the executable (PIE at
+ * 0x55..., or non-PIE low) comes before the libraries at 0x7f.... */
+static int cfi_map_lacks_fp(struct cfi_proc *p, struct procmaps_map *m, char *which, size_t len)
+{
+	if (cfi_find_map(p, m->start) != m || m->type != PROCMAPS_FILE)
+		return 0;
+	struct cfi_file *f = cfi_file_of(p, m);
+	if (!f || !f->tab || f->fp_permille >= CFI_FP_PERMILLE)
+		return 0;
+	if (which)
+		snprintf(which, len, "%s", m->label ? p->pm.labels + m->label : "?");
+	return 1;
+}
+
+int cfi_proc_fp_missing(struct cfi_proc *p, char *which, size_t len)
+{
+	int missing = 0;
+	/* Every file, not only up to the first without frame pointers: the
+	 * walk will need their tables, better loaded now than in a sample. */
+	for (size_t i = 0; i < p->pm.n; i++)
+		if (cfi_map_lacks_fp(p, &p->pm.v[i], missing ? NULL : which, len))
+			missing = 1;
+	return missing;
 }
 
 uint64_t cfi_proc_preload(struct cfi_proc *p, const char *base)

@@ -43,6 +43,10 @@
  * file gets no CFI */
 #define CFI_MAX_BYTES (128u << 20)
 
+/* A file whose stepping CFI rows have fewer rbp-based code bytes than this
+ * (per mille) was built without frame pointers (cfitable_fp_permille). */
+#define CFI_FP_PERMILLE 500
+
 struct cfi;	 /* the file cache, shared by processes */
 struct cfi_proc; /* one process's executable mappings */
 
@@ -57,6 +61,19 @@ void cfi_proc_free(struct cfi_proc *p);
 /* 1 when pc lies in an executable file mapping (or the vDSO) of the
  * process. */
 int cfi_proc_is_text(struct cfi_proc *p, uint64_t pc);
+
+/* 1 when pc lies in any executable mapping of the process, anonymous
+ * (JIT code) included: where a walk may still step by frame pointers. */
+int cfi_proc_is_exec(struct cfi_proc *p, uint64_t pc);
+
+/* 1 when a file mapped executable by the process was built without frame
+ * pointers (its CFI says so: CFI_FP_PERMILLE), with its label ("[bash]")
+ * in which; 0 when every file that has CFI keeps them (a file without
+ * CFI cannot be told apart and counts as keeping them). Walks the CFI of
+ * every file not in the cache yet (in the ELF child), so that the samples
+ * that follow do not; which names the first file without them in address
+ * order (the executable before the libraries). */
+int cfi_proc_fp_missing(struct cfi_proc *p, char *which, size_t len);
 
 /* Walk now the CFI of the file mapped with that base name ("libjvm.so"),
  * so that its first sample does not wait for it (libjvm.so: ~150 ms in the

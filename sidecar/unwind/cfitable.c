@@ -140,6 +140,21 @@ size_t cfitable_rows(const struct cfitable *t)
 	return t->nrows;
 }
 
+unsigned cfitable_fp_permille(const struct cfitable *t)
+{
+	uint64_t fp = 0, sp = 0; /* at most 2^20 rows of < 2^32 bytes: no overflow */
+	for (uint32_t i = 0; i < t->nrows; i++) {
+		const struct cfiflat_rule *u = &t->rules[t->rows[i].rule];
+		if (u->kind != CFIFLAT_STEP)
+			continue;
+		if (u->cfa_reg == CFIFLAT_REG_RBP)
+			fp += t->rows[i].len;
+		else if (u->cfa_off > 8)
+			sp += t->rows[i].len; /* a frame on the stack, not by rbp */
+	}
+	return fp + sp ? (unsigned)(fp * 1000 / (fp + sp)) : 0;
+}
+
 int cfitable_vaddr(const struct cfitable *t, uint64_t off, uint64_t *vaddr)
 {
 	for (uint32_t i = 0; i < t->nloads; i++) {
@@ -179,8 +194,10 @@ int cfitable_step(const struct cfiflat_rule *u, struct unwind_regs *r,
 	uint64_t cfa = base + (uint64_t)(int64_t)u->cfa_off, ra, bp = r->bp;
 	if (unwind_read(st, cfa + (uint64_t)(int64_t)u->ra_off, &ra) < 0)
 		return -1;
-	if (u->bp == CFIFLAT_BP_SAVED &&
-	    unwind_read(st, cfa + (uint64_t)(int64_t)u->bp_off, &bp) < 0)
+	/* A save slot below sp was popped already (compilers keep the rule
+	 * through the epilogue, after `pop %rbp`): rbp holds the caller's. */
+	uint64_t bp_at = cfa + (uint64_t)(int64_t)u->bp_off;
+	if (u->bp == CFIFLAT_BP_SAVED && bp_at >= r->sp && unwind_read(st, bp_at, &bp) < 0)
 		return -1;
 	*r = (struct unwind_regs){.ip = ra, .sp = cfa, .bp = bp};
 	return 1;

@@ -27,6 +27,15 @@ void cfitable_free(struct cfitable *t);
 
 size_t cfitable_rows(const struct cfitable *t);
 
+/* Of the code bytes where the table's stepping rows say a frame is built
+ * (CFA rbp-based, or rsp-based past the return address), the share (per
+ * mille) whose CFA is rbp-based: code built with frame pointers has its
+ * bodies there (after `mov %rsp,%rbp`), code built without them almost
+ * none (functions with a variable frame only). Frameless leaves (CFA =
+ * rsp + 8) count for neither: -momit-leaf-frame-pointer builds have them
+ * too. 0 for a table without such rows. What cfi_proc_fp_missing decides by. */
+unsigned cfitable_fp_permille(const struct cfitable *t);
+
 /* The link-time vaddr of file offset off (the PT_LOAD that holds it). 0 or
  * -1. */
 int cfitable_vaddr(const struct cfitable *t, uint64_t off, uint64_t *vaddr);
@@ -36,7 +45,8 @@ const struct cfiflat_rule *cfitable_lookup(const struct cfitable *t, uint64_t va
 
 /* Step r to its caller by rule u, reading the stack copy: 1 stepped, 2 the
  * outermost frame, -1 the rule cannot be followed (unsupported, a read
- * outside the copy). */
+ * outside the copy). A saved rbp whose slot lies below r->sp was popped
+ * already (an epilogue after `pop %rbp`): r->bp is kept as the caller's. */
 int cfitable_step(const struct cfiflat_rule *u, struct unwind_regs *r,
 		  const struct unwind_stack *st);
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cfi.h"
+#include "nativewalk.h"
 #include "unwind.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -143,6 +144,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int s = cfi_proc_step(f.self, &r, &st, (int)(data[0] & 1));
 	if (s < -1 || s > 2)
 		abort(); /* (the walker, not cfi, checks that sp grows) */
+	/* The native walk (a process that is not a JVM) over our own maps:
+	 * the real CFI of every file, frame pointers elsewhere. */
+	struct nativewalk nw;
+	nativewalk_init(&nw, f.self);
+	r = (struct unwind_regs){
+	    .ip = f.self_text + fz_word(data + 8) % 4096, .sp = st.sp, .bp = regs.bp};
+	size_t nn = nativewalk_run(&nw, &r, &st, out, UNWIND_MAX_FRAMES, &res);
+	if (nn > UNWIND_MAX_FRAMES || (nn && out[0] != r.ip))
+		abort();
 	free(copy);
 	return 0;
 }

@@ -191,6 +191,16 @@ static void test_lookup(void)
 	ok(cfitable_lookup(t, 0x20110f) && !cfitable_lookup(t, 0x201110), "end is exclusive");
 	ok(!cfitable_lookup(t, UINT64_MAX), "far past the last row");
 	is_int((int)cfitable_rows(t), 4, "rows counted");
+	/* 0x20 rbp-based bytes; the rsp + 8 rows (frameless) and the
+	 * outermost row count for neither side */
+	is_int((int)cfitable_fp_permille(t), 1000, "frame-pointer share: rbp rows only");
+	f.rules[0].cfa_off = 24; /* now a frame on the stack: 4 + 0x10 bytes */
+	struct cfitable *t2 = NULL;
+	ok(cfitable_decode(&f, sizeof(f), &t2, NULL) == 0 &&
+	       cfitable_fp_permille(t2) == 0x20 * 1000 / (0x20 + 4 + 0x10),
+	   "frame-pointer share against rsp-based frames");
+	cfitable_free(t2);
+	f.rules[0].cfa_off = 8;
 
 	struct unwind_stack st = {
 	    .sp = AT(0), .data = (const uint8_t *)stack, .size = sizeof(stack)};
@@ -208,6 +218,17 @@ static void test_lookup(void)
 	is_int(cfitable_step(cfitable_lookup(t, 0x201010), &r, &st), -1,
 	       "a read outside the copy fails");
 	ok(r.bp == AT(15), "a failed step leaves the registers");
+	/* glibc's free at its `ret`: CFA = rsp + 8, rbp still "saved at CFA -
+	 * 16", a slot the `pop %rbp` before it released (below sp) */
+	struct cfiflat_rule ep = {.kind = CFIFLAT_STEP,
+				  .cfa_reg = CFIFLAT_REG_RSP,
+				  .cfa_off = 8,
+				  .ra_off = -8,
+				  .bp = CFIFLAT_BP_SAVED,
+				  .bp_off = -16};
+	r = (struct unwind_regs){.ip = 0x201010, .sp = AT(0), .bp = 0x1234};
+	is_int(cfitable_step(&ep, &r, &st), 1, "epilogue after pop %%rbp: stepped");
+	ok(r.ip == 0xabc && r.sp == AT(1) && r.bp == 0x1234, "rbp (already popped) kept");
 	is_int(cfitable_step(cfitable_lookup(t, 0x201200), &r, &st), 2, "outermost");
 	struct cfiflat_rule u = {.kind = CFIFLAT_UNSUPPORTED};
 	is_int(cfitable_step(&u, &r, &st), -1, "unsupported fails");
@@ -299,6 +320,10 @@ static void test_libc(struct elfjail *j)
 	ok(rc == 0 && t && cfitable_rows(t) > 1000, "libc's CFI walked (%zu rows, %llu ms)",
 	   t ? cfitable_rows(t) : 0, (unsigned long long)(t1 - t0));
 	ok(libc_ok(t), "getpid: CFA = rsp + 8, ra at CFA - 8");
+	/* Debian builds glibc without frame pointers: almost no body is
+	 * rbp-based (cfi_proc_fp_missing's threshold is CFI_FP_PERMILLE). */
+	ok(t && cfitable_fp_permille(t) < 300, "libc: %u per mille of its code rbp-based",
+	   t ? cfitable_fp_permille(t) : 0);
 	test_plt(t, fd);
 	libc_rows = t ? cfitable_rows(t) : 0;
 	cfitable_free(t);
