@@ -132,7 +132,9 @@ static int elfsyms_read_loads(struct elfsyms *es, Elf *elf)
 		return -ENOEXEC;
 	for (size_t i = 0; i < phnum && es->nloads < ELFSYMS_MAX_LOADS; i++) {
 		GElf_Phdr ph;
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+		/* filesz 0 maps no byte of the file (every PT_LOAD of a
+		 * separate debug file): it could not place an offset anyway */
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || ph.p_filesz == 0)
 			continue;
 		es->loads[es->nloads++] =
 		    (struct elfsyms_load){ph.p_offset, ph.p_vaddr, ph.p_filesz};

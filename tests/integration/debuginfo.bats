@@ -1,0 +1,147 @@
+#!/usr/bin/env bats
+# Names of native frames from separate debug info (sidecar/debuginfo/,
+# docs/debuginfo.md), on a real runc container holding a JVM and a native
+# program that spends its time in glibc (tests/fixtures/debuginfo/sortloop.c).
+# Oracles: Debian's libc6-dbg (the names we show for glibc's internal
+# functions are in its .symtab) and a real `debuginfod -F DIR` serving a copy
+# of it on the loopback of a private network namespace.
+# One container for the first three cases: its own /usr/lib/debug is hidden
+# (an empty tmpfs), so names come from the host's, or from debuginfod when
+# the sidecar runs in a mount namespace where the host's is hidden too.
+
+load ../lib/containers
+
+LIBC=$(readlink -f /lib/x86_64-linux-gnu/libc.so.6)
+
+libc_build_id() {
+	readelf -n "$LIBC" | awk '/Build ID:/ { print $3; exit }'
+}
+
+setup_file() {
+	[ "$(id -u)" = 0 ] || return 0
+	command -v runc >/dev/null && command -v jq >/dev/null || return 0
+	[ -f "$FS_BUILD/java/flametest/Workload.class" ] || return 0
+	fs_setup
+	export FS_TMP FS_RUN FS_CONFIG FLAMESIDECAR_CONFIG
+	mkdir -p "$FS_TMP/bin"
+	cc -O2 -fno-omit-frame-pointer -o "$FS_TMP/bin/sortloop" \
+		"$FS_TOP/tests/fixtures/debuginfo/sortloop.c"
+	export DBG_CTR="dbg-$$"
+	fs_start_jvm "$DBG_CTR" --mount "$FS_TMP/bin:/opt/fsbin" --hide /usr/lib/debug \
+		--wrap '/opt/fsbin/sortloop & exec "$@"' -- --threads 2
+	fs_wait_for 30 grep -q READY-NATIVE "$FS_TMP/$DBG_CTR/out.log"
+	export DBG_PID=$PID
+}
+
+teardown_file() {
+	[ -n "${FS_TMP:-}" ] || return 0
+	fs_stop_containers runc "dbg-$$" "dbg-hostile-$$"
+	fs_cleanup
+}
+
+setup() {
+	fs_require_root
+	fs_require_cmd runc jq readelf
+	[ -n "${DBG_CTR:-}" ] || skip "the container did not start (Java workloads built? make agent)"
+	OUT="$BATS_TEST_TMPDIR"
+	DEBUG_FILE=/usr/lib/debug/.build-id/$(libc_build_id | cut -c1-2)/$(libc_build_id | cut -c3-).debug
+}
+
+# Frames of folded file $1 that are a process's libc label.
+libc_labels() {
+	grep -o '\[libc\.so\.6\]' "$1" | wc -l
+}
+
+# The sortloop process's stacks must show glibc's internal functions (local
+# symbols: only separate debug info has them), and every glibc frame of its
+# stacks must be a function of libc6-dbg's .symtab (the oracle).
+native_named() {
+	grep '^sortloop;' "$1" >"$OUT/native.folded" || true
+	[ -s "$OUT/native.folded" ]
+	sort -t' ' -k2 -nr "$OUT/native.folded" | head -5
+	grep -q '__libc_start_call_main;main' "$OUT/native.folded"
+	grep -q ';msort_with_tmp' "$OUT/native.folded"
+	readelf -sW "$DEBUG_FILE" 2>/dev/null | awk '$4 == "FUNC" || $4 == "IFUNC" { print $8 }' |
+		sed 's/@.*//' | sort -u >"$OUT/dbg.names"
+	sed 's/ [0-9]*$//' "$OUT/native.folded" | tr ';' '\n' | sort -u |
+		grep -vxE 'sortloop|main|cmp|_start|.*_\[k\]' >"$OUT/libc.names"
+	echo "glibc frames: $(tr '\n' ' ' <"$OUT/libc.names")"
+	[ -s "$OUT/libc.names" ]
+	! grep -vxFf "$OUT/dbg.names" "$OUT/libc.names"
+}
+
+@test "debuginfo: libc6-dbg on the host names glibc in a JVM's and a native program's stacks" {
+	[ -f "$DEBUG_FILE" ] || skip "libc6-dbg is not installed (no $DEBUG_FILE)"
+	cd "$OUT"
+	run env -u DEBUGINFOD_URLS "$FS_SIDECAR" run "$DBG_CTR" -d 3s -F 199 -o h.svg
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"debuginfo  "*" host build-id"* ]]
+	[[ "$output" == *"debuginfod off"* ]]
+	grep -q '^java;' h.folded
+	[ "$(libc_labels h.folded)" -eq 0 ]
+	native_named h.folded
+}
+
+# run_hidden CTR SVG ENV...: `flamesidecar run CTR` in a private mount
+# namespace whose /usr/lib/debug is an empty tmpfs and a private network
+# namespace (loopback only), with the environment ENV. $DBG_SERVE, when set,
+# is a server started there first (and killed by its pid after the run),
+# $DBG_WAIT a command that says when it is ready.
+run_hidden() {
+	local ctr=$1 svg=$2
+	shift 2
+	run unshare -m -n --propagation private sh -c '
+		ip link set lo up 2>/dev/null || true
+		mount -t tmpfs -o size=1m tmpfs /usr/lib/debug || exit 97
+		srv=""
+		if [ -n "${DBG_SERVE:-}" ]; then
+			sh -c "$DBG_SERVE" &
+			srv=$!
+			sh -c "$DBG_WAIT" || { kill $srv; wait $srv; exit 98; }
+		fi
+		env "$@"
+		rc=$?
+		[ -z "$srv" ] || { kill $srv; wait $srv; }
+		exit $rc' sh "$@" "$FS_SIDECAR" run "$ctr" -d 3s -F 199 -o "$svg"
+}
+
+@test "debuginfo: without DEBUGINFOD_URLS nothing is downloaded and glibc stays [libc.so.6]" {
+	fs_require_cmd unshare strace
+	cd "$OUT"
+	mkdir cache
+	DBG_SERVE="" run_hidden "$DBG_CTR" n.svg -u DEBUGINFOD_URLS DEBUGINFOD_CACHE_PATH="$OUT/cache" \
+		strace -f -qq -e trace=connect,execve -o "$OUT/strace.log"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"debuginfo  0 files named"*"debuginfod off"* ]]
+	# the fallback this feature replaces: so the first case can fail
+	[ "$(libc_labels n.folded)" -gt 0 ]
+	[ -z "$(ls -A cache)" ]
+	! grep -q 'flamesidecar-debuginfod' strace.log
+	! grep -E 'connect\(.*(AF_INET|AF_INET6)' strace.log
+}
+
+@test "debuginfod: debug files served only by a local debuginfod name glibc; its cache is ours" {
+	fs_require_cmd unshare debuginfod curl
+	[ -f "$DEBUG_FILE" ] || skip "libc6-dbg is not installed (no $DEBUG_FILE)"
+	[ -x "$FS_BUILD/flamesidecar-debuginfod" ] || skip "no $FS_BUILD/flamesidecar-debuginfod"
+	cd "$OUT"
+	mkdir serve cache
+	cp "$DEBUG_FILE" serve/libc.debug
+	local port=$((20000 + RANDOM % 20000)) id
+	id=$(libc_build_id)
+	# debuginfod and the sidecar share a fresh network namespace: the
+	# server is reachable on its loopback only.
+	export DBG_SERVE="exec debuginfod -F -p $port -d $OUT/db.sqlite $OUT/serve >$OUT/debuginfod.log 2>&1"
+	export DBG_WAIT="for i in \$(seq 300); do curl -sf -o /dev/null http://127.0.0.1:$port/buildid/$id/debuginfo && break; sleep 0.1; done; curl -sf -o /dev/null http://127.0.0.1:$port/buildid/$id/debuginfo"
+	run_hidden "$DBG_CTR" d.svg DEBUGINFOD_URLS="http://127.0.0.1:$port" DEBUGINFOD_CACHE_PATH="$OUT/cache"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"debuginfo  "*" debuginfod"*"debuginfod asked"* ]]
+	[[ "$output" != *" host build-id"* ]]
+	[ "$(libc_labels d.folded)" -eq 0 ]
+	native_named d.folded
+	# libdebuginfod kept the file in the cache the test chose
+	cmp "cache/$id/debuginfo" "$DEBUG_FILE"
+}
