@@ -12,6 +12,7 @@
 load ../lib/containers
 
 LIBC=$(readlink -f /lib/x86_64-linux-gnu/libc.so.6)
+JAVA17=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java
 
 libc_build_id() {
 	readelf -n "$LIBC" | awk '/Build ID:/ { print $3; exit }'
@@ -144,4 +145,60 @@ run_hidden() {
 	native_named d.folded
 	# libdebuginfod kept the file in the cache the test chose
 	cmp "cache/$id/debuginfo" "$DEBUG_FILE"
+}
+
+# build_id FILE: its GNU build-id in hex.
+build_id() {
+	readelf -n "$1" 2>/dev/null | awk '/Build ID:/ { print $3; exit }'
+}
+
+# plant DIR FILE: the path in DIR where FILE's debug file is looked up.
+plant() {
+	local id
+	id=$(build_id "$2")
+	mkdir -p "$1/.build-id/${id:0:2}"
+	echo "$1/.build-id/${id:0:2}/${id:2}.debug"
+}
+
+@test "debuginfo: planted debug files and a garbage debuginfod reply are refused, names fall back" {
+	fs_require_cmd unshare python3 curl
+	[ -f "$DEBUG_FILE" ] || skip "libc6-dbg is not installed (no $DEBUG_FILE)"
+	cd "$OUT"
+	local dbg="$OUT/planted" jdk jvm jli port id
+	jdk=$(dirname "$(dirname "$(readlink -f "$JAVA17")")")
+	jvm="$jdk/lib/server/libjvm.so"
+	jli="$jdk/lib/libjli.so"
+	[ -f "$jvm" ] && [ -f "$jli" ] || skip "no libjvm.so / libjli.so under $jdk"
+	mkdir -p "$dbg"
+	# Files every sample of this container maps (samples decide which
+	# files are looked up): garbage where glibc's debug file goes,
+	head -c 65536 /dev/urandom >"$(plant "$dbg" "$LIBC")"
+	# a symlink out of the container's root for libjvm's,
+	ln -s ../../../../../../../../etc/shadow "$(plant "$dbg" "$jvm")"
+	# a real debug file of another build for the native program's,
+	cp "$DEBUG_FILE" "$(plant "$dbg" "$FS_TMP/bin/sortloop")"
+	# a huge (sparse) file for the launcher's (JavaMain).
+	truncate -s 2G "$(plant "$dbg" "$jli")"
+	local name="dbg-hostile-$$"
+	fs_start_jvm "$name" --mount "$dbg:/usr/lib/debug" --mount "$FS_TMP/bin:/opt/fsbin" \
+		--wrap '/opt/fsbin/sortloop & exec "$@"' -- --threads 1
+	fs_wait_for 30 grep -q READY-NATIVE "$FS_TMP/$name/out.log"
+	# a debuginfod that answers garbage for glibc's build-id
+	id=$(libc_build_id)
+	mkdir -p "www/buildid/$id" cache
+	head -c 4096 /dev/urandom >"www/buildid/$id/debuginfo"
+	port=$((20000 + RANDOM % 20000))
+	export DBG_SERVE="exec python3 -m http.server --bind 127.0.0.1 $port --directory $OUT/www >$OUT/http.log 2>&1"
+	export DBG_WAIT="for i in \$(seq 100); do curl -sf -o /dev/null http://127.0.0.1:$port/buildid/$id/debuginfo && exit 0; sleep 0.1; done; exit 1"
+	run_hidden "$name" x.svg DEBUGINFOD_URLS="http://127.0.0.1:$port" DEBUGINFOD_CACHE_PATH="$OUT/cache"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"for [libc.so.6] refused: "*"not an ELF"* ]]
+	[[ "$output" == *"refused: refusing /usr/lib/debug/.build-id/"*"symbolic link"* ]]
+	[[ "$output" == *"[sortloop] refused: build-id "*" is not the file's "* ]]
+	[[ "$output" == *"refused: refusing /usr/lib/debug/.build-id/"*"over the"* ]]
+	[[ "$output" == *"debug file from debuginfod for [libc.so.6] refused"* ]]
+	[[ "$output" == *"debuginfo  0 files named"* ]]
+	grep -q '^java;' x.folded
+	[ "$(libc_labels x.folded)" -gt 0 ]
 }
