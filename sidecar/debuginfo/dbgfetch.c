@@ -157,8 +157,8 @@ int dbgfetch_find(const char *helper, const char *urls, const unsigned char *id,
 		;
 	if (r < 0)
 		return fs_error_set(err, ETIMEDOUT,
-				    "debuginfod: no answer for build-id %s within %u ms (killed)",
-				    hex, timeout_ms);
+				    "no answer for build-id %s within %u ms (killed)", hex,
+				    timeout_ms);
 	out[strcspn(out, "\n")] = '\0';
 	for (char *p = out; *p; p++) /* a server's words, shown in a warning */
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
@@ -166,7 +166,7 @@ int dbgfetch_find(const char *helper, const char *urls, const unsigned char *id,
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && !strncmp(out, "OK ", 3))
 		return dbgfetch_open(out + 3, err);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 2)
-		return fs_error_set(err, ENOENT, "debuginfod: no server has build-id %s", hex);
-	return fs_error_set(err, EIO, "debuginfod: build-id %s: %s", hex,
+		return fs_error_set(err, ENOENT, "no server has build-id %s", hex);
+	return fs_error_set(err, EIO, "build-id %s: %s", hex,
 			    !strncmp(out, "ERR ", 4) ? out + 4 : "the helper failed");
 }

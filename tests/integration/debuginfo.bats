@@ -18,6 +18,23 @@ libc_build_id() {
 	readelf -n "$LIBC" | awk '/Build ID:/ { print $3; exit }'
 }
 
+# make_minidebuginfo IN OUT: OUT is IN stripped of every symbol, with the
+# functions its .dynsym lacks kept in an xz-compressed .gnu_debugdata, the
+# way Fedora builds MiniDebugInfo (GDB manual, "MiniDebugInfo").
+make_minidebuginfo() {
+	local in=$1 out=$2 t
+	t=$(mktemp -d)
+	nm -D "$in" --format=posix --defined-only | awk '{ print $1 }' | sort >"$t/dyn"
+	nm "$in" --format=posix --defined-only | awk '$2 ~ /^[Tt]$/ { print $1 }' | sort >"$t/func"
+	comm -13 "$t/dyn" "$t/func" >"$t/keep"
+	objcopy -S --remove-section .comment --keep-symbols="$t/keep" "$in" "$t/mini"
+	xz "$t/mini"
+	cp "$in" "$out"
+	strip --strip-all -R .comment "$out"
+	objcopy --add-section .gnu_debugdata="$t/mini.xz" "$out"
+	rm -rf "$t"
+}
+
 setup_file() {
 	[ "$(id -u)" = 0 ] || return 0
 	command -v runc >/dev/null && command -v jq >/dev/null || return 0
@@ -27,10 +44,13 @@ setup_file() {
 	mkdir -p "$FS_TMP/bin"
 	cc -O2 -fno-omit-frame-pointer -o "$FS_TMP/bin/sortloop" \
 		"$FS_TOP/tests/fixtures/debuginfo/sortloop.c"
+	cc -O2 -fno-omit-frame-pointer -DNAME='"sortmini"' -o "$FS_TMP/sortmini.full" \
+		"$FS_TOP/tests/fixtures/debuginfo/sortloop.c"
+	make_minidebuginfo "$FS_TMP/sortmini.full" "$FS_TMP/bin/sortmini" || return 1
 	export DBG_CTR="dbg-$$"
 	fs_start_jvm "$DBG_CTR" --mount "$FS_TMP/bin:/opt/fsbin" --hide /usr/lib/debug \
-		--wrap '/opt/fsbin/sortloop & exec "$@"' -- --threads 2
-	fs_wait_for 30 grep -q READY-NATIVE "$FS_TMP/$DBG_CTR/out.log"
+		--wrap '/opt/fsbin/sortloop & /opt/fsbin/sortmini & exec "$@"' -- --threads 1
+	fs_wait_for 30 test "$(grep -c READY-NATIVE "$FS_TMP/$DBG_CTR/out.log")" -ge 2
 	export DBG_PID=$PID
 }
 
@@ -80,8 +100,17 @@ native_named() {
 	[[ "$output" == *"debuginfo  "*" host build-id"* ]]
 	[[ "$output" == *"debuginfod off"* ]]
 	grep -q '^java;' h.folded
+	grep -F '[libc.so.6]' h.folded | head -5
 	[ "$(libc_labels h.folded)" -eq 0 ]
 	native_named h.folded
+	# the stripped program is named from its MiniDebugInfo; the oracle is
+	# the unstripped program's own .symtab
+	[[ "$output" == *" MiniDebugInfo"* ]]
+	grep '^sortmini;' h.folded | sort -t' ' -k2 -nr | head -3
+	grep -q '^sortmini;.*main' h.folded
+	grep -q '^sortmini;.*cmp' h.folded
+	! grep -q '\[sortmini\]' h.folded
+	nm "$FS_TMP/sortmini.full" | grep -qw cmp
 }
 
 # run_hidden CTR SVG ENV...: `flamesidecar run CTR` in a private mount
@@ -115,7 +144,8 @@ run_hidden() {
 		strace -f -qq -e trace=connect,execve -o "$OUT/strace.log"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"debuginfo  0 files named"*"debuginfod off"* ]]
+	[[ "$output" == *"debuginfo  "*"debuginfod off"* ]]
+	[[ "$output" != *" host build-id"* && "$output" != *"1 debuginfod"* ]]
 	# the fallback this feature replaces: so the first case can fail
 	[ "$(libc_labels n.folded)" -gt 0 ]
 	[ -z "$(ls -A cache)" ]
@@ -164,25 +194,24 @@ plant() {
 	fs_require_cmd unshare python3 curl
 	[ -f "$DEBUG_FILE" ] || skip "libc6-dbg is not installed (no $DEBUG_FILE)"
 	cd "$OUT"
-	local dbg="$OUT/planted" jdk jvm jli port id
+	local dbg="$OUT/planted" jdk jvm port id
 	jdk=$(dirname "$(dirname "$(readlink -f "$JAVA17")")")
 	jvm="$jdk/lib/server/libjvm.so"
-	jli="$jdk/lib/libjli.so"
-	[ -f "$jvm" ] && [ -f "$jli" ] || skip "no libjvm.so / libjli.so under $jdk"
+	[ -f "$jvm" ] || skip "no libjvm.so under $jdk"
 	mkdir -p "$dbg"
 	# Files every sample of this container maps (samples decide which
 	# files are looked up): garbage where glibc's debug file goes,
 	head -c 65536 /dev/urandom >"$(plant "$dbg" "$LIBC")"
 	# a symlink out of the container's root for libjvm's,
 	ln -s ../../../../../../../../etc/shadow "$(plant "$dbg" "$jvm")"
-	# a real debug file of another build for the native program's,
-	cp "$DEBUG_FILE" "$(plant "$dbg" "$FS_TMP/bin/sortloop")"
-	# a huge (sparse) file for the launcher's (JavaMain).
-	truncate -s 2G "$(plant "$dbg" "$jli")"
+	# a real debug file of another build for one native program's,
+	cp "$DEBUG_FILE" "$(plant "$dbg" "$FS_TMP/bin/sortmini")"
+	# a huge (sparse) file for the other's.
+	truncate -s 2G "$(plant "$dbg" "$FS_TMP/bin/sortloop")"
 	local name="dbg-hostile-$$"
 	fs_start_jvm "$name" --mount "$dbg:/usr/lib/debug" --mount "$FS_TMP/bin:/opt/fsbin" \
-		--wrap '/opt/fsbin/sortloop & exec "$@"' -- --threads 1
-	fs_wait_for 30 grep -q READY-NATIVE "$FS_TMP/$name/out.log"
+		--wrap '/opt/fsbin/sortloop & /opt/fsbin/sortmini & exec "$@"' -- --threads 1
+	fs_wait_for 30 test "$(grep -c READY-NATIVE "$FS_TMP/$name/out.log")" -ge 2
 	# a debuginfod that answers garbage for glibc's build-id
 	id=$(libc_build_id)
 	mkdir -p "www/buildid/$id" cache
@@ -195,10 +224,11 @@ plant() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"for [libc.so.6] refused: "*"not an ELF"* ]]
 	[[ "$output" == *"refused: refusing /usr/lib/debug/.build-id/"*"symbolic link"* ]]
-	[[ "$output" == *"[sortloop] refused: build-id "*" is not the file's "* ]]
+	[[ "$output" == *"[sortmini] refused: build-id "*" is not the file's "* ]]
 	[[ "$output" == *"refused: refusing /usr/lib/debug/.build-id/"*"over the"* ]]
 	[[ "$output" == *"debug file from debuginfod for [libc.so.6] refused"* ]]
-	[[ "$output" == *"debuginfo  0 files named"* ]]
+	[[ "$output" == *"debuginfo  "*" 1 MiniDebugInfo;"*" refused"* ]]
+	[[ "$output" != *"build-id,"* && "$output" != *"1 debuginfod"* ]]
 	grep -q '^java;' x.folded
 	[ "$(libc_labels x.folded)" -gt 0 ]
 }
