@@ -52,7 +52,7 @@ else
   override CFLAGS += $(HARDEN)
 endif
 
-LIBS := -lyajl -lseccomp -lcap -ldw -lelf -lprotobuf-c -lz -lstdc++
+LIBS := -lyajl -lseccomp -lcap -ldw -lelf -lprotobuf-c -lz -llzma -lstdc++
 # The hook is linked statically so that nothing from the environment
 # (LD_PRELOAD, LD_LIBRARY_PATH from an image or a runtime) can run code in it.
 # The sidecar too: it runs as root, and a static start costs 0.35 ms of CPU
@@ -87,8 +87,9 @@ endif
 #   sidecar/unwind/      the HotSpot-aware unwinder (stack copies -> callchains)
 #   sidecar/profile/     the sampler and the record -> symbolize -> fold loop
 #   sidecar/export/      pprof and speedscope writers (from folded stacks)
+#   sidecar/debuginfo/   separate debug info for native names (symbolize's hook)
 #   sidecar/             the CLI: main, one cmd_<verb>.c per verb
-SIDECAR_DIRS := jvm symbolize hotspot fold graph unwind profile export
+SIDECAR_DIRS := jvm symbolize hotspot fold graph unwind profile export debuginfo
 INC_lib := -Ilib
 INC_hook := -Ilib -Ihook
 INC_wrapper := -Ilib -Iwrapper
@@ -99,7 +100,9 @@ INC_sidecar_hotspot := $(INC_sidecar_symbolize)
 INC_sidecar_fold := -Ilib -Isidecar/fold
 INC_sidecar_graph := -Ilib -Isidecar/graph
 INC_sidecar_unwind := -Ilib -Isidecar/hotspot -Isidecar/symbolize -Isidecar/unwind
-INC_sidecar_profile := $(INC_sidecar_symbolize) -Isidecar/fold -Isidecar/unwind -Isidecar/profile
+INC_sidecar_profile := $(INC_sidecar_symbolize) -Isidecar/fold -Isidecar/unwind -Isidecar/profile \
+	-Isidecar/debuginfo
+INC_sidecar_debuginfo := $(INC_sidecar_symbolize) -Isidecar/debuginfo
 INC_sidecar_export := -Ilib -Isidecar/fold -Isidecar/export -I$(BUILD)/gen
 INC_sidecar := -Ilib $(addprefix -Isidecar/,$(SIDECAR_DIRS)) -Isidecar
 INC_ALL := $(INC_sidecar) -I$(BUILD)/gen -Ihook -Iwrapper -Itests/lib
@@ -121,7 +124,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%.t,$(UNIT_SRC))
 TOOL_SRC := $(wildcard tests/tools/*.c)
 TOOL_BIN := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRC))
 
-PROGRAMS := $(BUILD)/flamehook $(BUILD)/flamesidecar
+PROGRAMS := $(BUILD)/flamehook $(BUILD)/flamesidecar $(BUILD)/flamesidecar-debuginfod
 all: $(PROGRAMS) $(UNIT_BIN) $(TOOL_BIN) agent wrapper
 
 $(BUILD)/obj/%.o: %.c
@@ -153,6 +156,12 @@ $(BUILD)/flamehook: $(BUILD)/obj/hook/main.o $(BUILD)/libhook.a $(BUILD)/libfs.a
 
 $(BUILD)/flamesidecar: $(BUILD)/obj/sidecar/main.o $(BUILD)/libsidecar.a $(BUILD)/libfs.a
 	$(CC) $(SIDECAR_LDFLAGS) -o $@ $^ $(SIDECAR_LIBS)
+
+# The debuginfod client (sidecar/debuginfo/dbgfetch.h): linked dynamically,
+# against libdebuginfod only (Debian ships no static libdebuginfod).
+$(BUILD)/flamesidecar-debuginfod: sidecar/debuginfo/helper/flamesidecar-debuginfod.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(DYN_LDFLAGS) -o $@ $< -ldebuginfod
 
 $(BUILD)/tests/%.t: $(BUILD)/obj/tests/unit/%.o $(BUILD)/obj/tests/lib/tap.o $(BUILD)/libsidecar.a $(BUILD)/libhook.a $(BUILD)/libfs.a
 	@mkdir -p $(dir $@)
@@ -229,6 +238,7 @@ install: all
 		$(DESTDIR)$(OPTIONAL_HOOKSDIR) \
 		$(DESTDIR)$(SYSCONFDIR)/flamesidecar $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
 	install -m 0755 $(BUILD)/flamehook $(BUILD)/flamesidecar $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(BUILD)/flamesidecar-debuginfod $(DESTDIR)$(BINDIR)/
 	if [ -f $(BUILD)/flamesidecar-runtime ]; then install -m 0755 $(BUILD)/flamesidecar-runtime $(DESTDIR)$(BINDIR)/; fi
 	# The agent without its debug sections (symbols kept, for profiles): the
 	# hook copies the bundle into every opted-in container at each start
@@ -251,6 +261,7 @@ install: all
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/flamehook $(DESTDIR)$(BINDIR)/flamesidecar \
+		$(DESTDIR)$(BINDIR)/flamesidecar-debuginfod \
 		$(DESTDIR)$(BINDIR)/flamesidecar-runtime \
 		$(DESTDIR)$(BUNDLEDIR)/libflameagent.so $(DESTDIR)$(HOOKSDIR)/flamesidecar*.json \
 		$(DESTDIR)$(PRECREATE_HOOKSDIR)/flamesidecar*.json $(DESTDIR)$(OPTIONAL_HOOKSDIR)/flamesidecar*.json
@@ -265,7 +276,7 @@ demo: deps
 	tests/demo.sh
 
 FORMAT_SRC = $(wildcard lib/*.[ch] hook/*.[ch] sidecar/*.[ch] sidecar/*/*.[ch] wrapper/*.[ch] \
-	agent/*.[ch] tests/*/*.[ch] bench/*.[ch])
+	agent/*.[ch] tests/*/*.[ch] bench/*.[ch] sidecar/debuginfo/helper/*.c)
 format-check:
 	clang-format --dry-run --Werror $(FORMAT_SRC)
 

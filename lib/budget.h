@@ -78,4 +78,17 @@
 #define BUDGET_UNWIND_SEEN	 16384u
 #define BUDGET_UNWIND_SEEN_NAMES (2u << 20)
 
+/* Separate debug info (sidecar/debuginfo/, docs/debuginfo.md): the largest
+ * debug file taken (host, container or debuginfod; parsed in the ELF
+ * sandbox, so this bounds its time, not our memory: the symbols it gives
+ * count in BUDGET_ELF_BYTES), MiniDebugInfo's compressed section and what it
+ * may unpack to (in the sandbox), and debuginfod: queries per run, the
+ * deadline of one query and of all of them together. */
+#define BUDGET_DEBUG_FILE_BYTES	  (1ull << 30)
+#define BUDGET_DEBUGDATA_PACKED	  (16u << 20)
+#define BUDGET_DEBUGDATA_BYTES	  (64u << 20)
+#define BUDGET_DEBUGINFOD_QUERIES 64u
+#define BUDGET_DEBUGINFOD_MS	  10000u
+#define BUDGET_DEBUGINFOD_RUN_MS  30000u
+
 #endif

@@ -31,6 +31,10 @@ struct fs_config {
 	char sidecar_path[PATH_MAX];  /* flamesidecar binary the hook starts */
 	int preserve_frame_pointer;   /* add -XX:+PreserveFramePointer at creation (default 1) */
 	unsigned max_stack_table_mib; /* run/top: memory for distinct stacks (budget.h) */
+	/* run/top: debuginfod servers for native names ("" = none; then
+	 * DEBUGINFOD_URLS of the environment, if set), docs/debuginfo.md */
+	char debuginfod_urls[1024];
+	int debuginfo; /* separate debug info for native names (default 1) */
 };
 
 /* Fill cfg with defaults. */

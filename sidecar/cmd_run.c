@@ -450,6 +450,35 @@ static void run_summary_native(const struct profile_stats *st)
 		       run_pct(st->native_rest.reached_root, st->native_rest.samples));
 }
 
+/* How many files got names from separate debug info, and from where. */
+static void run_summary_debuginfo(const struct debuginfo_stats *d)
+{
+	uint64_t all = 0;
+	if (!d->enabled) {
+		printf("debuginfo  off (config \"debuginfo\": false)\n");
+		return;
+	}
+	for (int i = 1; i < DEBUGINFO_SOURCE_COUNT; i++)
+		all += d->files[i];
+	printf("debuginfo  %llu files named from separate debug info", (unsigned long long)all);
+	const char *sep = ": ";
+	for (int i = 1; i < DEBUGINFO_SOURCE_COUNT; i++) {
+		if (!d->files[i])
+			continue;
+		printf("%s%llu %s", sep, (unsigned long long)d->files[i],
+		       debuginfo_source_name((enum debuginfo_source)i));
+		sep = ", ";
+	}
+	if (d->refused)
+		printf("; %llu debug files refused (see the warnings)",
+		       (unsigned long long)d->refused);
+	if (d->debuginfod)
+		printf("; debuginfod asked %llu times, %llu answered\n",
+		       (unsigned long long)d->queries, (unsigned long long)d->fetched);
+	else
+		printf("; debuginfod off (no debuginfod_urls, no DEBUGINFOD_URLS)\n");
+}
+
 static void run_summary(struct profile *p, const struct run_args *a, uint64_t window_ms,
 			const char *svg, const char *folded, uint64_t after_ms)
 {
@@ -522,6 +551,7 @@ static void run_summary(struct profile *p, const struct run_args *a, uint64_t wi
 		       (unsigned long long)st.time_approx);
 	run_summary_unwind(&st);
 	run_summary_native(&st);
+	run_summary_debuginfo(&st.debug);
 	struct hot_frame *hot = NULL;
 	size_t n = 0;
 	uint64_t total = fold_total(profile_table(p));
@@ -643,6 +673,7 @@ int cmd_run(int argc, char **argv)
 	a.prof.warn = common_warn;
 	a.prof.warn_ctx = "run";
 	a.prof.table_bytes = (size_t)cfg.max_stack_table_mib << 20;
+	common_debuginfo(&cfg, &a.prof);
 	/* tests: a tiny raw table, to exercise early folding */
 	const char *raw = getenv("FS_TEST_PROFILE_RAW_WORDS");
 	if (raw)

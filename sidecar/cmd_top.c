@@ -340,6 +340,7 @@ int cmd_top(int argc, char **argv)
 	a.prof.warn = common_warn;
 	a.prof.warn_ctx = "top";
 	a.prof.table_bytes = (size_t)cfg.max_stack_table_mib << 20;
+	common_debuginfo(&cfg, &a.prof);
 	int r = profile_open(&a.prof, &p, &err);
 	if (r < 0)
 		return cli_fail("top", &err);

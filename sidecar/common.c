@@ -1,5 +1,6 @@
 /* common.c - see common.h */
 #include "common.h"
+#include "profile.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -202,4 +203,13 @@ void common_format_age(long long s, char *buf, size_t len)
 		snprintf(buf, len, "%lldh%02lldm", s / 3600, (s % 3600) / 60);
 	else
 		snprintf(buf, len, "%lldd%02lldh", s / 86400, (s % 86400) / 3600);
+}
+
+void common_debuginfo(const struct fs_config *cfg, struct profile_opts *prof)
+{
+	const char *env = getenv("DEBUGINFOD_URLS");
+	prof->no_debuginfo = !cfg->debuginfo;
+	prof->debuginfod_urls = cfg->debuginfod_urls[0] ? cfg->debuginfod_urls
+				: env && env[0]		? env
+							: NULL;
 }

@@ -56,6 +56,12 @@ int common_id_width(const char *id);
 /* A warning callback for the profile/map layers: ctx is the verb name. */
 void common_warn(void *ctx, const char *msg);
 
+/* Separate debug info for a run or top (docs/debuginfo.md): off when the
+ * config says "debuginfo": false; debuginfod servers from the config key
+ * "debuginfod_urls", else DEBUGINFOD_URLS of our environment, else none. */
+struct profile_opts;
+void common_debuginfo(const struct fs_config *cfg, struct profile_opts *prof);
+
 /* "3m12s"-style age of a unix timestamp. */
 void common_format_age(long long seconds, char *buf, size_t len);
 

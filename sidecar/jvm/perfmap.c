@@ -284,7 +284,7 @@ static int perfmap_check_stat(int fd, const char *path, uid_t owner, size_t max_
 	if (!S_ISREG(st.st_mode))
 		return fs_error_set(err, EPERM, "refusing /%s: it is a %s, not a regular file",
 				    path, perfmap_type_name(st.st_mode));
-	if (st.st_uid != owner)
+	if (owner != PERFMAP_ANY_OWNER && st.st_uid != owner)
 		return fs_error_set(err, EPERM, "refusing /%s: owned by uid %u, not by uid %u",
 				    path, (unsigned)st.st_uid, (unsigned)owner);
 	if (st.st_nlink != 1)

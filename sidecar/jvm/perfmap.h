@@ -70,6 +70,9 @@ int perfmap_write_host(const char *tmp_dir, pid_t pid, const struct perfmap *m,
  * procfs it trusts; -1 opens the current /proc/self/fd). path is relative to
  * root_fd (e.g. "tmp/perf-42.map"). Returns the fd and *size, or -errno with
  * a message that says why the file was refused. */
+/* owner PERFMAP_ANY_OWNER: any owner (a file whose content the caller
+ * verifies otherwise, e.g. a debug file by its build-id). */
+#define PERFMAP_ANY_OWNER ((uid_t)-1)
 int perfmap_open_checked(int root_fd, const char *path, uid_t owner, size_t max_size, size_t *size,
 			 int fd_dir, struct fs_error *err);
 

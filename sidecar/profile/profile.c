@@ -368,6 +368,14 @@ int profile_open(const struct profile_opts *o, struct profile **out, struct fs_e
 		profile_close(p);
 		return fs_error_set(err, ENOMEM, "allocating the profile");
 	}
+	struct debuginfo_opts dopts = {
+	    .urls = o->debuginfod_urls, .warn = o->warn, .warn_ctx = o->warn_ctx};
+	if (!o->no_debuginfo && (r = debuginfo_new(&dopts, &p->dbg, err)) < 0) {
+		profile_close(p);
+		return r;
+	}
+	yo.debug = p->dbg ? debuginfo_augment : NULL;
+	yo.debug_ctx = p->dbg;
 	if ((r = symbolizer_open(&yo, &p->sym, err)) < 0) {
 		profile_close(p);
 		return r;
@@ -595,6 +603,8 @@ void profile_stats(const struct profile *p, struct profile_stats *st)
 	st->words = p->nwords;
 	st->pids = p->npids;
 	st->stack_copies = ss.stack_copies;
+	if (p->dbg)
+		debuginfo_stats(p->dbg, &st->debug);
 	for (size_t i = 0; p->ju && i < jvmunwind_count(p->ju); i++) {
 		struct jvmunwind_jvm_stats js;
 		jvmunwind_stats(p->ju, i, &js);
@@ -621,6 +631,7 @@ void profile_close(struct profile *p)
 		sampler_close(p->s);
 	if (p->sym)
 		symbolizer_close(p->sym);
+	debuginfo_free(p->dbg);
 	jvmunwind_free(p->ju);
 	nativeunwind_free(p->nu);
 	cfi_free(p->cfi); /* after the unwinders that borrow it */

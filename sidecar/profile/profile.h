@@ -54,6 +54,7 @@
 #include <sys/types.h>
 
 #include "budget.h"
+#include "debuginfo.h"
 #include "error.h"
 #include "fold.h"
 #include "map.h"
@@ -132,6 +133,11 @@ struct profile_opts {
 	 * where it loads, else cgroup events (or the user-space pid check);
 	 * ON = the kernel filter or fail; OFF = never the kernel filter. */
 	enum sampler_kfilter kernel_filter;
+	/* Separate debug info for native names (debuginfo.h): no_debuginfo
+	 * turns it off; debuginfod_urls names servers (NULL or "" = none,
+	 * nothing is downloaded). */
+	int no_debuginfo;
+	const char *debuginfod_urls;
 };
 
 struct profile_jvm_result {
@@ -210,6 +216,8 @@ struct profile_stats {
 	struct profile_unwinder native[PROFILE_MAX_NATIVE];
 	size_t nnative, native_more;
 	struct profile_unwinder native_rest;
+	/* separate debug info: files named from each source (debuginfo.h) */
+	struct debuginfo_stats debug;
 };
 
 struct profile;

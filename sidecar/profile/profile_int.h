@@ -64,6 +64,7 @@ struct profile {
 	struct registry_entry entry;
 	struct sampler *s;
 	struct symbolizer *sym;
+	struct debuginfo *dbg; /* separate debug info (NULL: off) */
 	/* raw table */
 	struct profile_chain *chains;
 	size_t cap, count;

@@ -21,6 +21,7 @@
 
 #include "cfiflat.h"
 #include "cleanup.h"
+#include "elfdebug.h"
 #include "elfflat.h"
 #include "proc.h"
 #include "timeutil.h"
@@ -75,7 +76,7 @@ static void elfjail_reply(int sock, int status, const void *data, size_t len)
 
 /* The next request from the parent: its kind ('D' parse and demangle,
  * 'R' parse, 'O' data symbols, 'C' call frame information, 'N' demangle
- * one name) and the fd it
+ * one name, 'L' debug links, 'X' MiniDebugInfo symbols) and the fd it
  * carries (-2 none).
  * -1 when the parent closed the channel. */
 static int elfjail_recv(int sock, char *kind, int *fd)
@@ -132,6 +133,30 @@ static void elfjail_serve_name(int sock)
 		elfjail_reply(sock, ENOENT, "not demangled", 13);
 }
 
+/* 'L' the debug links of a file (struct elfdebug_links), 'X' the symbols
+ * of its MiniDebugInfo (elfflat, names mangled). liblzma's single-threaded
+ * decoder needs nothing but memory: no syscall is added to the allowlist. */
+static int elfjail_serve_debug(char kind, int fd, char **buf, size_t *len, struct fs_error *e)
+{
+	if (kind == 'L') {
+		struct elfdebug_links *l = calloc(1, sizeof(*l));
+		int r = l ? elfdebug_links_fd(fd, l, e) : fs_error_set(e, ENOMEM, "links");
+		if (r < 0) {
+			free(l);
+			return r;
+		}
+		*buf = (char *)l;
+		*len = sizeof(*l);
+		return 0;
+	}
+	struct elfsyms *es = NULL;
+	int r = elfdebug_debugdata_fd(fd, &es, e);
+	if (r == 0 && (r = elfflat_encode(es, 0, buf, len)) < 0)
+		fs_error_set(e, -r, "encoding the MiniDebugInfo symbols");
+	elfsyms_free(es);
+	return r;
+}
+
 /* Answer every request: parse a file, demangle a name, or say why this
  * child cannot (setup_err set: it failed to sandbox itself). */
 static __attribute__((noreturn)) void elfjail_serve(int sock, const struct fs_error *setup_err)
@@ -160,6 +185,8 @@ static __attribute__((noreturn)) void elfjail_serve(int sock, const struct fs_er
 			fs_error_set(&e, EPROTO, "no file descriptor in the request");
 		else if (kind == 'C')
 			r = cfiflat_encode_fd(fd, &buf, &len, &e);
+		else if (kind == 'L' || kind == 'X')
+			r = elfjail_serve_debug(kind, fd, &buf, &len, &e);
 		else if ((r = kind == 'O' ? elfsyms_load_fd_objects(fd, &es, &e)
 					  : elfsyms_load_fd(fd, &es, &e)) == 0 &&
 			 (r = elfflat_encode(es, kind == 'D', &buf, &len)) < 0)
@@ -552,7 +579,10 @@ static int elfjail_request(struct elfjail *j, int fd, char kind, size_t max, cha
 int elfjail_parse(struct elfjail *j, int fd, unsigned flags, struct elfsyms **out,
 		  struct fs_error *err)
 {
-	char kind = (flags & ELFJAIL_OBJECTS) ? 'O' : (flags & ELFJAIL_DEMANGLE) ? 'D' : 'R';
+	char kind = (flags & ELFJAIL_DEBUGDATA)	 ? 'X'
+		    : (flags & ELFJAIL_OBJECTS)	 ? 'O'
+		    : (flags & ELFJAIL_DEMANGLE) ? 'D'
+						 : 'R';
 	cleanup_free char *buf = NULL;
 	size_t len;
 	*out = NULL;
@@ -573,4 +603,26 @@ int elfjail_cfi(struct elfjail *j, int fd, char **buf, size_t *len, struct fs_er
 void elfjail_distrust(struct elfjail *j)
 {
 	elfjail_stop(j, 0);
+}
+
+int elfjail_links(struct elfjail *j, int fd, struct elfdebug_links *out, struct fs_error *err)
+{
+	cleanup_free char *buf = NULL;
+	size_t len;
+	memset(out, 0, sizeof(*out));
+	int r = elfjail_request(j, fd, 'L', sizeof(*out), &buf, &len, err);
+	if (r < 0)
+		return r;
+	if (len != sizeof(*out)) {
+		elfjail_stop(j, 0);
+		return fs_error_set(err, EBADMSG, "the ELF sandbox sent %zu bytes of links", len);
+	}
+	memcpy(out, buf, sizeof(*out));
+	out->link[sizeof(out->link) - 1] = '\0';
+	if (!elfdebug_links_valid(out)) {
+		elfjail_stop(j, 0);
+		memset(out, 0, sizeof(*out));
+		return fs_error_set(err, EBADMSG, "the ELF sandbox sent a malformed debug link");
+	}
+	return 0;
 }

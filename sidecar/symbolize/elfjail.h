@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "elfdebug.h"
 #include "elfsyms.h"
 #include "error.h"
 
@@ -59,6 +60,10 @@ void elfjail_close(struct elfjail *j);
  * (killed), -ECHILD (it died), -EBADMSG (a malformed answer). */
 #define ELFJAIL_DEMANGLE 0x1
 #define ELFJAIL_OBJECTS	 0x2
+/* ELFJAIL_DEBUGDATA: the symbols of the file's MiniDebugInfo
+ * (.gnu_debugdata unpacked there, elfdebug.h) instead of its own; -ENOENT
+ * when it has none. */
+#define ELFJAIL_DEBUGDATA 0x4
 int elfjail_parse(struct elfjail *j, int fd, unsigned flags, struct elfsyms **out,
 		  struct fs_error *err);
 
@@ -68,6 +73,11 @@ int elfjail_parse(struct elfjail *j, int fd, unsigned flags, struct elfsyms **ou
  * (cfitable_decode) and calls elfjail_distrust when it is malformed. 0 or
  * -errno as elfjail_parse. */
 int elfjail_cfi(struct elfjail *j, int fd, char **buf, size_t *len, struct fs_error *err);
+
+/* The .gnu_debuglink and .gnu_debugdata presence of fd (elfdebug.h),
+ * read in the child and checked again here (elfdebug_links_valid). 0 or
+ * -errno as elfjail_parse. */
+int elfjail_links(struct elfjail *j, int fd, struct elfdebug_links *out, struct fs_error *err);
 
 /* Kill the child (it sent a malformed answer): the next request starts a
  * new one. */

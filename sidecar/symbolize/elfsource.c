@@ -131,3 +131,57 @@ int elfsource_load(struct elfsource *s, int fd, off_t size, const char *label, s
 	elfsyms_set_demangler(*es, elfsource_demangle, s);
 	return 0;
 }
+
+int elfsource_links(struct elfsource *s, int fd, struct elfdebug_links *out, struct fs_error *err)
+{
+	if (s->kills >= ELFSOURCE_MAX_KILLS)
+		return fs_error_set(err, ETIMEDOUT,
+				    "the ELF sandbox missed its deadline too often");
+	int r = elfjail_links(s->jail, fd, out, err);
+	if (r == -ETIMEDOUT)
+		s->kills++;
+	return r;
+}
+
+int elfsource_load_debugdata(struct elfsource *s, int fd, struct elfsyms **es, struct fs_error *err)
+{
+	*es = NULL;
+	if (s->kills >= ELFSOURCE_MAX_KILLS)
+		return fs_error_set(err, ETIMEDOUT,
+				    "the ELF sandbox missed its deadline too often");
+	int r = elfjail_parse(s->jail, fd, ELFJAIL_DEBUGDATA, es, err);
+	if (r == -ETIMEDOUT)
+		s->kills++;
+	if (r < 0) {
+		*es = NULL;
+		return r;
+	}
+	elfsyms_set_demangler(*es, elfsource_demangle, s);
+	return 0;
+}
+
+int elfsource_load_quiet(struct elfsource *s, int fd, off_t size, struct elfsyms **es,
+			 struct fs_error *err)
+{
+	*es = NULL;
+	if ((unsigned long long)size > ELFSYMS_MAX_FILE)
+		return fs_error_set(err, EFBIG, "%lld bytes, over the %llu MiB limit",
+				    (long long)size, ELFSYMS_MAX_FILE >> 20);
+	if (s->kills >= ELFSOURCE_MAX_KILLS)
+		return fs_error_set(err, ETIMEDOUT,
+				    "the ELF sandbox missed its deadline too often");
+	int r = elfjail_parse(s->jail, fd, 0, es, err);
+	if (r == -ETIMEDOUT)
+		s->kills++;
+	if (r < 0) {
+		*es = NULL;
+		return r;
+	}
+	elfsyms_set_demangler(*es, elfsource_demangle, s);
+	return 0;
+}
+
+void elfsource_adopt(struct elfsource *s, struct elfsyms *es)
+{
+	elfsyms_set_demangler(es, elfsource_demangle, s);
+}

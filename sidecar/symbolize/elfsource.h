@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "elfdebug.h"
 #include "elfsyms.h"
 #include "error.h"
 
@@ -41,5 +42,19 @@ int elfsource_open(struct elfsource *s, const char *path, struct stat *st);
  * their first lookup. 0 with *es, or -errno (the reason warned, except for
  * files that are not ELF at all). */
 int elfsource_load(struct elfsource *s, int fd, off_t size, const char *label, struct elfsyms **es);
+
+/* For separate debug info (sidecar/debuginfo/): the debug links of fd
+ * (elfjail_links), the symbols of its MiniDebugInfo (ELFJAIL_DEBUGDATA;
+ * -ENOENT when it has none), both read in the sandbox, and a table built
+ * from sandbox tables (a merge) made to demangle its C++ names there as
+ * elfsource_load's do. 0 or -errno with the reason in err (not warned:
+ * the caller says what a debug file it refused was). */
+int elfsource_links(struct elfsource *s, int fd, struct elfdebug_links *out, struct fs_error *err);
+int elfsource_load_debugdata(struct elfsource *s, int fd, struct elfsyms **es,
+			     struct fs_error *err);
+/* As elfsource_load, without warning: the reason is in err. */
+int elfsource_load_quiet(struct elfsource *s, int fd, off_t size, struct elfsyms **es,
+			 struct fs_error *err);
+void elfsource_adopt(struct elfsource *s, struct elfsyms *es);
 
 #endif

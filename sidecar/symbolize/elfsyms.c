@@ -132,7 +132,9 @@ static int elfsyms_read_loads(struct elfsyms *es, Elf *elf)
 		return -ENOEXEC;
 	for (size_t i = 0; i < phnum && es->nloads < ELFSYMS_MAX_LOADS; i++) {
 		GElf_Phdr ph;
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+		/* filesz 0 maps no byte of the file (every PT_LOAD of a
+		 * separate debug file): it could not place an offset anyway */
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || ph.p_filesz == 0)
 			continue;
 		es->loads[es->nloads++] =
 		    (struct elfsyms_load){ph.p_offset, ph.p_vaddr, ph.p_filesz};
@@ -185,6 +187,47 @@ static int elfsyms_read_table(struct elfsyms *es, Elf *elf, Elf_Scn *scn, const 
 	return 0;
 }
 
+/* The PLT sections (".plt", ".plt.sec", ".plt.got") as one symbol each,
+ * named after the section as objdump does: a sample in a stub (glibc calls
+ * its own IFUNC'd string functions through them) is then named even though
+ * no symbol table covers it. Added after the tables, so a real symbol at
+ * the same address keeps its name. */
+static int elfsyms_add_plt(struct elfsyms *es, Elf *elf)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return 0;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || sh.sh_addr == 0 || sh.sh_size == 0)
+			continue;
+		const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name ||
+		    (strcmp(name, ".plt") && strcmp(name, ".plt.sec") && strcmp(name, ".plt.got")))
+			continue;
+		if (es->n == es->cap) {
+			if (es->cap >= ELFSYMS_MAX_SYMBOLS)
+				return 0;
+			size_t cap = es->cap ? es->cap * 2 : 16;
+			struct elfsyms_sym *p = realloc(es->syms, cap * sizeof(*p));
+			if (!p)
+				return -ENOMEM;
+			es->syms = p;
+			es->cap = cap;
+		}
+		struct elfsyms_sym *sym = &es->syms[es->n];
+		int r = elfsyms_add_name(es, name, &sym->name);
+		if (r < 0)
+			return r == -E2BIG ? 0 : r;
+		sym->addr = sh.sh_addr;
+		sym->size = sh.sh_size > UINT32_MAX ? UINT32_MAX : (uint32_t)sh.sh_size;
+		es->n++;
+	}
+	return 0;
+}
+
 static int elfsyms_cmp(const void *a, const void *b)
 {
 	const struct elfsyms_sym *x = a, *y = b;
@@ -223,6 +266,8 @@ static int elfsyms_from_elf(Elf *elf, int objects, struct elfsyms **out, struct 
 			r = elfsyms_read_table(es, elf, scn, &shdr, objects);
 		}
 	}
+	if (r == 0 && !objects)
+		r = elfsyms_add_plt(es, elf);
 	if (r < 0) {
 		elfsyms_free(es);
 		return fs_error_set(err, -r, "reading ELF symbols");

@@ -379,8 +379,8 @@ static int symbolizer_add_file(struct symbolizer *sym, struct symfile *f)
 
 /* The file's symbols, parsed in the ELF sandbox (elfsource.h); identical
  * files (same build-id) then share one table. */
-static void symbolizer_parse_file(struct symbolizer *sym, const char *label, int fd,
-				  struct symfile *f)
+static void symbolizer_parse_file(struct symbolizer *sym, pid_t pid, const char *path,
+				  const char *label, int fd, struct symfile *f)
 {
 	if (elfsource_load(sym->elf, fd, f->id.size, label, &f->es) < 0) {
 		sym->st.elf_failed++;
@@ -401,20 +401,22 @@ static void symbolizer_parse_file(struct symbolizer *sym, const char *label, int
 			return;
 		}
 	}
+	if (sym->opts.debug)
+		sym->opts.debug(sym->opts.debug_ctx, pid, fd, path, label, sym->elf, &f->es);
 	sym->elf_memory += elfsyms_memory(f->es);
 }
 
 /* The symbols of mapping m (label: its "[name]") of pid, parsed once. */
 static struct symfile *symbolizer_file(struct symbolizer *sym, pid_t pid, struct procmaps_map *m,
-				       const char *label)
+				       const char *label, const char *mapped)
 {
 	if (m->user)
 		return symmap_file(m);
 	m->user = SYMMAP_TRIED;
-	char path[320];
-	procmaps_map_file(sym->proc_root, pid, m, path, sizeof(path));
+	char link[320];
+	procmaps_map_file(sym->proc_root, pid, m, link, sizeof(link));
 	struct stat st;
-	cleanup_close int fd = elfsource_open(sym->elf, path, &st);
+	cleanup_close int fd = elfsource_open(sym->elf, link, &st);
 	if (fd < 0)
 		return NULL;
 	for (size_t i = 0; i < sym->nfiles; i++) {
@@ -430,7 +432,7 @@ static struct symfile *symbolizer_file(struct symbolizer *sym, pid_t pid, struct
 	if (!f)
 		return NULL;
 	procmaps_file_id_set(&f->id, &st);
-	symbolizer_parse_file(sym, label, fd, f);
+	symbolizer_parse_file(sym, pid, mapped, label, fd, f);
 	if (symbolizer_add_file(sym, f) < 0) {
 		if (!f->shared)
 			elfsyms_free(f->es);
@@ -527,7 +529,8 @@ static const char *symbolizer_user(struct symbolizer *sym, struct sympid *sp, ui
 		es = symbolizer_vdso(sym);
 		off = addr - m->start;
 	} else if (m->type == PROCMAPS_FILE) {
-		struct symfile *f = symbolizer_file(sym, sp->pid, m, sp->pm.labels + m->label);
+		struct symfile *f = symbolizer_file(sym, sp->pid, m, sp->pm.labels + m->label,
+						    m->path ? sp->pm.labels + m->path : NULL);
 		es = f ? f->es : NULL;
 		sym->last_file = f;
 	}

@@ -43,6 +43,8 @@
 #define SYMBOLIZER_MODULE_MAX	  1024 /* bytes of a module path kept (longer ones are cut) */
 
 struct symbolizer;
+struct elfsource;
+struct elfsyms;
 
 enum symbolizer_kind {
 	SYMBOLIZER_KIND_KERNEL,
@@ -64,6 +66,15 @@ struct symbolizer_opts {
 	 * once that there are more); NULL = not told. */
 	void (*warn)(void *ctx, const char *msg);
 	void *warn_ctx;
+	/* More names for a file just parsed (separate debug info,
+	 * sidecar/debuginfo/debuginfo.h's debuginfo_augment): called once per
+	 * distinct file (not for one sharing another's table by build-id) with
+	 * the fd, the pid that maps it, its path as that process sees it (NULL
+	 * when unknown), its label and its table *es, which it may replace.
+	 * Returns > 0 when it did. NULL = none. */
+	int (*debug)(void *ctx, pid_t pid, int fd, const char *path, const char *label,
+		     struct elfsource *src, struct elfsyms **es);
+	void *debug_ctx;
 };
 
 struct symbolizer_frame {

@@ -24,8 +24,20 @@ awk 'BEGIN { for (i = 0; i < 70000; i++) {
 		4096 + i * 64, i, 4096 + i * 64, i, i % 31
 	if (i % 7 == 0) printf "-%d %x %x\n", i * 10 + 5, 4096 + (i / 2) * 64, i / 2 } }' \
 	>"$work/jitlog/corpus/log"
+# A container's debug files (fuzz_elfdebug): glibc (a debug link, PLT
+# sections, 2 MiB) and a program with MiniDebugInfo built here.
+mkdir -p "$work/elfdebug/corpus"
+cp /lib/x86_64-linux-gnu/libc.so.6 "$work/elfdebug/corpus/libc" 2>/dev/null || true
+if command -v cc >/dev/null && command -v objcopy >/dev/null && command -v xz >/dev/null; then
+	cc -O2 -o "$work/elfdebug/prog" "$top/tests/fixtures/debuginfo/sortloop.c" &&
+		objcopy -S --keep-symbols=/dev/null "$work/elfdebug/prog" "$work/elfdebug/mini" &&
+		xz -f "$work/elfdebug/mini" && cp "$work/elfdebug/prog" "$work/elfdebug/corpus/mini" &&
+		strip "$work/elfdebug/corpus/mini" &&
+		objcopy --add-section .gnu_debugdata="$work/elfdebug/mini.xz" "$work/elfdebug/corpus/mini" ||
+		true
+fi
 failed=""
-for t in procmaps perfmap jitlog; do
+for t in procmaps perfmap jitlog elfdebug; do
 	mkdir -p "$work/$t/art"
 	if "$top/build-fuzz/fuzz_$t" -max_total_time="$secs" -max_len="$max_len" -len_control=0 \
 		-rss_limit_mb=2048 -timeout=30 -artifact_prefix="$work/$t/art/" \
