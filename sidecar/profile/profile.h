@@ -154,6 +154,21 @@ struct profile_unwinder {
 	uint64_t within_kib[PROFILE_DEPTH_MARKS];
 };
 
+/* A process of another runtime whose JIT frames were named from its own
+ * perf map (profile_rtmaps.h), for the summary. */
+#define PROFILE_MAX_RTMAPS BUDGET_MAX_RTMAPS
+struct profile_rtmap_result {
+	pid_t pid, ns_pid;
+	char comm[32];	     /* as the process named itself: escape before printing */
+	size_t entries;	     /* in its map now */
+	uint64_t bytes;	     /* of its map read */
+	size_t skipped;	     /* malformed, overlong or dropped lines */
+	unsigned restarts;   /* the file was replaced or truncated */
+	int capped;	     /* larger than PERFMAP_MAX_CONTAINER_FILE: its start read */
+	int stopped;	     /* reading stopped (budget, or the file became unreadable) */
+	uint64_t jit, named; /* its frames in anonymous code (weighted by samples), named */
+};
+
 struct profile_stats {
 	/* sampler */
 	const char *scope;    /* "cgroup", "pid_ns", "pid" */
@@ -193,6 +208,9 @@ struct profile_stats {
 	uint64_t stack_copies;
 	struct profile_unwinder unwinder[PROFILE_MAX_JVMS];
 	size_t nunwinder;
+	/* other runtimes named from their perf maps */
+	struct profile_rtmap_result rtmap[PROFILE_MAX_RTMAPS];
+	size_t nrtmap;
 };
 
 struct profile;
