@@ -210,3 +210,32 @@ LOOP='while :; do i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 0.05; 
 	echo "# max RSS of run: $((rss / 1024)) MiB" >&3
 	[ "$rss" -lt $((200 * 1024)) ]
 }
+
+@test "perfmap-runtimes: a /tmp on a file system the container could stall is not read" {
+	fs_require_root
+	fs_require_cmd runc jq
+	local name="rtmap-$$-fs" dir="$FS_TMP/rtmap-fs" mnt="$FS_TMP/hugetlb"
+	# hugetlbfs stands for FUSE or NFS: not on the list of local file
+	# systems, and mountable here without any tool
+	mkdir -p "$mnt"
+	mount -t hugetlbfs -o mode=1777 none "$mnt" || skip "cannot mount a hugetlbfs here"
+	CTRS+=("$name")
+	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- /bin/sh -c "$LOOP"
+	jq --arg s "$mnt" '.mounts = [.mounts[] | select(.destination != "/tmp")] +
+		[{destination: "/tmp", type: "bind", source: $s, options: ["rbind"]}]' \
+		"$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
+	fs_runc_run "$name" "$dir"
+	fs_wait_for 10 test -f "$FS_RUN/containers/$name.json"
+	PID=$(fs_container_pid "$name")
+	touch "$mnt/perf-1.map" # (hugetlbfs files hold no written text)
+	chown 1000:1000 "$mnt/perf-1.map"
+	cd "$OUT"
+	run timeout 60 "$FS_SIDECAR" run "$name" -d 2s -F 499 -o m.svg
+	echo "$output"
+	fs_stop_containers runc "$name"
+	umount "$mnt"
+	CTRS=()
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"pid $PID (sh): its perf map is not read: refusing its /tmp: on a file system of type 0x"*"(FUSE, network or unknown)"* ]]
+	[[ "$output" != *"perf map   pid $PID"* ]]
+}
