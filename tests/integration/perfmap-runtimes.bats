@@ -208,7 +208,8 @@ LOOP='while :; do i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 0.05; 
 	local rss
 	rss=$(awk '/^maxrss/ {print $2}' <<<"$output")
 	echo "# max RSS of run: $((rss / 1024)) MiB" >&3
-	[ "$rss" -lt $((200 * 1024)) ]
+	# (the sanitizer build's shadow memory: 330 MiB for the same run)
+	[ -n "${FS_SANITIZE:-}" ] || [ "$rss" -lt $((200 * 1024)) ]
 }
 
 @test "perfmap-runtimes: a /tmp on a file system the container could stall is not read" {
