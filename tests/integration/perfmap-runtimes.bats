@@ -94,7 +94,7 @@ teardown() {
 
 	# The oracle first: perf's own resolution of node's samples with node's
 	# map, copied as /tmp/perf-<host pid>.map into a private /tmp.
-	perf record -q -e cpu-clock -F 499 -g -p "$node" -o "$OUT/perf.data" -- sleep 2 \
+	perf record -q -e cpu-clock -F 499 -g -p "$node" -o "$OUT/perf.data" -- sleep 3 \
 		>/dev/null 2>&1 || skip "perf record failed here"
 	# (the test's directory is under /tmp too: perf.data is read by fd)
 	unshare -m --propagation private sh -c '
@@ -109,6 +109,13 @@ teardown() {
 		/JS:[*^~]?fib / { hit = 1 }
 		END { if (n) { t++; if (hit) m++ } printf "%d %d\n", (t ? 100 * m / t : 0), t }' "$OUT/perf.txt")
 	echo "# perf: ${perf_pct% *}% of ${perf_pct#* } node samples in JS fib" >&3
+	# and where the leaf is: the first frame of each sample
+	local perf_leaf
+	perf_leaf=$(awk '
+		/^[^ \t]/ { t++; first = 1; next }
+		/^$/ { next }
+		first { if ($0 ~ /JS:[*^~]?fib /) m++; first = 0 }
+		END { printf "%d\n", (t ? 100 * m / t : 0) }' "$OUT/perf.txt")
 
 	cd "$OUT"
 	run "$FS_SIDECAR" run "$name" -d 3s -F 499 -o g.svg
@@ -124,6 +131,11 @@ teardown() {
 	# as perf names them, within 4 points
 	[ "${perf_pct#* }" -gt 50 ]
 	[ $((pct - ${perf_pct% *})) -le 4 ] && [ $((${perf_pct% *} - pct)) -le 4 ]
+	# the leaf in fib as often as perf finds it there, within 10 points
+	local leaf
+	read -r leaf total < <(share g.folded node ';JS:[*^~]?fib [^;]*_\[j\]$')
+	echo "# leaf in JS fib: flamesidecar $leaf%, perf $perf_leaf%" >&3
+	[ $((leaf - perf_leaf)) -le 10 ] && [ $((perf_leaf - leaf)) -le 10 ]
 	# The JVM keeps its own path: its Java frames named from its JIT log,
 	# nothing of node's map in it, no "_[j]" on its frames.
 	read -r pct total < <(share g.folded java ';flametest\.Workload\.hotMethod')
