@@ -9,6 +9,9 @@
  *            in each JVM running then (map_window_open: every code load and
  *            unload with its time); its log is read every second
  *            (PROFILE_WINDOW_READ_US), and profile_close stops it
+ *   maps     every other process's own perf map (node --perf-basic-prof,
+ *            python -X perf, ...) is read over the window the same way and
+ *            names its JIT frames (profile_rtmaps.h, docs/runtimes.md)
  *   unwind   with stack copies (opts.unwind; on from when a JVM in scope
  *            without frame pointers is seen, for every sample), each JVM's user
  *            chain is rebuilt by the HotSpot-aware unwinder (jvmunwind.h):
