@@ -22,11 +22,18 @@ void perfmap_tail_reset(struct perfmap_tail *t)
 	t->restarts = restarts;
 }
 
-/* Copy name into the arena at *used with control bytes made visible. */
+/* Copy name into the arena at *used with control characters made '?': C0,
+ * DEL and C1 (U+0080-U+009F, "\xc2\x80".."\xc2\x9f" in UTF-8, which
+ * terminals take as CSI and the like). Never longer than name. */
 static void perfmap_tail_put_name(char *arena, size_t *used, const char *name)
 {
 	for (; *name; name++) {
-		unsigned char c = (unsigned char)*name;
+		unsigned char c = (unsigned char)*name, d = (unsigned char)name[1];
+		if (c == 0xc2 && d >= 0x80 && d <= 0x9f) {
+			arena[(*used)++] = '?';
+			name++;
+			continue;
+		}
 		arena[(*used)++] = c < 0x20 || c == 0x7f ? '?' : (char)c;
 	}
 	arena[(*used)++] = '\0';

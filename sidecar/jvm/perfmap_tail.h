@@ -8,8 +8,9 @@
  * increment replaces every older entry it overlaps (the perfmap.h rule:
  * the newer line describes what is at an address now). Only the unfinished
  * last line is kept as text, so what is held is the parsed map plus at most
- * PERFMAP_MAX_LINE bytes. Names are kept with C0 controls and DEL replaced
- * by '?': no control byte of the container's reaches a frame name.
+ * PERFMAP_MAX_LINE bytes. Names are kept with C0 controls, DEL and C1
+ * controls (as UTF-8) replaced by '?': no control character of the
+ * container's reaches a frame name.
  *
  * A file that was replaced (another inode) or truncated (shorter than what
  * was read) is read again from its start: what was read of it is dropped. */

@@ -25,7 +25,9 @@ static void check_map(const struct perfmap *m, const uint8_t *data, size_t size,
 		if (!e->name[0] || strchr(e->name, '\n'))
 			abort();
 		for (const char *c = e->name; clean && *c; c++)
-			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f ||
+			    ((unsigned char)c[0] == 0xc2 && (unsigned char)c[1] >= 0x80 &&
+			     (unsigned char)c[1] <= 0x9f))
 				abort();
 		if (i && m->entries[i - 1].start + m->entries[i - 1].size > e->start)
 			abort();

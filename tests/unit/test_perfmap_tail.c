@@ -83,6 +83,10 @@ static void test_hostile_names(void)
 	const char *n = name_at(&t, 0x1000);
 	ok(n && !strcmp(n, "evil?]0;x???end"), "control bytes and DEL become '?' (%s)",
 	   n ? n : "-");
+	feed(&t, "1100 10 c1\xc2\x9b"
+		 "31m\xc2\xa0kept\xc2\n");
+	n = name_at(&t, 0x1100);
+	ok(n && !strcmp(n, "c1?31m\xc2\xa0kept\xc2"), "a C1 control becomes '?', the rest is kept");
 	/* an overlong line fed in pieces: skipped, and the next line parses */
 	memset(line, 'A', sizeof(line));
 	line[0] = '2', line[1] = '0', line[2] = ' ', line[3] = '1', line[4] = ' ';
