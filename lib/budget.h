@@ -20,6 +20,7 @@
  *   process maps        BUDGET_MAPS_BYTES                              64 MiB
  *   ELF symbol tables   BUDGET_ELF_BYTES                               1 GiB
  *   JIT names           BUDGET_JIT_BYTES (perf maps and JIT logs kept) 256 MiB
+ *                       (other runtimes' perf maps are counted in it too)
  *                       + one JVM's map being parsed (PERFMAP_MAX_CONTAINER_FILE x 3)
  *   VMStructs blobs     BUDGET_HSMAP_BLOBS entries per JVM mapped that way
  *   unwinder's methods  per JVM unwound: BUDGET_UNWIND_SEEN x 80 bytes
@@ -70,6 +71,12 @@
  * entries kept of it. */
 #define BUDGET_JIT_FILE_BYTES (64UL << 20)
 #define BUDGET_JIT_ENTRIES    (4UL << 20)
+
+/* Processes of other runtimes (node, python -X perf, .NET, ...) whose
+ * perf maps are read over a window (sidecar/profile/profile_rtmaps.c);
+ * each map is bounded like a JVM's (BUDGET_JIT_FILE_BYTES, _ENTRIES) and
+ * counted in BUDGET_JIT_BYTES with them. */
+#define BUDGET_MAX_RTMAPS 256u
 
 /* Code blobs mapped from one JVM's VMStructs (sidecar/hotspot/hsmap.c). */
 #define BUDGET_HSMAP_BLOBS (1u << 20)

@@ -545,6 +545,24 @@ static void run_summary(struct profile *p, const struct run_args *a, uint64_t wi
 			printf("jvm        pid %d: not mapped (see the warning above)\n",
 			       (int)j->pid);
 	}
+	for (size_t i = 0; i < st.nrtmap; i++) {
+		const struct profile_rtmap_result *r = &st.rtmap[i];
+		char comm[sizeof(r->comm) * 4];
+		printf("perf map   pid %d (%s, pid %d in the container): %zu JIT symbols from "
+		       "/tmp/perf-%d.map (%llu KiB), named %.1f%% of its %llu JIT frames",
+		       (int)r->pid, textsafe(r->comm, comm, sizeof(comm), 0), (int)r->ns_pid,
+		       r->entries, (int)r->ns_pid, (unsigned long long)(r->bytes >> 10),
+		       run_pct(r->named, r->jit), (unsigned long long)r->jit);
+		if (r->skipped)
+			printf(", %zu lines skipped", r->skipped);
+		if (r->restarts)
+			printf(", read again %u times (replaced or truncated)", r->restarts);
+		if (r->capped)
+			printf(", only its first %lu MiB read", PERFMAP_MAX_CONTAINER_FILE >> 20);
+		if (r->stopped)
+			printf(", reading stopped (see the warning)");
+		printf("\n");
+	}
 	if (st.time_approx)
 		printf("jit        %llu samples in stacks whose code changed owner while they were "
 		       "sampled: named by the later owner\n",

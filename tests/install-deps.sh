@@ -25,6 +25,8 @@ TEST_PKGS="$TEST_PKGS time"       # tests/integration/unwind.bats
 # as oracles (tests/integration/debuginfo.bats).
 PKGS="$PKGS libdebuginfod-dev"
 TEST_PKGS="$TEST_PKGS libc6-dbg debuginfod strace"
+# node --perf-basic-prof beside a JVM (tests/integration/perfmap-runtimes.bats)
+TEST_PKGS="$TEST_PKGS nodejs"
 [ "${FS_DEPS:-all}" = build ] || PKGS="$PKGS $TEST_PKGS"
 # npm for the speedscope test (below); a machine with Node.js from elsewhere
 # (e.g. NodeSource, whose nodejs conflicts with Debian's npm) keeps its own.

@@ -1,6 +1,7 @@
 /* profile.c - the record -> symbolize -> aggregate loop: see profile.h */
 #include "profile.h"
 #include "profile_int.h"
+#include "profile_rtmaps.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -527,6 +528,7 @@ int profile_poll(struct profile *p, int timeout_ms, struct fs_error *err)
 		profile_window_read(p);
 		p->window_read_us = timeutil_now_us();
 	}
+	profile_rtmaps_tick(p);
 	if (r < 0 && r != -EINTR)
 		return fs_error_set(err, -r, "reading samples");
 	if (p->nwords >= p->raw_max || p->count >= PROFILE_RAW_MAX_CHAINS) {
@@ -621,6 +623,7 @@ void profile_stats(const struct profile *p, struct profile_stats *st)
 		}
 	}
 	profile_native_stats(p, st);
+	profile_rtmaps_stats(p, st);
 }
 
 void profile_close(struct profile *p)
@@ -648,6 +651,7 @@ void profile_close(struct profile *p)
 			profile_window_warn(p, j->pid, r, err.msg);
 		map_window_free(j->win);
 	}
+	profile_rtmaps_free(p);
 	fold_free(p->table);
 	threadnames_free(p->threads);
 	free(p->chains);

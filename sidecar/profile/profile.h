@@ -9,6 +9,9 @@
  *            in each JVM running then (map_window_open: every code load and
  *            unload with its time); its log is read every second
  *            (PROFILE_WINDOW_READ_US), and profile_close stops it
+ *   maps     every other process's own perf map (node --perf-basic-prof,
+ *            python -X perf, ...) is read over the window the same way and
+ *            names its JIT frames (profile_rtmaps.h, docs/runtimes.md)
  *   unwind   with stack copies (opts.unwind; on from when a JVM, or a
  *            process that maps a file built without frame pointers, is in
  *            scope, for every sample), each JVM's user chain is rebuilt by
@@ -170,6 +173,21 @@ struct profile_unwinder {
 	uint64_t within_kib[PROFILE_DEPTH_MARKS];
 };
 
+/* A process of another runtime whose JIT frames were named from its own
+ * perf map (profile_rtmaps.h), for the summary. */
+#define PROFILE_MAX_RTMAPS BUDGET_MAX_RTMAPS
+struct profile_rtmap_result {
+	pid_t pid, ns_pid;
+	char comm[32];	     /* as the process named itself: escape before printing */
+	size_t entries;	     /* in its map now */
+	uint64_t bytes;	     /* of its map read */
+	size_t skipped;	     /* malformed, overlong or dropped lines */
+	unsigned restarts;   /* the file was replaced or truncated */
+	int capped;	     /* larger than PERFMAP_MAX_CONTAINER_FILE: its start read */
+	int stopped;	     /* reading stopped (budget, or the file became unreadable) */
+	uint64_t jit, named; /* its frames in anonymous code (weighted by samples), named */
+};
+
 struct profile_stats {
 	/* sampler */
 	const char *scope;    /* "cgroup", "pid_ns", "pid" */
@@ -218,6 +236,9 @@ struct profile_stats {
 	struct profile_unwinder native_rest;
 	/* separate debug info: files named from each source (debuginfo.h) */
 	struct debuginfo_stats debug;
+	/* other runtimes named from their perf maps */
+	struct profile_rtmap_result rtmap[PROFILE_MAX_RTMAPS];
+	size_t nrtmap;
 };
 
 struct profile;

@@ -8,6 +8,7 @@
 #include "cleanup.h"
 #include "proc.h"
 #include "profile_int.h"
+#include "profile_rtmaps.h"
 #include "timeutil.h"
 #include "utf8.h"
 
@@ -21,11 +22,12 @@ int profile_jit_full(struct profile *p, pid_t pid, size_t more)
 		if (j->win)
 			held += jitlog_memory(map_window_log(j->win));
 	}
+	held += profile_rtmaps_memory(p); /* other runtimes' perf maps */
 	if (held <= PROFILE_JIT_BUDGET && more <= PROFILE_JIT_BUDGET - held)
 		return 0;
 	if (!p->jit_full)
 		profile_warn(p,
-			     "the JIT names of all JVMs reached %llu MiB (the memory budget): JVM "
+			     "the JIT names of all processes reached %llu MiB (the memory budget): "
 			     "pid %d keeps what was read so far, code named later stays [unknown]",
 			     (unsigned long long)(PROFILE_JIT_BUDGET >> 20), (int)pid);
 	p->jit_full = 1;
@@ -272,7 +274,9 @@ static size_t profile_line(struct profile *p, const struct profile_chain *c, int
 		if (f->resolved)
 			p->st.resolved[f->kind] += c->count;
 		size_t start = pos;
-		if (f->kind == SYMBOLIZER_KIND_JIT && f->resolved)
+		/* a runtime's perf map names one frame, not an inline chain */
+		int rt = profile_rtmaps_frame(p, c->pid, f, c->count);
+		if (f->kind == SYMBOLIZER_KIND_JIT && f->resolved && !rt)
 			profile_put_jit(p, &pos, f->name);
 		else
 			profile_put(p, &pos, f->name, strlen(f->name), NULL);
@@ -299,8 +303,10 @@ static int profile_add_dropped(struct profile *p, size_t *len, uint64_t count)
 int profile_fold(struct profile *p, int map_first, struct fs_error *err)
 {
 	uint64_t t0 = timeutil_now_us();
-	if (map_first)
+	if (map_first) {
 		profile_map_jvms(p);
+		profile_rtmaps_read_all(p);
+	}
 	uint64_t t1 = timeutil_now_us();
 	int r = 0;
 	for (size_t i = 0; i < p->cap; i++) {

@@ -98,6 +98,7 @@ struct profile {
 	int no_reopen;		   /* reopening with copies failed: do not retry */
 	struct sampler_stats base; /* counts of samplers closed by a reopen */
 	uint64_t chain[SYMBOLIZER_MAX_FRAMES + 1]; /* + PROFILE_CUT_WORD */
+	struct profile_rtmaps *rt; /* other runtimes' perf maps (profile_rtmaps.h) */
 };
 
 /* The fold table's byte budget for o (budget.h). */
