@@ -28,6 +28,7 @@ void config_defaults(struct fs_config *cfg)
 	cfg->default_delay_seconds = 0;
 	cfg->max_concurrent_profiles = 4;
 	cfg->preserve_frame_pointer = 1;
+	cfg->debug_nonsafepoints = 1;
 	cfg->max_stack_table_mib = BUDGET_STACK_TABLE_MIB_DEFAULT;
 }
 
@@ -168,7 +169,8 @@ int config_load(const char *path, struct fs_config *cfg, struct fs_error *err)
 			     err)) ||
 	    (r = config_uint(root, "max_stack_table_mib", &cfg->max_stack_table_mib,
 			     BUDGET_STACK_TABLE_MIB_MIN, BUDGET_STACK_TABLE_MIB_MAX, err)) ||
-	    (r = config_bool(root, "preserve_frame_pointer", &cfg->preserve_frame_pointer, err)))
+	    (r = config_bool(root, "preserve_frame_pointer", &cfg->preserve_frame_pointer, err)) ||
+	    (r = config_bool(root, "debug_nonsafepoints", &cfg->debug_nonsafepoints, err)))
 		return fs_error_wrap(err, "config %s", path);
 	if (!strcmp(cfg->mount_point, "/"))
 		return fs_error_set(err, EINVAL, "config %s: \"mount_point\" cannot be /", path);

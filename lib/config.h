@@ -31,6 +31,8 @@ struct fs_config {
 	char sidecar_path[PATH_MAX];  /* flamesidecar binary the hook starts */
 	int preserve_frame_pointer;   /* add -XX:+PreserveFramePointer at creation (default 1) */
 	unsigned max_stack_table_mib; /* run/top: memory for distinct stacks (budget.h) */
+	/* add -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints at creation (default 1) */
+	int debug_nonsafepoints;
 };
 
 /* Fill cfg with defaults. */

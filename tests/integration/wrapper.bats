@@ -247,7 +247,7 @@ SH
 	rt_create "$FS_TMP/c" "$NAME-c"
 	[ "$(jq -c 'del(.process.env)' "$FS_TMP/c/config.json")" = "$(jq -c 'del(.process.env)' "$FS_TMP/c.orig")" ]
 	[ "$(jq -r '.process.env[] | select(startswith("JAVA_TOOL_OPTIONS="))' "$FS_TMP/c/config.json")" = \
-		"JAVA_TOOL_OPTIONS=-XX:+PreserveFramePointer" ]
+		"JAVA_TOOL_OPTIONS=-XX:+PreserveFramePointer -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints" ]
 	cp -p "$FS_TMP/c/config.json" "$FS_TMP/c.patched"
 	ino=$(stat -c %i "$FS_TMP/c/config.json")
 	rt_create "$FS_TMP/c" "$NAME-c2"
