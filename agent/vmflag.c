@@ -134,7 +134,8 @@ static int vmflag_walk_structs(const struct vmflag_tables *t, struct vmflag_layo
 			return vmflag_why(why, why_len, -ENOENT,
 					  "VMStructs entry %llu cannot be read",
 					  (unsigned long long)i);
-		if (r < 0 || strcmp(type, "JVMFlag") != 0 ||
+		/* "Flag" before JDK 11 (JDK-8203188 renamed it) */
+		if (r < 0 || (strcmp(type, "JVMFlag") != 0 && strcmp(type, "Flag") != 0) ||
 		    vmflag_str(e + t->s_field, field, sizeof(field)) < 0)
 			continue;
 		int32_t is_static = 0;
@@ -187,7 +188,7 @@ int vmflag_find(const struct vmflag_tables *t, const char *name, struct vmflag *
 	int r = vmflag_walk_structs(t, &l, why, why_len);
 	if (r < 0)
 		return r;
-	if (vmflag_type_size(t, "JVMFlag", &l.size) < 0)
+	if (vmflag_type_size(t, "JVMFlag", &l.size) < 0 && vmflag_type_size(t, "Flag", &l.size) < 0)
 		return vmflag_why(why, why_len, -ENOENT, "VMTypes has no JVMFlag");
 	if (l.size < 16 || l.size > VMFLAG_MAX_STRIDE || !vmflag_fits(l.name_off, 8, l.size) ||
 	    !vmflag_fits(l.addr_off, 8, l.size))

@@ -3,7 +3,7 @@
  * gHotSpotVMTypes and their offset/stride symbols): the static fields
  * JVMFlag::flags (the flag table) and JVMFlag::numFlags, the nonstatic
  * fields JVMFlag::_name and JVMFlag::_addr, and sizeof(JVMFlag). The same
- * names hold from JDK 11 to JDK 25.
+ * names hold from JDK 11 to JDK 25; JDK 8 to 10 call the type "Flag".
  *
  * Nothing is dereferenced directly: every read (table entries, strings, the
  * flag table, the flag) and the one write go through process_vm_readv /

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <sys/mman.h>
 
+#include "cleanup.h"
+
 #include "tap.h"
 
 /* HotSpot's VMStructEntry and VMTypeEntry (vmStructs.hpp). */
@@ -213,6 +215,27 @@ static void test_lying_tables(void)
 	num_flags = 2;
 }
 
+/* JDK 8 to 10 name the type "Flag" */
+static void test_old_name(void)
+{
+	struct fake_struct old_structs[FS_ARRAY_SIZE(structs)];
+	struct fake_type old_types[FS_ARRAY_SIZE(types)];
+	memcpy(old_structs, structs, sizeof(structs));
+	memcpy(old_types, types, sizeof(types));
+	for (size_t i = 0; old_structs[i].type; i++)
+		if (!strcmp(old_structs[i].type, "JVMFlag"))
+			old_structs[i].type = "Flag";
+	old_types[1].type = "Flag";
+	struct vmflag_tables t = tables();
+	t.structs = (uint64_t)(uintptr_t)old_structs;
+	t.types = (uint64_t)(uintptr_t)old_types;
+	struct vmflag f;
+	char why[160];
+	flag_table = flags_ok;
+	num_flags = 2;
+	is_int(find(&t, &f, why, sizeof(why)), 0, "JDK 8's Flag table: found");
+}
+
 static void test_this_process(void)
 {
 	/* no libjvm.so here: the tables are missing, and that is said */
@@ -227,6 +250,7 @@ int main(void)
 	test_found_and_set();
 	test_absent_and_odd();
 	test_lying_tables();
+	test_old_name();
 	test_this_process();
 	return tap_done();
 }
