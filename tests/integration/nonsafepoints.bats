@@ -181,3 +181,7 @@ self_time() {
 @test "nonsafepoints: JDK 25, virtual thread: self time on the inlined method, as JFR with the flag" {
 	self_time "JDK 25 virtual" "$JAVA25" --virtual
 }
+
+@test "nonsafepoints: JDK 25, virtual threads of an executor (under FutureTask.run): self time on the inlined method, as JFR with the flag" {
+	self_time "JDK 25 executor" "$JAVA25" --virtual --executor --threads 2
+}

@@ -5,7 +5,7 @@
  * safepoint's scope (step's); with it, by work itself. nonsafepoints.bats
  * checks that `flamesidecar run` puts the self time on work.
  *
- *   java -cp build/java flametest.Inlined [--threads N] [--virtual]
+ *   java -cp build/java flametest.Inlined [--threads N] [--virtual [--executor]]
  *        [--go FILE] [--exit-after S]
  *
  * --go FILE: until FILE exists, the threads run a prelude (the same shape
@@ -13,6 +13,9 @@
  * could change the JVM's flags; then they stop and new threads run the hot
  * methods, compiled from then on. --virtual (JDK 21+, found by reflection
  * so that this source builds with --release 11): the threads are virtual.
+ * --executor (with --virtual): the hot work runs as short tasks (Callables,
+ * 20 step() calls each) submitted to a virtual-thread-per-task executor, N
+ * at a time, so the hot code runs under FutureTask.run.
  * Prints "PRELUDE" when the prelude runs (with --go), and "READY" (flushed)
  * 2 s after the hot threads started.
  */
@@ -20,6 +23,11 @@ package flametest;
 
 import java.io.File;
 import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
 
 public final class Inlined {
 	static volatile long sink;
@@ -77,6 +85,50 @@ public final class Inlined {
 		}
 	}
 
+	/* one short task: 20 step() calls */
+	static final class Chunk implements Callable<Long> {
+		final long seed;
+
+		Chunk(long seed) {
+			this.seed = seed;
+		}
+
+		public Long call() {
+			long s = 0;
+			for (int k = 0; k < 20; k++)
+				s += step(seed + 4096L * k);
+			return s;
+		}
+	}
+
+	/* N tasks at a time on a virtual-thread-per-task executor, forever */
+	static final class Submitter implements Runnable {
+		final int n;
+
+		Submitter(int n) {
+			this.n = n;
+		}
+
+		public void run() {
+			try {
+				ExecutorService ex = (ExecutorService) Class.forName("java.util.concurrent.Executors")
+				    .getMethod("newVirtualThreadPerTaskExecutor")
+				    .invoke(null);
+				long s = 0;
+				for (long seed = 0;; seed += 1 << 20) {
+					List<Future<Long>> fs = new ArrayList<>();
+					for (int i = 0; i < n; i++)
+						fs.add(ex.submit(new Chunk(seed + i)));
+					for (Future<Long> f : fs)
+						s += f.get();
+					sink = s;
+				}
+			} catch (Exception e) {
+				throw new RuntimeException(e);
+			}
+		}
+	}
+
 	static Thread start(Runnable r, boolean virtual, String name) throws Exception {
 		if (!virtual) {
 			Thread t = new Thread(r, name);
@@ -93,12 +145,14 @@ public final class Inlined {
 
 	public static void main(String[] args) throws Exception {
 		int threads = 1;
-		boolean virtual = false;
+		boolean virtual = false, executor = false;
 		String go = null;
 		double exitAfter = 120;
 		for (int i = 0; i < args.length; i++) {
 			if (args[i].equals("--virtual"))
 				virtual = true;
+			else if (args[i].equals("--executor"))
+				executor = true;
 			else if (i + 1 < args.length && args[i].equals("--threads"))
 				threads = Integer.parseInt(args[++i]);
 			else if (i + 1 < args.length && args[i].equals("--go"))
@@ -120,8 +174,11 @@ public final class Inlined {
 			for (Thread t : pre)
 				t.join();
 		}
-		for (int i = 0; i < threads; i++)
-			start(new Hot(), virtual, "hot-" + i);
+		if (executor)
+			start(new Submitter(threads), false, "submitter");
+		else
+			for (int i = 0; i < threads; i++)
+				start(new Hot(), virtual, "hot-" + i);
 		Thread.sleep(2000);
 		System.out.println("READY");
 		System.out.flush();
