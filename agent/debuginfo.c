@@ -23,6 +23,7 @@ static struct {
 	uint64_t t_mark; /* when the flag was set (SET) or the session began (OFF) */
 	bool replaying;	 /* SET: the replay of the attach that set it; OFF: any replay */
 	bool full;	 /* DEBUGINFO_MAX_CODE reached: later ones are not remembered */
+	bool left_off;	 /* OFF only because an attach said safepointsonly: look again */
 	struct debuginfo_code *code;
 	size_t used, cap; /* slots used (tombstones included), power of two */
 } di = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -106,7 +107,9 @@ enum debuginfo_state debuginfo_attach(bool may_set, bool *logged)
 {
 	*logged = false;
 	pthread_mutex_lock(&di.lock);
-	if (di.state == DEBUGINFO_UNKNOWN) {
+	if (di.state == DEBUGINFO_UNKNOWN ||
+	    (di.state == DEBUGINFO_OFF && di.left_off && may_set)) {
+		di.left_off = false;
 		struct vmflag_tables t;
 		struct vmflag f;
 		char why[sizeof(di.why)] = "";
@@ -117,6 +120,7 @@ enum debuginfo_state debuginfo_attach(bool may_set, bool *logged)
 			di.state = DEBUGINFO_ON;
 		} else if (r == 0 && !may_set) {
 			di.state = DEBUGINFO_OFF;
+			di.left_off = true;
 			snprintf(di.why, sizeof(di.why), "left off (option safepointsonly)");
 		} else if (r == 0 && (r = vmflag_set(&f, true)) == 0) {
 			di.state = DEBUGINFO_SET;

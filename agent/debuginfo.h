@@ -38,8 +38,8 @@ enum debuginfo_state {
 
 /* At the start of an attach session (before its replay): the first call
  * looks the flag up and, when may_set, turns it on; later calls only start
- * a new replay. Returns the state; *logged is set when the call has a line
- * for the JVM's log (debuginfo_status), once per JVM. */
+ * a new replay (or, after attaches that all said !may_set, look again). Returns the state; *logged
+ * is set when the call has a line for the JVM's log (debuginfo_status), once per JVM. */
 enum debuginfo_state debuginfo_attach(bool may_set, bool *logged);
 
 /* The replay of this session is over. */
