@@ -2,8 +2,16 @@
  * over synthetic VMStructs/VMTypes tables laid out like HotSpot's, and
  * tables that lie: bad strides, counts, pointers into nothing, strings
  * without an end, a flag in read-only memory. A lie must cost "not found",
- * never a crash. agent/ is not in libfs.a: the source is included. */
+ * never a crash. Then what the agent does with the flag (agent/debuginfo.h):
+ * set it once, remember the code compiled before. agent/ is not in libfs.a:
+ * the sources are included, debuginfo.c with its table lookup redirected to
+ * the synthetic tables. */
 #include "../../agent/vmflag.c"
+
+static int fake_tables_find(struct vmflag_tables *t, char *why, size_t why_len);
+#define vmflag_tables_find fake_tables_find
+#include "../../agent/debuginfo.c"
+#undef vmflag_tables_find
 
 #include <stddef.h>
 #include <sys/mman.h>
@@ -245,6 +253,102 @@ static void test_this_process(void)
 	ok(strstr(why, "gHotSpotVMStructs") != NULL, "and said: %s", why);
 }
 
+/* the tables debuginfo.c finds: the synthetic ones, or none */
+static bool have_tables = true;
+
+static int fake_tables_find(struct vmflag_tables *t, char *why, size_t why_len)
+{
+	if (!have_tables)
+		return vmflag_why(why, why_len, -ENOENT, "no tables in this test");
+	*t = tables();
+	return 0;
+}
+
+static void debuginfo_reset(void)
+{
+	free(di.code);
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	memset(&di, 0, sizeof(di));
+	di.lock = m;
+}
+
+static void test_debuginfo_set(void)
+{
+	char st[256];
+	bool logged;
+	debuginfo_reset();
+	have_tables = true;
+	flag_table = flags_ok;
+	num_flags = 2;
+	dns = false;
+	is_int(debuginfo_attach(true, &logged), DEBUGINFO_SET, "first attach: the flag is set");
+	ok(dns && logged, "in the JVM's memory, and said once");
+	/* the replay of that attach: all of it compiled before */
+	ok(debuginfo_note_load(0x1000, 0x100, 7, true) &&
+	       debuginfo_note_load(0x2000, 0x80, 8, true),
+	   "replayed code: safepoint-only");
+	debuginfo_replay_done();
+	ok(debuginfo_note_load(0x3000, 0x40, 9, false),
+	   "loaded just after: a compilation in flight");
+	di.t_mark -= 2 * DEBUGINFO_GRACE_NS;
+	ok(!debuginfo_note_load(0x4000, 0x40, 10, false), "loaded later: complete");
+	ok(strstr(debuginfo_status(st, sizeof(st)), "set (by the agent") && strstr(st, "3 methods"),
+	   "status: %s", st);
+	/* a later window */
+	is_int(debuginfo_attach(true, &logged), DEBUGINFO_SET, "second attach: still set");
+	ok(!logged, "and not said again");
+	ok(debuginfo_note_load(0x1000, 0x100, 7, true), "replay: old code is still old");
+	ok(!debuginfo_note_load(0x4000, 0x40, 10, true), "replay: new code is not");
+	ok(!debuginfo_note_load(0x2000, 0x90, 8, true), "same start and method, other size: new");
+	debuginfo_note_unload(0x1000, 7);
+	ok(!debuginfo_note_load(0x1000, 0x100, 7, true), "unloaded, then the address reused: new");
+	ok(!debuginfo_note_load(0x2000, 0x40, 99, false), "a live load at an old address: new");
+	debuginfo_replay_done();
+	dns = false;
+}
+
+static void test_debuginfo_other(void)
+{
+	char st[256];
+	bool logged;
+	/* on when first looked at: nothing is old */
+	debuginfo_reset();
+	have_tables = true;
+	dns = true;
+	is_int(debuginfo_attach(true, &logged), DEBUGINFO_ON, "on already");
+	ok(!logged && !debuginfo_note_load(0x1000, 0x10, 1, true), "silent, and nothing is old");
+	/* no tables: off, said, every replay is old */
+	debuginfo_reset();
+	have_tables = false;
+	dns = false;
+	is_int(debuginfo_attach(true, &logged), DEBUGINFO_OFF, "no tables: off");
+	ok(logged && strstr(debuginfo_status(st, sizeof(st)), "off (not set: no tables"),
+	   "said: %s", st);
+	ok(debuginfo_note_load(0x1000, 0x10, 1, true), "replayed code is old");
+	debuginfo_replay_done();
+	di.t_mark -= 2 * DEBUGINFO_GRACE_NS;
+	ok(!debuginfo_note_load(0x2000, 0x10, 2, false),
+	   "code compiled during the window is not (JVMTI makes HotSpot record it)");
+	/* safepointsonly, then an attach that allows it */
+	debuginfo_reset();
+	have_tables = true;
+	is_int(debuginfo_attach(false, &logged), DEBUGINFO_OFF, "safepointsonly: left off");
+	ok(!dns && strstr(debuginfo_status(st, sizeof(st)), "safepointsonly"), "said: %s", st);
+	debuginfo_replay_done();
+	is_int(debuginfo_attach(true, &logged), DEBUGINFO_SET, "a later attach may set it");
+	ok(dns, "and does");
+	debuginfo_replay_done();
+	dns = false;
+	/* a lying table: off, said, no crash */
+	debuginfo_reset();
+	num_flags = (size_t)1 << 40;
+	is_int(debuginfo_attach(true, &logged), DEBUGINFO_OFF, "a lying table: off");
+	ok(strstr(debuginfo_status(st, sizeof(st)), "numFlags"), "said: %s", st);
+	debuginfo_replay_done();
+	num_flags = 2;
+	debuginfo_reset();
+}
+
 int main(void)
 {
 	test_found_and_set();
@@ -252,5 +356,7 @@ int main(void)
 	test_lying_tables();
 	test_old_name();
 	test_this_process();
+	test_debuginfo_set();
+	test_debuginfo_other();
 	return tap_done();
 }
