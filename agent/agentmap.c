@@ -49,6 +49,8 @@ static int options_apply(const char *opt, size_t len, struct agentmap_options *o
 		o->verbose = true;
 	else if (IS("timed"))
 		o->timed = true;
+	else if (IS("safepointsonly"))
+		o->safepointsonly = true;
 	else if (len > 4 && (memcmp(opt, "ttl=", 4) == 0 || memcmp(opt, "ttl:", 4) == 0)) {
 		unsigned long v = 0;
 		for (size_t i = 4; i < len; i++) {
@@ -78,7 +80,7 @@ static int options_apply(const char *opt, size_t len, struct agentmap_options *o
 		    err, EINVAL,
 		    "unknown option '%.*s' (known: mode=oneshot|continuous, "
 		    "stop, timed, ttl=SECONDS, unfoldall, unfoldsimple, unfold, nounfold, "
-		    "dottedclass, nodottedclass, msig, sourcepos, verbose)",
+		    "dottedclass, nodottedclass, msig, sourcepos, verbose, safepointsonly)",
 		    (int)(len > 64 ? 64 : len), opt);
 #undef IS
 	return 0;
@@ -343,6 +345,31 @@ int agentmap_append_unload(struct agentmap_buf *b, uint64_t t, uint64_t start, u
 		return r;
 	b->len += (size_t)snprintf(b->data + b->len, b->cap - b->len,
 				   "-%" PRIu64 " %" PRIx64 " %" PRIx64 "\n", t, start, mid);
+	return 0;
+}
+
+int agentmap_append_safepoints_only(struct agentmap_buf *b)
+{
+	int r = buf_reserve(b, 4);
+	if (r < 0)
+		return r;
+	memcpy(b->data + b->len, "!s\n", 3);
+	b->len += 3;
+	return 0;
+}
+
+int agentmap_append_status(struct agentmap_buf *b, const char *text)
+{
+	static const char head[] = "!nonsafepoints ";
+	size_t n = strnlen(text, 512);
+	int r = buf_reserve(b, sizeof(head) + n + 2);
+	if (r < 0)
+		return r;
+	memcpy(b->data + b->len, head, sizeof(head) - 1);
+	b->len += sizeof(head) - 1;
+	for (size_t i = 0; i < n; i++)
+		b->data[b->len++] = (unsigned char)text[i] < 0x20 ? '?' : text[i];
+	b->data[b->len++] = '\n';
 	return 0;
 }
 

@@ -42,13 +42,14 @@ enum agentmap_unfold {
 struct agentmap_options {
 	enum agentmap_mode mode;
 	enum agentmap_unfold unfold;
-	bool dotted;	/* java.lang.String.hashCode, not Ljava/lang/String;::hashCode */
-	bool msig;	/* append the method signature */
-	bool sourcepos; /* append (File.java:line) */
-	bool stop;	/* stop a continuous session */
-	bool verbose;	/* report lines, bytes and time on the JVM's stderr */
-	bool timed;	/* continuous: the timed log instead of the perf map */
-	unsigned ttl_s; /* timed: end the session by itself after this (0: never) */
+	bool dotted;	     /* java.lang.String.hashCode, not Ljava/lang/String;::hashCode */
+	bool msig;	     /* append the method signature */
+	bool sourcepos;	     /* append (File.java:line) */
+	bool stop;	     /* stop a continuous session */
+	bool verbose;	     /* report lines, bytes and time on the JVM's stderr */
+	bool timed;	     /* continuous: the timed log instead of the perf map */
+	unsigned ttl_s;	     /* timed: end the session by itself after this (0: never) */
+	bool safepointsonly; /* at attach: leave -XX:-DebugNonSafepoints alone */
 };
 
 /* Parse a comma separated option string (NULL or "" = defaults). Unknown
@@ -109,6 +110,10 @@ int agentmap_append_ranges(struct agentmap_buf *b, uint64_t start, uint64_t size
  *     @T START SIZE MID\n   code loaded at T (the perf map lines of that
  *                           code follow: "START SIZE name\n")
  *     -T START MID\n        the code at START of method MID was unloaded
+ *     !s\n                  (after an "@" line) that code's debug info is
+ *                           safepoint-only: compiled before
+ *                           -XX:+DebugNonSafepoints was on (debuginfo.h)
+ *     !nonsafepoints TEXT\n (first line) the flag's state, debuginfo_status
  * T is CLOCK_MONOTONIC in decimal ns (0: it existed when the session
  * started), START, SIZE and MID (the jmethodID, 0 for stubs) hex. Each
  * event is one write(2); at most AGENTMAP_TIMED_MAX bytes are written. */
@@ -119,6 +124,10 @@ int agentmap_append_ranges(struct agentmap_buf *b, uint64_t start, uint64_t size
 int agentmap_append_load(struct agentmap_buf *b, uint64_t t, uint64_t start, uint64_t size,
 			 uint64_t mid);
 int agentmap_append_unload(struct agentmap_buf *b, uint64_t t, uint64_t start, uint64_t mid);
+/* Append the "!s" line, or the "!nonsafepoints" status line (control
+ * characters in text become '?'). 0 or -ENOMEM / -E2BIG. */
+int agentmap_append_safepoints_only(struct agentmap_buf *b);
+int agentmap_append_status(struct agentmap_buf *b, const char *text);
 
 /* Open dir/name (name from AGENTMAP_TIMED_NAME or the perf map's) with the
  * checks of agentmap_open. */

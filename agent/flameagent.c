@@ -29,6 +29,7 @@
 #include <jvmticmlr.h>
 
 #include "agentmap.h"
+#include "debuginfo.h"
 #include "mhintrinsic.h"
 
 #define AGENT_EXPORT __attribute__((visibility("default")))
@@ -106,10 +107,15 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t event_time(void)
+static bool in_replay(void)
 {
 	long tid = replay_tid;
-	return tid && tid == syscall(SYS_gettid) ? 0 : now_ns();
+	return tid && tid == syscall(SYS_gettid);
+}
+
+static uint64_t event_time(void)
+{
+	return in_replay() ? 0 : now_ns();
 }
 
 static int session_close(struct session *s);
@@ -448,8 +454,13 @@ static void JNICALL on_compiled_method_load(jvmtiEnv *env, jmethodID method, jin
 		return;
 	c.opt = &s->opt; /* options only change while the session is idle */
 	uint64_t start = (uint64_t)(uintptr_t)code_addr;
-	if (s->opt.timed && agentmap_append_load(&out, event_time(), start, (uint64_t)code_size,
-						 (uint64_t)(uintptr_t)method) < 0)
+	bool replay = in_replay();
+	bool old =
+	    debuginfo_note_load(start, (uint64_t)code_size, (uint64_t)(uintptr_t)method, replay);
+	if (s->opt.timed &&
+	    (agentmap_append_load(&out, replay ? 0 : now_ns(), start, (uint64_t)code_size,
+				  (uint64_t)(uintptr_t)method) < 0 ||
+	     (old && agentmap_append_safepoints_only(&out) < 0)))
 		return;
 	size_t head = out.len;
 	bool intrinsic =
@@ -499,6 +510,7 @@ static void JNICALL on_compiled_method_unload(jvmtiEnv *env, jmethodID method,
 
 	if (!s || !s->opt.timed || !s->active || session_expired(s))
 		return;
+	debuginfo_note_unload((uint64_t)(uintptr_t)code_addr, (uint64_t)(uintptr_t)method);
 	if (agentmap_append_unload(&out, now_ns(), (uint64_t)(uintptr_t)code_addr,
 				   (uint64_t)(uintptr_t)method) == 0)
 		session_emit(s, &out);
@@ -604,6 +616,23 @@ static int session_close(struct session *s)
 	return r;
 }
 
+/* At an attach, after the replay (debuginfo.h): the state of
+ * -XX:+DebugNonSafepoints, said once in the JVM's log when it is not simply
+ * on, and in a timed log. */
+static void debuginfo_report(struct session *s, enum debuginfo_state st, bool logged)
+{
+	char status[256];
+	debuginfo_status(status, sizeof(status));
+	if (logged && (st != DEBUGINFO_SET || s->opt.verbose))
+		agent_log("%s: %s", DEBUGINFO_FLAG, status);
+	if (s->opt.timed) {
+		struct agentmap_buf b = {0};
+		if (agentmap_append_status(&b, status) == 0)
+			session_emit(s, &b);
+		agentmap_buf_free(&b);
+	}
+}
+
 /* Start s: env, file, events; with live set (the VM is running) also ask
  * for events describing everything generated so far. */
 static int session_start(JavaVM *vm, struct session *s, const struct agentmap_options *o, bool live,
@@ -640,15 +669,19 @@ static int session_start(JavaVM *vm, struct session *s, const struct agentmap_op
 		return jvmti_fail(err, (jvmtiError)r, "enabling the code events");
 	}
 	if (live) {
+		bool logged = false;
+		enum debuginfo_state st = debuginfo_attach(!o->safepointsonly, &logged);
 		replay_tid = syscall(SYS_gettid);
 		e = (*s->env)->GenerateEvents(s->env, JVMTI_EVENT_DYNAMIC_CODE_GENERATED);
 		if (e == JVMTI_ERROR_NONE)
 			e = (*s->env)->GenerateEvents(s->env, JVMTI_EVENT_COMPILED_METHOD_LOAD);
 		replay_tid = 0;
+		debuginfo_replay_done();
 		if (e != JVMTI_ERROR_NONE) {
 			session_close(s);
 			return jvmti_fail(err, e, "GenerateEvents");
 		}
+		debuginfo_report(s, st, logged);
 	}
 	return 0;
 }

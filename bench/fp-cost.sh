@@ -20,15 +20,34 @@
 # (min..max of on/off per round) is printed too. The JVMs run on the host:
 # the flag's cost does not depend on the container.
 #
-# Usage: bench/fp-cost.sh [WINDOW_SECONDS [ROUNDS [BUILD_DIR]]]   (default 10 6)
+# FLAG=dns measures -XX:+DebugNonSafepoints instead (also appended at
+# creation, "debug_nonsafepoints"): "on" and "off" then both keep frame
+# pointers and unlock diagnostic options, and differ only in that flag. A
+# third figure, JVM start time ("java -version" to its exit, then jetty's
+# start to its first answered request), is printed for either flag.
+#
+# Usage: [FLAG=fp|dns] bench/fp-cost.sh [WINDOW_SECONDS [ROUNDS [BUILD_DIR]]]   (default 10 6)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WIN=${1:-10}
 ROUNDS=${2:-6}
 BUILD_DIR=${3:-$PWD/build}
 JETTY_HOME=${JETTY_HOME:-/usr/share/jetty9}
-FP_ON=-XX:+PreserveFramePointer
-FP_OFF=-XX:-PreserveFramePointer
+FLAG=${FLAG:-fp}
+case "$FLAG" in
+fp)
+	FP_ON=-XX:+PreserveFramePointer
+	FP_OFF=-XX:-PreserveFramePointer
+	;;
+dns)
+	FP_ON="-XX:+PreserveFramePointer -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints"
+	FP_OFF="-XX:+PreserveFramePointer -XX:+UnlockDiagnosticVMOptions -XX:-DebugNonSafepoints"
+	;;
+*)
+	echo "FLAG must be fp or dns" >&2
+	exit 2
+	;;
+esac
 
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
@@ -53,7 +72,8 @@ cpu_ticks() { # utime + stime of a process, in clock ticks
 ops_window() {
 	local flag=$1 ops=$T/ops out=$T/wl.out a b c0 c1
 	rm -f "$ops"
-	"$JDK/bin/java" "$flag" -cp "$BUILD_DIR/java" flametest.Workload --threads 1 \
+	# shellcheck disable=SC2086 # the flags are words
+	"$JDK/bin/java" $flag -cp "$BUILD_DIR/java" flametest.Workload --threads 1 \
 		--ops-file "$ops" >"$out" 2>&1 &
 	local pid=$!
 	PIDS+=("$pid")
@@ -87,7 +107,10 @@ start_jetty() {
 	cp -r "$JETTY_HOME/default-root" "$base/webapps/root"
 	printf -- '--module=deploy,http\njetty.http.host=127.0.0.1\njetty.http.port=%s\n' "$2" \
 		>"$base/start.ini"
-	(cd "$base" && exec "$JDK/bin/java" "$3" -jar "$JETTY_HOME/start.jar" \
+	local t0
+	t0=$(date +%s%N)
+	# shellcheck disable=SC2086 # the flags are words
+	(cd "$base" && exec "$JDK/bin/java" $3 -jar "$JETTY_HOME/start.jar" \
 		"jetty.home=$JETTY_HOME" "jetty.base=$base" >"$base/jetty.log" 2>&1) &
 	PIDS+=("$!")
 	echo "$!" >"$base/pid"
@@ -95,6 +118,7 @@ start_jetty() {
 		tail -5 "$base/jetty.log" >&2
 		return 1
 	}
+	echo "$1 $((($(date +%s%N) - t0) / 1000000))" >>"$T/jetty-start"
 }
 
 rps() { # rps PORT SECONDS [PID]: wrk's requests per second [and per CPU-second of PID]
@@ -131,8 +155,25 @@ ratio_line() { # the last off and on lines -> "ratio RA RB"
 		END { print "ratio", n2 / o2, n3 / o3 }'
 }
 
-echo "# bench/fp-cost.sh: $ROUNDS rounds of ${WIN}s windows, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# bench/fp-cost.sh FLAG=$FLAG: $ROUNDS rounds of ${WIN}s windows, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# $("$JDK/bin/java" -version 2>&1 | head -1)"
+# JVM start: `java -version` to its exit, alternating, 4 per round
+: >"$T/start"
+for r in $(seq 1 $((ROUNDS * 4))); do
+	order="off on"
+	[ $((r % 2)) = 0 ] && order="on off"
+	for v in $order; do
+		flag=$FP_OFF
+		[ "$v" = on ] && flag=$FP_ON
+		t0=$(date +%s%N)
+		# shellcheck disable=SC2086 # the flags are words
+		"$JDK/bin/java" $flag -version >/dev/null 2>&1
+		echo "$v $((($(date +%s%N) - t0) / 1000000))" >>"$T/start"
+	done
+done
+for v in off on; do
+	echo "# java -version $v: median $(awk -v v="$v" '$1 == v { print $2 }' "$T/start" | bench_median) ms of $((ROUNDS * 4))"
+done
 : >"$T/workload"
 for r in $(seq 1 "$ROUNDS"); do
 	order="off on"
@@ -149,6 +190,22 @@ done
 
 if command -v wrk >/dev/null && command -v curl >/dev/null && [ -f "$JETTY_HOME/start.jar" ]; then
 	: >"$T/jetty"
+	# start time: a fresh jetty per try, alternating, to its first answer
+	for r in $(seq 1 "$ROUNDS"); do
+		order="off on"
+		[ $((r % 2)) = 0 ] && order="on off"
+		for v in $order; do
+			flag=$FP_OFF
+			[ "$v" = on ] && flag=$FP_ON
+			port=$(free_port)
+			start_jetty "start-$v-$r" "$port" "$flag"
+			kill "$(cat "$T/start-$v-$r/pid")" 2>/dev/null || true
+			wait "$(cat "$T/start-$v-$r/pid")" 2>/dev/null || true
+		done
+	done
+	for v in off on; do
+		echo "# jetty start to first answer, $v: median $(awk -v v="start-$v-" 'index($1, v) == 1 { print $2 }' "$T/jetty-start" | bench_median) ms of $ROUNDS"
+	done
 	P_OFF=$(free_port)
 	P_ON=$(free_port)
 	start_jetty off "$P_OFF" "$FP_OFF"

@@ -85,10 +85,10 @@ int hook_precreate_filter(const struct fs_config *cfg, const char *in, size_t le
 	}
 	if (!precreate_opted_in(cfg, root))
 		return 0;
-	if (!cfg->preserve_frame_pointer) {
-		snprintf(
-		    note, note_len,
-		    "config unchanged: \"preserve_frame_pointer\" is false in the host config");
+	if (!cfg->preserve_frame_pointer && !cfg->debug_nonsafepoints) {
+		snprintf(note, note_len,
+			 "config unchanged: \"preserve_frame_pointer\" and "
+			 "\"debug_nonsafepoints\" are false in the host config");
 		return 0;
 	}
 	if (json_has_escaped_nul(in, len)) {
@@ -98,14 +98,16 @@ int hook_precreate_filter(const struct fs_config *cfg, const char *in, size_t le
 		return -EINVAL;
 	}
 	struct jvmenv_plan p;
-	int r = jvmenv_plan(root, &p, &err);
+	const struct jvmenv_want want = {.fp = cfg->preserve_frame_pointer,
+					 .dns = cfg->debug_nonsafepoints};
+	int r = jvmenv_plan_want(root, &want, &p, &err);
 	if (r < 0) {
 		jvmenv_plan_free(&p);
 		snprintf(note, note_len, "JAVA_TOOL_OPTIONS left alone: %s", err.msg);
 		return r;
 	}
 	jvmenv_describe(&p, note, note_len);
-	if (p.verdict != JVMENV_ADD) {
+	if (!p.entry) {
 		jvmenv_plan_free(&p);
 		return 0;
 	}

@@ -28,6 +28,7 @@ void config_defaults(struct fs_config *cfg)
 	cfg->default_delay_seconds = 0;
 	cfg->max_concurrent_profiles = 4;
 	cfg->preserve_frame_pointer = 1;
+	cfg->debug_nonsafepoints = 1;
 	cfg->max_stack_table_mib = BUDGET_STACK_TABLE_MIB_DEFAULT;
 	cfg->debuginfo = 1;
 }
@@ -172,7 +173,8 @@ int config_load(const char *path, struct fs_config *cfg, struct fs_error *err)
 	    (r = config_bool(root, "preserve_frame_pointer", &cfg->preserve_frame_pointer, err)) ||
 	    (r = config_string(root, "debuginfod_urls", cfg->debuginfod_urls,
 			       sizeof(cfg->debuginfod_urls), 0, 1, err)) ||
-	    (r = config_bool(root, "debuginfo", &cfg->debuginfo, err)))
+	    (r = config_bool(root, "debuginfo", &cfg->debuginfo, err)) ||
+	    (r = config_bool(root, "debug_nonsafepoints", &cfg->debug_nonsafepoints, err)))
 		return fs_error_wrap(err, "config %s", path);
 	if (!strcmp(cfg->mount_point, "/"))
 		return fs_error_set(err, EINVAL, "config %s: \"mount_point\" cannot be /", path);

@@ -35,6 +35,8 @@ struct fs_config {
 	 * DEBUGINFOD_URLS of the environment, if set), docs/debuginfo.md */
 	char debuginfod_urls[1024];
 	int debuginfo; /* separate debug info for native names (default 1) */
+	/* add -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints at creation (default 1) */
+	int debug_nonsafepoints;
 };
 
 /* Fill cfg with defaults. */

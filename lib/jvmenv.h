@@ -14,6 +14,7 @@
 #ifndef FS_JVMENV_H
 #define FS_JVMENV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <yajl/yajl_tree.h>
@@ -23,6 +24,8 @@
 /* A container annotated with this, value "false", keeps its environment
  * (e.g. a JVM older than 8u60, which refuses the unknown flag). */
 #define JVMENV_ANNOTATION "flamesidecar.io/preserve-frame-pointer"
+/* ... and with this one, value "false", gets no -XX:+DebugNonSafepoints. */
+#define JVMENV_DNS_ANNOTATION "flamesidecar.io/debug-nonsafepoints"
 
 #define JVMENV_VALUE_MAX   (64 * 1024) /* bytes of one JVM options variable */
 #define JVMENV_ENTRIES_MAX 4096	       /* process.env entries */
@@ -33,6 +36,16 @@ enum jvmenv_verdict {
 	JVMENV_ALREADY_ON, /* the options already turn it on (source says where) */
 	JVMENV_USER_OFF,   /* the user's options turn it off (source says where) */
 	JVMENV_NO_PROCESS, /* the config has no "process": nothing to do */
+	JVMENV_NOT_ASKED,  /* the caller did not want this flag */
+};
+
+/* The flags to add: -XX:+PreserveFramePointer, and -XX:+DebugNonSafepoints
+ * (with -XX:+UnlockDiagnosticVMOptions before it). Each is decided on its
+ * own, the same way: added when no option says anything about it; left
+ * alone when one turns it on or off. DebugNonSafepoints is also left alone
+ * when an option says -XX:-UnlockDiagnosticVMOptions. */
+struct jvmenv_want {
+	bool fp, dns;
 };
 
 struct jvmenv_plan {
@@ -41,15 +54,22 @@ struct jvmenv_plan {
 	yajl_val process;   /* the root's "process" object */
 	size_t tool_index;  /* JAVA_TOOL_OPTIONS's index in process.env, or JVMENV_NO_INDEX */
 	char *entry;	    /* ADD: "JAVA_TOOL_OPTIONS=<old> -XX:+PreserveFramePointer" */
+	/* DebugNonSafepoints, decided like verdict/source; entry then ends with
+	 * JVMOPTS_DNS_ADD. entry is set when either verdict is JVMENV_ADD. */
+	enum jvmenv_verdict dns_verdict;
+	const char *dns_source;
 };
 
 /* Decide for the parsed config root. 0 with p filled, or -EINVAL/-E2BIG
  * (hostile input, reason in err) or -ENOMEM. Free with jvmenv_plan_free
  * in every case. */
 int jvmenv_plan(yajl_val root, struct jvmenv_plan *p, struct fs_error *err);
+/* The same for the flags in w (jvmenv_plan: frame pointers only). */
+int jvmenv_plan_want(yajl_val root, const struct jvmenv_want *w, struct jvmenv_plan *p,
+		     struct fs_error *err);
 void jvmenv_plan_free(struct jvmenv_plan *p);
 
-/* Write the new value of the root's "process" (p->verdict == JVMENV_ADD):
+/* Write the new value of the root's "process" (p->entry set):
  * every member as it was, env with the entry replaced in place or appended
  * (an "env" member added at the end when there was none). */
 void jvmenv_write_process(FILE *f, const struct jvmenv_plan *p);

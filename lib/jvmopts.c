@@ -5,12 +5,21 @@
 
 #include "cleanup.h"
 
+const struct jvmopts_flag jvmopts_fp = {JVMOPTS_FP_ON, JVMOPTS_FP_OFF};
+const struct jvmopts_flag jvmopts_dns = {JVMOPTS_DNS_ON, JVMOPTS_DNS_OFF};
+const struct jvmopts_flag jvmopts_diag = {JVMOPTS_DIAG_ON, JVMOPTS_DIAG_OFF};
+
+void jvmopts_flag_word(const struct jvmopts_flag *f, const char *w, size_t len, int *state)
+{
+	if (len == strlen(f->on) && !memcmp(w, f->on, len))
+		*state = 1;
+	else if (len == strlen(f->off) && !memcmp(w, f->off, len))
+		*state = 0;
+}
+
 void jvmopts_word(const char *w, size_t len, int *state)
 {
-	if (len == sizeof(JVMOPTS_FP_ON) - 1 && !memcmp(w, JVMOPTS_FP_ON, len))
-		*state = 1;
-	else if (len == sizeof(JVMOPTS_FP_OFF) - 1 && !memcmp(w, JVMOPTS_FP_OFF, len))
-		*state = 0;
+	jvmopts_flag_word(&jvmopts_fp, w, len, state);
 }
 
 /* White space as the JVM's isspace() sees it in the C locale. */
@@ -21,9 +30,14 @@ static bool jvmopts_space(char c)
 
 bool jvmopts_text(const char *s, int *state)
 {
-	/* The longest word that can matter is the flag itself; a longer one is
+	return jvmopts_flag_text(&jvmopts_fp, s, state);
+}
+
+bool jvmopts_flag_text(const struct jvmopts_flag *f, const char *s, int *state)
+{
+	/* The longest word that can matter is a flag itself; a longer one is
 	 * only walked over. */
-	char word[sizeof(JVMOPTS_FP_ON) + 1];
+	char word[JVMOPTS_WORD_MAX + 1];
 	while (s && *s) {
 		while (jvmopts_space(*s))
 			s++;
@@ -51,7 +65,7 @@ bool jvmopts_text(const char *s, int *state)
 			}
 		}
 		if (!long_word)
-			jvmopts_word(word, n, state);
+			jvmopts_flag_word(f, word, n, state);
 	}
 	return true;
 }
@@ -87,6 +101,12 @@ static bool jvmopts_is(const char *a, size_t len, const char *lit)
 
 bool jvmopts_arg(struct jvmopts_args *it, const char *a, size_t len, int *state)
 {
+	return jvmopts_flag_arg(&jvmopts_fp, it, a, len, state);
+}
+
+bool jvmopts_flag_arg(const struct jvmopts_flag *f, struct jvmopts_args *it, const char *a,
+		      size_t len, int *state)
+{
 	if (it->done)
 		return false;
 	if (it->n++ == 0 || it->skip) { /* the launcher, or an option's value */
@@ -101,7 +121,7 @@ bool jvmopts_arg(struct jvmopts_args *it, const char *a, size_t len, int *state)
 	if (jvmopts_takes_value(a, len))
 		it->skip = true;
 	else
-		jvmopts_word(a, len, state);
+		jvmopts_flag_word(f, a, len, state);
 	return true;
 }
 

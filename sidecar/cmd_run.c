@@ -563,6 +563,14 @@ static void run_summary(struct profile *p, const struct run_args *a, uint64_t wi
 			printf(", reading stopped (see the warning)");
 		printf("\n");
 	}
+	for (size_t i = 0; i < st.njvm; i++)
+		if (st.jvm[i].ok && st.jvm[i].windowed && st.jvm[i].res.nonsafepoints[0])
+			printf("inlining   pid %d: -XX:+DebugNonSafepoints %s\n",
+			       (int)st.jvm[i].pid, st.jvm[i].res.nonsafepoints);
+	if (st.jit_leaves)
+		printf("inlining   %llu of %llu leaf frames from safepoint-only debug info (code "
+		       "compiled before -XX:+DebugNonSafepoints: self time may sit on a caller)\n",
+		       (unsigned long long)st.sp_only_leaves, (unsigned long long)st.jit_leaves);
 	if (st.time_approx)
 		printf("jit        %llu samples in stacks whose code changed owner while they were "
 		       "sampled: named by the later owner\n",

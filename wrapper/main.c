@@ -21,8 +21,9 @@ static void wrapper_usage(FILE *out)
 	    "flamehook to its createRuntime hooks (poststart too when the\n"
 	    "flamesidecar.io/profile annotation asks for a triggered profile; poststop\n"
 	    "too for a foreground `run`) and\n"
-	    "-XX:+PreserveFramePointer to its JAVA_TOOL_OPTIONS (unless the config says\n"
-	    "\"preserve_frame_pointer\": false); so it does\n"
+	    "-XX:+PreserveFramePointer and -XX:+DebugNonSafepoints (unlocked) to its\n"
+	    "JAVA_TOOL_OPTIONS (unless the config says \"preserve_frame_pointer\" or\n"
+	    "\"debug_nonsafepoints\": false); so it does\n"
 	    "for every container when the first argument is --opt-in (Docker's\n"
 	    "runtimeArgs), and for containers with FLAMESIDECAR_ENABLE=1 in their\n"
 	    "environment. On `delete ID` it removes ID's registry entry when the\n"
@@ -76,6 +77,7 @@ static void wrapper_patch(const struct wrapper_config *cfg, const struct wrapper
 	    .config_path = cfg->config_path[0] ? cfg->config_path : NULL,
 	    .enable = cfg->fs.enable,
 	    .preserve_fp = cfg->fs.preserve_frame_pointer,
+	    .dns = cfg->fs.debug_nonsafepoints,
 	    .opt_in = opt_in,
 	    /* A foreground `run` deletes its container itself when it ends:
 	     * no `delete` through us will unregister it. */

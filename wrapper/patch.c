@@ -222,12 +222,14 @@ static void patch_plan_fp(yajl_val root, const struct patch_opts *o, struct jvme
 {
 	struct fs_error err;
 	plan->verdict = JVMENV_NO_PROCESS;
-	if (!o->preserve_fp) {
+	if (!o->preserve_fp && !o->dns) {
 		snprintf(rep->fp_note, sizeof(rep->fp_note),
-			 "JAVA_TOOL_OPTIONS left alone: \"preserve_frame_pointer\" is false");
+			 "JAVA_TOOL_OPTIONS left alone: \"preserve_frame_pointer\" and "
+			 "\"debug_nonsafepoints\" are false");
 		return;
 	}
-	if (jvmenv_plan(root, plan, &err) < 0) {
+	const struct jvmenv_want want = {.fp = o->preserve_fp, .dns = o->dns};
+	if (jvmenv_plan_want(root, &want, plan, &err) < 0) {
 		plan->verdict = JVMENV_NO_PROCESS;
 		rep->fp_refused = 1;
 		snprintf(rep->fp_note, sizeof(rep->fp_note), "JAVA_TOOL_OPTIONS left alone: %s",
@@ -236,6 +238,7 @@ static void patch_plan_fp(yajl_val root, const struct patch_opts *o, struct jvme
 	}
 	jvmenv_describe(plan, rep->fp_note, sizeof(rep->fp_note));
 	rep->fp_added = plan->verdict == JVMENV_ADD;
+	rep->dns_added = plan->dns_verdict == JVMENV_ADD;
 }
 
 static int patch_write(FILE *f, yajl_val root, yajl_val hooks, const struct patch_opts *o,
@@ -253,7 +256,7 @@ static int patch_write(FILE *f, yajl_val root, yajl_val hooks, const struct patc
 		if (add_hooks && !strcmp(root->u.object.keys[i], "hooks")) {
 			patch_write_hooks(f, hooks, o, want);
 			wrote_hooks = true;
-		} else if (plan->verdict == JVMENV_ADD && v == plan->process) {
+		} else if (plan->entry && v == plan->process) {
 			jvmenv_write_process(f, plan);
 		} else {
 			json_write_value(f, v);
@@ -305,7 +308,7 @@ int patch_json(const char *in, size_t len, const struct patch_opts *o, char **ou
 	struct jvmenv_plan plan;
 	memset(&plan, 0, sizeof(plan));
 	patch_plan_fp(root, o, &plan, rep);
-	if (!add_hooks && plan.verdict != JVMENV_ADD) {
+	if (!add_hooks && !plan.entry) {
 		jvmenv_plan_free(&plan);
 		return PATCH_ALREADY;
 	}

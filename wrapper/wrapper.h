@@ -63,6 +63,7 @@ struct patch_opts {
 	const char *config_path; /* passed as --config FILE; NULL = the hook's default */
 	enum config_enable enable;
 	int preserve_fp; /* add -XX:+PreserveFramePointer to JAVA_TOOL_OPTIONS */
+	int dns;	 /* ... and -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints */
 	/* Opt in without the annotation (the wrapper's --opt-in; patch_json
 	 * also sets it for FLAMESIDECAR_ENABLE=1|true in process.env): the
 	 * hook entries then carry --opt-in, which flamehook honours unless
@@ -84,6 +85,7 @@ enum patch_result {
 struct patch_report {
 	int hooks_added; /* our hook entries were added */
 	int fp_added;	 /* JAVA_TOOL_OPTIONS got -XX:+PreserveFramePointer */
+	int dns_added;	 /* ... and -XX:+DebugNonSafepoints */
 	int fp_refused;	 /* the env was hostile or odd: left alone, fp_note says why */
 	char fp_note[320];
 };
@@ -93,7 +95,8 @@ struct patch_report {
  * only when the flamesidecar.io/profile annotation asks for a triggered
  * profile; poststop only with o->poststop; each appended after any
  * existing entry of its stage) and, with preserve_fp,
- * -XX:+PreserveFramePointer appended to process.env's JAVA_TOOL_OPTIONS
+ * -XX:+PreserveFramePointer (with dns, -XX:+DebugNonSafepoints unlocked)
+ * appended to process.env's JAVA_TOOL_OPTIONS
  * (lib/jvmenv.h: not twice, not against the user's -XX:-, not into an env
  * that looks hostile; rep says what and why). Everything else keeps its
  * value, key order, duplicates and number spelling. Returns a patch_result

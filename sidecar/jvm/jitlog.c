@@ -188,7 +188,8 @@ static int jitlog_add_entry(struct jitlog *l, uint64_t start, uint64_t size, con
 					   .size = size,
 					   .t_load = l->cur_open ? l->cur_t : 0,
 					   .t_end = UINT64_MAX,
-					   .name = (uint32_t)l->names_len};
+					   .name = (uint32_t)l->names_len,
+					   .sp_only = (uint8_t)(l->cur_open && l->cur_sp_only)};
 	l->names_len += name_len + 1;
 	if (l->cur_open)
 		l->loads[l->nloads - 1].count++;
@@ -210,6 +211,31 @@ static void jitlog_unload(struct jitlog *l, uint64_t t, uint64_t start, uint64_t
 			l->e[i].t_end = t;
 }
 
+/* "!s" (the current load's debug info is safepoint-only) or
+ * "!nonsafepoints TEXT" (the flag's state, kept in printable ASCII). */
+static int jitlog_mark(struct jitlog *l, const char *s, const char *end)
+{
+	static const char status[] = "nonsafepoints ";
+	size_t n = (size_t)(end - s);
+	if (n == 1 && *s == 's') {
+		if (l->cur_open)
+			l->cur_sp_only = 1;
+		return 0;
+	}
+	if (n > sizeof(status) - 1 && memcmp(s, status, sizeof(status) - 1) == 0) {
+		s += sizeof(status) - 1;
+		n = (size_t)(end - s);
+		if (n >= sizeof(l->nonsafepoints))
+			n = sizeof(l->nonsafepoints) - 1;
+		for (size_t i = 0; i < n; i++)
+			l->nonsafepoints[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+		l->nonsafepoints[n] = '\0';
+		return 0;
+	}
+	l->skipped++;
+	return 0;
+}
+
 /* One complete line without its '\n'. 0, or -ENOMEM / -E2BIG. */
 static int jitlog_line(struct jitlog *l, const char *s, size_t len)
 {
@@ -220,6 +246,8 @@ static int jitlog_line(struct jitlog *l, const char *s, size_t len)
 		end--;
 	if (len > PERFMAP_MAX_LINE || memchr(s, '\0', (size_t)(end - s)))
 		goto skip;
+	if (s < end && *s == '!')
+		return jitlog_mark(l, s + 1, end);
 	if (s < end && (*s == '@' || *s == '-')) {
 		char kind = *s++;
 		if (jitlog_num(&s, end, 10, &t) < 0 || jitlog_num(&s, end, 16, &start) < 0)
@@ -238,6 +266,7 @@ static int jitlog_line(struct jitlog *l, const char *s, size_t len)
 		if (r < 0)
 			return r;
 		l->cur_open = 1;
+		l->cur_sp_only = 0;
 		l->cur_t = jitlog_time(l, t);
 		l->cur_start = start;
 		l->cur_end = start + size;
@@ -417,6 +446,12 @@ int jitlog_index(struct jitlog *l)
 
 const char *jitlog_lookup(const struct jitlog *l, uint64_t addr, uint64_t t)
 {
+	const struct jitlog_entry *e = jitlog_lookup_entry(l, addr, t);
+	return e ? l->names + e->name : NULL;
+}
+
+const struct jitlog_entry *jitlog_lookup_entry(const struct jitlog *l, uint64_t addr, uint64_t t)
+{
 	size_t n = l->indexed;
 	if (!n || addr < l->e[l->order[0]].start)
 		return NULL;
@@ -449,7 +484,7 @@ const char *jitlog_lookup(const struct jitlog *l, uint64_t addr, uint64_t t)
 			best_dist = dist;
 		}
 	}
-	return best ? l->names + best->name : NULL;
+	return best;
 }
 
 int jitlog_perfmap_text(const struct jitlog *l, char **out, size_t *len)

@@ -34,6 +34,7 @@ struct jitlog_entry {
 	uint64_t t_load, t_end; /* valid in [t_load, t_end) */
 	uint32_t name;		/* offset in the name arena */
 	uint32_t method;	/* index of its load event */
+	uint8_t sp_only;	/* its debug info is safepoint-only (agentmap.h "!s") */
 };
 
 struct jitlog {
@@ -45,6 +46,9 @@ struct jitlog {
 	uint64_t cur_t, cur_start, cur_end;
 	uint32_t cur_method;
 	int cur_open;
+	int cur_sp_only; /* the current load was marked "!s" */
+	/* the agent's "!nonsafepoints" status: -XX:+DebugNonSafepoints */
+	char nonsafepoints[160];
 	uint32_t methods; /* load events seen */
 	/* (start, method id) of every load event -> its entries */
 	struct jitlog_load *loads;
@@ -80,6 +84,9 @@ int jitlog_index(struct jitlog *l);
 /* The name of the code at addr at time t (perf clock, ns), or NULL. Only
  * indexed entries are looked at. */
 const char *jitlog_lookup(const struct jitlog *l, uint64_t addr, uint64_t t);
+
+/* The entry (perf map line) jitlog_lookup names, or NULL. */
+const struct jitlog_entry *jitlog_lookup_entry(const struct jitlog *l, uint64_t addr, uint64_t t);
 
 /* Bytes held (approximately: the arrays' capacities), for budgets. */
 size_t jitlog_memory(const struct jitlog *l);

@@ -549,6 +549,7 @@ static int map_window_job(struct map_window *w, enum map_job job, struct fs_erro
 		r = fs_error_set(err, ENOMEM, "indexing the JIT log");
 	w->res.entries = jitlog_entries(&w->log);
 	w->res.loads = jitlog_loads(&w->log);
+	snprintf(w->res.nonsafepoints, sizeof(w->res.nonsafepoints), "%s", w->log.nonsafepoints);
 	w->res.elapsed_us = map_elapsed_us(&ts0);
 	return r < 0 ? fs_error_wrap(err, "pid %d", (int)w->host_pid) : 0;
 }

@@ -48,6 +48,7 @@ struct map_result {
 	size_t loads;	    /* window: code load events (compiled methods, stubs) */
 	size_t bytes;	    /* of map text read */
 	uint64_t elapsed_us;
+	char nonsafepoints[160]; /* window: the agent's -XX:+DebugNonSafepoints state, or "" */
 };
 
 /* Map one JVM (host pid) of container e. *out (may be NULL if unwanted) is

@@ -216,6 +216,11 @@ struct profile_stats {
 	/* samples of chains in which a JIT address changed owner between the
 	 * chain's first and last sample (named by the later owner) */
 	uint64_t time_approx;
+	/* samples whose leaf is compiled Java code named by a window's JIT log,
+	 * and of those, the ones in code whose debug info is safepoint-only
+	 * (compiled before -XX:+DebugNonSafepoints was on: their self time may
+	 * sit on a caller; agent/debuginfo.h) */
+	uint64_t jit_leaves, sp_only_leaves;
 	/* processes */
 	size_t pids, jvms;
 	/* the last mapping round */

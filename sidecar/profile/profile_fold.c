@@ -229,6 +229,27 @@ static int profile_owner_changed(const struct profile *p, const struct profile_c
 	return 0;
 }
 
+/* Count c's samples whose leaf is compiled Java code of a window's JIT
+ * log, and those of code with safepoint-only debug info. */
+static void profile_count_leaf(struct profile *p, const struct profile_chain *c,
+			       const struct symbolizer_frame *frames, size_t n)
+{
+	if (!n || frames[0].kind != SYMBOLIZER_KIND_JIT || !frames[0].resolved)
+		return;
+	for (size_t i = 0; i < p->njit; i++) {
+		if (p->jit[i].pid != c->pid || !p->jit[i].win)
+			continue;
+		const struct jitlog_entry *e =
+		    jitlog_lookup_entry(map_window_log(p->jit[i].win), frames[0].addr, c->last);
+		if (!e)
+			return;
+		p->st.jit_leaves += c->count;
+		if (e->sp_only)
+			p->st.sp_only_leaves += c->count;
+		return;
+	}
+}
+
 /* Hand native frame f, just put at p->line[start .. pos), with its module
  * to opts.on_module. 0 or the callback's non-zero value. */
 static int profile_module(struct profile *p, const struct symbolizer_frame *f, size_t start,
@@ -268,6 +289,7 @@ static size_t profile_line(struct profile *p, const struct profile_chain *c, int
 	}
 	if (profile_owner_changed(p, c, frames, n))
 		p->st.time_approx += c->count;
+	profile_count_leaf(p, c, frames, n);
 	for (size_t k = n; k-- > 0;) {
 		const struct symbolizer_frame *f = &frames[k];
 		p->st.frames[f->kind] += c->count;
@@ -360,6 +382,7 @@ int profile_reset_table(struct profile *p)
 	p->table = n;
 	memset(p->st.frames, 0, sizeof(p->st.frames));
 	p->st.time_approx = 0;
+	p->st.jit_leaves = p->st.sp_only_leaves = 0;
 	memset(p->st.resolved, 0, sizeof(p->st.resolved));
 	p->st.folded = 0;
 	p->st.table_dropped = 0;

@@ -12,6 +12,15 @@ WRAPPER="$FS_BUILD/flamesidecar-runtime"
 JAVA17=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java
 FP_ON=-XX:+PreserveFramePointer
 FP_OFF=-XX:-PreserveFramePointer
+# what the hook and the wrapper add by default (debug_nonsafepoints: true)
+ADDED="$FP_ON -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints"
+
+# fp_only: the configuration without "debug_nonsafepoints", for the cases
+# about the frame pointer flag's own decisions (DebugNonSafepoints is decided
+# on its own: test_jvmenv.t)
+fp_only() {
+	jq '.debug_nonsafepoints = false' "$FS_CONFIG" >"$FS_CONFIG.new" && mv "$FS_CONFIG.new" "$FS_CONFIG"
+}
 
 setup() {
 	fs_setup
@@ -71,11 +80,11 @@ flags_of() {
 	fs_wait_for 60 grep -q READY "$FS_TMP/b/out.log" || { cat "$FS_TMP/b/out.log"; false; }
 	pid=$(cat "$FS_TMP/b/init.pid")
 	# config.json and the JVM's own environment
-	want="JAVA_TOOL_OPTIONS=-Xmx96m -Dfs.test=\"a b\" $FP_ON"
+	want="JAVA_TOOL_OPTIONS=-Xmx96m -Dfs.test=\"a b\" $ADDED"
 	[ "$(jq -r '.process.env[] | select(startswith("JAVA_TOOL_OPTIONS="))' "$FS_TMP/b/config.json")" = "$want" ]
 	tr '\0' '\n' <"/proc/$pid/environ" | grep -qxF "$want"
 	# the JVM says it picked them up (its stderr), once
-	[ "$(grep -c "^Picked up JAVA_TOOL_OPTIONS: -Xmx96m -Dfs.test=\"a b\" $FP_ON\$" "$FS_TMP/b/out.log")" = 1 ]
+	[ "$(grep -c "^Picked up JAVA_TOOL_OPTIONS: -Xmx96m -Dfs.test=\"a b\" $ADDED\$" "$FS_TMP/b/out.log")" = 1 ]
 	# and the JVM's own view of its flags, through the attach mechanism
 	run "${JAVA17%/java}/jcmd" "$pid" VM.flags
 	echo "$output"
@@ -101,13 +110,16 @@ flags_of() {
 		[ "$status" -eq 0 ]
 		echo "$jdk: $(grep -E 'PreserveFramePointer|Picked' <<<"$output")"
 		grep -qE 'bool PreserveFramePointer += true .*\{environment\}' <<<"$output"
-		[[ "$output" == *"Picked up JAVA_TOOL_OPTIONS: $FP_ON"* ]]
-		[ "$(jq -c '[.process.env[] | select(startswith("JAVA_TOOL_OPTIONS="))]' "$FS_TMP/b/config.json")" = "[\"JAVA_TOOL_OPTIONS=$FP_ON\"]" ]
+		# every JDK here takes the diagnostic flag from the environment too
+		grep -qE 'bool DebugNonSafepoints += true .*\{environment\}' <<<"$output"
+		[[ "$output" == *"Picked up JAVA_TOOL_OPTIONS: $ADDED"* ]]
+		[ "$(jq -c '[.process.env[] | select(startswith("JAVA_TOOL_OPTIONS="))]' "$FS_TMP/b/config.json")" = "[\"JAVA_TOOL_OPTIONS=$ADDED\"]" ]
 	done
 }
 
 @test "wrapper: the user's -XX:-PreserveFramePointer (JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS, args) and the opt-out annotation are respected" {
 	needs_wrapper_jvm
+	fp_only
 	for where in tool jdk args annotation; do
 		rm -rf "$FS_TMP/b"
 		local extra=() env='[]' ann=()
@@ -155,6 +167,7 @@ flags_of() {
 
 @test "wrapper: preserve_frame_pointer false leaves the env alone; not opted in stays byte for byte" {
 	needs_wrapper_jvm
+	fp_only
 	jq '.preserve_frame_pointer = false' "$FS_CONFIG" >"$FS_CONFIG.new" && mv "$FS_CONFIG.new" "$FS_CONFIG"
 	fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true -- sleep 1000
 	before=$(jq -c .process "$FS_TMP/b/config.json")
@@ -207,7 +220,7 @@ PY
 		"$FS_TMP/b/config.json" >"$FS_TMP/c.json" && mv "$FS_TMP/c.json" "$FS_TMP/b/config.json"
 	run_wrapped "$FS_TMP/b"
 	fs_wait_for 60 curl -sf -o /dev/null "http://127.0.0.1:$port/" || { cat "$FS_TMP/b/out.log"; false; }
-	grep -q "^Picked up JAVA_TOOL_OPTIONS: $FP_ON\$" "$FS_TMP/b/out.log"
+	grep -q "^Picked up JAVA_TOOL_OPTIONS: $ADDED\$" "$FS_TMP/b/out.log"
 	wrk -t1 -c16 -d10s "http://127.0.0.1:$port/" >/dev/null # JIT warm-up
 	wrk -t1 -c16 -d12s "http://127.0.0.1:$port/" >"$FS_TMP/wrk.out" &
 	local wrk_pid=$!
@@ -234,7 +247,7 @@ precreate() { # precreate FILE: run the filter on FILE, output in $FS_TMP/out
 	fs_require_cmd jq
 	printf '{"ociVersion": "1.0.2",\n "process": {"env": ["PATH=/bin", "JAVA_TOOL_OPTIONS=-Xmx1g"], "args": ["java"]},\n "annotations": {"flamesidecar.io/enable": "true"}}\n' >"$FS_TMP/in"
 	precreate "$FS_TMP/in"
-	[ "$(jq -c .process.env "$FS_TMP/out")" = "[\"PATH=/bin\",\"JAVA_TOOL_OPTIONS=-Xmx1g $FP_ON\"]" ]
+	[ "$(jq -c .process.env "$FS_TMP/out")" = "[\"PATH=/bin\",\"JAVA_TOOL_OPTIONS=-Xmx1g $ADDED\"]" ]
 	[ "$(jq -c 'del(.process.env)' "$FS_TMP/out")" = "$(jq -c 'del(.process.env)' "$FS_TMP/in")" ]
 	# fed its own output: byte for byte
 	cp "$FS_TMP/out" "$FS_TMP/in2"
@@ -338,13 +351,13 @@ podman_java() { # podman_java [podman run options] -- [java options]
 	run podman_java --annotation flamesidecar.io/enable=true --
 	[ "$status" -eq 0 ]
 	grep -E 'Picked|bool PreserveFramePointer' <<<"$output"
-	[[ "$output" == *"Picked up JAVA_TOOL_OPTIONS: -Xmx80m $FP_ON"* ]]
+	[[ "$output" == *"Picked up JAVA_TOOL_OPTIONS: -Xmx80m $ADDED"* ]]
 	grep -qE 'bool PreserveFramePointer += true .*\{environment\}' <<<"$output"
 	grep -q "precreate -: appended $FP_ON to JAVA_TOOL_OPTIONS" "$FS_RUN/hook.log"
 	# the env the container's process gets; the prestart entry registered it too
 	run podman_run --annotation flamesidecar.io/enable=true "$FP_IMAGE" \
 		sh -c 'printenv JAVA_TOOL_OPTIONS; cat /opt/flamesidecar/MARKER'
-	[ "${lines[0]}" = "-Xmx80m $FP_ON" ]
+	[ "${lines[0]}" = "-Xmx80m $ADDED" ]
 	[ "${lines[1]}" = "flamesidecar test bundle" ]
 	# without the annotation the hook is not even started
 	nlog=$(wc -l <"$FS_RUN/hook.log")
@@ -356,6 +369,7 @@ podman_java() { # podman_java [podman run options] -- [java options]
 
 @test "podman + precreate: -XX:-PreserveFramePointer in _JAVA_OPTIONS or the args is respected" {
 	podman_setup
+	fp_only
 	run podman_java --annotation flamesidecar.io/enable=true --env "_JAVA_OPTIONS=$FP_OFF" --
 	grep -qE 'bool PreserveFramePointer += false' <<<"$output"
 	[[ "$output" == *"Picked up JAVA_TOOL_OPTIONS: -Xmx80m"$'\n'* ]]

@@ -231,8 +231,8 @@ SH
 @test "a bundle already carrying flamehook (hooks.d, or a second create) is not patched again" {
 	fs_require_root
 	fs_require_cmd runc jq
-	# Without the frame-pointer flag to add: not a byte changed.
-	set_config '.preserve_frame_pointer = false'
+	# Without a JVM flag to add: not a byte changed.
+	set_config '.preserve_frame_pointer = false | .debug_nonsafepoints = false'
 	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true -- sleep 1000
 	cp "$FS_TMP/b/config.json" "$FS_TMP/config.orig"
 	rt_create "$FS_TMP/b" "$NAME"
@@ -241,13 +241,13 @@ SH
 	grep -q "flamehook already in" "$FS_RUN/hook.log"
 	# With it (the default): the hooks stay as they were, only the flag is
 	# added; a second create then finds both and leaves the file alone.
-	set_config '.preserve_frame_pointer = true'
+	set_config '.preserve_frame_pointer = true | .debug_nonsafepoints = true'
 	fs_make_bundle "$FS_TMP/c" --annotate flamesidecar.io/enable=true -- sleep 1000
 	cp "$FS_TMP/c/config.json" "$FS_TMP/c.orig"
 	rt_create "$FS_TMP/c" "$NAME-c"
 	[ "$(jq -c 'del(.process.env)' "$FS_TMP/c/config.json")" = "$(jq -c 'del(.process.env)' "$FS_TMP/c.orig")" ]
 	[ "$(jq -r '.process.env[] | select(startswith("JAVA_TOOL_OPTIONS="))' "$FS_TMP/c/config.json")" = \
-		"JAVA_TOOL_OPTIONS=-XX:+PreserveFramePointer" ]
+		"JAVA_TOOL_OPTIONS=-XX:+PreserveFramePointer -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints" ]
 	cp -p "$FS_TMP/c/config.json" "$FS_TMP/c.patched"
 	ino=$(stat -c %i "$FS_TMP/c/config.json")
 	rt_create "$FS_TMP/c" "$NAME-c2"

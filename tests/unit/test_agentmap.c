@@ -222,6 +222,16 @@ static void test_timed_lines(void)
 		"timed log: load header, its lines, unload"))
 		tap_diag("got:\n%.*s", (int)b.len, b.data);
 	agentmap_buf_free(&b);
+	ok(opts("safepointsonly").safepointsonly && !opts("timed").safepointsonly,
+	   "option safepointsonly");
+	agentmap_append_status(&b, "off (not set: x\ny)");
+	agentmap_append_load(&b, 0, 0x10, 0x20, 0x1);
+	agentmap_append_safepoints_only(&b);
+	const char want2[] = "!nonsafepoints off (not set: x?y)\n@0 10 20 1\n!s\n";
+	if (!ok(b.len == sizeof(want2) - 1 && memcmp(b.data, want2, b.len) == 0,
+		"timed log: the flag's status (one line), a load marked safepoint-only"))
+		tap_diag("got:\n%.*s", (int)b.len, b.data);
+	agentmap_buf_free(&b);
 }
 
 static void test_open(void)

@@ -91,9 +91,32 @@ static void test_garbage(void)
 	jitlog_release(&l);
 }
 
+/* The agent's marks: "!s" after a load (its debug info is safepoint-only)
+ * and "!nonsafepoints TEXT" (the flag's state). */
+static void test_marks(void)
+{
+	struct jitlog l;
+	jitlog_init(&l, 0);
+	feed(&l, "!s\n!nonsafepoints set (by the agent; 2 methods\x01)\n@0 1000 100 aa\n!s\n"
+		 "1000 80 A.old\n1080 20 A.old->B.inl\n@0 2000 100 bb\n2000 100 C.new\n"
+		 "@500 3000 10 cc\n!s\n3000 10 D.fresh\n!x\n");
+	is_int(jitlog_index(&l), 0, "index");
+	const struct jitlog_entry *e = jitlog_lookup_entry(&l, 0x1090, 100);
+	ok(e && e->sp_only && !strcmp(l.names + e->name, "A.old->B.inl"),
+	   "a marked load: every line of it safepoint-only");
+	e = jitlog_lookup_entry(&l, 0x2010, 100);
+	ok(e && !e->sp_only, "the next load is not");
+	e = jitlog_lookup_entry(&l, 0x3000, 600);
+	ok(e && e->sp_only, "a live load marked");
+	is_str(l.nonsafepoints, "set (by the agent; 2 methods?)", "the status, printable");
+	is_int((int)l.skipped, 1, "an unknown mark is skipped; a stray !s is not an error");
+	jitlog_release(&l);
+}
+
 int main(void)
 {
 	test_window();
 	test_garbage();
+	test_marks();
 	return tap_done();
 }

@@ -88,6 +88,12 @@ int main(void)
 	write_file(path, "{\"preserve_frame_pointer\":\"no\"}");
 	ok(config_load(path, &cfg, &err) < 0 && strstr(err.msg, "preserve_frame_pointer"),
 	   "preserve_frame_pointer not a boolean: refused, key named");
+	write_file(path, "{}");
+	ok(config_load(path, &cfg, &err) == 0 && cfg.debug_nonsafepoints == 1,
+	   "debug_nonsafepoints defaults to true");
+	write_file(path, "{\"debug_nonsafepoints\":false}");
+	ok(config_load(path, &cfg, &err) == 0 && cfg.debug_nonsafepoints == 0,
+	   "debug_nonsafepoints false");
 	write_file(path, "{\"mount_point\":\"/x/../etc\"}");
 	ok(config_load(path, &cfg, &err) < 0 && strstr(err.msg, "mount_point"),
 	   "'..' in a path refused, key named");

@@ -224,8 +224,61 @@ static void test_write(void)
 	yajl_tree_free(root);
 }
 
+/* Both flags: what is added, and the description, for a config text. */
+static void plan_dns(const char *doc, bool fp, enum jvmenv_verdict want_dns, const char *want_entry,
+		     const char *what)
+{
+	struct fs_error err;
+	yajl_val root = NULL;
+	if (json_parse(doc, strlen(doc), 64, &root, &err) < 0) {
+		ok(0, "%s: does not parse", what);
+		return;
+	}
+	struct jvmenv_plan p;
+	const struct jvmenv_want w = {.fp = fp, .dns = true};
+	int r = jvmenv_plan_want(root, &w, &p, &err);
+	char note[320];
+	jvmenv_describe(&p, note, sizeof(note));
+	if (!ok(r == 0 && p.dns_verdict == want_dns &&
+		    (want_entry ? p.entry && !strcmp(p.entry, want_entry) : !p.entry),
+		"%s", what))
+		tap_diag("verdict %d, entry '%s'", (int)p.dns_verdict, p.entry ? p.entry : "");
+	tap_diag("%s", note);
+	jvmenv_plan_free(&p);
+	yajl_tree_free(root);
+}
+
+static void test_dns(void)
+{
+	plan_dns(PROC("[\"JAVA_TOOL_OPTIONS=-Xmx1g\"]", "[\"java\",\"Main\"]"), true, JVMENV_ADD,
+		 "JAVA_TOOL_OPTIONS=-Xmx1g -XX:+PreserveFramePointer "
+		 "-XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints",
+		 "DebugNonSafepoints unlocked and added after the frame pointer");
+	plan_dns(PROC("[]", "[\"java\",\"Main\"]"), false, JVMENV_ADD,
+		 "JAVA_TOOL_OPTIONS=-XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints",
+		 "DebugNonSafepoints alone");
+	plan_dns(PROC("[]", "[\"java\",\"-XX:+UnlockDiagnosticVMOptions\","
+			    "\"-XX:+DebugNonSafepoints\",\"Main\"]"),
+		 true, JVMENV_ALREADY_ON, "JAVA_TOOL_OPTIONS=-XX:+PreserveFramePointer",
+		 "on already: not twice, frame pointers still");
+	plan_dns(PROC("[\"_JAVA_OPTIONS=-XX:-DebugNonSafepoints\"]", "[\"java\",\"Main\"]"), false,
+		 JVMENV_USER_OFF, NULL, "the user's -XX:-DebugNonSafepoints respected");
+	plan_dns(PROC("[]", "[\"java\",\"-XX:-UnlockDiagnosticVMOptions\",\"Main\"]"), false,
+		 JVMENV_USER_OFF, NULL,
+		 "diagnostic options locked by the user: not added (the JVM would refuse it)");
+	plan_dns("{\"annotations\":{\"" JVMENV_DNS_ANNOTATION "\":\"false\"},\"process\":"
+		 "{\"args\":[\"java\"],\"env\":[]}}",
+		 true, JVMENV_USER_OFF, "JAVA_TOOL_OPTIONS=-XX:+PreserveFramePointer",
+		 "the annotation turns DebugNonSafepoints off, frame pointers stay");
+	plan_dns("{\"annotations\":{\"" JVMENV_ANNOTATION "\":\"false\"},\"process\":"
+		 "{\"args\":[\"java\"],\"env\":[]}}",
+		 true, JVMENV_USER_OFF, NULL,
+		 "preserve-frame-pointer=false keeps the whole environment");
+}
+
 int main(void)
 {
+	test_dns();
 	test_words();
 	test_plan();
 	test_write();

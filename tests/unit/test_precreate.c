@@ -29,8 +29,9 @@ int main(void)
 	is_int(filter(&cfg, java, &out, note), 1, "opted in: changed");
 	is_str(out,
 	       "{\"process\":{\"args\":[\"java\",\"M\"],\"env\":[\"PATH=/bin\",\"JAVA_TOOL_OPTIONS="
-	       "-Xmx1g -XX:+PreserveFramePointer\"]}," ANN "}\n",
-	       "the flag appended, the rest as it was");
+	       "-Xmx1g -XX:+PreserveFramePointer -XX:+UnlockDiagnosticVMOptions "
+	       "-XX:+DebugNonSafepoints\"]}," ANN "}\n",
+	       "the flags appended, the rest as it was");
 	char *again = NULL;
 	is_int(filter(&cfg, out, &again, note), 0, "its own output: unchanged");
 	ok(strstr(note, "already") != NULL, "note: %s", note);
@@ -48,9 +49,21 @@ int main(void)
 	is_int(filter(&cfg, java, &out, note), 0, "enable never: unchanged");
 	cfg.enable = CONFIG_ENABLE_ANNOTATION;
 	cfg.preserve_frame_pointer = 0;
-	is_int(filter(&cfg, java, &out, note), 0, "preserve_frame_pointer false: unchanged");
+	is_int(filter(&cfg, java, &out, note), 1, "preserve_frame_pointer false: changed");
+	ok(out && !strstr(out, "PreserveFramePointer") &&
+	       strstr(out, "-Xmx1g -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints\""),
+	   "only DebugNonSafepoints added: %s", note);
+	free(out);
+	out = NULL;
+	cfg.debug_nonsafepoints = 0;
+	is_int(filter(&cfg, java, &out, note), 0, "both false: unchanged");
 	ok(strstr(note, "preserve_frame_pointer") != NULL, "note: %s", note);
 	cfg.preserve_frame_pointer = 1;
+	is_int(filter(&cfg, java, &out, note), 1, "debug_nonsafepoints false: frame pointers only");
+	ok(out && strstr(out, "-Xmx1g -XX:+PreserveFramePointer\"") != NULL, "%s", note);
+	free(out);
+	out = NULL;
+	cfg.debug_nonsafepoints = 1;
 
 	struct {
 		const char *in, *why;
