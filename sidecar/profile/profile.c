@@ -278,7 +278,13 @@ static void profile_window_open(struct profile *p, pid_t pid)
 	struct profile_jit *j = profile_jit_slot(p, pid);
 	if (!j || j->win)
 		return;
-	int r = map_window_open(&p->entry, pid, &p->o.map, &w, &err);
+	/* Even the first read, the log written so far, stays within what the
+	 * other JVMs left of the budget. */
+	struct map_opts mo = p->o.map;
+	if (profile_jit_full(p, pid, 0))
+		return; /* named at the end, within what is left, or [unknown] */
+	mo.jit_budget = profile_jit_room(p, pid);
+	int r = map_window_open(&p->entry, pid, &mo, &w, &err);
 	if (r == -EOPNOTSUPP || r == -ENOENT)
 		return; /* no agent here: the end-of-window map (jcmd) names it */
 	if (r < 0) {
@@ -381,6 +387,7 @@ static void profile_window_read(struct profile *p)
 			j->win_failed = 1; /* the budget: keep what was read */
 			continue;
 		}
+		map_window_set_budget(j->win, profile_jit_room(p, j->pid));
 		int r = map_window_read(j->win, &err);
 		if (r < 0) {
 			j->win_failed = 1;

@@ -107,6 +107,8 @@ struct profile_jit *profile_jit_slot(struct profile *p, pid_t pid);
  * pass PROFILE_JIT_BUDGET; the caller then keeps what it has. */
 #define PROFILE_JIT_BUDGET BUDGET_JIT_BYTES
 int profile_jit_full(struct profile *p, pid_t pid, size_t more);
+/* What the budget leaves for pid's JIT names (everything but its own). */
+size_t profile_jit_room(const struct profile *p, pid_t pid);
 
 /* Warn that reading pid's JIT log failed (r, why). */
 void profile_window_warn(struct profile *p, pid_t pid, int r, const char *why);
