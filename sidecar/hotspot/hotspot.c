@@ -39,7 +39,8 @@ static uint64_t hs_need(struct hs_resolve *x, int *width, const char *type, cons
 		return off;
 	if (type2 && vmstructs_field(x->vs, type2, field2, &off, width) == 0)
 		return off;
-	x->rc = fs_error_set(x->err, ENOTSUP, "VMStructs has no %s::%s", type, field);
+	x->rc = fs_error_set(x->err, ENOTSUP, "VMStructs has no %s::%s (or an absurd offset)", type,
+			     field);
 	return 0;
 }
 
@@ -65,9 +66,13 @@ static uint64_t hs_need_size(struct hs_resolve *x, const char *type)
 	return 0;
 }
 
+/* *end grows to cover [off, off + width); a sum that wraps saturates (and
+ * is then refused as past the header). */
 static void hs_bump(uint64_t *end, uint64_t off, int width)
 {
-	uint64_t e = off + (uint64_t)(width > 0 ? width : 8);
+	uint64_t e;
+	if (__builtin_add_overflow(off, (uint64_t)(width > 0 ? width : 8), &e))
+		e = UINT64_MAX;
 	if (e > *end)
 		*end = e;
 }
@@ -131,7 +136,8 @@ static void hs_resolve_scopes(const struct vmstructs *vs, struct hs_layout *l)
 	    vmstructs_field(vs, "PcDesc", "_scope_decode_offset", &l->pcd_decode_off, NULL) == 0 &&
 	    vmstructs_field(vs, "nmethod", "_scopes_pcs_offset", &l->nm_pcs_off, NULL) == 0;
 	if (!ok || l->pcdesc_size < 8 || l->pcdesc_size > 64 ||
-	    l->pcd_pc_off + 4 > l->pcdesc_size || l->pcd_decode_off + 4 > l->pcdesc_size)
+	    !hs_fits(l->pcd_pc_off, 4, l->pcdesc_size) ||
+	    !hs_fits(l->pcd_decode_off, 4, l->pcdesc_size))
 		return;
 	if (vmstructs_field(vs, "nmethod", "_immutable_data", &l->nm_imm_off, NULL) == 0 &&
 	    vmstructs_field(vs, "nmethod", "_immutable_data_size", &l->nm_imm_size_off, NULL) ==
@@ -184,9 +190,11 @@ static void hs_resolve(struct hs_resolve *x, struct hs_layout *l)
 	l->vs_high_bnd_off = hs_need(x, NULL, "VirtualSpace", "_high_boundary", NULL, NULL);
 	l->hb_size = hs_need_size(x, "HeapBlock");
 	uint64_t hdr = hs_need(x, NULL, "HeapBlock", "_header", NULL, NULL);
-	l->hb_used_off = hdr + hs_need(x, NULL, "HeapBlock::Header", "_used", NULL, NULL);
-	l->hb_len_off =
-	    hdr + hs_need(x, &l->hb_len_width, "HeapBlock::Header", "_length", NULL, NULL);
+	uint64_t used = hs_need(x, NULL, "HeapBlock::Header", "_used", NULL, NULL);
+	uint64_t length = hs_need(x, &l->hb_len_width, "HeapBlock::Header", "_length", NULL, NULL);
+	if (__builtin_add_overflow(hdr, used, &l->hb_used_off) ||
+	    __builtin_add_overflow(hdr, length, &l->hb_len_off))
+		l->hb_used_off = l->hb_len_off = UINT64_MAX; /* refused below */
 	hs_resolve_blob(x, l);
 	l->m_const_off = hs_need(x, NULL, "Method", "_constMethod", NULL, NULL);
 	l->cm_constants_off = hs_need(x, NULL, "ConstMethod", "_constants", NULL, NULL);
@@ -205,8 +213,8 @@ static void hs_resolve(struct hs_resolve *x, struct hs_layout *l)
 		l->cm_size = 0;
 	if (x->rc == 0 && l->hb_len_width != 4 && l->hb_len_width != 8)
 		l->hb_len_width = 8;
-	if (x->rc == 0 && (l->hb_used_off >= l->hb_size ||
-			   l->hb_len_off + (uint64_t)l->hb_len_width > l->hb_size))
+	if (x->rc == 0 && (!hs_fits(l->hb_used_off, 1, l->hb_size) ||
+			   !hs_fits(l->hb_len_off, (uint64_t)l->hb_len_width, l->hb_size)))
 		x->rc = fs_error_set(x->err, ENOTSUP, "HeapBlock::_used outside HeapBlock");
 }
 
