@@ -64,3 +64,36 @@ replace_jit_log() {
 	[[ "$output" == *"JIT log lines, loads or bytes dropped"* ]]
 	[ -s "$FS_TMP/bomb.folded" ]
 }
+
+# ctl_bytes FILE: lines of FILE with a byte below 0x20 other than newline,
+# or DEL (none expected).
+ctl_bytes() {
+	LC_ALL=C grep -naP '[\x00-\x09\x0b-\x1f\x7f]' "$1"
+}
+
+@test "control bytes: container-supplied JIT names reach no file written on the host raw (perf map, folded, svg, speedscope, summary)" {
+	# a plain line over all user space (it names whatever code the real
+	# log does not) whose name retitles the terminal, clears it, rings
+	printf '0 7fffffffffff \033]0;owned\007EVIL\001\002\tNAME\033[2J\rX\n' >"$FS_TMP/hostile/ctl.jit"
+	fs_start_jvm "$NAME" --mount "$FS_TMP/hostile:/opt/hostile" -- --threads 1 --late-compile 0.5
+	replace_jit_log ctl.jit
+	run "$FS_SIDECAR" run "$NAME" -d 3s --perf-map -o "$FS_TMP/c.svg" \
+		--speedscope "$FS_TMP/c.speedscope.json" --pprof "$FS_TMP/c.pb.gz"
+	printf '%s\n' "$output" >"$FS_TMP/summary.txt"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ -e "/proc/$PID/root/tmp/replaced" ]
+	local f
+	for f in "$FS_TMP/c.svg" "$FS_TMP/c.folded" "$FS_TMP/c.speedscope.json" \
+		"$FS_TMP/summary.txt" "/tmp/perf-$PID.map"; do
+		[ -s "$f" ]
+		! ctl_bytes "$f" || { echo "control bytes in $f"; false; }
+	done
+	echo "# frames named by the hostile entry in the folded stacks: $(grep -c EVIL "$FS_TMP/c.folded" || true)" >&3
+	# the hostile entry is there, escaped
+	grep -F 'EVIL' "/tmp/perf-$PID.map" | grep -qF '\x1b]0;owned\x07'
+	if command -v go >/dev/null 2>&1; then
+		go tool pprof -raw "$FS_TMP/c.pb.gz" >"$FS_TMP/pprof.txt" 2>/dev/null
+		! ctl_bytes "$FS_TMP/pprof.txt" || false
+	fi
+}
