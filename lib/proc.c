@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -180,6 +181,22 @@ int proc_pidfd_recheck(int pidfd, pid_t pid, uint64_t start_time, struct fs_erro
 				    "%" PRIu64 ", read %" PRIu64 ")",
 				    (int)pid, now, start_time);
 	return 0;
+}
+
+ssize_t proc_vm_read(pid_t pid, int pidfd, uint64_t addr, void *buf, size_t len)
+{
+	if (pidfd < 0)
+		return -EBADF;
+	struct iovec local = {.iov_base = buf, .iov_len = len};
+	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
+	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	int saved = errno;
+	if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0) {
+		if (n > 0)
+			memset(buf, 0, (size_t)n);
+		return -ESRCH;
+	}
+	return n < 0 ? -saved : n;
 }
 
 int proc_alive(pid_t pid, uint64_t start_time)

@@ -7,8 +7,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hotspot_int.h"
+#include "proc.h"
 
 /* x86_64 interpreter frame, in words from rbp: hotspot/cpu/x86/frame_x86.hpp
  * (interpreter_frame_sender_sp_offset = -1, interpreter_frame_method_offset
@@ -287,23 +289,49 @@ int hotspot_open_reader(const struct hs_reader *r, const struct hs_syms *syms, s
 	return 0;
 }
 
-int hotspot_open(pid_t pid, struct hotspot **out, struct fs_error *err)
+int hotspot_open_checked(pid_t pid, uint64_t start_time, struct hotspot **out, struct fs_error *err)
 {
 	struct hs_syms syms;
 	uint64_t lo, hi;
+	/* Pinned first: every read after this one is of this very process. */
+	if (!start_time && proc_start_time(pid, &start_time, err) < 0)
+		return -ESRCH;
+	struct hs_proc *p = malloc(sizeof(*p));
+	if (!p)
+		return fs_error_set(err, ENOMEM, "pid %d", (int)pid);
+	p->pid = pid;
+	p->pidfd = proc_pidfd_open_checked(pid, start_time, err);
+	if (p->pidfd < 0) {
+		free(p);
+		return -ESRCH;
+	}
 	int rc = libjvm_find_syms(pid, &syms, &lo, &hi, err);
-	if (rc < 0)
-		return rc;
-	struct hs_reader r = {.read = hsmem_read_pid, .ctx = (void *)(intptr_t)pid};
-	rc = hotspot_open_reader(&r, &syms, out, err);
+	struct hs_reader r = {.read = hsmem_read_pid, .ctx = p};
+	if (rc == 0)
+		rc = hotspot_open_reader(&r, &syms, out, err);
+	if (rc == 0 && (rc = proc_pidfd_recheck(p->pidfd, pid, start_time, err)) < 0)
+		hotspot_close(*out); /* libjvm.so was found by pid: of another? */
 	if (rc < 0) {
+		close(p->pidfd);
+		free(p);
 		if (rc == -EPERM || rc == -ESRCH)
 			fs_error_set(err, -rc, "reading the memory of pid %d", (int)pid);
 		fs_error_wrap(err, "pid %d", (int)pid);
 		return rc;
 	}
 	(*out)->pid = pid;
+	(*out)->proc = p;
 	return 0;
+}
+
+int hotspot_open(pid_t pid, struct hotspot **out, struct fs_error *err)
+{
+	return hotspot_open_checked(pid, 0, out, err);
+}
+
+int hotspot_pidfd(const struct hotspot *hs)
+{
+	return hs->proc ? hs->proc->pidfd : -1;
 }
 
 void hotspot_close(struct hotspot *hs)
@@ -323,6 +351,10 @@ void hotspot_close(struct hotspot *hs)
 	}
 	hsscopes_forget(hs);
 	vmstructs_free(hs->vs);
+	if (hs->proc) {
+		close(hs->proc->pidfd);
+		free(hs->proc);
+	}
 	free(hs);
 }
 

@@ -94,7 +94,15 @@ struct hs_syms {
 
 /* ---- hsmem.c ------------------------------------------------------------ */
 
-/* The process_vm_readv reader; ctx is a pid_t* (pid_t cast in a pointer). */
+/* The target process: its pid, pinned by a pidfd opened while the pid had
+ * the start time it was opened with (a recycled pid is never read). */
+struct hs_proc {
+	pid_t pid;
+	int pidfd;
+};
+
+/* The process_vm_readv reader; ctx is a struct hs_proc* (proc_vm_read: a
+ * read of a process that exited, or whose pid was reused, fails). */
 int hsmem_read_pid(void *ctx, uint64_t addr, void *buf, size_t len);
 
 /* A plausible user-space address of an object aligned to align (a power of
@@ -215,6 +223,7 @@ struct hs_name_slot {
 struct hotspot {
 	struct hs_reader r;
 	pid_t pid;
+	struct hs_proc *proc; /* hotspot_open's target (NULL over a fake image) */
 	struct vmstructs *vs;
 	struct hs_layout l;
 	int major;

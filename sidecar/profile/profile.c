@@ -127,15 +127,23 @@ static int profile_add(struct profile *p, pid_t pid, uint32_t thread, const uint
 	return 0;
 }
 
-/* leafcall_read_fn over process_vm_readv; ctx is the pid. */
+/* leafcall_read_fn; ctx is the struct profile_pid. Never by bare pid: the
+ * process is pinned with a pidfd checked against the start time it was
+ * first seen with, and a read after it exited (its pid maybe reused by
+ * another process by the time its samples are drained) fails. */
 static int profile_read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 {
-	pid_t pid = (pid_t)(intptr_t)ctx;
-	struct iovec local = {.iov_base = buf, .iov_len = len};
-	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
-	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	struct profile_pid *pp = ctx;
+	if (pp->memfd == 0) {
+		int fd =
+		    pp->start_time ? proc_pidfd_open_checked(pp->pid, pp->start_time, NULL) : -1;
+		pp->memfd = fd >= 0 ? fd + 1 : -1;
+	}
+	if (pp->memfd < 0)
+		return -ESRCH;
+	ssize_t n = proc_vm_read(pp->pid, pp->memfd - 1, addr, buf, len);
 	if (n < 0)
-		return -errno;
+		return (int)n;
 	return (size_t)n == len ? 0 : -EIO;
 }
 
@@ -159,9 +167,8 @@ static int profile_on_sample(const struct sample *smp, void *ctx)
 			cut = n >= SYMBOLIZER_MAX_FRAMES; /* the unwinder's own limit */
 		}
 	} else if (smp->has_regs && pp && pp->jvm && nr < SYMBOLIZER_MAX_FRAMES) {
-		size_t n =
-		    leafcall_repair(ips, nr, smp->stack, smp->stack_size, profile_read_mem,
-				    (void *)(intptr_t)smp->pid, p->chain, SYMBOLIZER_MAX_FRAMES);
+		size_t n = leafcall_repair(ips, nr, smp->stack, smp->stack_size, profile_read_mem,
+					   pp, p->chain, SYMBOLIZER_MAX_FRAMES);
 		if (n) {
 			ips = p->chain;
 			nr = n;
@@ -588,6 +595,9 @@ void profile_close(struct profile *p)
 	if (p->sym)
 		symbolizer_close(p->sym);
 	jvmunwind_free(p->ju);
+	for (size_t i = 0; p->pids && i < PROFILE_PID_SLOTS; i++)
+		if (p->pids[i].memfd > 0)
+			close(p->pids[i].memfd - 1);
 	for (size_t i = 0; i < p->njit; i++) {
 		struct profile_jit *j = &p->jit[i];
 		struct fs_error err = {0};

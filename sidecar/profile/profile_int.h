@@ -45,6 +45,8 @@ struct profile_pid {
 	int warned_map;
 	int warned_fp;
 	int unwinder; /* index + 1 into st.unwinder, 0 none */
+	int memfd;    /* pidfd + 1 for reads of its memory (profile_read_mem), 0 not
+			 opened yet, -1 refused (start time changed: nothing read) */
 };
 
 struct profile_jit {
