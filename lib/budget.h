@@ -70,6 +70,9 @@
  * entries kept of it. */
 #define BUDGET_JIT_FILE_BYTES (64UL << 20)
 #define BUDGET_JIT_ENTRIES    (4UL << 20)
+/* A window's JIT log is held to what the other JVMs leave of
+ * BUDGET_JIT_BYTES, its first read included (jitlog_set_limit); what does
+ * not fit is dropped, counted and said in run's summary. */
 
 /* Code blobs mapped from one JVM's VMStructs (sidecar/hotspot/hsmap.c). */
 #define BUDGET_HSMAP_BLOBS (1u << 20)

@@ -14,6 +14,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "cleanup.h"
 #include "fileio.h"
 
@@ -197,6 +198,31 @@ ssize_t proc_vm_read(pid_t pid, int pidfd, uint64_t addr, void *buf, size_t len)
 		return -ESRCH;
 	}
 	return n < 0 ? -saved : n;
+}
+
+/* A maps line: addresses, flags, offset, device, inode and a path of at
+ * most PATH_MAX (a longer line is read in pieces). */
+#define PROC_MAPS_LINE (4096 + 256)
+
+int proc_maps_scan(pid_t pid, const char *const *needles, size_t n, unsigned *found,
+		   struct fs_error *err)
+{
+	char path[64], line[PROC_MAPS_LINE];
+	size_t total = 0;
+	*found = 0;
+	if (n > 32)
+		return fs_error_set(err, EINVAL, "proc_maps_scan: %zu needles", n);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	cleanup_fclose FILE *f = fopen(path, "re");
+	if (!f)
+		return fs_error_set(err, errno == ENOENT ? ESRCH : errno, "opening %s", path);
+	while (total < BUDGET_MAPS_FILE_BYTES && fgets(line, sizeof(line), f)) {
+		total += strlen(line);
+		for (size_t i = 0; i < n; i++)
+			if (strstr(line, needles[i]))
+				*found |= 1u << i;
+	}
+	return 0;
 }
 
 int proc_alive(pid_t pid, uint64_t start_time)

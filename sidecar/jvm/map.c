@@ -262,13 +262,10 @@ static int map_on_request(const char *req, int target_pidfd, void *argp, struct 
  * continuous session be running; 0 when unsure. */
 static int map_agent_loaded(pid_t pid)
 {
-	char path[64];
-	cleanup_free char *maps = NULL;
+	static const char *const needles[] = {"/" MAP_AGENT_NAME "\n"};
+	unsigned found = 0;
 	struct fs_error ignored;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	if (proc_read_file(path, 64u << 20, &maps, NULL, &ignored) < 0)
-		return 0;
-	return strstr(maps, "/" MAP_AGENT_NAME "\n") != NULL;
+	return proc_maps_scan(pid, needles, 1, &found, &ignored) == 0 && found;
 }
 
 int map_find_jvms(const struct registry_entry *e, pid_t **pids, size_t *n, struct fs_error *err)

@@ -94,9 +94,20 @@ static void test_recycled_pid(void)
 	}
 }
 
+static void test_maps_scan(void)
+{
+	static const char *const needles[] = {"[stack]\n", "/no-such-library.so\n"};
+	struct fs_error err = {0};
+	unsigned found = 0;
+	is_int(proc_maps_scan(getpid(), needles, 2, &found, &err), 0, "maps scanned");
+	is_int((int)found, 1, "our stack found, no such library");
+	is_int(proc_maps_scan(0x3fffffff, needles, 2, &found, &err), -ESRCH, "no such process");
+}
+
 int main(void)
 {
 	test_recycled_pid();
+	test_maps_scan();
 	struct fs_error err = {0};
 	uint64_t st;
 	pid_t child = fork();
