@@ -72,9 +72,16 @@ ctl_bytes() {
 }
 
 @test "control bytes: container-supplied JIT names reach no file written on the host raw (perf map, folded, svg, speedscope, summary)" {
-	# a plain line over all user space (it names whatever code the real
-	# log does not) whose name retitles the terminal, clears it, rings
-	printf '0 7fffffffffff \033]0;owned\007EVIL\001\002\tNAME\033[2J\rX\n' >"$FS_TMP/hostile/ctl.jit"
+	# The reads go on from the offset the real log reached: 1 MiB of lines
+	# that are skipped first, then the load of code over all user space,
+	# newer than anything (present at the end: in the perf map; it names
+	# whatever code the real log does not), whose name retitles the
+	# terminal, clears it, rings.
+	{
+		awk 'BEGIN { for (i = 0; i < 524288; i++) print "x" }'
+		printf '@4611686018427387904 10000 7ffffffe0000 99\n'
+		printf '10000 7ffffffe0000 \033]0;owned\007EVIL\001\002\tNAME\033[2J\rX\n'
+	} >"$FS_TMP/hostile/ctl.jit"
 	fs_start_jvm "$NAME" --mount "$FS_TMP/hostile:/opt/hostile" -- --threads 1 --late-compile 0.5
 	replace_jit_log ctl.jit
 	run "$FS_SIDECAR" run "$NAME" -d 3s --perf-map -o "$FS_TMP/c.svg" \
