@@ -34,6 +34,7 @@ void jitlog_init(struct jitlog *l, int64_t clock_offset)
 	memset(l, 0, sizeof(*l));
 	l->clock_offset = clock_offset;
 	l->limit = BUDGET_JIT_BYTES;
+	l->lookup_budget = JITLOG_MAX_LOOKUP_WORK;
 	if (getrandom(&l->seed, sizeof(l->seed), GRND_NONBLOCK) != sizeof(l->seed)) {
 		struct timespec ts;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -670,8 +671,11 @@ const char *jitlog_lookup(const struct jitlog *l, uint64_t addr, uint64_t t)
 	}
 	const struct jitlog_entry *best = NULL;
 	uint64_t best_dist = UINT64_MAX;
-	size_t steps = 0;
-	for (size_t q = lo + 1; q-- > 0 && steps < JITLOG_MAX_STEPS; steps++) {
+	size_t steps = 0, max = JITLOG_MAX_STEPS;
+	struct jitlog *count = (struct jitlog *)l; /* never a const object */
+	if (l->lookup_steps >= l->lookup_budget)
+		max = JITLOG_LATE_LOOKUP_STEPS;
+	for (size_t q = lo + 1; q-- > 0 && steps < max; steps++) {
 		if (l->maxend[q] <= addr)
 			break; /* nothing at or before q reaches addr */
 		const struct jitlog_entry *x = &l->e[l->order[q]];
@@ -689,6 +693,9 @@ const char *jitlog_lookup(const struct jitlog *l, uint64_t addr, uint64_t t)
 			best_dist = dist;
 		}
 	}
+	count->lookup_steps += steps;
+	if (steps == max && max == JITLOG_LATE_LOOKUP_STEPS)
+		count->lookups_cut++;
 	return best ? l->names + best->name : NULL;
 }
 

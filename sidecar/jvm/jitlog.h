@@ -37,8 +37,13 @@
 
 #define JITLOG_MAX_BYTES   BUDGET_JIT_FILE_BYTES /* log text accepted per JVM (budget.h) */
 #define JITLOG_MAX_ENTRIES BUDGET_JIT_ENTRIES
-#define JITLOG_MAX_STEPS   4096		      /* entries looked at per lookup at most */
-#define JITLOG_MAX_LOADS   BUDGET_JIT_ENTRIES /* load events kept */
+#define JITLOG_MAX_STEPS   4096 /* entries looked at per lookup at most */
+/* Entries looked at by all lookups of one log (a fold symbolizes each
+ * distinct stack once, but a fake JVM chooses its stacks): past it, each
+ * lookup looks at JITLOG_LATE_LOOKUP_STEPS at most. */
+#define JITLOG_MAX_LOOKUP_WORK	 (1ull << 30)
+#define JITLOG_LATE_LOOKUP_STEPS 64
+#define JITLOG_MAX_LOADS	 BUDGET_JIT_ENTRIES /* load events kept */
 /* Steps (lines, hash probes, sort and merge moves, sweep moves) one log may
  * cost in all: far above a real log's (a few per line), so only a hostile
  * one stops there, with what was done so far kept. */
@@ -103,6 +108,10 @@ struct jitlog {
 				 against the newest code only */
 	size_t unsettled;     /* entries whose overlaps were not settled (work budget) */
 	int interrupted;      /* the stop flag was seen */
+	/* lookups: steps so far (counted through a const log: the log itself
+	 * is never const), their budget, lookups cut short by it */
+	uint64_t lookup_steps, lookup_budget;
+	size_t lookups_cut;
 };
 
 /* An empty log; clock_offset as above. Its memory limit is BUDGET_JIT_BYTES
@@ -138,7 +147,9 @@ int jitlog_feed(struct jitlog *l, const char *buf, size_t len, struct fs_error *
 int jitlog_index(struct jitlog *l);
 
 /* The name of the code at addr at time t (perf clock, ns), or NULL. Only
- * indexed entries are looked at. */
+ * indexed entries are looked at, JITLOG_MAX_STEPS of them at most, fewer
+ * once all lookups together passed lookup_budget (JITLOG_MAX_LOOKUP_WORK).
+ * l must not be an object defined const: the steps are counted in it. */
 const char *jitlog_lookup(const struct jitlog *l, uint64_t addr, uint64_t t);
 
 /* Bytes held (approximately: the arrays' capacities), for budgets. */

@@ -179,6 +179,16 @@ static void test_overlap_bomb(void)
 	ok(l.e[1000].t_end == 0 && l.e[n - 1].t_end == UINT64_MAX,
 	   "each ends where the next was loaded; the last is present at the end");
 	is_at(&l, 0x7fffff, 5, "last", "a lookup among them");
+	/* every lookup there walks JITLOG_MAX_STEPS: all of them together are
+	 * bounded by the lookup budget, then JITLOG_LATE_LOOKUP_STEPS each */
+	l.lookup_steps = 0;
+	l.lookup_budget = 1u << 22;
+	for (unsigned i = 0; i < 100000; i++)
+		jitlog_lookup(&l, 0x200000 + i, 5);
+	ok(l.lookup_steps <= (1u << 22) + JITLOG_MAX_STEPS + 100000ull * JITLOG_LATE_LOOKUP_STEPS,
+	   "100,000 lookups in nested code: %llu steps (budget 4 Mi, then %d each)",
+	   (unsigned long long)l.lookup_steps, JITLOG_LATE_LOOKUP_STEPS);
+	ok(l.lookups_cut > 90000, "the lookups past the budget are counted (%zu)", l.lookups_cut);
 	free(t.p);
 	jitlog_release(&l);
 }
