@@ -30,17 +30,19 @@ enum map_mode {
 
 struct map_opts {
 	enum map_mode mode;
-	int continuous;			   /* agent option mode=continuous instead of oneshot */
-	unsigned timeout_ms;		   /* per JVM; 0 = MAP_DEFAULT_TIMEOUT_MS */
-	int write_host;			   /* also write /tmp/perf-<host pid>.map */
-	const char *host_tmp;		   /* where that goes; NULL = "/tmp" */
-	unsigned window_ttl_s;		   /* windows: the agent ends its session by itself after
-					      this, should we never stop it (0: never) */
-	int fallback;			   /* AUTO: use VMSTRUCTS when attach is impossible or fails
-					    * (run, top); 0 = report the attach error (map) */
-	size_t jit_budget;		   /* windows: bytes the JIT log may hold at open (what the
-					      caller's budget leaves); 0 = BUDGET_JIT_BYTES */
-	const volatile sig_atomic_t *stop; /* windows: set, parsing the log stops */
+	int continuous;	       /* agent option mode=continuous instead of oneshot */
+	unsigned timeout_ms;   /* per JVM; 0 = MAP_DEFAULT_TIMEOUT_MS */
+	int write_host;	       /* also write /tmp/perf-<host pid>.map */
+	const char *host_tmp;  /* where that goes; NULL = "/tmp" */
+	unsigned window_ttl_s; /* windows: the agent ends its session by itself after
+				  this, should we never stop it (0: never) */
+	int fallback;	       /* AUTO: use VMSTRUCTS when attach is impossible or fails
+				* (run, top); 0 = report the attach error (map) */
+	/* windows: bytes the JIT log may hold at open (what the caller's
+	 * budget leaves; 0 = BUDGET_JIT_BYTES), and a flag that, once set,
+	 * stops parsing the log (NULL: none) */
+	size_t jit_budget;
+	const volatile sig_atomic_t *stop;
 };
 
 struct map_result {
