@@ -595,9 +595,6 @@ void profile_close(struct profile *p)
 	if (p->sym)
 		symbolizer_close(p->sym);
 	jvmunwind_free(p->ju);
-	for (size_t i = 0; p->pids && i < PROFILE_PID_SLOTS; i++)
-		if (p->pids[i].memfd > 0)
-			close(p->pids[i].memfd - 1);
 	for (size_t i = 0; i < p->njit; i++) {
 		struct profile_jit *j = &p->jit[i];
 		struct fs_error err = {0};
@@ -615,6 +612,9 @@ void profile_close(struct profile *p)
 	threadnames_free(p->threads);
 	free(p->chains);
 	free(p->words);
+	for (size_t i = 0; p->pids && i < PROFILE_PID_SLOTS; i++)
+		if (p->pids[i].memfd > 0)
+			close(p->pids[i].memfd - 1);
 	free(p->pids);
 	free(p->line);
 	free(p);

@@ -41,12 +41,13 @@ struct profile_chain {
 struct profile_pid {
 	pid_t pid; /* 0: free slot */
 	uint64_t start_time;
+	/* pidfd + 1 for reads of its memory (profile_read_mem), 0 not opened
+	 * yet, -1 refused (its start time changed: nothing is read) */
+	int memfd;
 	int jvm; /* maps HotSpot's libjvm.so */
 	int warned_map;
 	int warned_fp;
 	int unwinder; /* index + 1 into st.unwinder, 0 none */
-	int memfd;    /* pidfd + 1 for reads of its memory (profile_read_mem), 0 not
-			 opened yet, -1 refused (start time changed: nothing read) */
 };
 
 struct profile_jit {
