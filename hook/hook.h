@@ -117,7 +117,9 @@ int hook_mount_bundle(const struct fs_config *cfg, int pidfd, pid_t pid, const c
 int hook_bundle_tree(const char *bundle_dir, struct fs_error *err);
 
 /* mount.c helper, exposed for tests: open (creating missing directories)
- * path under root_fd without following any symlink. */
+ * path under root_fd without following any symlink. Directories are
+ * created only on root_fd's own mount: a missing one under another mount
+ * (a host volume) is -EXDEV with a reason, and nothing is created. */
 int hook_open_mount_point(int root_fd, const char *path, struct fs_error *err);
 
 /* log.c */

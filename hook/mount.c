@@ -7,7 +7,8 @@
  * container's pidfd; no fork, see hook_mount_bundle), opens the mount
  * point under the rootfs component by
  * component without following any symlink (openat2 RESOLVE_BENEATH |
- * RESOLVE_NO_SYMLINKS), creating missing directories, and attaches the
+ * RESOLVE_NO_SYMLINKS), creating missing directories only on the rootfs's
+ * own mount (never in a volume bound from the host), and attaches the
  * tree with move_mount onto that verified fd, unless that fd is on a shared
  * mount: a mount made there would propagate to every peer of that mount,
  * which can be a host directory (a volume bound with rshared). */
@@ -61,6 +62,38 @@ static const char *mount_kind(int dfd, const char *name)
 	}
 }
 
+static int mount_shared_statmount(int fd);
+
+/* The id of the mount fd is on, or 0 when unknown. */
+static uint64_t mount_id(int fd)
+{
+	struct statx stx;
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID))
+		return 0;
+	return stx.stx_mnt_id;
+}
+
+/* Creating comp in dir cur is allowed only on the rootfs's own mount
+ * (root_mnt): anywhere else it can be a host directory bound into the
+ * container (a volume at /opt), where a root-owned directory must never
+ * appear, whether the bundle is then mounted or refused. 0 or -EXDEV. */
+static int mount_may_create(int cur, uint64_t root_mnt, const char *comp, const char *path,
+			    struct fs_error *err)
+{
+	uint64_t id = mount_id(cur);
+	if (id && root_mnt && id == root_mnt)
+		return 0;
+	if (mount_shared_statmount(cur) == 1)
+		return fs_error_set(err, EXDEV,
+				    "refusing: '%s' of mount point %s would be created on a shared "
+				    "mount (a host volume); nothing was created",
+				    comp, path);
+	return fs_error_set(err, EXDEV,
+			    "refusing: '%s' of mount point %s would be created on another mount "
+			    "than the rootfs (a volume bound from the host?); nothing was created",
+			    comp, path);
+}
+
 int hook_open_mount_point(int root_fd, const char *path, struct fs_error *err)
 {
 	const uint64_t resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
@@ -69,6 +102,7 @@ int hook_open_mount_point(int root_fd, const char *path, struct fs_error *err)
 	cleanup_close int cur = dup(root_fd);
 	if (cur < 0)
 		return fs_error_set(err, errno, "dup");
+	uint64_t root_mnt = mount_id(root_fd);
 	const char *s = path;
 	while (*s) {
 		while (*s == '/')
@@ -90,6 +124,9 @@ int hook_open_mount_point(int root_fd, const char *path, struct fs_error *err)
 				return fs_error_set(err, ELOOP,
 						    "mount point %s: '%s' is %s in the rootfs",
 						    path, comp, mount_kind(cur, comp));
+			int r = mount_may_create(cur, root_mnt, comp, path, err);
+			if (r < 0)
+				return r;
 			if (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST)
 				return fs_error_set(err, errno, "creating '%s' of mount point %s",
 						    comp, path);

@@ -71,6 +71,9 @@
  * entries kept of it. */
 #define BUDGET_JIT_FILE_BYTES (64UL << 20)
 #define BUDGET_JIT_ENTRIES    (4UL << 20)
+/* A window's JIT log is held to what the other JVMs leave of
+ * BUDGET_JIT_BYTES, its first read included (jitlog_set_limit); what does
+ * not fit is dropped, counted and said in run's summary. */
 
 /* Processes of other runtimes (node, python -X perf, .NET, ...) whose
  * perf maps are read over a window (sidecar/profile/profile_rtmaps.c);

@@ -11,8 +11,10 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "cleanup.h"
 #include "fileio.h"
 
@@ -179,6 +181,47 @@ int proc_pidfd_recheck(int pidfd, pid_t pid, uint64_t start_time, struct fs_erro
 				    "process %d was replaced while it was being read (start time "
 				    "%" PRIu64 ", read %" PRIu64 ")",
 				    (int)pid, now, start_time);
+	return 0;
+}
+
+ssize_t proc_vm_read(pid_t pid, int pidfd, uint64_t addr, void *buf, size_t len)
+{
+	if (pidfd < 0)
+		return -EBADF;
+	struct iovec local = {.iov_base = buf, .iov_len = len};
+	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
+	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	int saved = errno;
+	if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0) {
+		if (n > 0)
+			memset(buf, 0, (size_t)n);
+		return -ESRCH;
+	}
+	return n < 0 ? -saved : n;
+}
+
+/* A maps line: addresses, flags, offset, device, inode and a path of at
+ * most PATH_MAX (a longer line is read in pieces). */
+#define PROC_MAPS_LINE (4096 + 256)
+
+int proc_maps_scan(pid_t pid, const char *const *needles, size_t n, unsigned *found,
+		   struct fs_error *err)
+{
+	char path[64], line[PROC_MAPS_LINE];
+	size_t total = 0;
+	*found = 0;
+	if (n > 32)
+		return fs_error_set(err, EINVAL, "proc_maps_scan: %zu needles", n);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	cleanup_fclose FILE *f = fopen(path, "re");
+	if (!f)
+		return fs_error_set(err, errno == ENOENT ? ESRCH : errno, "opening %s", path);
+	while (total < BUDGET_MAPS_FILE_BYTES && fgets(line, sizeof(line), f)) {
+		total += strlen(line);
+		for (size_t i = 0; i < n; i++)
+			if (strstr(line, needles[i]))
+				*found |= 1u << i;
+	}
 	return 0;
 }
 

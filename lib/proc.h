@@ -48,6 +48,22 @@ int proc_pidfd_open_checked(pid_t pid, uint64_t start_time, struct fs_error *err
  * lives); -ESRCH with a message otherwise. */
 int proc_pidfd_recheck(int pidfd, pid_t pid, uint64_t start_time, struct fs_error *err);
 
+/* process_vm_readv of len bytes at addr of pid that never returns the
+ * memory of another process: pidfd is a pidfd of pid opened while pid had
+ * its recorded start time (proc_pidfd_open_checked), and the bytes count
+ * only when that process still exists after the read (its pid cannot have
+ * been reused meanwhile, not even while it is a zombie). Bytes read, or
+ * -errno: -ESRCH when it exited (what was read is discarded), -EBADF
+ * without a pidfd. Never read a process's memory by bare pid. */
+ssize_t proc_vm_read(pid_t pid, int pidfd, uint64_t addr, void *buf, size_t len);
+
+/* Which of needles occur in a line of /proc/<pid>/maps (bit i of *found:
+ * needles[i]; at most 32; "\n" ends a line): read line by line in constant
+ * memory, and no more than BUDGET_MAPS_FILE_BYTES of it (a process with
+ * more mappings is judged on those). 0 or -errno (-ESRCH: gone). */
+int proc_maps_scan(pid_t pid, const char *const *needles, size_t n, unsigned *found,
+		   struct fs_error *err);
+
 /* 1 if pid exists with the given start time, 0 if not. */
 int proc_alive(pid_t pid, uint64_t start_time);
 

@@ -31,14 +31,18 @@
 #define RUN_HOT_FRAMES 5
 
 static volatile sig_atomic_t run_stop_signal;
+static volatile sig_atomic_t run_abort; /* a second signal: stop reading JIT logs */
 
 static void run_on_signal(int sig)
 {
+	if (run_stop_signal)
+		run_abort = 1;
 	run_stop_signal = sig;
 }
 
 /* SIGINT/SIGTERM end the window (interrupting the wait, no SA_RESTART);
- * the graph is still written. */
+ * the graph is still written. A second one also stops reading the JVMs'
+ * JIT logs (what was read names the frames; the rest is counted dropped). */
 static void run_catch_signals(void)
 {
 	struct sigaction sa = {.sa_handler = run_on_signal};
@@ -529,14 +533,20 @@ static void run_summary(struct profile *p, const struct run_args *a, uint64_t wi
 	       (unsigned long long)all);
 	for (size_t i = 0; i < st.njvm; i++) {
 		const struct profile_jvm_result *j = &st.jvm[i];
-		if (j->ok && j->windowed)
+		if (j->ok && j->windowed) {
 			printf(
 			    "jvm        pid %d (pid %d in the container): %zu JIT symbols of %zu "
 			    "code loads over the window (agent JIT log, %zu KiB; last read %.1f "
 			    "ms)\n",
 			    (int)j->pid, (int)j->res.ns_pid, j->res.entries, j->res.loads,
 			    j->res.bytes >> 10, (double)j->res.elapsed_us / 1000.0);
-		else if (j->ok)
+			if (j->res.dropped)
+				printf(
+				    "jvm        pid %d: %zu JIT log lines, loads or bytes dropped "
+				    "(the JIT memory or work budget, or an interrupt): their "
+				    "code may show as [unknown]\n",
+				    (int)j->pid, j->res.dropped);
+		} else if (j->ok)
 			printf("jvm        pid %d (pid %d in the container): %zu JIT symbols (%s, "
 			       "%.1f ms)\n",
 			       (int)j->pid, (int)j->res.ns_pid, j->res.entries,
@@ -717,7 +727,9 @@ int cmd_run(int argc, char **argv)
 	/* Should this process die without stopping them, the JVMs' timed
 	 * sessions end by themselves a while after the window. */
 	a.prof.map.window_ttl_s = (unsigned)(a.duration_ms / 1000) + 300;
+	a.prof.map.stop = &run_abort;
 	run_stop_signal = 0;
+	run_abort = 0;
 	run_catch_signals();
 	int r = profile_open(&a.prof, &p, &err);
 	if (r < 0) {

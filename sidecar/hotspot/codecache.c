@@ -409,7 +409,7 @@ struct cc_window {
 static const uint8_t *cc_window_get(struct hotspot *hs, struct cc_window *w, uint64_t a, size_t n,
 				    uint64_t end)
 {
-	if (a >= w->lo && a + n <= w->hi)
+	if (a >= w->lo && a < w->hi && n <= w->hi - a)
 		return w->buf + (a - w->lo);
 	if (a >= end || n > end - a || n > sizeof(w->buf))
 		return NULL;

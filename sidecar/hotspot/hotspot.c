@@ -7,8 +7,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hotspot_int.h"
+#include "proc.h"
 
 /* x86_64 interpreter frame, in words from rbp: hotspot/cpu/x86/frame_x86.hpp
  * (interpreter_frame_sender_sp_offset = -1, interpreter_frame_method_offset
@@ -39,7 +41,8 @@ static uint64_t hs_need(struct hs_resolve *x, int *width, const char *type, cons
 		return off;
 	if (type2 && vmstructs_field(x->vs, type2, field2, &off, width) == 0)
 		return off;
-	x->rc = fs_error_set(x->err, ENOTSUP, "VMStructs has no %s::%s", type, field);
+	x->rc = fs_error_set(x->err, ENOTSUP, "VMStructs has no %s::%s (or an absurd offset)", type,
+			     field);
 	return 0;
 }
 
@@ -65,9 +68,13 @@ static uint64_t hs_need_size(struct hs_resolve *x, const char *type)
 	return 0;
 }
 
+/* *end grows to cover [off, off + width); a sum that wraps saturates (and
+ * is then refused as past the header). */
 static void hs_bump(uint64_t *end, uint64_t off, int width)
 {
-	uint64_t e = off + (uint64_t)(width > 0 ? width : 8);
+	uint64_t e;
+	if (__builtin_add_overflow(off, (uint64_t)(width > 0 ? width : 8), &e))
+		e = UINT64_MAX;
 	if (e > *end)
 		*end = e;
 }
@@ -131,7 +138,8 @@ static void hs_resolve_scopes(const struct vmstructs *vs, struct hs_layout *l)
 	    vmstructs_field(vs, "PcDesc", "_scope_decode_offset", &l->pcd_decode_off, NULL) == 0 &&
 	    vmstructs_field(vs, "nmethod", "_scopes_pcs_offset", &l->nm_pcs_off, NULL) == 0;
 	if (!ok || l->pcdesc_size < 8 || l->pcdesc_size > 64 ||
-	    l->pcd_pc_off + 4 > l->pcdesc_size || l->pcd_decode_off + 4 > l->pcdesc_size)
+	    !hs_fits(l->pcd_pc_off, 4, l->pcdesc_size) ||
+	    !hs_fits(l->pcd_decode_off, 4, l->pcdesc_size))
 		return;
 	if (vmstructs_field(vs, "nmethod", "_immutable_data", &l->nm_imm_off, NULL) == 0 &&
 	    vmstructs_field(vs, "nmethod", "_immutable_data_size", &l->nm_imm_size_off, NULL) ==
@@ -184,9 +192,11 @@ static void hs_resolve(struct hs_resolve *x, struct hs_layout *l)
 	l->vs_high_bnd_off = hs_need(x, NULL, "VirtualSpace", "_high_boundary", NULL, NULL);
 	l->hb_size = hs_need_size(x, "HeapBlock");
 	uint64_t hdr = hs_need(x, NULL, "HeapBlock", "_header", NULL, NULL);
-	l->hb_used_off = hdr + hs_need(x, NULL, "HeapBlock::Header", "_used", NULL, NULL);
-	l->hb_len_off =
-	    hdr + hs_need(x, &l->hb_len_width, "HeapBlock::Header", "_length", NULL, NULL);
+	uint64_t used = hs_need(x, NULL, "HeapBlock::Header", "_used", NULL, NULL);
+	uint64_t length = hs_need(x, &l->hb_len_width, "HeapBlock::Header", "_length", NULL, NULL);
+	if (__builtin_add_overflow(hdr, used, &l->hb_used_off) ||
+	    __builtin_add_overflow(hdr, length, &l->hb_len_off))
+		l->hb_used_off = l->hb_len_off = UINT64_MAX; /* refused below */
 	hs_resolve_blob(x, l);
 	l->m_const_off = hs_need(x, NULL, "Method", "_constMethod", NULL, NULL);
 	l->cm_constants_off = hs_need(x, NULL, "ConstMethod", "_constants", NULL, NULL);
@@ -205,8 +215,8 @@ static void hs_resolve(struct hs_resolve *x, struct hs_layout *l)
 		l->cm_size = 0;
 	if (x->rc == 0 && l->hb_len_width != 4 && l->hb_len_width != 8)
 		l->hb_len_width = 8;
-	if (x->rc == 0 && (l->hb_used_off >= l->hb_size ||
-			   l->hb_len_off + (uint64_t)l->hb_len_width > l->hb_size))
+	if (x->rc == 0 && (!hs_fits(l->hb_used_off, 1, l->hb_size) ||
+			   !hs_fits(l->hb_len_off, (uint64_t)l->hb_len_width, l->hb_size)))
 		x->rc = fs_error_set(x->err, ENOTSUP, "HeapBlock::_used outside HeapBlock");
 }
 
@@ -279,23 +289,49 @@ int hotspot_open_reader(const struct hs_reader *r, const struct hs_syms *syms, s
 	return 0;
 }
 
-int hotspot_open(pid_t pid, struct hotspot **out, struct fs_error *err)
+int hotspot_open_checked(pid_t pid, uint64_t start_time, struct hotspot **out, struct fs_error *err)
 {
 	struct hs_syms syms;
 	uint64_t lo, hi;
+	/* Pinned first: every read after this one is of this very process. */
+	if (!start_time && proc_start_time(pid, &start_time, err) < 0)
+		return -ESRCH;
+	struct hs_proc *p = malloc(sizeof(*p));
+	if (!p)
+		return fs_error_set(err, ENOMEM, "pid %d", (int)pid);
+	p->pid = pid;
+	p->pidfd = proc_pidfd_open_checked(pid, start_time, err);
+	if (p->pidfd < 0) {
+		free(p);
+		return -ESRCH;
+	}
 	int rc = libjvm_find_syms(pid, &syms, &lo, &hi, err);
-	if (rc < 0)
-		return rc;
-	struct hs_reader r = {.read = hsmem_read_pid, .ctx = (void *)(intptr_t)pid};
-	rc = hotspot_open_reader(&r, &syms, out, err);
+	struct hs_reader r = {.read = hsmem_read_pid, .ctx = p};
+	if (rc == 0)
+		rc = hotspot_open_reader(&r, &syms, out, err);
+	if (rc == 0 && (rc = proc_pidfd_recheck(p->pidfd, pid, start_time, err)) < 0)
+		hotspot_close(*out); /* libjvm.so was found by pid: of another? */
 	if (rc < 0) {
+		close(p->pidfd);
+		free(p);
 		if (rc == -EPERM || rc == -ESRCH)
 			fs_error_set(err, -rc, "reading the memory of pid %d", (int)pid);
 		fs_error_wrap(err, "pid %d", (int)pid);
 		return rc;
 	}
 	(*out)->pid = pid;
+	(*out)->proc = p;
 	return 0;
+}
+
+int hotspot_open(pid_t pid, struct hotspot **out, struct fs_error *err)
+{
+	return hotspot_open_checked(pid, 0, out, err);
+}
+
+int hotspot_pidfd(const struct hotspot *hs)
+{
+	return hs->proc ? hs->proc->pidfd : -1;
 }
 
 void hotspot_close(struct hotspot *hs)
@@ -315,6 +351,10 @@ void hotspot_close(struct hotspot *hs)
 	}
 	hsscopes_forget(hs);
 	vmstructs_free(hs->vs);
+	if (hs->proc) {
+		close(hs->proc->pidfd);
+		free(hs->proc);
+	}
 	free(hs);
 }
 

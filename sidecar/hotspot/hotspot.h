@@ -34,8 +34,17 @@ struct hotspot;
 /* Open pid (host pid) as a HotSpot JVM. 0, or -errno with err saying why:
  * -ENOENT not a HotSpot JVM (no libjvm.so mapped or no VMStructs symbols),
  * -ENOTSUP a table lacks a field this reader needs (err names it),
- * -ESRCH the process is gone, -EPERM not allowed to read its memory. */
+ * -ESRCH the process is gone (or pid no longer has start_time), -EPERM not
+ * allowed to read its memory. The process is pinned with a pidfd (checked
+ * against the start time pid has at open), and every read of its memory
+ * afterwards fails once it has exited: a recycled pid is never read. */
 int hotspot_open(pid_t pid, struct hotspot **out, struct fs_error *err);
+/* hotspot_open of the process pid was when it had start_time. */
+int hotspot_open_checked(pid_t pid, uint64_t start_time, struct hotspot **out,
+			 struct fs_error *err);
+/* That pidfd (for reads of the same process outside this reader with
+ * proc_vm_read), or -1. */
+int hotspot_pidfd(const struct hotspot *hs);
 void hotspot_close(struct hotspot *hs);
 
 /* The JVM's major version (11, 17, 21, 25...), 0 when unknown. */

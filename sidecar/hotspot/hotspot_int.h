@@ -40,6 +40,16 @@
 #define HS_NAME_CACHE_SIZE   64		       /* blob name pointer -> name */
 #define HS_DBG_CACHE	     16		       /* nmethods whose debug info is kept */
 #define HS_USER_TOP	     0x800000000000ull /* x86_64 user addresses are below */
+/* A field offset or a type size from VMStructs past this is a lie (HotSpot
+ * objects are far smaller): refused where it is read, so that offset +
+ * width never wraps. */
+#define HS_MAX_FIELD_OFFSET (1u << 20)
+
+/* off + width bytes fit in size: every value untrusted, no overflow. */
+static inline int hs_fits(uint64_t off, uint64_t width, uint64_t size)
+{
+	return off <= size && width <= size - off;
+}
 
 /* Read len bytes at addr of the target into buf: 0, or -errno (-EFAULT not
  * mapped or short). Never more than HS_MAX_READ at a time. */
@@ -84,7 +94,15 @@ struct hs_syms {
 
 /* ---- hsmem.c ------------------------------------------------------------ */
 
-/* The process_vm_readv reader; ctx is a pid_t* (pid_t cast in a pointer). */
+/* The target process: its pid, pinned by a pidfd opened while the pid had
+ * the start time it was opened with (a recycled pid is never read). */
+struct hs_proc {
+	pid_t pid;
+	int pidfd;
+};
+
+/* The process_vm_readv reader; ctx is a struct hs_proc* (proc_vm_read: a
+ * read of a process that exited, or whose pid was reused, fails). */
 int hsmem_read_pid(void *ctx, uint64_t addr, void *buf, size_t len);
 
 /* A plausible user-space address of an object aligned to align (a power of
@@ -118,13 +136,13 @@ int vmstructs_read(const struct hs_reader *r, const struct hs_syms *syms, struct
 void vmstructs_free(struct vmstructs *vs);
 
 /* A non-static field: 0 with *offset and *width (bytes of its type, 0 when
- * unknown), or -ENOENT. */
+ * unknown), or -ENOENT; an offset past HS_MAX_FIELD_OFFSET is -ERANGE. */
 int vmstructs_field(const struct vmstructs *vs, const char *type, const char *field,
 		    uint64_t *offset, int *width);
 /* A static field: 0 with *address, or -ENOENT. */
 int vmstructs_static(const struct vmstructs *vs, const char *type, const char *field,
 		     uint64_t *address);
-/* Size of a type, or -ENOENT. */
+/* Size of a type, or -ENOENT; past HS_MAX_FIELD_OFFSET -ERANGE. */
 int vmstructs_type_size(const struct vmstructs *vs, const char *type, uint64_t *size);
 /* An int or long constant, or -ENOENT. */
 int vmstructs_constant(const struct vmstructs *vs, const char *name, int64_t *value);
@@ -205,6 +223,7 @@ struct hs_name_slot {
 struct hotspot {
 	struct hs_reader r;
 	pid_t pid;
+	struct hs_proc *proc; /* hotspot_open's target (NULL over a fake image) */
 	struct vmstructs *vs;
 	struct hs_layout l;
 	int major;

@@ -4,17 +4,16 @@
 #include <sys/uio.h>
 
 #include "hotspot_int.h"
+#include "proc.h"
 
 #define HS_PAGE 4096u
 
 int hsmem_read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
 {
-	pid_t pid = (pid_t)(intptr_t)ctx;
-	struct iovec local = {.iov_base = buf, .iov_len = len};
-	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
-	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	const struct hs_proc *p = ctx;
+	ssize_t n = proc_vm_read(p->pid, p->pidfd, addr, buf, len);
 	if (n < 0)
-		return -errno;
+		return (int)n;
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 

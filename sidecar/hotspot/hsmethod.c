@@ -33,7 +33,8 @@ static int hsm_symbol(struct hotspot *hs, uint64_t sym, char *buf, size_t len, s
 	uint8_t head[HSM_SYM_GUESS];
 	uint64_t n;
 	size_t body = (size_t)l->sym_body_off, have = 0;
-	if (!hsmem_ptr_ok(sym, 4) || body > 32 || l->sym_len_off + 2 > sizeof(head))
+	if (!hsmem_ptr_ok(sym, 4) || l->sym_body_off > 32 ||
+	    !hs_fits(l->sym_len_off, 2, sizeof(head)))
 		return -EINVAL;
 	int rc = hsmem_read(&hs->r, sym, head, sizeof(head));
 	if (rc == 0) {
@@ -100,6 +101,9 @@ static int hsm_read_name(struct hotspot *hs, uint64_t method, char *out, size_t 
 	if (!hsmem_ptr_ok(cm, 8))
 		return 0;
 	/* the constants pointer and the name index in one read */
+	if (!hs_fits(l->cm_constants_off, 8, HS_MAX_FIELD_OFFSET + 8) ||
+	    !hs_fits(l->cm_name_index_off, 2, HS_MAX_FIELD_OFFSET + 8))
+		return 0; /* lies: the sums below cannot wrap */
 	uint64_t lo =
 	    l->cm_constants_off < l->cm_name_index_off ? l->cm_constants_off : l->cm_name_index_off;
 	uint64_t hi = l->cm_constants_off + 8 > l->cm_name_index_off + 2 ? l->cm_constants_off + 8

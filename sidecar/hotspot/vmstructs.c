@@ -299,6 +299,8 @@ int vmstructs_type_size(const struct vmstructs *vs, const char *type, uint64_t *
 {
 	for (size_t i = 0; i < vs->ntypes; i++) {
 		if (strcmp(vs->types[i].name, type) == 0) {
+			if ((uint64_t)vs->types[i].value > HS_MAX_FIELD_OFFSET)
+				return -ERANGE;
 			*size = (uint64_t)vs->types[i].value;
 			return 0;
 		}
@@ -327,6 +329,8 @@ int vmstructs_field(const struct vmstructs *vs, const char *type, const char *fi
 	const struct vs_field *f = vs_find(vs, type, field, 0);
 	if (!f)
 		return -ENOENT;
+	if (f->value > HS_MAX_FIELD_OFFSET)
+		return -ERANGE;
 	*offset = f->value;
 	if (width)
 		*width = vs_width(vs, f->typestr);

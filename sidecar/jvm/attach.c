@@ -428,18 +428,17 @@ int attach_jcmd_result(const struct attach_reply *r, const char *command, struct
 
 int attach_check_hotspot(pid_t pid, struct fs_error *err)
 {
-	char path[64];
-	cleanup_free char *maps = NULL;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	int r = proc_read_file(path, 64u << 20, &maps, NULL, err);
+	static const char *const needles[] = {"/libj9vm", "/libjvm.so\n"};
+	unsigned found = 0;
+	int r = proc_maps_scan(pid, needles, 2, &found, err);
 	if (r < 0)
-		return r == -ENOENT ? fs_error_set(err, ESRCH, "process %d is gone", (int)pid) : r;
-	if (strstr(maps, "/libj9vm"))
+		return r == -ESRCH ? fs_error_set(err, ESRCH, "process %d is gone", (int)pid) : r;
+	if (found & 1)
 		return fs_error_set(err, EOPNOTSUPP,
 				    "pid %d is an OpenJ9 JVM: only HotSpot's attach protocol is "
 				    "supported",
 				    (int)pid);
-	if (!strstr(maps, "/libjvm.so\n"))
+	if (!(found & 2))
 		return fs_error_set(err, ENOEXEC, "pid %d is not a JVM (no libjvm.so mapped)",
 				    (int)pid);
 	return 0;

@@ -6,24 +6,46 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 
+#include "cleanup.h"
 #include "perfmap.h"
 
 /* One load event: its code's start, the method id the agent gave it (the
- * unload event names both) and its entries [first, first + count). */
+ * unload event names both), its load time, its unload time (UINT64_MAX:
+ * none yet) and its entries [first, first + count). */
 struct jitlog_load {
 	uint64_t start, mid;
+	uint64_t t, t_unload;
 	uint32_t first, count;
 };
+
+#define JITLOG_NONE	   SIZE_MAX
+#define JITLOG_CHECK_EVERY 1024 /* lines or entries between two looks at stop */
+#define JITLOG_CARRY_BYTES (PERFMAP_MAX_LINE + 1)
+#define JITLOG_NAMES_MIN   (1u << 16)
+#define JITLOG_ENTRIES_MIN 4096u
+#define JITLOG_LOADS_MIN   1024u
+#define JITLOG_LATE_STEPS  64u /* newest code an entry that came late is compared with */
 
 void jitlog_init(struct jitlog *l, int64_t clock_offset)
 {
 	memset(l, 0, sizeof(*l));
 	l->clock_offset = clock_offset;
+	l->limit = BUDGET_JIT_BYTES;
+	l->lookup_budget = JITLOG_MAX_LOOKUP_WORK;
+	if (getrandom(&l->seed, sizeof(l->seed), GRND_NONBLOCK) != sizeof(l->seed)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		l->seed = (uint64_t)ts.tv_nsec * 0x9E3779B97F4A7C15ull ^ (uint64_t)(uintptr_t)l;
+	}
 }
 
 void jitlog_release(struct jitlog *l)
 {
+	size_t limit = l->limit;
+	const volatile sig_atomic_t *stop = l->stop;
 	free(l->e);
 	free(l->names);
 	free(l->loads);
@@ -31,14 +53,28 @@ void jitlog_release(struct jitlog *l)
 	free(l->carry);
 	free(l->order);
 	free(l->maxend);
+	free(l->open);
+	for (int i = 0; i < 3; i++)
+		free(l->pos_bits[i]);
 	jitlog_init(l, l->clock_offset);
+	l->limit = limit;
+	l->stop = stop;
+}
+
+void jitlog_set_limit(struct jitlog *l, size_t bytes)
+{
+	l->limit = bytes;
+}
+
+void jitlog_set_stop(struct jitlog *l, const volatile sig_atomic_t *stop)
+{
+	l->stop = stop;
 }
 
 size_t jitlog_memory(const struct jitlog *l)
 {
-	return l->cap * sizeof(*l->e) + l->names_cap + l->loads_cap * sizeof(*l->loads) +
-	       l->slots_cap * sizeof(*l->slots) + l->carry_len +
-	       l->indexed * (sizeof(*l->order) + sizeof(*l->maxend));
+	return l->cap * JITLOG_ENTRY_BYTES + l->names_cap + l->loads_cap * sizeof(*l->loads) +
+	       l->slots_cap * sizeof(*l->slots) + (l->carry ? JITLOG_CARRY_BYTES : 0);
 }
 
 size_t jitlog_entries(const struct jitlog *l)
@@ -49,6 +85,50 @@ size_t jitlog_entries(const struct jitlog *l)
 size_t jitlog_loads(const struct jitlog *l)
 {
 	return l->nloads;
+}
+
+size_t jitlog_dropped(const struct jitlog *l)
+{
+	return l->dropped + l->dropped_loads + l->dropped_bytes + l->unsettled;
+}
+
+uint64_t jitlog_entry_end(const struct jitlog *l, const struct jitlog_entry *x)
+{
+	uint64_t end = x->t_end;
+	if (x->load && x->load <= l->nloads && l->loads[x->load - 1].t_unload < end)
+		end = l->loads[x->load - 1].t_unload;
+	return end;
+}
+
+static int jitlog_stopped(struct jitlog *l)
+{
+	if (l->stop && *l->stop)
+		l->interrupted = 1;
+	return l->interrupted;
+}
+
+/* Bytes the limit still allows. */
+static size_t jitlog_room(const struct jitlog *l)
+{
+	size_t m = jitlog_memory(l);
+	return m < l->limit ? l->limit - m : 0;
+}
+
+/* The new capacity of an array of cap elements of each bytes that must
+ * hold need: doubled (at least min) up to max and the memory limit; 0 when
+ * even need does not fit. */
+static size_t jitlog_grow(const struct jitlog *l, size_t cap, size_t need, size_t min, size_t max,
+			  size_t each)
+{
+	size_t want = cap ? cap * 2 : min;
+	if (want < need)
+		want = need;
+	if (want > max)
+		want = max;
+	size_t room = jitlog_room(l) / each;
+	if (want - cap > room)
+		want = cap + room;
+	return want >= need ? want : 0;
 }
 
 /* ---- parsing ------------------------------------------------------------- */
@@ -98,87 +178,97 @@ static uint64_t jitlog_time(const struct jitlog *l, uint64_t t)
 	return t - (uint64_t)off; /* off < 0 wraps to the right addition */
 }
 
+/* A seeded mix of (start, method id): the container cannot aim its loads
+ * at one slot. */
 static size_t jitlog_slot(const struct jitlog *l, uint64_t start, uint64_t mid)
 {
-	uint64_t h = (start ^ (mid * 0x9E3779B97F4A7C15ull)) * 0xff51afd7ed558ccdull;
-	return (size_t)(h >> 17) & (l->slots_cap - 1);
+	uint64_t h = (start ^ l->seed) * 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 31;
+	h = (h ^ mid ^ (l->seed >> 17)) * 0x94d049bb133111ebull;
+	h ^= h >> 29;
+	return (size_t)h & (l->slots_cap - 1);
 }
 
+/* Twice the slots (the memory limit allows it: 0; else -ENOSPC). */
 static int jitlog_rehash(struct jitlog *l)
 {
-	size_t cap = l->slots_cap ? l->slots_cap * 2 : 1024;
+	size_t cap = l->slots_cap ? l->slots_cap * 2 : 2 * JITLOG_LOADS_MIN;
+	if ((cap - l->slots_cap) * sizeof(*l->slots) > jitlog_room(l))
+		return -ENOSPC;
 	uint32_t *s = calloc(cap, sizeof(*s));
 	if (!s)
-		return -ENOMEM;
+		return -ENOSPC;
 	free(l->slots);
 	l->slots = s;
 	l->slots_cap = cap;
 	for (size_t i = 0; i < l->nloads; i++) {
 		size_t j = jitlog_slot(l, l->loads[i].start, l->loads[i].mid);
-		while (l->slots[j])
-			j = (j + 1) & (cap - 1);
+		for (; l->slots[j]; j = (j + 1) & (cap - 1))
+			l->steps++;
 		l->slots[j] = (uint32_t)i + 1;
 	}
+	l->steps += l->nloads;
 	return 0;
 }
 
-/* The newest load of (start, mid), or NULL. */
-static struct jitlog_load *jitlog_find_load(struct jitlog *l, uint64_t start, uint64_t mid)
+/* The slot of (start, mid): its newest load's, or the empty one where it
+ * goes. Every probe is a step. */
+static size_t jitlog_probe(struct jitlog *l, uint64_t start, uint64_t mid)
 {
-	if (!l->slots_cap)
-		return NULL;
-	for (size_t j = jitlog_slot(l, start, mid); l->slots[j]; j = (j + 1) & (l->slots_cap - 1)) {
-		struct jitlog_load *ld = &l->loads[l->slots[j] - 1];
+	size_t j = jitlog_slot(l, start, mid);
+	for (; l->slots[j]; j = (j + 1) & (l->slots_cap - 1)) {
+		const struct jitlog_load *ld = &l->loads[l->slots[j] - 1];
+		l->steps++;
 		if (ld->start == start && ld->mid == mid)
-			return ld;
+			break;
 	}
-	return NULL;
+	return j;
 }
 
-static int jitlog_add_load(struct jitlog *l, uint64_t start, uint64_t mid)
+/* A new load event: 0, or -ENOSPC when it is dropped (cap or memory). */
+static int jitlog_add_load(struct jitlog *l, uint64_t t, uint64_t start, uint64_t mid)
 {
+	if (l->nloads >= JITLOG_MAX_LOADS)
+		return -ENOSPC;
 	if (l->nloads == l->loads_cap) {
-		size_t cap = l->loads_cap ? l->loads_cap * 2 : 1024;
-		struct jitlog_load *p = reallocarray(l->loads, cap, sizeof(*p));
+		size_t cap = jitlog_grow(l, l->loads_cap, l->nloads + 1, JITLOG_LOADS_MIN,
+					 JITLOG_MAX_LOADS, sizeof(*l->loads));
+		struct jitlog_load *p = cap ? reallocarray(l->loads, cap, sizeof(*p)) : NULL;
 		if (!p)
-			return -ENOMEM;
+			return -ENOSPC;
 		l->loads = p;
 		l->loads_cap = cap;
 	}
 	if ((l->nloads + 1) * 2 > l->slots_cap && jitlog_rehash(l) < 0)
-		return -ENOMEM;
-	l->loads[l->nloads] = (struct jitlog_load){start, mid, (uint32_t)l->n, 0};
-	size_t j = jitlog_slot(l, start, mid);
-	for (; l->slots[j]; j = (j + 1) & (l->slots_cap - 1)) {
-		struct jitlog_load *ld = &l->loads[l->slots[j] - 1];
-		if (ld->start == start && ld->mid == mid)
-			break; /* the same code again: the newest one answers */
-	}
-	l->slots[j] = (uint32_t)l->nloads + 1;
+		return -ENOSPC;
+	l->loads[l->nloads] = (struct jitlog_load){start, mid, t, UINT64_MAX, (uint32_t)l->n, 0};
+	/* the same code again: the newest one answers */
+	l->slots[jitlog_probe(l, start, mid)] = (uint32_t)l->nloads + 1;
 	l->nloads++;
 	return 0;
 }
 
+/* A new entry: 0, or -ENOSPC when it is dropped (cap or memory). */
 static int jitlog_add_entry(struct jitlog *l, uint64_t start, uint64_t size, const char *name,
 			    size_t name_len)
 {
 	if (l->n >= JITLOG_MAX_ENTRIES)
-		return -E2BIG;
+		return -ENOSPC;
 	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 4096;
-		struct jitlog_entry *p = reallocarray(l->e, cap, sizeof(*p));
+		size_t cap = jitlog_grow(l, l->cap, l->n + 1, JITLOG_ENTRIES_MIN,
+					 JITLOG_MAX_ENTRIES, JITLOG_ENTRY_BYTES);
+		struct jitlog_entry *p = cap ? reallocarray(l->e, cap, sizeof(*p)) : NULL;
 		if (!p)
-			return -ENOMEM;
+			return -ENOSPC;
 		l->e = p;
 		l->cap = cap;
 	}
 	if (l->names_len + name_len + 1 > l->names_cap) {
-		size_t cap = l->names_cap ? l->names_cap * 2 : 1u << 16;
-		while (cap < l->names_len + name_len + 1)
-			cap *= 2;
-		char *p = realloc(l->names, cap);
+		size_t cap = jitlog_grow(l, l->names_cap, l->names_len + name_len + 1,
+					 JITLOG_NAMES_MIN, UINT32_MAX, 1);
+		char *p = cap ? realloc(l->names, cap) : NULL;
 		if (!p)
-			return -ENOMEM;
+			return -ENOSPC;
 		l->names = p;
 		l->names_cap = cap;
 	}
@@ -189,6 +279,7 @@ static int jitlog_add_entry(struct jitlog *l, uint64_t start, uint64_t size, con
 					   .t_load = l->cur_open ? l->cur_t : 0,
 					   .t_end = UINT64_MAX,
 					   .name = (uint32_t)l->names_len,
+					   .load = l->cur_open ? (uint32_t)l->nloads : 0,
 					   .sp_only = (uint8_t)(l->cur_open && l->cur_sp_only)};
 	l->names_len += name_len + 1;
 	if (l->cur_open)
@@ -197,30 +288,31 @@ static int jitlog_add_entry(struct jitlog *l, uint64_t start, uint64_t size, con
 	return 0;
 }
 
-/* "-T START MID": end every entry of that load at T. */
+/* "-T START MID": end that load (the newest of that code) at T. One look-up:
+ * its entries read the end through it (jitlog_entry_end). */
 static void jitlog_unload(struct jitlog *l, uint64_t t, uint64_t start, uint64_t mid)
 {
-	struct jitlog_load *ld = jitlog_find_load(l, start, mid);
 	l->unloads++;
-	if (!ld) {
+	uint32_t s = l->slots_cap ? l->slots[jitlog_probe(l, start, mid)] : 0;
+	if (!s) {
 		l->unmatched++;
 		return;
 	}
-	for (uint32_t i = ld->first; i < ld->first + ld->count && i < l->n; i++)
-		if (t < l->e[i].t_end && t >= l->e[i].t_load)
-			l->e[i].t_end = t;
+	struct jitlog_load *ld = &l->loads[s - 1];
+	if (t >= ld->t && t < ld->t_unload)
+		ld->t_unload = t;
 }
 
 /* "!s" (the current load's debug info is safepoint-only) or
  * "!nonsafepoints TEXT" (the flag's state, kept in printable ASCII). */
-static int jitlog_mark(struct jitlog *l, const char *s, const char *end)
+static void jitlog_mark(struct jitlog *l, const char *s, const char *end)
 {
 	static const char status[] = "nonsafepoints ";
 	size_t n = (size_t)(end - s);
 	if (n == 1 && *s == 's') {
 		if (l->cur_open)
 			l->cur_sp_only = 1;
-		return 0;
+		return;
 	}
 	if (n > sizeof(status) - 1 && memcmp(s, status, sizeof(status) - 1) == 0) {
 		s += sizeof(status) - 1;
@@ -230,24 +322,27 @@ static int jitlog_mark(struct jitlog *l, const char *s, const char *end)
 		for (size_t i = 0; i < n; i++)
 			l->nonsafepoints[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
 		l->nonsafepoints[n] = '\0';
-		return 0;
+		return;
 	}
 	l->skipped++;
-	return 0;
 }
 
-/* One complete line without its '\n'. 0, or -ENOMEM / -E2BIG. */
-static int jitlog_line(struct jitlog *l, const char *s, size_t len)
+/* One complete line without its '\n'. Never fails: what does not fit is
+ * counted. */
+static void jitlog_line(struct jitlog *l, const char *s, size_t len)
 {
 	const char *end = s + len;
 	uint64_t t, start, size, mid;
 	l->lines++;
+	l->steps++;
 	if (len && end[-1] == '\r')
 		end--;
 	if (len > PERFMAP_MAX_LINE || memchr(s, '\0', (size_t)(end - s)))
 		goto skip;
-	if (s < end && *s == '!')
-		return jitlog_mark(l, s + 1, end);
+	if (s < end && *s == '!') {
+		jitlog_mark(l, s + 1, end);
+		return;
+	}
 	if (s < end && (*s == '@' || *s == '-')) {
 		char kind = *s++;
 		if (jitlog_num(&s, end, 10, &t) < 0 || jitlog_num(&s, end, 16, &start) < 0)
@@ -256,61 +351,70 @@ static int jitlog_line(struct jitlog *l, const char *s, size_t len)
 			if (jitlog_num(&s, end, 16, &mid) < 0 || s != end)
 				goto skip;
 			jitlog_unload(l, jitlog_time(l, t), start, mid);
-			return 0;
+			return;
 		}
 		if (jitlog_num(&s, end, 16, &size) < 0 || jitlog_num(&s, end, 16, &mid) < 0 ||
 		    s != end || size == 0 || start > UINT64_MAX - size)
 			goto skip;
 		l->cur_open = 0;
-		int r = jitlog_add_load(l, start, mid);
-		if (r < 0)
-			return r;
-		l->cur_open = 1;
-		l->cur_sp_only = 0;
 		l->cur_t = jitlog_time(l, t);
 		l->cur_start = start;
 		l->cur_end = start + size;
-		return 0;
+		if (jitlog_add_load(l, l->cur_t, start, mid) < 0) {
+			l->dropped_loads++;
+			l->cur_drop = 1; /* and its lines with it */
+			return;
+		}
+		l->cur_open = 1;
+		l->cur_drop = 0;
+		l->cur_sp_only = 0;
+		return;
 	}
 	if (jitlog_num(&s, end, 16, &start) < 0 || jitlog_num(&s, end, 16, &size) < 0 || s == end ||
 	    size == 0 || start > UINT64_MAX - size)
 		goto skip;
 	/* A line of the current load lies inside its code; anything else is a
 	 * plain perf map line, valid for the whole window. */
-	if (l->cur_open && (start < l->cur_start || start + size > l->cur_end))
-		l->cur_open = 0;
-	return jitlog_add_entry(l, start, size, s, (size_t)(end - s));
+	if ((l->cur_open || l->cur_drop) && (start < l->cur_start || start + size > l->cur_end))
+		l->cur_open = l->cur_drop = 0;
+	if (l->cur_drop || jitlog_add_entry(l, start, size, s, (size_t)(end - s)) < 0)
+		l->dropped++;
+	return;
 skip:
 	l->skipped++;
-	return 0;
+}
+
+/* Keep the unfinished last line p[0, n) (or only its length, when it is
+ * too long to be parsed). */
+static void jitlog_carry(struct jitlog *l, const char *p, size_t n, int append)
+{
+	size_t at = append ? l->carry_len : 0;
+	if (at + n <= PERFMAP_MAX_LINE)
+		memcpy(l->carry + at, p, n);
+	l->carry_len = at + n;
 }
 
 int jitlog_feed(struct jitlog *l, const char *buf, size_t len, struct fs_error *err)
 {
-	if (len > JITLOG_MAX_BYTES - l->bytes)
+	if (len > JITLOG_MAX_BYTES - l->bytes) {
+		l->dropped_bytes += len;
 		return fs_error_set(err, E2BIG, "JIT log over the %lu MiB limit",
 				    JITLOG_MAX_BYTES >> 20);
+	}
 	l->bytes += len;
+	/* before any entry: the limit counts it */
+	if (!l->carry && !(l->carry = malloc(JITLOG_CARRY_BYTES)))
+		return fs_error_set(err, ENOMEM, "reading the JIT log");
 	const char *p = buf, *end = buf + len;
-	int r = 0;
 	if (l->carry_len) {
-		/* finish the line the last chunk ended in; carry holds it only
-		 * while it is short enough to be parsed (carry_len is its length) */
+		/* finish the line the last chunk ended in */
 		const char *nl = memchr(p, '\n', len);
 		size_t take = nl ? (size_t)(nl - p) : len;
-		size_t total = l->carry_len + take;
-		if (total <= PERFMAP_MAX_LINE) {
-			char *c = realloc(l->carry, total + 1);
-			if (!c)
-				return fs_error_set(err, ENOMEM, "reading the JIT log");
-			l->carry = c;
-			memcpy(l->carry + l->carry_len, p, take);
-		}
-		l->carry_len = total;
+		jitlog_carry(l, p, take, 1);
 		if (!nl)
 			return 0;
-		if (total <= PERFMAP_MAX_LINE) {
-			r = jitlog_line(l, l->carry, total);
+		if (l->carry_len <= PERFMAP_MAX_LINE) {
+			jitlog_line(l, l->carry, l->carry_len);
 		} else {
 			l->lines++;
 			l->skipped++;
@@ -318,27 +422,23 @@ int jitlog_feed(struct jitlog *l, const char *buf, size_t len, struct fs_error *
 		l->carry_len = 0;
 		p = nl + 1;
 	}
-	while (r == 0 && p < end) {
+	for (size_t k = 0; p < end; k++) {
+		if (k % JITLOG_CHECK_EVERY == 0 &&
+		    (jitlog_stopped(l) || l->steps > JITLOG_MAX_WORK)) {
+			l->dropped_bytes += (size_t)(end - p);
+			if (l->interrupted)
+				return fs_error_set(err, EINTR, "reading the JIT log: interrupted");
+			return fs_error_set(err, E2BIG, "JIT log over its work budget (%llu steps)",
+					    (unsigned long long)JITLOG_MAX_WORK);
+		}
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		if (!nl) {
-			size_t rest = (size_t)(end - p);
-			if (rest <= PERFMAP_MAX_LINE) {
-				char *c = realloc(l->carry, rest + 1);
-				if (!c)
-					return fs_error_set(err, ENOMEM, "reading the JIT log");
-				l->carry = c;
-				memcpy(c, p, rest);
-			}
-			l->carry_len = rest;
+			jitlog_carry(l, p, (size_t)(end - p), 0);
 			break;
 		}
-		r = jitlog_line(l, p, (size_t)(nl - p));
+		jitlog_line(l, p, (size_t)(nl - p));
 		p = nl + 1;
 	}
-	if (r == -E2BIG)
-		return fs_error_set(err, E2BIG, "JIT log over %lu entries", JITLOG_MAX_ENTRIES);
-	if (r < 0)
-		return fs_error_set(err, -r, "reading the JIT log");
 	return 0;
 }
 
@@ -355,6 +455,21 @@ static int jitlog_cmp(const void *a, const void *b, void *arg)
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
+/* By load time, then log order (fresh: entry numbers). */
+struct jitlog_bytime {
+	const struct jitlog_entry *e;
+	const uint32_t *fresh;
+};
+
+static int jitlog_cmp_time(const void *a, const void *b, void *arg)
+{
+	const struct jitlog_bytime *c = arg;
+	uint32_t i = c->fresh[*(const uint32_t *)a], j = c->fresh[*(const uint32_t *)b];
+	if (c->e[i].t_load != c->e[j].t_load)
+		return c->e[i].t_load < c->e[j].t_load ? -1 : 1;
+	return i < j ? -1 : 1;
+}
+
 /* Entry a loaded before entry b (load time, then log order). */
 static int jitlog_older(const struct jitlog *l, uint32_t a, uint32_t b)
 {
@@ -363,36 +478,139 @@ static int jitlog_older(const struct jitlog *l, uint32_t a, uint32_t b)
 	return a < b;
 }
 
-/* Newer code over older code: the older ends where the newer was loaded. */
-static void jitlog_overlap(struct jitlog *l, uint32_t a, uint32_t b)
+static uint64_t jitlog_log2(size_t k)
 {
-	struct jitlog_entry *x = &l->e[a], *y = &l->e[b];
-	if (a == b || x->start >= y->start + y->size || y->start >= x->start + x->size)
-		return;
-	if (!jitlog_older(l, a, b)) {
-		uint32_t t = a;
-		a = b;
-		b = t;
-	}
-	if (l->e[b].t_load < l->e[a].t_end)
-		l->e[a].t_end = l->e[b].t_load;
+	uint64_t r = 1;
+	while (k >>= 1)
+		r++;
+	return r;
 }
 
-/* New entry at sorted position p: end whatever it overlaps. */
-static void jitlog_settle(struct jitlog *l, size_t p)
+/* The set of sweep positions, three levels of 64-bit words: a bit of level
+ * v + 1 is set when that word of level v is not zero. */
+static size_t jitlog_bits_next(const struct jitlog *l, int v, size_t x)
 {
-	uint32_t i = l->order[p];
-	const struct jitlog_entry *x = &l->e[i];
-	size_t steps = 0;
-	for (size_t q = p; q-- > 0 && steps < JITLOG_MAX_STEPS; steps++) {
-		if (l->maxend[q] <= x->start)
-			break;
-		jitlog_overlap(l, l->order[q], i);
+	if (x >= l->pos_n[v])
+		return JITLOG_NONE;
+	const uint64_t *b = l->pos_bits[v];
+	size_t w = x >> 6;
+	uint64_t m = b[w] & (~0ull << (x & 63));
+	if (m)
+		return (w << 6) + (size_t)__builtin_ctzll(m);
+	if (v == 2) {
+		for (w++; w < (l->pos_n[2] + 63) / 64; w++)
+			if (b[w])
+				return (w << 6) + (size_t)__builtin_ctzll(b[w]);
+		return JITLOG_NONE;
 	}
-	for (size_t q = p + 1; q < l->n && steps < 2 * JITLOG_MAX_STEPS; q++, steps++) {
-		if (l->e[l->order[q]].start >= x->start + x->size)
+	size_t up = jitlog_bits_next(l, v + 1, w + 1);
+	return up == JITLOG_NONE ? up : (up << 6) + (size_t)__builtin_ctzll(b[up]);
+}
+
+static size_t jitlog_bits_prev(const struct jitlog *l, int v, size_t x)
+{
+	if (x == JITLOG_NONE)
+		return JITLOG_NONE;
+	const uint64_t *b = l->pos_bits[v];
+	size_t w = x >> 6;
+	uint64_t m = b[w] & (~0ull >> (63 - (x & 63)));
+	if (m)
+		return (w << 6) + 63 - (size_t)__builtin_clzll(m);
+	if (w == 0)
+		return JITLOG_NONE;
+	if (v == 2) {
+		while (w-- > 0)
+			if (b[w])
+				return (w << 6) + 63 - (size_t)__builtin_clzll(b[w]);
+		return JITLOG_NONE;
+	}
+	size_t up = jitlog_bits_prev(l, v + 1, w - 1);
+	return up == JITLOG_NONE ? up : (up << 6) + 63 - (size_t)__builtin_clzll(b[up]);
+}
+
+static void jitlog_bits_set(struct jitlog *l, size_t p)
+{
+	for (int v = 0; v < 3; v++, p >>= 6)
+		l->pos_bits[v][p >> 6] |= 1ull << (p & 63);
+}
+
+static void jitlog_bits_clear(struct jitlog *l, size_t p)
+{
+	for (int v = 0; v < 3; v++, p >>= 6) {
+		l->pos_bits[v][p >> 6] &= ~(1ull << (p & 63));
+		if (l->pos_bits[v][p >> 6])
 			break;
-		jitlog_overlap(l, l->order[q], i);
+	}
+}
+
+static int jitlog_is_open(const struct jitlog *l, uint32_t i)
+{
+	return (int)(l->open[i >> 6] >> (i & 63)) & 1;
+}
+
+/* The sweep set by position in order, from the entries still open. */
+static int jitlog_bits_build(struct jitlog *l)
+{
+	size_t n = l->n;
+	for (int v = 0; v < 3; v++) {
+		free(l->pos_bits[v]);
+		l->pos_n[v] = n;
+		l->pos_bits[v] = calloc((n + 63) / 64, sizeof(uint64_t));
+		if (!l->pos_bits[v])
+			return -ENOMEM;
+		n = (n + 63) / 64;
+	}
+	for (size_t q = 0; q < l->n; q++)
+		if (jitlog_is_open(l, l->order[q]))
+			jitlog_bits_set(l, q);
+	l->steps += l->n;
+	return 0;
+}
+
+/* Entry i, at position p, against the newest code it overlaps: code older
+ * than it ends where it was loaded and leaves the set; code newer than it
+ * (i came late) ends it. Then i joins the set unless ended. */
+static void jitlog_sweep(struct jitlog *l, uint32_t i, size_t p)
+{
+	struct jitlog_entry *b = &l->e[i];
+	int ended = 0;
+	size_t budget = SIZE_MAX; /* in load order each step removes an entry */
+	if (l->swept_any &&
+	    (b->t_load < l->front_t || (b->t_load == l->front_t && i < l->front_i))) {
+		l->late++;
+		budget = JITLOG_LATE_STEPS; /* newer code is not removed: a bounded look */
+	}
+	size_t q = p ? jitlog_bits_prev(l, 0, p - 1) : JITLOG_NONE;
+	if (q != JITLOG_NONE) {
+		const struct jitlog_entry *a = &l->e[l->order[q]];
+		if (a->start + a->size <= b->start)
+			q = JITLOG_NONE;
+	}
+	if (q == JITLOG_NONE)
+		q = jitlog_bits_next(l, 0, p + 1);
+	while (q != JITLOG_NONE && l->e[l->order[q]].start < b->start + b->size && budget--) {
+		uint32_t a = l->order[q];
+		l->steps++;
+		if (jitlog_older(l, a, i)) {
+			if (b->t_load < l->e[a].t_end)
+				l->e[a].t_end = b->t_load;
+			jitlog_bits_clear(l, q);
+			l->open[a >> 6] &= ~(1ull << (a & 63));
+		} else {
+			if (l->e[a].t_load < b->t_end)
+				b->t_end = l->e[a].t_load;
+			ended = 1;
+		}
+		q = jitlog_bits_next(l, 0, q + 1);
+	}
+	if (!ended) {
+		jitlog_bits_set(l, p);
+		l->open[i >> 6] |= 1ull << (i & 63);
+	}
+	if (!l->swept_any || jitlog_older(l, l->front_i, i)) {
+		l->front_t = b->t_load;
+		l->front_i = i;
+		l->swept_any = 1;
 	}
 }
 
@@ -409,16 +627,23 @@ int jitlog_index(struct jitlog *l)
 	if (!maxend)
 		return -ENOMEM;
 	l->maxend = maxend;
-	uint32_t *fresh = malloc(k * sizeof(*fresh));
-	size_t *pos = malloc(k * sizeof(*pos));
-	if (!fresh || !pos) {
-		free(fresh);
-		free(pos);
+	size_t words = (l->n + 63) / 64, had = (old + 63) / 64;
+	uint64_t *open = reallocarray(l->open, words, sizeof(*open));
+	if (!open)
 		return -ENOMEM;
-	}
-	for (size_t i = 0; i < k; i++)
+	memset(open + had, 0, (words - had) * sizeof(*open));
+	l->open = open;
+	cleanup_free uint32_t *fresh = malloc(k * sizeof(*fresh));
+	cleanup_free uint32_t *bytime = malloc(k * sizeof(*bytime));
+	cleanup_free size_t *pos = malloc(k * sizeof(*pos));
+	if (!fresh || !pos || !bytime)
+		return -ENOMEM;
+	for (size_t i = 0; i < k; i++) {
 		fresh[i] = (uint32_t)(old + i);
+		bytime[i] = (uint32_t)i;
+	}
 	qsort_r(fresh, k, sizeof(*fresh), jitlog_cmp, l->e);
+	l->steps += k * jitlog_log2(k);
 	/* merge from the back, in place: order[0, old) and fresh */
 	size_t a = old, b = k, w = l->n;
 	while (b > 0) {
@@ -436,11 +661,28 @@ int jitlog_index(struct jitlog *l)
 			m = x->start + x->size;
 		maxend[i] = m;
 	}
-	for (size_t i = 0; i < k; i++)
-		jitlog_settle(l, pos[i]);
-	free(fresh);
-	free(pos);
+	l->steps += 2 * l->n;
 	l->indexed = l->n;
+	/* the overlaps, in load order */
+	if (l->sweep_off || jitlog_stopped(l) || l->steps > JITLOG_MAX_WORK) {
+		l->sweep_off = 1;
+		l->unsettled += k;
+		return 0;
+	}
+	struct jitlog_bytime c = {l->e, fresh};
+	qsort_r(bytime, k, sizeof(*bytime), jitlog_cmp_time, &c);
+	l->steps += k * jitlog_log2(k);
+	if (jitlog_bits_build(l) < 0)
+		return -ENOMEM;
+	for (size_t j = 0; j < k; j++) {
+		if (j % JITLOG_CHECK_EVERY == 0 &&
+		    (jitlog_stopped(l) || l->steps > JITLOG_MAX_WORK)) {
+			l->sweep_off = 1;
+			l->unsettled += k - j;
+			break;
+		}
+		jitlog_sweep(l, fresh[bytime[j]], pos[bytime[j]]);
+	}
 	return 0;
 }
 
@@ -465,18 +707,21 @@ const struct jitlog_entry *jitlog_lookup_entry(const struct jitlog *l, uint64_t 
 	}
 	const struct jitlog_entry *best = NULL;
 	uint64_t best_dist = UINT64_MAX;
-	size_t steps = 0;
-	for (size_t q = lo + 1; q-- > 0 && steps < JITLOG_MAX_STEPS; steps++) {
+	size_t steps = 0, max = JITLOG_MAX_STEPS;
+	struct jitlog *count = (struct jitlog *)l; /* never a const object */
+	if (l->lookup_steps >= l->lookup_budget)
+		max = JITLOG_LATE_LOOKUP_STEPS;
+	for (size_t q = lo + 1; q-- > 0 && steps < max; steps++) {
 		if (l->maxend[q] <= addr)
 			break; /* nothing at or before q reaches addr */
 		const struct jitlog_entry *x = &l->e[l->order[q]];
 		if (addr - x->start >= x->size)
 			continue;
-		uint64_t dist;
+		uint64_t dist, t_end = jitlog_entry_end(l, x);
 		if (t < x->t_load)
 			dist = x->t_load - t;
-		else if (t >= x->t_end)
-			dist = t - x->t_end + 1;
+		else if (t >= t_end)
+			dist = t - t_end + 1;
 		else
 			dist = 0;
 		if (dist < best_dist || (dist == best_dist && best && x->t_load > best->t_load)) {
@@ -484,6 +729,9 @@ const struct jitlog_entry *jitlog_lookup_entry(const struct jitlog *l, uint64_t 
 			best_dist = dist;
 		}
 	}
+	count->lookup_steps += steps;
+	if (steps == max && max == JITLOG_LATE_LOOKUP_STEPS)
+		count->lookups_cut++;
 	return best;
 }
 
@@ -495,7 +743,7 @@ int jitlog_perfmap_text(const struct jitlog *l, char **out, size_t *len)
 		return -ENOMEM;
 	for (size_t i = 0; i < l->n; i++) {
 		const struct jitlog_entry *x = &l->e[i];
-		if (x->t_end != UINT64_MAX)
+		if (jitlog_entry_end(l, x) != UINT64_MAX)
 			continue;
 		used += (size_t)snprintf(buf + used, cap - used, "%" PRIx64 " %" PRIx64 " %s\n",
 					 x->start, x->size, l->names + x->name);

@@ -11,14 +11,24 @@
  * containing the address that is valid at the time; when none is (a clock
  * step, an event not read yet) the one nearest in time.
  *
- * The log comes from inside a container: lines are bounded
- * (PERFMAP_MAX_LINE), entries and bytes are capped, malformed lines are
- * counted and skipped, and every lookup walk has a step limit. Times are
+ * The log comes from inside a container (any process of the JVM's uid can
+ * rewrite it, and a fake JVM writes what it likes): lines are bounded
+ * (PERFMAP_MAX_LINE), entries, loads, bytes and the memory held are capped
+ * (jitlog_set_limit: what the caller's budget leaves), malformed lines are
+ * counted and skipped, and what does not fit is counted as dropped, never
+ * silently lost. The work is linear in the input plus n log n for the
+ * index: an unload is one hash look-up (its entries' ends are read through
+ * their load), overlaps are settled by one sweep over the entries in load
+ * order against the set of newest code (each entry is inserted into and
+ * removed from it at most once), and every step is counted against
+ * JITLOG_MAX_WORK; a caller's stop flag interrupts parsing and indexing.
+ * Every lookup walk has a step limit. Times are
  * the JVM's CLOCK_MONOTONIC; clock_offset (its time namespace's offset)
  * is subtracted to compare them with perf's. */
 #ifndef FS_JITLOG_H
 #define FS_JITLOG_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,12 +38,27 @@
 #define JITLOG_MAX_BYTES   BUDGET_JIT_FILE_BYTES /* log text accepted per JVM (budget.h) */
 #define JITLOG_MAX_ENTRIES BUDGET_JIT_ENTRIES
 #define JITLOG_MAX_STEPS   4096 /* entries looked at per lookup at most */
+/* Entries looked at by all lookups of one log (a fold symbolizes each
+ * distinct stack once, but a fake JVM chooses its stacks): past it, each
+ * lookup looks at JITLOG_LATE_LOOKUP_STEPS at most. */
+#define JITLOG_MAX_LOOKUP_WORK	 (1ull << 30)
+#define JITLOG_LATE_LOOKUP_STEPS 64
+#define JITLOG_MAX_LOADS	 BUDGET_JIT_ENTRIES /* load events kept */
+/* Steps (lines, hash probes, sort and merge moves, sweep moves) one log may
+ * cost in all: far above a real log's (a few per line), so only a hostile
+ * one stops there, with what was done so far kept. */
+#define JITLOG_MAX_WORK (1ull << 30)
+/* Bytes one entry costs with its share of the index (accounted at
+ * capacity, so the index built later never passes the limit). */
+#define JITLOG_ENTRY_BYTES (sizeof(struct jitlog_entry) + 4 + 8 + 16 + 1)
 
 struct jitlog_entry {
 	uint64_t start, size;
-	uint64_t t_load, t_end; /* valid in [t_load, t_end) */
+	uint64_t t_load, t_end; /* valid in [t_load, t_end): t_end as ended by newer
+				   overlapping code; its load's unload may end it
+				   earlier (jitlog_entry_end) */
 	uint32_t name;		/* offset in the name arena */
-	uint32_t method;	/* index of its load event */
+	uint32_t load;		/* 1 + index of its load event, 0 = none */
 	uint8_t sp_only;	/* its debug info is safepoint-only (agentmap.h "!s") */
 };
 
@@ -44,8 +69,8 @@ struct jitlog {
 	size_t names_len, names_cap;
 	/* the load event whose lines are being read */
 	uint64_t cur_t, cur_start, cur_end;
-	uint32_t cur_method;
 	int cur_open;
+	int cur_drop;	 /* the current load was dropped: so are its lines */
 	int cur_sp_only; /* the current load was marked "!s" */
 	/* the agent's "!nonsafepoints" status: -XX:+DebugNonSafepoints */
 	char nonsafepoints[160];
@@ -63,29 +88,75 @@ struct jitlog {
 	uint32_t *order;
 	uint64_t *maxend;
 	size_t indexed; /* entries [0, indexed) are in order */
+	/* the overlap sweep: entries still the newest code somewhere (bit per
+	 * entry), the same by position in order (3 levels), and the (t_load,
+	 * entry) of the newest entry swept */
+	uint64_t *open, *pos_bits[3];
+	size_t pos_n[3]; /* bits at each level */
+	int sweep_off;	 /* the work budget ran out: no more sweeps */
+	uint64_t front_t;
+	uint32_t front_i;
+	int swept_any;
 	int64_t clock_offset;
+	uint64_t seed; /* of the load hash: not guessable by the container */
+	/* budgets */
+	size_t limit;			   /* bytes held at most (jitlog_memory) */
+	uint64_t steps;			   /* work done, against JITLOG_MAX_WORK */
+	const volatile sig_atomic_t *stop; /* set: stop parsing and indexing */
 	/* counts */
 	size_t bytes, lines, skipped, unloads, unmatched;
+	size_t dropped;	      /* entry lines not kept: entry cap or memory budget */
+	size_t dropped_loads; /* load events not kept (their lines are dropped too) */
+	size_t dropped_bytes; /* log text not parsed: byte cap, work budget, stop */
+	size_t late;	      /* entries older than code indexed before them: settled
+				 against the newest code only */
+	size_t unsettled;     /* entries whose overlaps were not settled (work budget) */
+	int interrupted;      /* the stop flag was seen */
+	/* lookups: steps so far (counted through a const log: the log itself
+	 * is never const), their budget, lookups cut short by it */
+	uint64_t lookup_steps, lookup_budget;
+	size_t lookups_cut;
 };
 
-/* An empty log; clock_offset as above. */
+/* An empty log; clock_offset as above. Its memory limit is BUDGET_JIT_BYTES
+ * until jitlog_set_limit. */
 void jitlog_init(struct jitlog *l, int64_t clock_offset);
 void jitlog_release(struct jitlog *l);
 
+/* The bytes the log may hold (jitlog_memory) from now on: past it, new
+ * entries and loads are dropped and counted. */
+void jitlog_set_limit(struct jitlog *l, size_t bytes);
+/* A flag (e.g. set by a signal handler) that, once nonzero, stops parsing
+ * (the rest of the chunk is dropped, -EINTR) and indexing (what is left
+ * unsettled is counted); NULL for none. */
+void jitlog_set_stop(struct jitlog *l, const volatile sig_atomic_t *stop);
+
+/* The end of entry x's validity: its own end, or its load's unload. */
+uint64_t jitlog_entry_end(const struct jitlog *l, const struct jitlog_entry *x);
+
+/* Lines, loads and bytes dropped so far (the sum of the counts above). */
+size_t jitlog_dropped(const struct jitlog *l);
+
 /* Parse the next len bytes of the log (an unfinished last line is kept for
- * the next call). 0, or -E2BIG past JITLOG_MAX_BYTES / -ENOMEM with err
- * filled; what was parsed before stays usable. */
+ * the next call). 0, or -E2BIG past JITLOG_MAX_BYTES or JITLOG_MAX_WORK,
+ * -EINTR when stopped, -ENOMEM, with err filled; what was parsed before
+ * stays usable. Entries and loads past their caps or the memory limit are
+ * dropped and counted, not errors. */
 int jitlog_feed(struct jitlog *l, const char *buf, size_t len, struct fs_error *err);
 
-/* Bring the lookup index up to date with what was fed (cheap when little
- * was added: the new entries are sorted and merged). 0 or -ENOMEM. */
+/* Bring the lookup index up to date with what was fed: the new entries are
+ * sorted and merged (k log k + n), then swept in load order (k log n at
+ * most). 0 or -ENOMEM; past JITLOG_MAX_WORK or when stopped the entries are
+ * indexed and the overlaps left are counted as unsettled. */
 int jitlog_index(struct jitlog *l);
 
 /* The name of the code at addr at time t (perf clock, ns), or NULL. Only
- * indexed entries are looked at. */
+ * indexed entries are looked at, JITLOG_MAX_STEPS of them at most, fewer
+ * once all lookups together passed lookup_budget (JITLOG_MAX_LOOKUP_WORK).
+ * l must not be an object defined const: the steps are counted in it. */
 const char *jitlog_lookup(const struct jitlog *l, uint64_t addr, uint64_t t);
 
-/* The entry (perf map line) jitlog_lookup names, or NULL. */
+/* The entry (perf map line) jitlog_lookup names, or NULL (same budget). */
 const struct jitlog_entry *jitlog_lookup_entry(const struct jitlog *l, uint64_t addr, uint64_t t);
 
 /* Bytes held (approximately: the arrays' capacities), for budgets. */

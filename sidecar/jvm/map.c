@@ -45,8 +45,9 @@ struct map_child_arg {
 	struct attach_target t;
 	enum map_mode mode;
 	enum map_job job;
-	uint64_t offset; /* window jobs: bytes of the log read already */
-	unsigned ttl_s;	 /* window start: the session's own time limit */
+	uint64_t offset;  /* window jobs: bytes of the log read already */
+	uint64_t max_len; /* bytes sent at most (the parent's budget) */
+	unsigned ttl_s;	  /* window start: the session's own time limit */
 	int continuous;
 	int agent_loaded;     /* a libflameagent.so is mapped in the JVM already */
 	char agent[PATH_MAX]; /* absolute, inside the container; "" = none */
@@ -106,9 +107,11 @@ static int map_jcmd_perfmap(struct map_child_arg *a, struct sandbox_child *c, ui
 }
 
 /* Send the header and then fd's bytes from offset to its size (at most
- * PERFMAP_MAX_CONTAINER_FILE: the file was checked at open). */
+ * PERFMAP_MAX_CONTAINER_FILE: the file was checked at open), max_len of
+ * them at most. */
 static int map_send_file(struct sandbox_child *c, int fd, const char *path, uint64_t offset,
-			 size_t size, int mode, int signalled, struct fs_error *err)
+			 size_t size, uint64_t max_len, int mode, int signalled,
+			 struct fs_error *err)
 {
 	char head[32];
 	int r;
@@ -118,6 +121,8 @@ static int map_send_file(struct sandbox_child *c, int fd, const char *path, uint
 	if (offset >= size)
 		return 0;
 	size -= (size_t)offset;
+	if (size > max_len)
+		size = (size_t)max_len;
 	cleanup_free char *buf = malloc(256 * 1024);
 	if (!buf)
 		return fs_error_set(err, ENOMEM, "reading %s", path);
@@ -179,7 +184,8 @@ static int map_child_window(struct map_child_arg *a, struct sandbox_child *c, in
 		if (size > PERFMAP_MAX_CONTAINER_FILE)
 			size = PERFMAP_MAX_CONTAINER_FILE;
 	}
-	return map_send_file(c, fd, path, a->offset, size, MAP_MODE_AGENT, signalled, err);
+	return map_send_file(c, fd, path, a->offset, size, a->max_len, MAP_MODE_AGENT, signalled,
+			     err);
 }
 
 static int map_child(struct sandbox_child *c, void *argp, struct fs_error *err)
@@ -231,7 +237,7 @@ static int map_child(struct sandbox_child *c, void *argp, struct fs_error *err)
 	    root, path, a->t.uid, PERFMAP_MAX_CONTAINER_FILE, &size, sandbox_child_fd_dir(c), err);
 	if (mfd < 0)
 		return mfd;
-	return map_send_file(c, mfd, path, 0, size, (int)mode, signalled, err);
+	return map_send_file(c, mfd, path, 0, size, a->max_len, (int)mode, signalled, err);
 }
 
 /* ---- the parent ---------------------------------------------------------- */
@@ -256,13 +262,10 @@ static int map_on_request(const char *req, int target_pidfd, void *argp, struct 
  * continuous session be running; 0 when unsure. */
 static int map_agent_loaded(pid_t pid)
 {
-	char path[64];
-	cleanup_free char *maps = NULL;
+	static const char *const needles[] = {"/" MAP_AGENT_NAME "\n"};
+	unsigned found = 0;
 	struct fs_error ignored;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	if (proc_read_file(path, 64u << 20, &maps, NULL, &ignored) < 0)
-		return 0;
-	return strstr(maps, "/" MAP_AGENT_NAME "\n") != NULL;
+	return proc_maps_scan(pid, needles, 1, &found, &ignored) == 0 && found;
 }
 
 int map_find_jvms(const struct registry_entry *e, pid_t **pids, size_t *n, struct fs_error *err)
@@ -398,7 +401,7 @@ static int map_check_pid(const struct registry_entry *e, pid_t host_pid, struct 
  * *data (malloc'd) holds the child's answer, whose payload starts at *hl;
  * res gets pid, uid, mode and bytes. */
 static int map_run(const struct registry_entry *e, pid_t host_pid, const struct map_opts *o,
-		   enum map_job job, uint64_t offset, char **data, size_t *hl,
+		   enum map_job job, uint64_t offset, uint64_t max_len, char **data, size_t *hl,
 		   struct map_result *res, struct fs_error *err)
 {
 	struct proc_status st;
@@ -418,6 +421,7 @@ static int map_run(const struct registry_entry *e, pid_t host_pid, const struct 
 	ca->mode = o->mode;
 	ca->job = job;
 	ca->offset = offset;
+	ca->max_len = max_len < PERFMAP_MAX_CONTAINER_FILE ? max_len : PERFMAP_MAX_CONTAINER_FILE;
 	ca->ttl_s = o->window_ttl_s;
 	ca->continuous = o->continuous;
 	if (o->continuous || job == MAP_JOB_WINDOW_START)
@@ -438,7 +442,7 @@ static int map_run(const struct registry_entry *e, pid_t host_pid, const struct 
 				 .arg = ca,
 				 .on_request = map_on_request,
 				 .request_arg = &pa,
-				 .max_out = PERFMAP_MAX_CONTAINER_FILE + 64,
+				 .max_out = (size_t)ca->max_len + 64,
 				 .timeout_ms =
 				     o->timeout_ms ? o->timeout_ms : MAP_DEFAULT_TIMEOUT_MS};
 	r = sandbox_run(&t, &sj, data, &len, err);
@@ -492,7 +496,8 @@ int map_jvm(const struct registry_entry *e, pid_t host_pid, const struct map_opt
 		if ((r = map_fallback(host_pid, o, 0, &vm, res, err)) != 0)
 			return r < 0 ? r : map_finish(host_pid, o, &ts0, vm, out, res, err);
 	}
-	int len = map_run(e, host_pid, o, MAP_JOB_MAP, 0, &data, &hl, res, err);
+	int len = map_run(e, host_pid, o, MAP_JOB_MAP, 0, PERFMAP_MAX_CONTAINER_FILE, &data, &hl,
+			  res, err);
 	if (len < 0) {
 		r = map_fallback(host_pid, o, len, &vm, res, err);
 		return r == 1 ? map_finish(host_pid, o, &ts0, vm, out, res, err) : r;
@@ -532,6 +537,18 @@ static int64_t map_clock_offset(pid_t pid)
 	return (int64_t)sec * 1000000000 + nsec;
 }
 
+/* Log text one read may take: what the log's byte cap leaves, and no more
+ * than its memory budget leaves (a line costs at least its bytes), so that
+ * even the first read, the whole log written so far, stays in the budget. */
+static uint64_t map_window_max_read(const struct map_window *w)
+{
+	const struct jitlog *l = &w->log;
+	size_t held = jitlog_memory(l), room = held < l->limit ? l->limit - held : 0;
+	uint64_t max =
+	    JITLOG_MAX_BYTES - (l->bytes < JITLOG_MAX_BYTES ? l->bytes : JITLOG_MAX_BYTES);
+	return room < max ? room : max;
+}
+
 /* Run a window job and feed what it returned into the log. */
 static int map_window_job(struct map_window *w, enum map_job job, struct fs_error *err)
 {
@@ -539,8 +556,8 @@ static int map_window_job(struct map_window *w, enum map_job job, struct fs_erro
 	clock_gettime(CLOCK_MONOTONIC, &ts0);
 	cleanup_free char *data = NULL;
 	size_t hl = 0;
-	int len =
-	    map_run(&w->entry, w->host_pid, &w->opts, job, w->offset, &data, &hl, &w->res, err);
+	int len = map_run(&w->entry, w->host_pid, &w->opts, job, w->offset, map_window_max_read(w),
+			  &data, &hl, &w->res, err);
 	if (len < 0)
 		return len;
 	w->offset += (uint64_t)len;
@@ -550,6 +567,7 @@ static int map_window_job(struct map_window *w, enum map_job job, struct fs_erro
 	w->res.entries = jitlog_entries(&w->log);
 	w->res.loads = jitlog_loads(&w->log);
 	snprintf(w->res.nonsafepoints, sizeof(w->res.nonsafepoints), "%s", w->log.nonsafepoints);
+	w->res.dropped = jitlog_dropped(&w->log);
 	w->res.elapsed_us = map_elapsed_us(&ts0);
 	return r < 0 ? fs_error_wrap(err, "pid %d", (int)w->host_pid) : 0;
 }
@@ -569,6 +587,9 @@ int map_window_open(const struct registry_entry *e, pid_t host_pid, const struct
 	w->host_pid = host_pid;
 	w->opts = *o;
 	jitlog_init(&w->log, map_clock_offset(host_pid));
+	if (o->jit_budget)
+		jitlog_set_limit(&w->log, o->jit_budget);
+	jitlog_set_stop(&w->log, o->stop);
 	int r = map_window_job(w, MAP_JOB_WINDOW_START, err);
 	if (r < 0) {
 		/* it may have started: never leave a session running */
@@ -612,6 +633,11 @@ int map_window_stop(struct map_window *w, struct fs_error *err)
 const struct jitlog *map_window_log(const struct map_window *w)
 {
 	return &w->log;
+}
+
+void map_window_set_budget(struct map_window *w, size_t bytes)
+{
+	jitlog_set_limit(&w->log, bytes);
 }
 
 const struct map_result *map_window_result(const struct map_window *w)

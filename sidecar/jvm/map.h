@@ -8,6 +8,7 @@
 #ifndef FS_MAP_H
 #define FS_MAP_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -37,6 +38,11 @@ struct map_opts {
 				  this, should we never stop it (0: never) */
 	int fallback;	       /* AUTO: use VMSTRUCTS when attach is impossible or fails
 				* (run, top); 0 = report the attach error (map) */
+	/* windows: bytes the JIT log may hold at open (what the caller's
+	 * budget leaves; 0 = BUDGET_JIT_BYTES), and a flag that, once set,
+	 * stops parsing the log (NULL: none) */
+	size_t jit_budget;
+	const volatile sig_atomic_t *stop;
 };
 
 struct map_result {
@@ -47,6 +53,7 @@ struct map_result {
 	size_t entries;	    /* in the parsed map */
 	size_t loads;	    /* window: code load events (compiled methods, stubs) */
 	size_t bytes;	    /* of map text read */
+	size_t dropped;	    /* window: log lines, loads and bytes not kept (budgets) */
 	uint64_t elapsed_us;
 	char nonsafepoints[160]; /* window: the agent's -XX:+DebugNonSafepoints state, or "" */
 };
@@ -83,6 +90,10 @@ int map_window_read(struct map_window *w, struct fs_error *err);
  * also write /tmp/perf-<host pid>.map of the code present at the end. */
 int map_window_stop(struct map_window *w, struct fs_error *err);
 const struct jitlog *map_window_log(const struct map_window *w);
+/* The bytes w's log may hold from now on (the caller's budget): the next
+ * reads take no more text than that leaves, and what does not fit is
+ * dropped and counted in the result. */
+void map_window_set_budget(struct map_window *w, size_t bytes);
 const struct map_result *map_window_result(const struct map_window *w);
 /* Stops the session if still running, then frees. */
 void map_window_free(struct map_window *w);

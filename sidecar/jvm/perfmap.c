@@ -15,6 +15,7 @@
 
 #include "cleanup.h"
 #include "fileio.h"
+#include "textsafe.h"
 
 struct perfmap_raw {
 	uint64_t start, size;
@@ -205,16 +206,21 @@ const struct perfmap_entry *perfmap_lookup(const struct perfmap *m, uint64_t add
 	return addr - e->start < e->size ? e : NULL;
 }
 
+/* Names came from the container and end up on an operator's terminal
+ * (perf report): every control byte, and what else a terminal acts on, is
+ * written escaped (textsafe.h), never raw. */
 int perfmap_write_fd(const struct perfmap *m, int fd, struct fs_error *err)
 {
-	enum { CHUNK = 256 * 1024 };
+	enum { CHUNK = 256 * 1024, SAFE = 4 * PERFMAP_MAX_LINE + 1 };
 	cleanup_free char *buf = malloc(CHUNK);
+	cleanup_free char *safe = malloc(SAFE);
 	size_t used = 0;
-	if (!buf)
+	if (!buf || !safe)
 		return fs_error_set(err, ENOMEM, "writing perf map");
 	for (size_t i = 0; i < m->count; i++) {
 		const struct perfmap_entry *e = &m->entries[i];
-		size_t need = strlen(e->name) + 2 * 16 + 4;
+		const char *name = textsafe(e->name, safe, SAFE, 0);
+		size_t need = strlen(name) + 2 * 16 + 4;
 		if (used + need > CHUNK) {
 			int r = fileio_write_all(fd, buf, used);
 			if (r < 0)
@@ -222,7 +228,7 @@ int perfmap_write_fd(const struct perfmap *m, int fd, struct fs_error *err)
 			used = 0;
 		}
 		int w = snprintf(buf + used, CHUNK - used, "%" PRIx64 " %" PRIx64 " %s\n", e->start,
-				 e->size, e->name);
+				 e->size, name);
 		if (w < 0 || (size_t)w >= CHUNK - used)
 			return fs_error_set(err, EOVERFLOW, "formatting perf map entry %zu", i);
 		used += (size_t)w;

@@ -52,7 +52,9 @@ void perfmap_free(struct perfmap *m);
 /* The entry containing addr, or NULL. */
 const struct perfmap_entry *perfmap_lookup(const struct perfmap *m, uint64_t addr);
 
-/* Write the map as text to fd. 0 or -errno. */
+/* Write the map as text to fd, each name escaped with textsafe (no
+ * control byte of a container reaches a host file or a terminal raw).
+ * 0 or -errno. */
 int perfmap_write_fd(const struct perfmap *m, int fd, struct fs_error *err);
 
 /* Write /tmp/perf-<pid>.map on this host: a new file created with

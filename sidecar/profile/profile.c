@@ -135,15 +135,23 @@ static int profile_add(struct profile *p, pid_t pid, uint32_t thread, const uint
 	return 0;
 }
 
-/* leafcall_read_fn over process_vm_readv; ctx is the pid. */
+/* leafcall_read_fn; ctx is the struct profile_pid. Never by bare pid: the
+ * process is pinned with a pidfd checked against the start time it was
+ * first seen with, and a read after it exited (its pid maybe reused by
+ * another process by the time its samples are drained) fails. */
 static int profile_read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 {
-	pid_t pid = (pid_t)(intptr_t)ctx;
-	struct iovec local = {.iov_base = buf, .iov_len = len};
-	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
-	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	struct profile_pid *pp = ctx;
+	if (pp->memfd == 0) {
+		int fd =
+		    pp->start_time ? proc_pidfd_open_checked(pp->pid, pp->start_time, NULL) : -1;
+		pp->memfd = fd >= 0 ? fd + 1 : -1;
+	}
+	if (pp->memfd < 0)
+		return -ESRCH;
+	ssize_t n = proc_vm_read(pp->pid, pp->memfd - 1, addr, buf, len);
 	if (n < 0)
-		return -errno;
+		return (int)n;
 	return (size_t)n == len ? 0 : -EIO;
 }
 
@@ -175,9 +183,8 @@ static int profile_on_sample(const struct sample *smp, void *ctx)
 			cut = n >= SYMBOLIZER_MAX_FRAMES;
 		}
 	} else if (smp->has_regs && pp && pp->jvm && nr < SYMBOLIZER_MAX_FRAMES) {
-		size_t n =
-		    leafcall_repair(ips, nr, smp->stack, smp->stack_size, profile_read_mem,
-				    (void *)(intptr_t)smp->pid, p->chain, SYMBOLIZER_MAX_FRAMES);
+		size_t n = leafcall_repair(ips, nr, smp->stack, smp->stack_size, profile_read_mem,
+					   pp, p->chain, SYMBOLIZER_MAX_FRAMES);
 		if (n) {
 			ips = p->chain;
 			nr = n;
@@ -312,7 +319,13 @@ static void profile_window_open(struct profile *p, pid_t pid)
 	struct profile_jit *j = profile_jit_slot(p, pid);
 	if (!j || j->win)
 		return;
-	int r = map_window_open(&p->entry, pid, &p->o.map, &w, &err);
+	/* Even the first read, the log written so far, stays within what the
+	 * other JVMs left of the budget. */
+	struct map_opts mo = p->o.map;
+	if (profile_jit_full(p, pid, 0))
+		return; /* named at the end, within what is left, or [unknown] */
+	mo.jit_budget = profile_jit_room(p, pid);
+	int r = map_window_open(&p->entry, pid, &mo, &w, &err);
 	if (r == -EOPNOTSUPP || r == -ENOENT)
 		return; /* no agent here: the end-of-window map (jcmd) names it */
 	if (r < 0) {
@@ -423,6 +436,7 @@ static void profile_window_read(struct profile *p)
 			j->win_failed = 1; /* the budget: keep what was read */
 			continue;
 		}
+		map_window_set_budget(j->win, profile_jit_room(p, j->pid));
 		int r = map_window_read(j->win, &err);
 		if (r < 0) {
 			j->win_failed = 1;
@@ -656,6 +670,9 @@ void profile_close(struct profile *p)
 	threadnames_free(p->threads);
 	free(p->chains);
 	free(p->words);
+	for (size_t i = 0; p->pids && i < PROFILE_PID_SLOTS; i++)
+		if (p->pids[i].memfd > 0)
+			close(p->pids[i].memfd - 1);
 	free(p->pids);
 	free(p->line);
 	free(p);

@@ -12,6 +12,19 @@
 #include "timeutil.h"
 #include "utf8.h"
 
+size_t profile_jit_room(const struct profile *p, pid_t pid)
+{
+	size_t held = 0;
+	for (size_t i = 0; i < p->njit; i++) {
+		const struct profile_jit *j = &p->jit[i];
+		if (j->map && j->pid != pid)
+			held += j->map->memory;
+		if (j->win && j->pid != pid)
+			held += jitlog_memory(map_window_log(j->win));
+	}
+	return held < PROFILE_JIT_BUDGET ? PROFILE_JIT_BUDGET - held : 0;
+}
+
 int profile_jit_full(struct profile *p, pid_t pid, size_t more)
 {
 	size_t held = 0;
@@ -101,8 +114,10 @@ static int profile_map_window(struct profile *p, pid_t pid, struct profile_jvm_r
 	int r = 0;
 	if (!j->win_failed && profile_jit_full(p, pid, 0))
 		j->win_failed = 1; /* the budget: keep what was read */
-	if (!j->win_failed)
+	if (!j->win_failed) {
+		map_window_set_budget(j->win, profile_jit_room(p, pid));
 		r = map_window_read(j->win, &err);
+	}
 	if (r < 0) {
 		j->win_failed = 1;
 		profile_window_warn(p, pid, r, err.msg);

@@ -41,6 +41,9 @@ struct profile_chain {
 struct profile_pid {
 	pid_t pid; /* 0: free slot */
 	uint64_t start_time;
+	/* pidfd + 1 for reads of its memory (profile_read_mem), 0 not opened
+	 * yet, -1 refused (its start time changed: nothing is read) */
+	int memfd;
 	int jvm; /* maps HotSpot's libjvm.so */
 	int warned_map;
 	int warned_fp;
@@ -116,6 +119,8 @@ struct profile_jit *profile_jit_slot(struct profile *p, pid_t pid);
  * pass PROFILE_JIT_BUDGET; the caller then keeps what it has. */
 #define PROFILE_JIT_BUDGET BUDGET_JIT_BYTES
 int profile_jit_full(struct profile *p, pid_t pid, size_t more);
+/* What the budget leaves for pid's JIT names (everything but its own). */
+size_t profile_jit_room(const struct profile *p, pid_t pid);
 
 /* Warn that reading pid's JIT log failed (r, why). */
 void profile_window_warn(struct profile *p, pid_t pid, int r, const char *why);

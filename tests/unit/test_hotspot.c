@@ -109,6 +109,76 @@ static void rename_field(const char *field, const char *to)
 	}
 }
 
+/* Set the offset of type::field in the image's struct table. */
+static void set_field_offset(const char *type, const char *field, uint64_t off)
+{
+	for (uint32_t i = 0; i < img.nrows; i++) {
+		uint64_t t, f;
+		uint32_t row = HSI_STRUCTS + i * 48;
+		memcpy(&t, img.mem + row, 8);
+		memcpy(&f, img.mem + row + 8, 8);
+		if (strcmp((char *)img.mem + (t - HSI_BASE), type) == 0 &&
+		    strcmp((char *)img.mem + (f - HSI_BASE), field) == 0)
+			hsi_put(&img, row + 32, off, 8);
+	}
+}
+
+/* Offsets and sizes near 2^64 (issue 19): offset + width wrapped around
+ * the bounds checks and the reader read before its own buffers. Every
+ * such image is refused, or read without a byte out of bounds (run under
+ * ASan). */
+static void test_wraparound(void)
+{
+	static const struct {
+		const char *type, *field;
+		uint64_t off;
+		int required; /* the reader cannot work without it: refused */
+	} lies[] = {
+	    {"HeapBlock::Header", "_length", UINT64_MAX - 3, 1},
+	    {"HeapBlock::Header", "_length", UINT64_MAX - 7, 1},
+	    {"HeapBlock::Header", "_length", HS_MAX_FIELD_OFFSET - 4, 1},
+	    {"HeapBlock::Header", "_used", UINT64_MAX, 1},
+	    {"HeapBlock", "_header", UINT64_MAX - 7, 1},
+	    {"PcDesc", "_pc_offset", UINT64_MAX - 1, 0},
+	    {"PcDesc", "_pc_offset", HS_MAX_FIELD_OFFSET - 2, 0},
+	    {"PcDesc", "_scope_decode_offset", UINT64_MAX - 3, 0},
+	    {"nmethod", "_scopes_pcs_offset", UINT64_MAX - 2, 0},
+	    {"nmethod", "_scopes_pcs_offset", HS_MAX_FIELD_OFFSET, 0},
+	    {"CodeBlob", "_name", UINT64_MAX - 7, 1},
+	    {"CodeBlob", "_name", HS_MAX_FIELD_OFFSET - 8, 1},
+	    {"CodeBlob", "_kind", UINT64_MAX, 0},
+	    {"Symbol", "_length", UINT64_MAX - 1, 1},
+	    {"ConstMethod", "_constants", UINT64_MAX - 7, 1},
+	    {"ConstMethod", "_name_index", UINT64_MAX - 1, 1},
+	};
+	for (int style = 17; style <= 25; style += 8) {
+		for (size_t i = 0; i < sizeof(lies) / sizeof(lies[0]); i++) {
+			struct fs_error err = {0};
+			struct hotspot_blob b;
+			struct hotspot_scope sc[8];
+			char name[64];
+			int rc, n[8] = {0};
+			hsi_build(&img, style);
+			set_field_offset(lies[i].type, lies[i].field, lies[i].off);
+			struct hotspot *hs = open_img(&err, &rc);
+			if (hs) {
+				uint64_t cb = HSI_BLOB(HSI_NM_SEG) + HSI_CODE_OFF;
+				if (hotspot_find_blob(hs, cb + 0x10, &b) == 1) {
+					hotspot_scopes(hs, &b, cb + 0x10, sc, 8);
+					hotspot_scopes(hs, &b, cb + 0x40, sc, 8);
+				}
+				codecache_each_blob(hs, 100, count_blob, n);
+				hotspot_method_name(hs, HSI_METHOD, name, sizeof(name));
+				hotspot_close(hs);
+			}
+			ok(!hs || !lies[i].required,
+			   "style %d, %s::%s = %#llx: %s, nothing read out of bounds", style,
+			   lies[i].type, lies[i].field, (unsigned long long)lies[i].off,
+			   hs ? "read" : "refused");
+		}
+	}
+}
+
 static void test_lies(void)
 {
 	struct fs_error err = {0};
@@ -310,6 +380,7 @@ int main(void)
 	test_style(17);
 	test_style(25);
 	test_lies();
+	test_wraparound();
 	test_hidden_class();
 	test_cache();
 	test_interp_bci();

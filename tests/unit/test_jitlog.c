@@ -1,6 +1,9 @@
 /* test_jitlog.c - the agent's timed JIT log: parsing in chunks, names by
  * address and time (reuse, late unloads, the initial dump), bounds. */
 #include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,10 +116,191 @@ static void test_marks(void)
 	jitlog_release(&l);
 }
 
+/* A growing text buffer for the hostile logs. */
+struct text {
+	char *p;
+	size_t len, cap;
+};
+
+static void text_add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void text_add(struct text *t, const char *fmt, ...)
+{
+	if (t->cap - t->len < 256) {
+		t->cap = t->cap ? t->cap * 2 : 1 << 20;
+		t->p = realloc(t->p, t->cap);
+		if (!t->p)
+			abort();
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	t->len += (size_t)vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
+	va_end(ap);
+}
+
+/* Feed t in chunks of 16 MiB, each indexed, as a window's reads would. */
+static int feed_text(struct jitlog *l, const struct text *t)
+{
+	struct fs_error err = {0};
+	const size_t chunk = 16 << 20;
+	for (size_t off = 0; off < t->len; off += chunk) {
+		size_t n = t->len - off < chunk ? t->len - off : chunk;
+		int r = jitlog_feed(l, t->p + off, n, &err);
+		if (r < 0)
+			return r;
+		if (jitlog_index(l) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* One load of 1M lines, unloaded 1,800 times (each unload used to walk
+ * every line of its load): the work stays a few steps per line. */
+static void test_unload_bomb(void)
+{
+	struct jitlog l;
+	struct text t = {0};
+	jitlog_init(&l, 0);
+	jitlog_set_limit(&l, SIZE_MAX);
+	text_add(&t, "@100 10000000 10000000 77\n");
+	for (unsigned i = 0; i < 1000000; i++)
+		text_add(&t, "%x 8 m%u\n", 0x10000000 + i * 8, i);
+	for (unsigned i = 0; i < 1800; i++)
+		text_add(&t, "-%u 10000000 77\n", 200 + i);
+	is_int(feed_text(&l, &t), 0, "1M lines and 1,800 unloads of them are read");
+	is_int((int)jitlog_entries(&l), 1000000, "every line kept");
+	uint64_t lines = l.lines;
+	ok(l.steps < 64 * lines, "%llu steps for %llu lines (n log n: under 64 per line)",
+	   (unsigned long long)l.steps, (unsigned long long)lines);
+	is_at(&l, 0x10000010, 150, "m2", "before the first unload");
+	is_at(&l, 0x10000010, 100000, "m2", "after the unload: nearest in time");
+	ok(jitlog_entry_end(&l, &l.e[5]) == 200, "the first unload ends every line of the load");
+	free(t.p);
+	jitlog_release(&l);
+}
+
+/* 4M entries that all overlap each other (plain perf map lines, each one
+ * starting a byte after the last and reaching 1 MiB on, each one ending
+ * all before it): settling each was thousands of steps. */
+static void test_overlap_bomb(void)
+{
+	struct jitlog l;
+	struct text t = {0};
+	const unsigned n = (4u << 20) - 1; /* and the last: the entry cap */
+	jitlog_init(&l, 0);
+	jitlog_set_limit(&l, SIZE_MAX);
+	for (unsigned i = 0; i < n; i++)
+		text_add(&t, "%x fffff x\n", i);
+	text_add(&t, "7fffff 1 last\n");
+	ok(t.len < JITLOG_MAX_BYTES, "%zu bytes: under the log's byte cap", t.len);
+	is_int(feed_text(&l, &t), 0, "4M overlapping entries are read");
+	is_int((int)jitlog_entries(&l), (int)n + 1, "every entry kept");
+	uint64_t bound = 16ull * n * 23; /* 16 n log2 n */
+	ok(l.steps < bound, "%llu steps for %u entries (under 16 n log n = %llu)",
+	   (unsigned long long)l.steps, n, (unsigned long long)bound);
+	is_int((int)l.unsettled, 0, "every overlap settled");
+	ok(l.e[1000].t_end == 0 && l.e[n - 1].t_end == UINT64_MAX,
+	   "each ends where the next was loaded; the last is present at the end");
+	is_at(&l, 0x7fffff, 5, "last", "a lookup among them");
+	/* every lookup there walks JITLOG_MAX_STEPS: all of them together are
+	 * bounded by the lookup budget, then JITLOG_LATE_LOOKUP_STEPS each */
+	l.lookup_steps = 0;
+	l.lookup_budget = 1u << 22;
+	for (unsigned i = 0; i < 100000; i++)
+		jitlog_lookup(&l, 0x200000 + i, 5);
+	ok(l.lookup_steps <= (1u << 22) + JITLOG_MAX_STEPS + 100000ull * JITLOG_LATE_LOOKUP_STEPS,
+	   "100,000 lookups in nested code: %llu steps (budget 4 Mi, then %d each)",
+	   (unsigned long long)l.lookup_steps, JITLOG_LATE_LOOKUP_STEPS);
+	ok(l.lookups_cut > 90000, "the lookups past the budget are counted (%zu)", l.lookups_cut);
+	free(t.p);
+	jitlog_release(&l);
+}
+
+/* The memory limit holds on every path, and what did not fit is counted;
+ * a stop flag ends parsing. */
+static void test_budget(void)
+{
+	struct jitlog l;
+	struct text t = {0};
+	jitlog_init(&l, 0);
+	jitlog_set_limit(&l, 1 << 20);
+	for (unsigned i = 0; i < 200000; i++)
+		text_add(&t, "@%u %x 10 %x\n%x 10 n%u\n", 1 + i, 0x1000 + i * 16, i,
+			 0x1000 + i * 16, i);
+	for (unsigned i = 0; i < 200000; i++)
+		text_add(&t, "@%u %x 10 %x\n", 300000 + i, 0x9000000 + i * 16, i);
+	is_int(feed_text(&l, &t), 0, "read");
+	ok(jitlog_memory(&l) <= 1 << 20, "memory %zu within the 1 MiB limit", jitlog_memory(&l));
+	ok(l.dropped > 0 && l.dropped_loads > 0, "dropped %zu lines and %zu loads, counted",
+	   l.dropped, l.dropped_loads);
+	ok(jitlog_dropped(&l) >= l.dropped + l.dropped_loads, "jitlog_dropped says so");
+	jitlog_release(&l);
+
+	volatile sig_atomic_t stop = 1;
+	struct fs_error err = {0};
+	jitlog_init(&l, 0);
+	jitlog_set_stop(&l, &stop);
+	is_int(jitlog_feed(&l, t.p, t.len, &err), -EINTR, "a stop flag interrupts parsing");
+	ok(l.dropped_bytes == t.len, "the rest is counted as dropped");
+	free(t.p);
+	jitlog_release(&l);
+}
+
+/* The sweep against a brute force over random logs fed in order (several
+ * index calls): each entry ends at the first newer overlapping load. */
+static void test_sweep_exact(void)
+{
+	unsigned seed = 12345;
+	int bad = 0;
+	for (int round = 0; round < 200 && !bad; round++) {
+		struct jitlog l;
+		struct text t = {0};
+		jitlog_init(&l, 0);
+		unsigned n = 1 + (unsigned)rand_r(&seed) % 200, tm = 1;
+		for (unsigned i = 0; i < n; i++) {
+			unsigned start = 0x1000 + (unsigned)rand_r(&seed) % 512;
+			unsigned size = 1 + (unsigned)rand_r(&seed) % 64;
+			tm += (unsigned)rand_r(&seed) % 3; /* ties too */
+			text_add(&t, "@%u %x %x %x\n%x %x e%u\n", tm, start, size, i, start, size,
+				 i);
+			if (rand_r(&seed) % 16 == 0) {
+				struct fs_error err;
+				jitlog_feed(&l, t.p, t.len, &err);
+				jitlog_index(&l);
+				t.len = 0;
+			}
+		}
+		struct fs_error err;
+		jitlog_feed(&l, t.p, t.len, &err);
+		jitlog_index(&l);
+		for (size_t a = 0; a < l.n && !bad; a++) {
+			uint64_t want = UINT64_MAX;
+			const struct jitlog_entry *x = &l.e[a];
+			for (size_t b = a + 1; b < l.n; b++) {
+				const struct jitlog_entry *y = &l.e[b];
+				if (y->start < x->start + x->size &&
+				    x->start < y->start + y->size && y->t_load < want)
+					want = y->t_load;
+			}
+			if (x->t_end != want) {
+				bad = 1;
+				tap_diag("round %d entry %zu: end %llu, want %llu", round, a,
+					 (unsigned long long)x->t_end, (unsigned long long)want);
+			}
+		}
+		free(t.p);
+		jitlog_release(&l);
+	}
+	ok(!bad, "the sweep ends each entry where a brute force does");
+}
+
 int main(void)
 {
 	test_window();
 	test_garbage();
 	test_marks();
+	test_unload_bomb();
+	test_overlap_bomb();
+	test_budget();
+	test_sweep_exact();
 	return tap_done();
 }

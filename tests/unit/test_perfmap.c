@@ -149,6 +149,21 @@ static void test_write(const char *dir)
 	   "the written map parses back");
 	perfmap_free(back);
 	ok(perfmap_write_host(dir, 42, m, &err) == 0, "our own map is replaced");
+	perfmap_free(m);
+
+	/* container-supplied names with control bytes: escaped on the host */
+	m = parse("3000 10 \033]0;owned\007A\001\tB\033[2J\177\\C\n", 0);
+	ok(m && m->count == 1, "a name with control bytes parses");
+	ok(perfmap_write_host(dir, 42, m, &err) == 0, "and is written");
+	fd = open(path, O_RDONLY);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	is_str(buf, "3000 10 \\x1b]0;owned\\x07A\\x01\\x09B\\x1b[2J\\x7f\\x5cC\n",
+	       "written escaped: no byte below 0x20 but the newline");
+	perfmap_free(m);
+	m = parse("2000 10 b c\n1000 20 a\n", 0);
 
 	unlink(path);
 	if (symlink("/etc/passwd", path) == 0) {
