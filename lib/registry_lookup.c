@@ -340,10 +340,19 @@ static int lookup_full(int dfd, const char *dir, const struct registry_query *q,
 	return 0;
 }
 
-/* The pick among s (registry_lookup), into *e. */
+static int lookup_cmp_id(const void *a, const void *b)
+{
+	return strcmp(((const struct registry_entry *)a)->id,
+		      ((const struct registry_entry *)b)->id);
+}
+
+/* The pick among s (registry_lookup), into *e; candidates in id order, as
+ * in a listing (the order an ambiguity error lists them in). */
 static int lookup_finish(const struct lookup_set *s, const struct registry_query *q,
 			 struct registry_entry *e, struct fs_error *err)
 {
+	if (s->n > 1)
+		qsort(s->v, s->n, sizeof(*s->v), lookup_cmp_id);
 	int r = registry_lookup(s->v, s->n, q, err);
 	if (r < 0)
 		return r;

@@ -20,6 +20,7 @@ PKGS="$PKGS libdw-dev liblzma-dev libbz2-dev" # CFI of native frames (sidecar/un
 TEST_PKGS="$TEST_PKGS jetty9 wrk curl"
 # GNU time's peak RSS of the profiler in a memory cgroup (hostile-memory.bats).
 TEST_PKGS="$TEST_PKGS time"       # tests/integration/unwind.bats
+TEST_PKGS="$TEST_PKGS strace"     # tests/integration/lookup-scale.bats: entry files opened
 [ "${FS_DEPS:-all}" = build ] || PKGS="$PKGS $TEST_PKGS"
 # npm for the speedscope test (below); a machine with Node.js from elsewhere
 # (e.g. NodeSource, whose nodejs conflicts with Debian's npm) keeps its own.
