@@ -173,7 +173,8 @@ int registry_index_ids(int dfd, char kind, const char *name, char (**ids)[REGIST
 	*ids = NULL;
 	*n = 0;
 	cleanup_close int root = index_open(dfd, REGISTRY_INDEX_DIR);
-	if (root == -ENOENT)
+	/* Missing, or not a directory (gc replaces it): every entry is read. */
+	if (root == -ENOENT || root == -ENOTDIR || root == -ELOOP)
 		return -ENODATA;
 	if (root < 0)
 		return root;
@@ -342,6 +343,8 @@ int registry_index_check(const char *dir, const struct registry_entry *all, size
 				index_remove_tree(dfd, de->d_name, 1);
 	}
 	cleanup_close int root = index_open(dfd, REGISTRY_INDEX_DIR);
+	if ((root == -ENOTDIR || root == -ELOOP) && unlinkat(dfd, REGISTRY_INDEX_DIR, 0) == 0)
+		root = -ENOENT; /* a file or symlink where the index goes */
 	if (root == -ENOENT) {
 		st->built = 1;
 		return registry_index_build(dfd, dir, all, n, err);

@@ -187,7 +187,7 @@ static void index_rules(const char *regdir)
 	size_t n;
 	struct registry_index_stats st;
 	touch(regdir, "names/n.web/nosuch");
-	char path[1024];
+	char path[1024], cmd[1100];
 	snprintf(path, sizeof(path), "%s/names/n.api/ccc333", regdir);
 	unlink(path);
 	is_int(registry_list(regdir, &all, &n, NULL, NULL, &err), 0, "list");
@@ -199,6 +199,19 @@ static void index_rules(const char *regdir)
 	snprintf(path, sizeof(path), ".names.aside.%d", (int)getpid());
 	ok(!exists(regdir, path), "the index set aside earlier is removed");
 	free(all);
+	/* A file where the index goes: looked up without it; gc replaces it. */
+	char idx[1024];
+	snprintf(idx, sizeof(idx), "%s/names", regdir);
+	snprintf(path, sizeof(path), "%s/../names.moved", regdir);
+	ok(rename(idx, path) == 0, "move the index away");
+	touch(regdir, "names");
+	is_int(registry_find(regdir, "broken", &back, &err), 0, "index not a directory: full scan");
+	is_int(registry_list(regdir, &all, &n, NULL, NULL, &err), 0, "list");
+	is_int(registry_index_check(regdir, all, n, &st, &err), 0, "gc's check");
+	ok(st.built && exists(regdir, "names/n.broken/fff666"), "replaced by a built index");
+	free(all);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", path);
+	ok(system(cmd) == 0, "remove the moved index");
 	static const char *const ids[] = {"aaa111", "bbb222", "ccc333", "fff666"};
 	for (size_t i = 0; i < sizeof(ids) / sizeof(*ids); i++)
 		registry_remove(regdir, ids[i], &err);
