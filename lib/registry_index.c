@@ -8,8 +8,10 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <linux/openat2.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -40,19 +42,20 @@ static int index_open(int dfd, const char *name)
 	return fd < 0 ? -errno : fd;
 }
 
-/* root/key/id, the directory made when missing. 0 or -errno. */
+/* root/key/id, the directory made when missing. 0 or -errno. One openat2
+ * when the name's directory exists (a pod's second container), else three
+ * (a Docker name): this runs on the container-start path. */
 static int index_link(int root, const char *key, const char *id)
 {
+	char path[REGISTRY_INDEX_KEY_MAX + REGISTRY_ID_MAX + 2];
+	struct open_how how = {
+	    .flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	    .mode = 0600,
+	    .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	snprintf(path, sizeof(path), "%s/%s", key, id);
 	for (int i = 0; i < INDEX_ADD_TRIES; i++) {
-		if (mkdirat(root, key, 0700) < 0 && errno != EEXIST)
-			return -errno;
-		cleanup_close int kfd = index_open(root, key);
-		if (kfd == -ENOENT)
-			continue; /* removed as empty meanwhile */
-		if (kfd < 0)
-			return kfd;
-		int fd =
-		    openat(kfd, id, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		int fd = (int)syscall(SYS_openat2, root, path, &how, sizeof(how));
 		if (fd >= 0) {
 			close(fd);
 			return 0;
@@ -60,6 +63,9 @@ static int index_link(int root, const char *key, const char *id)
 		if (errno == EEXIST)
 			return 0;
 		if (errno != ENOENT)
+			return -errno;
+		/* the name's directory is missing (or was removed as empty) */
+		if (mkdirat(root, key, 0700) < 0 && errno != EEXIST)
 			return -errno;
 	}
 	return -EAGAIN;
