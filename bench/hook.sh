@@ -110,7 +110,7 @@ if [ "${FS_BENCH_NAMED:-0}" = 1 ]; then
 			"io.kubernetes.cri.container-name": "app"}' \
 			"$FS_TMP/$k/config.json" >"$FS_TMP/j" && mv "$FS_TMP/j" "$FS_TMP/$k/config.json"
 	done
-	mkdir -p -m 0700 "$FS_RUN/containers" && mkdir -p -m 0700 "$FS_RUN/containers/names"
+	mkdir -m 0700 "$FS_RUN/containers" "$FS_RUN/containers/names" # before any entry
 	echo "named containers (a pod's), name index present"
 fi
 # The wrapper path: plain bundles (no hooks, no annotation); the wrapper

@@ -11,7 +11,9 @@
 # with 0 and REGISTERED (default 1,000) other containers registered (live
 # entries with names, as the hook writes them), rounds interleaved, against
 # jcmd in the same run; FS_BENCH_BASE_SIDECAR=/path/to/an/older/flamesidecar
-# adds its rows (e.g. one built from before the name index). The run
+# adds its rows (e.g. one built from before the name index). With perf, the
+# same cases' CPU time too (task-clock of the process tree: ours and the
+# sandboxed child, not the JVM), which other load disturbs far less. The run
 # directory is a tmpfs, as /run is on hosts.
 # Needs root, runc, openjdk-17 and a built tree (make).
 # Usage: bench/map.sh [BUILD_DIR]
@@ -22,6 +24,7 @@ WARM_RUNS=${WARM_RUNS:-21}
 FIRST_RUNS=${FIRST_RUNS:-5}
 JCMD_WARM_RUNS=${JCMD_WARM_RUNS:-7}
 SCALE_ROUNDS=${SCALE_ROUNDS:-21}
+SCALE_CPU_ROUNDS=${SCALE_CPU_ROUNDS:-11}
 REGISTERED=${REGISTERED:-1000}
 BASE=${FS_BENCH_BASE_SIDECAR:-}
 
@@ -121,28 +124,44 @@ register() {
 	done
 	chmod 0600 "$FS_RUN/containers"/*.json
 }
-# scale_round TAG: one timing of each case (order rotated by round) into
-# $FS_TMP/scale.TAG.CASE.
+# cpu CMD...: CPU time of CMD's process tree in ms (perf stat task-clock:
+# the sandboxed child counted, the JVM not), far less disturbed by other
+# load than wall time.
+PERF=$(command -v perf || true)
+cpu() {
+	"$PERF" stat -x, -e task-clock -o "$FS_TMP/perf.out" -- "$@" >/dev/null 2>&1 || true
+	awk -F, '/task-clock/ {printf "%.3f\n", $1; exit}' "$FS_TMP/perf.out"
+}
+# scale_round TAG ROUND [cpu]: one timing of each case (order rotated by
+# round) into $FS_TMP/scale.TAG.BIN.CASE (wall ms), or with cpu into
+# $FS_TMP/cpu.TAG.BIN.CASE (CPU ms).
 scale_round() {
-	local tag=$1 round=$2 cases=(agent jcmdmode miss) k c bin
+	local tag=$1 round=$2 how=${3:-ms} cases=(agent jcmdmode miss) k c bin
 	for ((k = 0; k < ${#cases[@]}; k++)); do
 		c=${cases[$(((k + round) % ${#cases[@]}))]}
 		for bin in ours ${BASE:+base}; do
-			local exe=$FS_SIDECAR
+			local exe=$FS_SIDECAR out="$FS_TMP/scale.$tag.$bin.$c"
 			[ "$bin" = base ] && exe=$BASE
+			[ "$how" = cpu ] && out="$FS_TMP/cpu.$tag.$bin.$c"
 			case $c in
-			agent) ms "$exe" map "$NAME" ;;
-			jcmdmode) ms "$exe" map "$NAME" --mode jcmd ;;
-			miss) ms "$exe" map svc-nosuch ;;
-			esac >>"$FS_TMP/scale.$tag.$bin.$c"
+			agent) "$how" "$exe" map "$NAME" ;;
+			jcmdmode) "$how" "$exe" map "$NAME" --mode jcmd ;;
+			miss) "$how" "$exe" map svc-nosuch ;;
+			esac >>"$out"
 		done
 	done
 }
-scale_med() { bench_median_mean <"$FS_TMP/scale.$1.$2.$3"; }
+# scale_rounds TAG: the wall rounds, then (with perf) the CPU rounds.
+scale_rounds() {
+	local r
+	for ((r = 0; r < SCALE_ROUNDS; r++)); do scale_round "$1" "$r"; done
+	[ -z "$PERF" ] || for ((r = 0; r < SCALE_CPU_ROUNDS; r++)); do scale_round "$1" "$r" cpu; done
+}
+scale_med() { bench_median_mean <"$FS_TMP/${4:-scale}.$1.$2.$3"; }
 
 "$FS_SIDECAR" gc >/dev/null
 others0=$(($(find "$FS_RUN/containers" -maxdepth 1 -name '*.json' | wc -l) - 1))
-for ((r = 0; r < SCALE_ROUNDS; r++)); do scale_round 0 "$r"; done
+scale_rounds 0
 scale_jcmd=()
 for _ in $(seq "$JCMD_WARM_RUNS"); do scale_jcmd+=("$(ms "$JCMD" "$PID" Compiler.perfmap)"); done
 register "$REGISTERED"
@@ -150,9 +169,14 @@ if [ -n "$BASE" ]; then
 	base_first=$(ms "$BASE" map svc-nosuch)
 fi
 first_build=$(ms "$FS_SIDECAR" map svc-nosuch) # no index yet: reads all, builds it
-for ((r = 0; r < SCALE_ROUNDS; r++)); do scale_round many "$r"; done
+scale_rounds many
 for _ in $(seq "$JCMD_WARM_RUNS"); do scale_jcmd+=("$(ms "$JCMD" "$PID" Compiler.perfmap)"); done
 sj=$(printf '%s\n' "${scale_jcmd[@]}" | bench_median_mean)
+sjc=-
+if [ -n "$PERF" ]; then
+	for _ in 1 2 3; do cpu "$JCMD" "$PID" Compiler.perfmap; done >"$FS_TMP/cpu.jcmd"
+	sjc=$(bench_median_mean <"$FS_TMP/cpu.jcmd")
+fi
 
 printf '\nwhole process, warm JVM; jcmd Compiler.perfmap %s ms (median of %d)\n' "$sj" "${#scale_jcmd[@]}"
 printf '%-34s %14s %14s %9s\n' "case (median of $SCALE_ROUNDS)" "$others0 others ms" "$REGISTERED others ms" "vs jcmd"
@@ -168,6 +192,20 @@ for bin in ours ${BASE:+base}; do
 		printf '%-34s %14s %14s %9s\n' "$label" "$a" "$b" "$vs"
 	done
 done
+if [ -n "$PERF" ]; then
+	printf '\nCPU (perf stat task-clock of the process tree, median of %d); jcmd itself: %s ms\n' \
+		"$SCALE_CPU_ROUNDS" "$sjc"
+	printf '%-34s %14s %14s\n' "case" "$others0 others ms" "$REGISTERED others ms"
+	for bin in ours ${BASE:+base}; do
+		for c in agent jcmdmode miss; do
+			label="$bin: map $NAME"
+			[ "$c" = jcmdmode ] && label="$bin: map --mode jcmd"
+			[ "$c" = miss ] && label="$bin: map of an unknown name"
+			printf '%-34s %14s %14s\n' "$label" "$(scale_med 0 "$bin" "$c" cpu)" \
+				"$(scale_med many "$bin" "$c" cpu)"
+		done
+	done
+fi
 printf 'first lookup with %d others and no name index yet (reads all, builds it): %s ms\n' \
 	"$REGISTERED" "$first_build"
 [ -z "$BASE" ] || printf 'base: its first lookup with %d others: %s ms\n' "$REGISTERED" "$base_first"
