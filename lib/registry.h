@@ -97,7 +97,12 @@ struct registry_query {
 int registry_lookup(const struct registry_entry *entries, size_t n, const struct registry_query *q,
 		    struct fs_error *err);
 
-/* registry_lookup over the entries in dir. 0 and *e filled, or as above. */
+/* registry_lookup over the entries of dir that can match, read in stages
+ * that do not grow with the registry: <ref>.json; the name index and the
+ * entries it names (every entry, once, when there is no index: it is built
+ * then); the file names starting with ref, then those entries. Candidates
+ * proven dead are removed and never returned. 0 and *e filled, or as
+ * registry_lookup. */
 int registry_find_query(const char *dir, const struct registry_query *q, struct registry_entry *e,
 			struct fs_error *err);
 
@@ -116,8 +121,9 @@ int registry_entry_alive(const struct registry_entry *e);
 int registry_entry_dead(const struct registry_entry *e);
 
 /* Entries disappear by themselves once their container is gone, without a
- * poststop hook: every reader of the registry (list, the verbs' lookups)
- * calls this on what registry_list gave it. Each entry of all[0..*n) whose
+ * poststop hook: list and gc call this on what registry_list gave them, a
+ * lookup (registry_find_query) on the few candidates it read. Each entry
+ * of all[0..*n) whose
  * process is registry_entry_dead is removed from dir (each file judged
  * again by its own content after an atomic rename, so a new container's
  * entry of the same id is never removed; no symlink followed) and from the
