@@ -234,6 +234,11 @@ static int hook_create(const struct fs_config *cfg, struct hook_state *st, const
 		hook_warn(stage, st->id, "not registered, bundle not mounted: %s", err.msg);
 		return 0;
 	}
+	/* After the entry: a lookup by name never finds an index file
+	 * before the entry it names. A failure costs the index (set aside,
+	 * rebuilt by the next lookup), not the entry. */
+	if (registry_index_add(regfd, &e, &err) < 0)
+		hook_warn(stage, st->id, "%s", err.msg);
 	hook_mark("registry");
 	if (want_mount) {
 		int r = hook_mount_bundle(cfg, pidfd, st->pid, b.rootfs, &err);

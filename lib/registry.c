@@ -15,6 +15,7 @@
 #include "fileio.h"
 #include "json.h"
 #include "proc.h"
+#include "registry_int.h"
 
 #define REGISTRY_FILE_MAX (64 * 1024)
 
@@ -61,7 +62,7 @@ int registry_validate_name(const char *name, struct fs_error *err)
  * Parents of dir must exist except run_dir's own. */
 static int registry_open_checked(const char *dir, struct fs_error *err);
 
-static int registry_open_dir(const char *dir, int create, struct fs_error *err)
+int registry_open_dir(const char *dir, int create, struct fs_error *err)
 {
 	/* The common case first: it exists (no mkdir walk of every parent). */
 	int fd = registry_open_checked(dir, err);
@@ -301,8 +302,13 @@ int registry_write(const char *dir, const struct registry_entry *e, struct fs_er
 	return registry_write_at(dfd, dir, e, err);
 }
 
-static int registry_read_at(int dfd, const char *dir, const char *name, struct registry_entry *e,
-			    struct fs_error *err)
+void registry_file_name(const char *id, char *name, size_t len)
+{
+	snprintf(name, len, "%s.json", id);
+}
+
+int registry_read_at(int dfd, const char *dir, const char *name, struct registry_entry *e,
+		     struct fs_error *err)
 {
 	cleanup_close int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
@@ -349,8 +355,15 @@ int registry_remove(const char *dir, const char *id, struct fs_error *err)
 	cleanup_close int dfd = registry_entry_at(dir, id, name, err);
 	if (dfd < 0)
 		return dfd;
+	/* Its names, for the index: an unreadable entry's index files go
+	 * with the next gc, or with the lookup that meets them. */
+	struct registry_entry old;
+	struct fs_error ignored;
+	int named = registry_read_at(dfd, dir, name, &old, &ignored) == 0 && !strcmp(old.id, id);
 	if (unlinkat(dfd, name, 0) < 0)
 		return fs_error_set(err, errno, "removing %s/%s", dir, name);
+	if (named)
+		registry_index_remove(dfd, dir, &old);
 	return 0;
 }
 
@@ -361,7 +374,13 @@ int registry_remove_at(int dfd, const char *id)
 	if (registry_validate_id(id, &err) < 0)
 		return -EINVAL;
 	snprintf(name, sizeof(name), "%s.json", id);
-	return unlinkat(dfd, name, 0) < 0 ? -errno : 0;
+	struct registry_entry old;
+	int named = registry_read_at(dfd, "registry", name, &old, &err) == 0 && !strcmp(old.id, id);
+	if (unlinkat(dfd, name, 0) < 0)
+		return -errno;
+	if (named)
+		registry_index_remove(dfd, "registry", &old);
+	return 0;
 }
 
 static int registry_cmp(const void *a, const void *b)
@@ -474,6 +493,7 @@ static int registry_remove_dead_at(int dfd, const char *dir, const char *id,
 	readable = registry_read_at(dfd, dir, grab, &e, &err) == 0 && !strcmp(e.id, id);
 	if (readable && registry_entry_dead(&e)) {
 		unlinkat(dfd, grab, 0);
+		registry_index_remove(dfd, dir, &e);
 		return 1;
 	}
 	if (renameat2(dfd, grab, dfd, name, RENAME_NOREPLACE) < 0)

@@ -97,7 +97,12 @@ struct registry_query {
 int registry_lookup(const struct registry_entry *entries, size_t n, const struct registry_query *q,
 		    struct fs_error *err);
 
-/* registry_lookup over the entries in dir. 0 and *e filled, or as above. */
+/* registry_lookup over the entries of dir that can match, read in stages
+ * that do not grow with the registry: <ref>.json; the name index and the
+ * entries it names (every entry, once, when there is no index: it is built
+ * then); the file names starting with ref, then those entries. Candidates
+ * proven dead are removed and never returned. 0 and *e filled, or as
+ * registry_lookup. */
 int registry_find_query(const char *dir, const struct registry_query *q, struct registry_entry *e,
 			struct fs_error *err);
 
@@ -116,8 +121,9 @@ int registry_entry_alive(const struct registry_entry *e);
 int registry_entry_dead(const struct registry_entry *e);
 
 /* Entries disappear by themselves once their container is gone, without a
- * poststop hook: every reader of the registry (list, the verbs' lookups)
- * calls this on what registry_list gave it. Each entry of all[0..*n) whose
+ * poststop hook: list and gc call this on what registry_list gave them, a
+ * lookup (registry_find_query) on the few candidates it read. Each entry
+ * of all[0..*n) whose
  * process is registry_entry_dead is removed from dir (each file judged
  * again by its own content after an atomic rename, so a new container's
  * entry of the same id is never removed; no symlink followed) and from the
@@ -128,6 +134,66 @@ int registry_entry_dead(const struct registry_entry *e);
 int registry_remove_dead(const char *dir, const char *id);
 #define REGISTRY_SWEEP_MAX 256
 int registry_sweep(const char *dir, struct registry_entry *all, size_t *n);
+
+/* ---- the name index (registry_index.c) ------------------------------
+ * Beside the entries, dir/names/ says which ids carry a name, so that a
+ * lookup by name or pod opens the entries of that name only:
+ *   names/n.<engine name>/<id>   an empty file per container of that name
+ *   names/p.<pod name>/<id>      the same per pod
+ * names/ exists only when it is complete: the CLI builds it from a full
+ * listing when it is missing (registry_index_build), a hook adds its entry's
+ * names only when it exists (registry_index_add, after the entry) and sets
+ * the whole directory aside when it cannot (the next lookup rebuilds it). An
+ * index file is only a hint: the entry it points to is read and must carry
+ * the name; one that does not (stale, or lying) is dropped. */
+#define REGISTRY_INDEX_DIR     "names"
+#define REGISTRY_INDEX_NAME    'n' /* Docker/Podman/nerdctl container name */
+#define REGISTRY_INDEX_POD     'p' /* Kubernetes pod name */
+#define REGISTRY_INDEX_KEY_MAX (REGISTRY_NAME_MAX + 2)
+
+/* Add e's names to the index of the registry directory dfd (the hook, after
+ * writing e). 0 (also when there is no index yet: nothing to do), or
+ * -errno with a message after setting the index aside. Files are created
+ * O_CREAT|O_EXCL|O_NOFOLLOW, directories 0700; an existing file is fine. */
+int registry_index_add(int dfd, const struct registry_entry *e, struct fs_error *err);
+
+/* Drop e's names from the index once e's file is gone (best effort; each
+ * as registry_index_drop). */
+void registry_index_remove(int dfd, const char *dir, const struct registry_entry *e);
+
+/* Drop the index file of (kind, name) -> id unless <id>.json (read again
+ * after the index file was renamed to a private name) carries that name: a
+ * hook registering the id again meanwhile keeps its index file. 1 dropped,
+ * 0 kept or absent. */
+int registry_index_drop(int dfd, const char *dir, char kind, const char *name, const char *id);
+
+/* The ids the index files of (kind, name) name, malloc'd (free *ids), in
+ * directory order, at most REGISTRY_INDEX_IDS_MAX. 0 (*n may be 0: nobody
+ * has the name), -ENODATA when there is no index (an older hook's registry,
+ * or set aside), other -errno. */
+#define REGISTRY_INDEX_IDS_MAX 4096
+int registry_index_ids(int dfd, char kind, const char *name, char (**ids)[REGISTRY_ID_MAX + 1],
+		       size_t *n);
+
+/* Build the missing index from all[0..n) (registry_list's, sorted by id):
+ * written under a private name, renamed into place (RENAME_NOREPLACE: a
+ * concurrent builder's wins), then the entries that appeared since the
+ * listing are added. 0 or -errno. */
+int registry_index_build(int dfd, const char *dir, const struct registry_entry *all, size_t n,
+			 struct fs_error *err);
+
+/* gc: make the index agree with all[0..n) (sorted by id): built when
+ * missing, files of names nobody carries dropped, missing ones added, empty
+ * name directories and set-aside indexes removed. */
+struct registry_index_stats {
+	size_t dropped, added;
+	int built;
+};
+int registry_index_check(const char *dir, const struct registry_entry *all, size_t n,
+			 struct registry_index_stats *st, struct fs_error *err);
+
+/* The query checks registry_lookup makes first: 0, or -EINVAL with why. */
+int registry_query_check(const struct registry_query *q, struct fs_error *err);
 
 /* Serialise/parse (exposed for tests and the fuzzer). */
 int registry_to_json(const struct registry_entry *e, char **out, size_t *len, struct fs_error *err);

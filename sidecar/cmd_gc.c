@@ -14,8 +14,11 @@ static void gc_usage(FILE *out)
 		"Usage: flamesidecar gc [--dry-run]\n\n"
 		"Remove registry entries whose process is gone or whose pid now belongs to\n"
 		"another process (start time differs). Every verb that reads the registry\n"
-		"(list, run, top, map...) already removes the entries it proves stale, and the\n"
-		"optional poststop hook removes them at once; gc sweeps them all explicitly.\n\n"
+		"(list, and the lookups of run, top, map...) already removes the entries it\n"
+		"meets that are proven stale, and the optional poststop hook removes them at\n"
+		"once; gc sweeps them all explicitly. It also brings the name index\n"
+		"(names/ beside the entries, which lookups by name and --pod read) in line\n"
+		"with the entries: built when missing, stale names dropped, missing ones added.\n\n"
 		"Options:\n"
 		"  -n, --dry-run  print what would be removed\n"
 		"  -h, --help     this text\n\n"
@@ -50,21 +53,37 @@ int cmd_gc(int argc, char **argv)
 	size_t n, removed = 0;
 	if (registry_list(regdir, &all, &n, common_warn, "gc", &err) < 0)
 		return cli_fail("gc", &err);
+	size_t kept = 0; /* all[0..kept): the entries left, still sorted by id */
 	for (size_t i = 0; i < n; i++) {
-		if (!registry_entry_dead(&all[i]))
-			continue; /* alive, or not proven gone */
+		if (!registry_entry_dead(&all[i])) {
+			all[kept++] = all[i]; /* alive, or not proven gone */
+			continue;
+		}
 		if (dry) {
 			printf("would remove %s (pid %d gone)\n", all[i].id, (int)all[i].pid);
 			removed++;
 			continue;
 		}
 		/* Judged again on the file itself: a new container of the same
-		 * id may have replaced the entry since it was listed. */
+		 * id may have replaced the entry since it was listed (its hook
+		 * indexes its names). */
 		if (!registry_remove_dead(regdir, all[i].id))
 			continue;
 		printf("removed %s (pid %d gone)\n", all[i].id, (int)all[i].pid);
 		removed++;
 	}
 	printf("%zu stale of %zu entries %s\n", removed, n, dry ? "(dry run)" : "removed");
+	if (dry)
+		return rc;
+	/* The index against the entries left (each removal above dropped its
+	 * own names). */
+	struct registry_index_stats st;
+	if (registry_index_check(regdir, all, kept, &st, &err) < 0)
+		return cli_fail("gc", &err);
+	if (st.built)
+		printf("name index built\n");
+	else
+		printf("name index: %zu stale names dropped, %zu missing added\n", st.dropped,
+		       st.added);
 	return rc;
 }

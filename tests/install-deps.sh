@@ -22,7 +22,8 @@ TEST_PKGS="$TEST_PKGS jetty9 wrk curl"
 TEST_PKGS="$TEST_PKGS time"       # tests/integration/unwind.bats
 # Separate debug info (sidecar/debuginfo/): libdebuginfod to build the
 # debuginfod helper; glibc's debug file, a real debuginfod server and strace
-# as oracles (tests/integration/debuginfo.bats).
+# as oracles (tests/integration/debuginfo.bats); strace also counts the
+# registry entries a lookup opens (tests/integration/lookup-scale.bats).
 PKGS="$PKGS libdebuginfod-dev"
 TEST_PKGS="$TEST_PKGS libc6-dbg debuginfod strace"
 # node --perf-basic-prof beside a JVM (tests/integration/perfmap-runtimes.bats)

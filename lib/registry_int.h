@@ -1,0 +1,21 @@
+/* registry_int.h - what registry.c shares with registry_lookup.c and
+ * registry_index.c; not for other callers (use registry.h). */
+#ifndef FS_REGISTRY_INT_H
+#define FS_REGISTRY_INT_H
+
+#include "registry.h"
+
+/* The registry directory, checked (registry_open_checked: no symlink, ours
+ * alone), created 0700 when create. The fd, or -errno (-ENOENT: missing). */
+int registry_open_dir(const char *dir, int create, struct fs_error *err);
+
+/* Read and parse the entry file name ("<id>.json", or a private name) of
+ * the directory dfd (dir names it in messages): O_NOFOLLOW, a regular file,
+ * at most 64 KiB. 0, or -errno (-ENOENT, -ELOOP, -EINVAL ...). */
+int registry_read_at(int dfd, const char *dir, const char *name, struct registry_entry *e,
+		     struct fs_error *err);
+
+/* "<id>.json" into name (room for REGISTRY_ID_MAX + 6), without validating id. */
+void registry_file_name(const char *id, char *name, size_t len);
+
+#endif
