@@ -163,7 +163,9 @@ self_time() {
 	read -r jpct jtotal < <(jfr_share "$jdk" "$OUT/twin.jfr")
 	echo "# $label: ours $pct% of $total samples on Inlined.work (safepoint-only leaves $sp of $all); JFR with the flag $jpct% of $jtotal" >&3
 	[ "$total" -gt 300 ]
-	[ "$jtotal" -gt 100 ]
+	# JFR samples the twin every 10-20 ms of its CPU: on a loaded machine
+	# its 3 s recording holds fewer than 100; 40 still tells 90% from 50%
+	[ "$jtotal" -gt 40 ]
 	[ "$pct" -ge 90 ]
 	local d=$((pct - jpct))
 	[ "${d#-}" -le 10 ]
