@@ -17,9 +17,6 @@ TEST_PKGS="$TEST_PKGS time"
 TEST_PKGS="$TEST_PKGS python3 libservlet-api-java libh2-java libderby-java"
 PKGS="$BUILD_PKGS"
 PKGS="$PKGS libdw-dev liblzma-dev libbz2-dev" # CFI of native frames (sidecar/unwind/cfi.c)
-TEST_PKGS="$TEST_PKGS jetty9 wrk curl"
-# GNU time's peak RSS of the profiler in a memory cgroup (hostile-memory.bats).
-TEST_PKGS="$TEST_PKGS time"       # tests/integration/unwind.bats
 # Separate debug info (sidecar/debuginfo/): libdebuginfod to build the
 # debuginfod helper; glibc's debug file, a real debuginfod server and strace
 # as oracles (tests/integration/debuginfo.bats); strace also counts the
