@@ -4,7 +4,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,7 +12,6 @@
 #include <sys/pidfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,6 +19,7 @@
 
 #include "cleanup.h"
 #include "proc.h"
+#include "rootfs.h"
 #include "timeutil.h"
 
 #define ATTACH_SIGQUIT_BIT (1ULL << (SIGQUIT - 1))
@@ -58,19 +57,15 @@ static void attach_sanitize(const char *in, size_t len, char *out, size_t max)
 
 static int attach_open_tmp(struct fs_error *err)
 {
-	struct open_how how = {
-	    .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-	    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS,
-	};
 	cleanup_close int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
 		return fs_error_set(err, errno, "opening / in the container");
-	int fd = (int)syscall(SYS_openat2, root, "tmp", &how, sizeof(how));
-	if (fd < 0 && errno == ELOOP)
+	int fd = rootfs_open(root, "tmp", O_PATH | O_DIRECTORY, 0);
+	if (fd == -ELOOP)
 		return fs_error_set(err, EPERM,
 				    "refusing to attach: /tmp in the container is a symbolic link");
 	if (fd < 0)
-		return fs_error_set(err, errno, "opening /tmp in the container");
+		return fs_error_set(err, -fd, "opening /tmp in the container");
 	return fd;
 }
 

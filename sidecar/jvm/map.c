@@ -6,12 +6,10 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,6 +17,7 @@
 #include "cleanup.h"
 #include "hsmap.h"
 #include "proc.h"
+#include "rootfs.h"
 #include "sandbox.h"
 
 const char *map_mode_name(enum map_mode m)
@@ -60,14 +59,10 @@ static int map_trigger(void *arg, struct fs_error *err)
 /* Is the agent a regular file at a symlink-free path in the container? */
 static int map_agent_present(int root, const char *path)
 {
-	struct open_how how = {
-	    .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-	    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS,
-	};
 	struct stat st;
 	if (!path[0])
 		return 0;
-	cleanup_close int fd = (int)syscall(SYS_openat2, root, path + 1, &how, sizeof(how));
+	cleanup_close int fd = rootfs_open(root, path + 1, O_PATH, 0);
 	return fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 }
 

@@ -4,17 +4,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cleanup.h"
 #include "fileio.h"
+#include "rootfs.h"
 
 struct perfmap_raw {
 	uint64_t start, size;
@@ -301,14 +300,10 @@ static int perfmap_check_stat(int fd, const char *path, uid_t owner, size_t max_
 
 static int perfmap_openat2(int root_fd, const char *path, uint64_t flags, struct fs_error *err)
 {
-	struct open_how how = {
-	    .flags = flags | O_NOFOLLOW | O_CLOEXEC,
-	    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS,
-	};
-	int fd = (int)syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
+	int fd = rootfs_open(root_fd, path, flags, 0);
 	if (fd >= 0)
 		return fd;
-	int e = errno;
+	int e = -fd;
 	if (e == ELOOP)
 		return fs_error_set(
 		    err, e, "refusing /%s: it or a directory on its path is a symbolic link", path);
