@@ -1,21 +1,15 @@
 /* hsmem.c - the bounded reader of the target's memory: see hotspot_int.h */
 #include <errno.h>
 #include <string.h>
-#include <sys/uio.h>
 
 #include "hotspot_int.h"
+#include "procmem.h"
 
 #define HS_PAGE 4096u
 
 int hsmem_read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
 {
-	pid_t pid = (pid_t)(intptr_t)ctx;
-	struct iovec local = {.iov_base = buf, .iov_len = len};
-	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
-	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EFAULT;
+	return procmem_read((pid_t)(intptr_t)ctx, addr, buf, len);
 }
 
 int hsmem_ptr_ok(uint64_t p, uint64_t align)

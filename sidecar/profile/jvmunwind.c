@@ -6,12 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <time.h>
 
 #include "cfi.h"
 #include "hotspot.h"
 #include "leafcall.h"
+#include "procmem.h"
 #include "timeutil.h"
 
 struct jvmunwind_blob {
@@ -192,9 +192,7 @@ static int jvmunwind_leaf_frame(void *ctx, uint64_t pc, int *bp_saved)
 		return e->frame;
 	}
 	uint8_t code[LEAFCALL_CODE_BYTES];
-	struct iovec local = {.iov_base = code, .iov_len = sizeof(code)};
-	struct iovec remote = {.iov_base = (void *)(uintptr_t)pc, .iov_len = sizeof(code)};
-	ssize_t got = process_vm_readv(j->pid, &local, 1, &remote, 1, 0);
+	ssize_t got = procmem_read_some(j->pid, pc, code, sizeof(code));
 	int x = -1, saved = 0;
 	if (got > 0) {
 		x = leafcall_exit(code, (size_t)got);

@@ -17,6 +17,7 @@
 #include "jvmunwind.h"
 #include "leafcall.h"
 #include "proc.h"
+#include "procmem.h"
 #include "sampler.h"
 #include "timeutil.h"
 #include "utf8.h"
@@ -130,13 +131,7 @@ static int profile_add(struct profile *p, pid_t pid, uint32_t thread, const uint
 /* leafcall_read_fn over process_vm_readv; ctx is the pid. */
 static int profile_read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 {
-	pid_t pid = (pid_t)(intptr_t)ctx;
-	struct iovec local = {.iov_base = buf, .iov_len = len};
-	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
-	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EIO;
+	return procmem_read((pid_t)(intptr_t)ctx, addr, buf, len);
 }
 
 /* The per-sample path: JVMs with the HotSpot unwinder get their user
