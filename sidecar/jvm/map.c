@@ -159,7 +159,7 @@ static int map_child_window(struct map_child_arg *a, struct sandbox_child *c, in
 			return r;
 	}
 	cleanup_close int fd = perfmap_open_checked(
-	    root, path, a->t.uid, PERFMAP_MAX_CONTAINER_FILE, &size, sandbox_child_fd_dir(c), err);
+	    root, path, a->t.uid, PERFMAP_MAX_CONTAINER_FILE, &size, PERFMAP_NO_PROC, err);
 	if (fd < 0)
 		return fd;
 	if (a->job == MAP_JOB_WINDOW_STOP) {
@@ -181,9 +181,8 @@ static int map_child(struct sandbox_child *c, void *argp, struct fs_error *err)
 {
 	struct map_child_arg *a = argp;
 	uint64_t deadline = sandbox_child_deadline(c);
-	cleanup_close int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0)
-		return fs_error_set(err, errno, "opening / in the container");
+	/* The jail's working directory is the target's root. */
+	int root = AT_FDCWD;
 	if (a->job != MAP_JOB_MAP)
 		return map_child_window(a, c, root, deadline, err);
 
@@ -223,7 +222,7 @@ static int map_child(struct sandbox_child *c, void *argp, struct fs_error *err)
 
 	size_t size;
 	cleanup_close int mfd = perfmap_open_checked(
-	    root, path, a->t.uid, PERFMAP_MAX_CONTAINER_FILE, &size, sandbox_child_fd_dir(c), err);
+	    root, path, a->t.uid, PERFMAP_MAX_CONTAINER_FILE, &size, PERFMAP_NO_PROC, err);
 	if (mfd < 0)
 		return mfd;
 	return map_send_file(c, mfd, path, 0, size, (int)mode, signalled, err);

@@ -323,6 +323,10 @@ int perfmap_open_checked(int root_fd, const char *path, uid_t owner, size_t max_
 	if (r < 0)
 		return r;
 	cleanup_close int own_dir = -1;
+	if (fd_dir == PERFMAP_NO_PROC) {
+		r = fileio_reopen_beneath(pfd, root_fd, path, err);
+		return r < 0 ? fs_error_wrap(err, "/%s", path) : r;
+	}
 	if (fd_dir < 0) {
 		own_dir = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (own_dir < 0)
