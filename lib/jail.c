@@ -80,19 +80,17 @@ int jail_read_full(int fd, void *buf, size_t len, uint64_t deadline)
 	size_t got = 0;
 	while (got < len) {
 		struct pollfd p = {.fd = fd, .events = POLLIN};
-		int ms = timeutil_remaining_ms(deadline);
+		/* No deadline: a blocking read (a child's filter may lack poll). */
+		int ms = deadline == UINT64_MAX ? -1 : timeutil_remaining_ms(deadline);
 		if (ms == 0)
 			return -ETIMEDOUT;
-		int r = poll(&p, 1, ms);
+		int r = ms < 0 ? 1 : poll(&p, 1, ms);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
 			return -errno;
-		if (r == 0) {
-			if (deadline == UINT64_MAX)
-				continue;
+		if (r == 0)
 			return -ETIMEDOUT;
-		}
 		ssize_t n = read(fd, (char *)buf + got, len - got);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;

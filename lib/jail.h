@@ -110,7 +110,8 @@ int jail_reap(struct jail_child *c, uint64_t deadline);
 /* Framed records: {u32 type, u32 len} then a then b. 0 or -errno. */
 int jail_send(int fd, uint32_t type, const void *a, size_t alen, const void *b, size_t blen);
 
-/* Read exactly len bytes before deadline (UINT64_MAX: none). 0; 1 at EOF
+/* Read exactly len bytes before deadline (UINT64_MAX: none, and no poll
+ * either: plain blocking reads). 0; 1 at EOF
  * before any byte; -EPIPE at EOF inside; -ETIMEDOUT; or -errno. */
 int jail_read_full(int fd, void *buf, size_t len, uint64_t deadline);
 
