@@ -169,40 +169,69 @@ static int jail_is_rw(const char *path)
 	return statvfs(path, &sv) == 0 && !(sv.f_flag & ST_RDONLY);
 }
 
-/* In the private copy: every mount read-only but the one holding
- * s->writable (when it was writable: a mount the container has read-only
- * stays so), so /proc/sys, /proc/sysrq-trigger or /sys, host-global
- * whatever the container's view, cannot be written. */
-static int jail_read_only(const struct jail_spec *s, struct fs_error *err)
+/* The mount id of path, and whether path is that mount's root. */
+static int jail_mount_of(const char *path, uint64_t *id, int *is_root)
 {
-	struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY},
-			  rw = {.attr_clr = MOUNT_ATTR_RDONLY};
 	struct statx stx;
-	int keep = s->writable && jail_is_rw(s->writable);
-	const char *at = s->writable;
-	if (keep && (statx(AT_FDCWD, at, AT_SYMLINK_NOFOLLOW, 0, &stx) < 0 ||
-		     !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))) {
-		/* Not a mount of its own: a directory of the root mount. */
-		at = "/";
-		keep = jail_is_rw("/");
-	}
-	if (mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &ro, sizeof(ro)) < 0)
-		return fs_error_set(err, errno, "%s: making the target's mounts read-only",
-				    s->what);
-	if (keep && mount_setattr(AT_FDCWD, at, AT_SYMLINK_NOFOLLOW, &rw, sizeof(rw)) < 0)
-		return fs_error_set(err, errno, "%s: keeping %s writable", s->what, at);
+	if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &stx) < 0)
+		return -errno;
+	*id = stx.stx_mnt_id;
+	*is_root = !!(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
 	return 0;
 }
 
-/* Join the target's namespaces and root, in a private copy of its mounts
- * where no device opens, no set-id bit counts, nothing executes and only
- * s->writable can be written. */
-static int jail_enter(const struct jail_spec *s, int net, int mnt, int root, struct fs_error *err)
+/* Where to clear MOUNT_ATTR_RDONLY so that w stays writable: w itself when
+ * it is a mount, else the root's or the namespace root's mount ("." here)
+ * when that is the one holding it. NULL when none is. */
+static const char *jail_writable_mount(const char *w)
+{
+	static const char *const at[] = {"/", "."};
+	uint64_t id, other;
+	int is_root;
+	if (jail_mount_of(w, &id, &is_root) < 0)
+		return NULL;
+	if (is_root)
+		return w;
+	for (size_t i = 0; i < FS_ARRAY_SIZE(at); i++)
+		if (jail_mount_of(at[i], &other, &is_root) == 0 && is_root && other == id)
+			return at[i];
+	return NULL;
+}
+
+/* The private copy of the target's mounts, changed from "." (the root of
+ * the copied namespace; "/" is the target's root, maybe below it): no
+ * device opens, no set-id bit counts, nothing executes, nothing
+ * propagates, and every mount is read-only but the one holding
+ * s->writable (when it was writable: a mount the container has read-only
+ * stays so), so /proc/sys, /proc/sysrq-trigger or /sys, host-global
+ * whatever the container's view, cannot be written. */
+static int jail_lock_mounts(const struct jail_spec *s, struct fs_error *err)
 {
 	struct mount_attr attr = {
-	    .attr_set = MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC,
+	    .attr_set =
+		MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC | MOUNT_ATTR_RDONLY,
 	    .propagation = MS_PRIVATE,
 	};
+	struct mount_attr rw = {.attr_clr = MOUNT_ATTR_RDONLY};
+	const char *keep =
+	    s->writable && jail_is_rw(s->writable) ? jail_writable_mount(s->writable) : NULL;
+	if (s->writable && jail_is_rw(s->writable) && !keep)
+		return fs_error_set(err, ENOTSUP, "%s: no mount of its own holds %s", s->what,
+				    s->writable);
+	if (mount_setattr(AT_FDCWD, ".", AT_RECURSIVE, &attr, sizeof(attr)) < 0)
+		return fs_error_set(err, errno,
+				    "%s: making the target's mounts read-only, nodev, "
+				    "nosuid, noexec",
+				    s->what);
+	if (keep && mount_setattr(AT_FDCWD, keep, AT_SYMLINK_NOFOLLOW, &rw, sizeof(rw)) < 0)
+		return fs_error_set(err, errno, "%s: keeping %s writable", s->what, s->writable);
+	return 0;
+}
+
+/* Join the target's namespaces, then its root in a private copy of its
+ * mounts (jail_lock_mounts). */
+static int jail_enter(const struct jail_spec *s, int net, int mnt, int root, struct fs_error *err)
+{
 	if (net >= 0 && setns(net, CLONE_NEWNET) < 0)
 		return fs_error_set(err, errno, "%s: joining the target's network namespace",
 				    s->what);
@@ -211,18 +240,18 @@ static int jail_enter(const struct jail_spec *s, int net, int mnt, int root, str
 	if (setns(mnt, CLONE_NEWNS) < 0)
 		return fs_error_set(err, errno, "%s: joining the target's mount namespace",
 				    s->what);
-	/* Paths resolve from the target's root, not the namespace's "/". */
-	if (root >= 0 && (fchdir(root) < 0 || chroot(".") < 0))
+	/* Paths resolve from the target's root, not the namespace's "/";
+	 * the working directory stays at the namespace's root until the
+	 * mounts are locked from there. */
+	cleanup_close int nsroot = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (nsroot < 0 || (root >= 0 && (fchdir(root) < 0 || chroot(".") < 0)) ||
+	    fchdir(nsroot) < 0)
 		return fs_error_set(err, errno, "%s: entering the target's root", s->what);
+	/* Our copy: root and working directory move into it. */
 	if (unshare(CLONE_NEWNS) < 0)
 		return fs_error_set(err, errno, "%s: a private copy of the target's mounts",
 				    s->what);
-	if (mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &attr, sizeof(attr)) < 0)
-		return fs_error_set(err, errno == EINVAL ? ENOTSUP : errno,
-				    "%s: making the target's mounts nodev, nosuid, noexec%s",
-				    s->what,
-				    errno == EINVAL ? " (its root is not a mount: a chroot?)" : "");
-	int r = jail_read_only(s, err);
+	int r = jail_lock_mounts(s, err);
 	if (r < 0)
 		return r;
 	if (chdir("/") < 0)
