@@ -342,6 +342,46 @@ static int sb_parent_loop(struct sb_parent *p, struct fs_error *err)
 	}
 }
 
+/* What the run came to: the child's own error first, then the parent's
+ * (r, lerr), the deadline, how the child ended; else its output. */
+static int sb_result(struct sb_parent *p, int r, int status, const struct fs_error *lerr,
+		     char **out, size_t *out_len, struct fs_error *err)
+{
+	const struct sandbox_job *job = p->job;
+	cleanup_free char *data = p->out;
+
+	if (p->child_error) {
+		/* The child said what went wrong; that is the best message. */
+		if (err)
+			*err = *lerr;
+		return -p->child_error;
+	}
+	if (r == -ETIMEDOUT || (r == 0 && status == -ETIMEDOUT))
+		return fs_error_set(err, ETIMEDOUT,
+				    "the sandboxed child did not finish within %u ms (killed)",
+				    job->timeout_ms);
+	if (r < 0) {
+		if (err)
+			*err = *lerr;
+		return r;
+	}
+	if (status & 0x7f)
+		return fs_error_set(err, ECHILD, "the sandboxed child was killed by signal %d (%s)",
+				    status & 0x7f, strsignal(status & 0x7f));
+	if (status >> 8)
+		return fs_error_set(err, EIO, "the sandboxed child exited with status %d",
+				    status >> 8);
+	if (!data) {
+		data = calloc(1, 1);
+		if (!data)
+			return fs_error_set(err, ENOMEM, "sandbox output");
+	}
+	data[p->len] = '\0';
+	*out_len = p->len;
+	*out = steal_pointer(&data);
+	return 0;
+}
+
 int sandbox_run(const struct sandbox_target *t, const struct sandbox_job *job, char **out,
 		size_t *out_len, struct fs_error *err)
 {
@@ -391,36 +431,5 @@ int sandbox_run(const struct sandbox_target *t, const struct sandbox_job *job, c
 	struct fs_error lerr = {0};
 	r = sb_parent_loop(&p, &lerr);
 	int status = jail_reap(&child, r < 0 ? 0 : deadline);
-	cleanup_free char *data = p.out;
-
-	if (p.child_error) {
-		/* The child said what went wrong; that is the best message. */
-		if (err)
-			*err = lerr;
-		return -p.child_error;
-	}
-	if (r == -ETIMEDOUT || (r == 0 && status == -ETIMEDOUT))
-		return fs_error_set(err, ETIMEDOUT,
-				    "the sandboxed child did not finish within %u ms (killed)",
-				    job->timeout_ms);
-	if (r < 0) {
-		if (err)
-			*err = lerr;
-		return r;
-	}
-	if (status & 0x7f)
-		return fs_error_set(err, ECHILD, "the sandboxed child was killed by signal %d (%s)",
-				    status & 0x7f, strsignal(status & 0x7f));
-	if (status >> 8)
-		return fs_error_set(err, EIO, "the sandboxed child exited with status %d",
-				    status >> 8);
-	if (!data) {
-		data = calloc(1, 1);
-		if (!data)
-			return fs_error_set(err, ENOMEM, "sandbox output");
-	}
-	data[p.len] = '\0';
-	*out_len = p.len;
-	*out = steal_pointer(&data);
-	return 0;
+	return sb_result(&p, r, status, &lerr, out, out_len, err);
 }
