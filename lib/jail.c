@@ -323,8 +323,32 @@ static void jail_send_status(int statusfd, int dumpable, const char *stderr_path
 	jail_send(JAIL_FD, JAIL_STATUS, buf, strlen(buf), NULL, 0);
 }
 
-/* Everything before namespaces: nothing of the sidecar's state stays.
- * The channel ends at JAIL_FD; the other kept fds are lifted above 15. */
+/* fds 0-2 on /dev/null (nothing of the operator's terminal: messages go
+ * over the channel), the channel at JAIL_FD, the other kept fds lifted
+ * above 15, every other fd closed. Until this is done the channel is not
+ * there to report on: a failure ends the child. */
+static void jail_fds(int sock, int *fds, size_t nfds, int *statusfd, char *stderr_path,
+		     int want_status)
+{
+	int keep[8] = {0, 1, 2, JAIL_FD, -1, -1, -1, -1};
+	if (want_status)
+		*statusfd = keep[4] = jail_lift(open("/proc/self/status", O_RDONLY | O_CLOEXEC));
+	for (size_t i = 0; i < nfds && i < 3; i++)
+		fds[i] = keep[5 + i] = jail_lift(fds[i]);
+	int high = jail_lift(sock);
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (high < 0 || null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0 ||
+	    dup2(high, JAIL_FD) < 0)
+		_exit(1);
+	if (want_status) {
+		ssize_t l = readlink("/proc/self/fd/2", stderr_path, PATH_MAX - 1);
+		stderr_path[l > 0 ? l : 0] = '\0';
+	}
+	jail_close_others(keep, 8);
+}
+
+/* Before anything of the target is joined: nothing of the sidecar's state
+ * stays but what the client named. */
 static int jail_isolate(const struct jail_spec *s, int sock, int *fds, size_t nfds, int *statusfd,
 			char *stderr_path, struct fs_error *err)
 {
@@ -332,7 +356,8 @@ static int jail_isolate(const struct jail_spec *s, int sock, int *fds, size_t nf
 	/* Not ptrace-able nor readable through /proc by the container's
 	 * processes: it holds capabilities and host fds until the drop. */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-		return fs_error_set(err, errno, "%s: making itself non-dumpable", s->what);
+		_exit(1);
+	jail_fds(sock, fds, nfds, statusfd, stderr_path, s->send_status);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	for (int sig = 1; sig < NSIG; sig++)
@@ -342,24 +367,6 @@ static int jail_isolate(const struct jail_spec *s, int sock, int *fds, size_t nf
 	int r = proc_unmap_shared();
 	if (r < 0)
 		return fs_error_set(err, -r, "%s: unmapping the sidecar's shared memory", s->what);
-	if (s->send_status)
-		*statusfd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	for (size_t i = 0; i < nfds; i++)
-		fds[i] = jail_lift(fds[i]);
-	int high = jail_lift(sock);
-	/* Nothing of the operator's terminal: messages go over the channel. */
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (high < 0 || null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0 ||
-	    dup2(high, JAIL_FD) < 0)
-		return fs_error_set(err, errno, "%s: setting up fds 0-3", s->what);
-	if (s->send_status) {
-		ssize_t l = readlink("/proc/self/fd/2", stderr_path, PATH_MAX - 1);
-		stderr_path[l > 0 ? l : 0] = '\0';
-	}
-	int keep[8] = {0, 1, 2, JAIL_FD, *statusfd};
-	for (size_t i = 0; i < nfds && i < 3; i++)
-		keep[5 + i] = fds[i];
-	jail_close_others(keep, 8);
 	return 0;
 }
 
