@@ -57,7 +57,8 @@ LIBS := -lyajl -lseccomp -lcap -ldw -lelf -lprotobuf-c -lz -llzma -lstdc++
 # (LD_PRELOAD, LD_LIBRARY_PATH from an image or a runtime) can run code in it.
 # The sidecar too: it runs as root, and a static start costs 0.35 ms of CPU
 # against 1.6 ms of dynamic relocation (measured: docs/performance.md).
-# The hook needs yajl only (lib/ and hook/ use neither libseccomp nor libcap).
+# The hook needs yajl only (of lib/, only jail.c uses libseccomp and libcap,
+# and the hook does not link it).
 ifeq ($(SANITIZE),1)
   DYN_LDFLAGS := $(LDFLAGS) -pie
   HOOK_LDFLAGS := $(DYN_LDFLAGS)

@@ -26,6 +26,7 @@
 
 #include "cleanup.h"
 #include "hook.h"
+#include "rootfs.h"
 #include "timeutil.h"
 
 #ifndef MOVE_MOUNT_F_EMPTY_PATH
@@ -38,12 +39,6 @@ static int sys_move_mount(int from_dfd, const char *from, int to_dfd, const char
 			  unsigned flags)
 {
 	return (int)syscall(SYS_move_mount, from_dfd, from, to_dfd, to, flags);
-}
-
-static int sys_openat2(int dfd, const char *path, uint64_t flags, uint64_t resolve)
-{
-	struct open_how how = {.flags = flags, .resolve = resolve};
-	return (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
 }
 
 static const char *mount_kind(int dfd, const char *name)
@@ -117,8 +112,8 @@ int hook_open_mount_point(int root_fd, const char *path, struct fs_error *err)
 		comp[n] = '\0';
 		if (!strcmp(comp, ".") || !strcmp(comp, ".."))
 			return fs_error_set(err, EINVAL, "mount point %s has . or ..", path);
-		int fd = sys_openat2(cur, comp, flags, resolve);
-		if (fd < 0 && errno == ENOENT) {
+		int fd = rootfs_openat2(cur, comp, flags, 0, resolve);
+		if (fd == -ENOENT) {
 			struct stat sb;
 			if (fstatat(cur, comp, &sb, AT_SYMLINK_NOFOLLOW) == 0)
 				return fs_error_set(err, ELOOP,
@@ -130,10 +125,10 @@ int hook_open_mount_point(int root_fd, const char *path, struct fs_error *err)
 			if (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST)
 				return fs_error_set(err, errno, "creating '%s' of mount point %s",
 						    comp, path);
-			fd = sys_openat2(cur, comp, flags, resolve);
+			fd = rootfs_openat2(cur, comp, flags, 0, resolve);
 		}
 		if (fd < 0) {
-			int saved = errno;
+			int saved = -fd;
 			if (saved == ELOOP || saved == ENOTDIR || saved == EXDEV)
 				return fs_error_set(
 				    err, saved,

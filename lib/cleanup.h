@@ -4,8 +4,9 @@
  *   cleanup_close int fd = open(...);     closed at scope exit (if >= 0)
  *   cleanup_fclose FILE *f = fopen(...);  fclosed at scope exit
  *   cleanup_closedir DIR *d = opendir(.); closedir'd at scope exit
- * (yajl_val: cleanup_json in json.h; cap_t and scmp_filter_ctx: in
- * sidecar/jvm/sandbox.c, the only user of libcap and libseccomp)
+ *   cleanup_cap cap_t c = cap_init();     cap_free'd at scope exit (libcap)
+ *   cleanup_seccomp scmp_filter_ctx f = seccomp_init(...); released (libseccomp)
+ * (yajl_val: cleanup_json in json.h)
  *   return steal_pointer(&s);             hand ownership on (s becomes NULL)
  *   return steal_fd(&fd);                 hand an fd on (fd becomes -1)
  */
@@ -13,7 +14,9 @@
 #define FS_CLEANUP_H
 
 #include <dirent.h>
+#include <seccomp.h>
 #include <stdio.h>
+#include <sys/capability.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <errno.h>
@@ -44,10 +47,27 @@ static inline void fs_closedirp(DIR **d)
 		closedir(*d);
 }
 
+static inline void fs_cap_freep(cap_t *c)
+{
+	if (*c) {
+		int saved = errno;
+		cap_free(*c);
+		errno = saved;
+	}
+}
+
+static inline void fs_seccomp_releasep(scmp_filter_ctx *c)
+{
+	if (*c)
+		seccomp_release(*c);
+}
+
 #define cleanup_free	 __attribute__((cleanup(fs_freep)))
 #define cleanup_close	 __attribute__((cleanup(fs_closep)))
 #define cleanup_fclose	 __attribute__((cleanup(fs_fclosep)))
 #define cleanup_closedir __attribute__((cleanup(fs_closedirp)))
+#define cleanup_cap	 __attribute__((cleanup(fs_cap_freep)))
+#define cleanup_seccomp	 __attribute__((cleanup(fs_seccomp_releasep)))
 
 static inline void *fs_steal_pointer(void *pp)
 {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "rootfs.h"
 
 int fileio_read_fd(int fd, size_t max, char **out, size_t *len, struct fs_error *err)
 {
@@ -184,6 +185,24 @@ int fileio_reopen(int path_fd, int fd_dir, struct fs_error *err)
 	    got.st_ino != want.st_ino) {
 		close(fd);
 		return fs_error_set(err, ESTALE, "reopening fd %d gave another file", path_fd);
+	}
+	return fd;
+}
+
+int fileio_reopen_beneath(int path_fd, int root_fd, const char *path, struct fs_error *err)
+{
+	struct stat want, got;
+	if (fstat(path_fd, &want) < 0)
+		return fs_error_set(err, errno, "stat of fd %d", path_fd);
+	if (!S_ISREG(want.st_mode))
+		return fs_error_set(err, EPERM, "refusing to open a file that is not regular");
+	int fd = rootfs_open(root_fd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+	if (fd < 0)
+		return fs_error_set(err, -fd, "reopening /%s", path);
+	if (fstat(fd, &got) < 0 || !S_ISREG(got.st_mode) || got.st_dev != want.st_dev ||
+	    got.st_ino != want.st_ino) {
+		close(fd);
+		return fs_error_set(err, ESTALE, "reopening /%s gave another file", path);
 	}
 	return fd;
 }

@@ -55,6 +55,12 @@ int fileio_replace(int dir_fd, const char *dir_name, const char *name, mode_t mo
  */
 int fileio_reopen(int path_fd, int fd_dir, struct fs_error *err);
 
+/* fileio_reopen's contract without a /proc: path (beneath root_fd, as
+ * rootfs_open) is opened again for reading (O_NONBLOCK, O_NOCTTY) and
+ * must be the regular file path_fd is, else -ESTALE. Only where a device
+ * node swapped in opens nothing: mounts that are nodev (a jail, jail.h). */
+int fileio_reopen_beneath(int path_fd, int root_fd, const char *path, struct fs_error *err);
+
 /* 0 when fd is a directory owned by our euid that nobody else may write
  * (no group or other write bit); else -EPERM (-ENOTDIR) with a message
  * naming path and what is wrong and how to fix it. */

@@ -184,22 +184,6 @@ int proc_pidfd_recheck(int pidfd, pid_t pid, uint64_t start_time, struct fs_erro
 	return 0;
 }
 
-ssize_t proc_vm_read(pid_t pid, int pidfd, uint64_t addr, void *buf, size_t len)
-{
-	if (pidfd < 0)
-		return -EBADF;
-	struct iovec local = {.iov_base = buf, .iov_len = len};
-	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
-	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-	int saved = errno;
-	if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0) {
-		if (n > 0)
-			memset(buf, 0, (size_t)n);
-		return -ESRCH;
-	}
-	return n < 0 ? -saved : n;
-}
-
 /* A maps line: addresses, flags, offset, device, inode and a path of at
  * most PATH_MAX (a longer line is read in pieces). */
 #define PROC_MAPS_LINE (4096 + 256)

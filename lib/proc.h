@@ -48,14 +48,7 @@ int proc_pidfd_open_checked(pid_t pid, uint64_t start_time, struct fs_error *err
  * lives); -ESRCH with a message otherwise. */
 int proc_pidfd_recheck(int pidfd, pid_t pid, uint64_t start_time, struct fs_error *err);
 
-/* process_vm_readv of len bytes at addr of pid that never returns the
- * memory of another process: pidfd is a pidfd of pid opened while pid had
- * its recorded start time (proc_pidfd_open_checked), and the bytes count
- * only when that process still exists after the read (its pid cannot have
- * been reused meanwhile, not even while it is a zombie). Bytes read, or
- * -errno: -ESRCH when it exited (what was read is discarded), -EBADF
- * without a pidfd. Never read a process's memory by bare pid. */
-ssize_t proc_vm_read(pid_t pid, int pidfd, uint64_t addr, void *buf, size_t len);
+/* Reading a process's memory with such a pidfd: procmem.h. */
 
 /* Which of needles occur in a line of /proc/<pid>/maps (bit i of *found:
  * needles[i]; at most 32; "\n" ends a line): read line by line in constant

@@ -2,6 +2,7 @@
 #include "timeutil.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 #include <time.h>
 
@@ -55,4 +56,12 @@ uint64_t timeutil_now_us(void)
 uint64_t timeutil_now_ms(void)
 {
 	return timeutil_now_us() / 1000u;
+}
+
+int timeutil_remaining_ms(uint64_t deadline)
+{
+	uint64_t now = timeutil_now_ms();
+	if (now >= deadline)
+		return 0;
+	return deadline - now > INT_MAX ? INT_MAX : (int)(deadline - now);
 }

@@ -17,5 +17,8 @@ int timeutil_parse_duration_ms(const char *s, unsigned long long *ms);
 /* CLOCK_MONOTONIC in milliseconds / microseconds. */
 uint64_t timeutil_now_ms(void);
 uint64_t timeutil_now_us(void);
+/* Milliseconds left until deadline (CLOCK_MONOTONIC ms): 0 when it has
+ * passed, at most INT_MAX (UINT64_MAX: no deadline), for poll(). */
+int timeutil_remaining_ms(uint64_t deadline);
 
 #endif

@@ -43,7 +43,7 @@ int hotspot_open(pid_t pid, struct hotspot **out, struct fs_error *err);
 int hotspot_open_checked(pid_t pid, uint64_t start_time, struct hotspot **out,
 			 struct fs_error *err);
 /* That pidfd (for reads of the same process outside this reader with
- * proc_vm_read), or -1. */
+ * procmem_read), or -1. */
 int hotspot_pidfd(const struct hotspot *hs);
 void hotspot_close(struct hotspot *hs);
 

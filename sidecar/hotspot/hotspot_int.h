@@ -101,7 +101,7 @@ struct hs_proc {
 	int pidfd;
 };
 
-/* The process_vm_readv reader; ctx is a struct hs_proc* (proc_vm_read: a
+/* The process_vm_readv reader; ctx is a struct hs_proc* (procmem_read: a
  * read of a process that exited, or whose pid was reused, fails). */
 int hsmem_read_pid(void *ctx, uint64_t addr, void *buf, size_t len);
 

@@ -1,20 +1,16 @@
 /* hsmem.c - the bounded reader of the target's memory: see hotspot_int.h */
 #include <errno.h>
 #include <string.h>
-#include <sys/uio.h>
 
 #include "hotspot_int.h"
-#include "proc.h"
+#include "procmem.h"
 
 #define HS_PAGE 4096u
 
 int hsmem_read_pid(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	const struct hs_proc *p = ctx;
-	ssize_t n = proc_vm_read(p->pid, p->pidfd, addr, buf, len);
-	if (n < 0)
-		return (int)n;
-	return (size_t)n == len ? 0 : -EFAULT;
+	return procmem_read(p->pid, p->pidfd, addr, buf, len);
 }
 
 int hsmem_ptr_ok(uint64_t p, uint64_t align)

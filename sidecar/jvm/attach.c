@@ -4,7 +4,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,7 +12,6 @@
 #include <sys/pidfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,15 +19,10 @@
 
 #include "cleanup.h"
 #include "proc.h"
+#include "rootfs.h"
 #include "timeutil.h"
 
 #define ATTACH_SIGQUIT_BIT (1ULL << (SIGQUIT - 1))
-
-static int attach_remaining(uint64_t deadline)
-{
-	uint64_t now = timeutil_now_ms();
-	return now >= deadline ? 0 : (int)(deadline - now);
-}
 
 /* Copy at most max bytes of untrusted text for a message: control
  * characters become '?', newlines "; ", trailing blanks go. */
@@ -56,30 +49,28 @@ static void attach_sanitize(const char *in, size_t len, char *out, size_t max)
 
 /* ---- child side: finding and connecting to the listener ------------------ */
 
-static int attach_open_tmp(struct fs_error *err)
+/* Paths resolve from the working directory, the root of the target in the
+ * sandboxed child (which may open nothing through another dirfd): /tmp
+ * must be a directory there, not a symlink. 0 or -errno. */
+static int attach_check_tmp(struct fs_error *err)
 {
-	struct open_how how = {
-	    .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-	    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS,
-	};
-	cleanup_close int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0)
-		return fs_error_set(err, errno, "opening / in the container");
-	int fd = (int)syscall(SYS_openat2, root, "tmp", &how, sizeof(how));
-	if (fd < 0 && errno == ELOOP)
+	cleanup_close int fd = rootfs_open(AT_FDCWD, "tmp", O_PATH | O_DIRECTORY, 0);
+	if (fd == -ELOOP)
 		return fs_error_set(err, EPERM,
 				    "refusing to attach: /tmp in the container is a symbolic link");
 	if (fd < 0)
-		return fs_error_set(err, errno, "opening /tmp in the container");
-	return fd;
+		return fs_error_set(err, -fd, "opening /tmp in the container");
+	return 0;
 }
 
 /* 1 if there is a socket owned by uid, 0 if there is nothing, -EPERM if
  * something else sits there. */
-static int attach_check_socket(int tmpfd, const char *name, uid_t uid, struct fs_error *err)
+static int attach_check_socket(const char *name, uid_t uid, struct fs_error *err)
 {
 	struct stat st;
-	if (fstatat(tmpfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+	char path[80];
+	snprintf(path, sizeof(path), "tmp/%s", name);
+	if (fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		if (errno == ENOENT)
 			return 0;
 		return fs_error_set(err, errno, "stat /tmp/%s", name);
@@ -121,10 +112,9 @@ static int attach_connect_socket(const struct attach_target *t, const char *name
 }
 
 /* Try the socket once: the fd, 0 when there is none (yet), or -errno. */
-static int attach_try(int tmpfd, const struct attach_target *t, const char *name,
-		      struct fs_error *err)
+static int attach_try(const struct attach_target *t, const char *name, struct fs_error *err)
 {
-	int r = attach_check_socket(tmpfd, name, t->uid, err);
+	int r = attach_check_socket(name, t->uid, err);
 	if (r <= 0)
 		return r;
 	r = attach_connect_socket(t, name, err);
@@ -135,17 +125,20 @@ static int attach_try(int tmpfd, const struct attach_target *t, const char *name
 
 /* Create /tmp/.attach_pid<pid>, or accept a leftover one that is a regular
  * file of the JVM's uid. */
-static int attach_create_trigger(int tmpfd, const char *name, uid_t uid, struct fs_error *err)
+static int attach_create_trigger(const char *name, uid_t uid, struct fs_error *err)
 {
 	struct stat st;
-	int fd = openat(tmpfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	char path[80];
+	snprintf(path, sizeof(path), "tmp/%s", name);
+	/* Read-only: HotSpot looks only for the file, and nothing is written. */
+	int fd = rootfs_open(AT_FDCWD, path, O_RDONLY | O_CREAT | O_EXCL, 0600);
 	if (fd >= 0) {
 		close(fd);
 		return 0;
 	}
-	if (errno != EEXIST)
-		return fs_error_set(err, errno, "creating /tmp/%s in the container", name);
-	if (fstatat(tmpfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (fd != -EEXIST)
+		return fs_error_set(err, -fd, "creating /tmp/%s in the container", name);
+	if (fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return fs_error_set(err, errno, "stat /tmp/%s", name);
 	if (!S_ISREG(st.st_mode) || st.st_uid != uid)
 		return fs_error_set(err, EPERM,
@@ -162,14 +155,14 @@ int attach_connect(const struct attach_target *t, int (*trigger)(void *arg, stru
 	*signalled = 0;
 	snprintf(sock, sizeof(sock), ".java_pid%d", (int)t->ns_pid);
 	snprintf(trig, sizeof(trig), ".attach_pid%d", (int)t->ns_pid);
-	cleanup_close int tmpfd = attach_open_tmp(err);
-	if (tmpfd < 0)
-		return tmpfd;
-	int r = attach_try(tmpfd, t, sock, err);
+	int r = attach_check_tmp(err);
+	if (r < 0)
+		return r;
+	r = attach_try(t, sock, err);
 	if (r != 0)
 		return r;
 
-	r = attach_create_trigger(tmpfd, trig, t->uid, err);
+	r = attach_create_trigger(trig, t->uid, err);
 	if (r < 0)
 		return r;
 	/* Poll for the socket: HotSpot binds it a few ms after the signal, so
@@ -180,10 +173,10 @@ int attach_connect(const struct attach_target *t, int (*trigger)(void *arg, stru
 		*signalled = 1;
 		long wait_us = 200;
 		for (;;) {
-			r = attach_try(tmpfd, t, sock, err);
+			r = attach_try(t, sock, err);
 			if (r != 0)
 				break;
-			int left = attach_remaining(deadline_ms);
+			int left = timeutil_remaining_ms(deadline_ms);
 			if (left == 0) {
 				r = fs_error_set(err, ETIMEDOUT,
 						 "the JVM did not open its attach socket /tmp/%s "
@@ -198,7 +191,9 @@ int attach_connect(const struct attach_target *t, int (*trigger)(void *arg, stru
 				wait_us = wait_us * 2 > 5000 ? 5000 : wait_us * 2;
 		}
 	}
-	unlinkat(tmpfd, trig, 0);
+	char trig_path[80];
+	snprintf(trig_path, sizeof(trig_path), "tmp/%s", trig);
+	unlinkat(AT_FDCWD, trig_path, 0);
 	return r;
 }
 
@@ -283,7 +278,7 @@ static int attach_wait(int fd, short events, uint64_t deadline)
 {
 	for (;;) {
 		struct pollfd p = {.fd = fd, .events = events};
-		int ms = attach_remaining(deadline);
+		int ms = timeutil_remaining_ms(deadline);
 		if (ms == 0)
 			return -ETIMEDOUT;
 		int r = poll(&p, 1, ms);

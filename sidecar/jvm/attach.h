@@ -43,7 +43,8 @@ struct attach_reply {
  * Returns the connected fd or -errno: -ETIMEDOUT (no socket before
  * deadline_ms, CLOCK_MONOTONIC ms), -EPERM (a socket or file that is not the
  * JVM's, a symlinked /tmp), -ECONNREFUSED. *signalled tells whether the
- * trigger ran. */
+ * trigger ran. /tmp is looked up from the working directory taken as the
+ * root (in the sandboxed child: the target's root), never through a dirfd. */
 int attach_connect(const struct attach_target *t, int (*trigger)(void *arg, struct fs_error *err),
 		   void *arg, uint64_t deadline_ms, int *signalled, struct fs_error *err);
 

@@ -6,12 +6,10 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,6 +17,7 @@
 #include "cleanup.h"
 #include "hsmap.h"
 #include "proc.h"
+#include "rootfs.h"
 #include "sandbox.h"
 
 const char *map_mode_name(enum map_mode m)
@@ -61,14 +60,10 @@ static int map_trigger(void *arg, struct fs_error *err)
 /* Is the agent a regular file at a symlink-free path in the container? */
 static int map_agent_present(int root, const char *path)
 {
-	struct open_how how = {
-	    .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-	    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS,
-	};
 	struct stat st;
 	if (!path[0])
 		return 0;
-	cleanup_close int fd = (int)syscall(SYS_openat2, root, path + 1, &how, sizeof(how));
+	cleanup_close int fd = rootfs_open(root, path + 1, O_PATH, 0);
 	return fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 }
 
@@ -169,7 +164,7 @@ static int map_child_window(struct map_child_arg *a, struct sandbox_child *c, in
 			return r;
 	}
 	cleanup_close int fd = perfmap_open_checked(
-	    root, path, a->t.uid, PERFMAP_MAX_CONTAINER_FILE, &size, sandbox_child_fd_dir(c), err);
+	    root, path, a->t.uid, PERFMAP_MAX_CONTAINER_FILE, &size, PERFMAP_NO_PROC, err);
 	if (fd < 0)
 		return fd;
 	if (a->job == MAP_JOB_WINDOW_STOP) {
@@ -192,9 +187,8 @@ static int map_child(struct sandbox_child *c, void *argp, struct fs_error *err)
 {
 	struct map_child_arg *a = argp;
 	uint64_t deadline = sandbox_child_deadline(c);
-	cleanup_close int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0)
-		return fs_error_set(err, errno, "opening / in the container");
+	/* The jail's working directory is the target's root. */
+	int root = AT_FDCWD;
 	if (a->job != MAP_JOB_MAP)
 		return map_child_window(a, c, root, deadline, err);
 
@@ -234,7 +228,7 @@ static int map_child(struct sandbox_child *c, void *argp, struct fs_error *err)
 
 	size_t size;
 	cleanup_close int mfd = perfmap_open_checked(
-	    root, path, a->t.uid, PERFMAP_MAX_CONTAINER_FILE, &size, sandbox_child_fd_dir(c), err);
+	    root, path, a->t.uid, PERFMAP_MAX_CONTAINER_FILE, &size, PERFMAP_NO_PROC, err);
 	if (mfd < 0)
 		return mfd;
 	return map_send_file(c, mfd, path, 0, size, a->max_len, (int)mode, signalled, err);

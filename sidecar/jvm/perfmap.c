@@ -4,17 +4,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cleanup.h"
 #include "fileio.h"
+#include "rootfs.h"
 #include "textsafe.h"
 
 struct perfmap_raw {
@@ -307,14 +306,10 @@ static int perfmap_check_stat(int fd, const char *path, uid_t owner, size_t max_
 
 static int perfmap_openat2(int root_fd, const char *path, uint64_t flags, struct fs_error *err)
 {
-	struct open_how how = {
-	    .flags = flags | O_NOFOLLOW | O_CLOEXEC,
-	    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS,
-	};
-	int fd = (int)syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
+	int fd = rootfs_open(root_fd, path, flags, 0);
 	if (fd >= 0)
 		return fd;
-	int e = errno;
+	int e = -fd;
 	if (e == ELOOP)
 		return fs_error_set(
 		    err, e, "refusing /%s: it or a directory on its path is a symbolic link", path);
@@ -334,6 +329,10 @@ int perfmap_open_checked(int root_fd, const char *path, uid_t owner, size_t max_
 	if (r < 0)
 		return r;
 	cleanup_close int own_dir = -1;
+	if (fd_dir == PERFMAP_NO_PROC) {
+		r = fileio_reopen_beneath(pfd, root_fd, path, err);
+		return r < 0 ? fs_error_wrap(err, "/%s", path) : r;
+	}
 	if (fd_dir < 0) {
 		own_dir = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (own_dir < 0)

@@ -69,12 +69,14 @@ int perfmap_write_host(const char *tmp_dir, pid_t pid, const struct perfmap *m,
  * to root_fd as O_PATH (nothing is opened), then fstat: a regular file owned
  * by owner, one link, at most max_size bytes; only then reopened for reading
  * by fd (fileio_reopen through fd_dir, the caller's /proc/self/fd in a
- * procfs it trusts; -1 opens the current /proc/self/fd). path is relative to
+ * procfs it trusts; -1 opens the current /proc/self/fd; PERFMAP_NO_PROC in
+ * a jail, whose mounts are nodev: fileio_reopen_beneath). path is relative to
  * root_fd (e.g. "tmp/perf-42.map"). Returns the fd and *size, or -errno with
  * a message that says why the file was refused. */
 /* owner PERFMAP_ANY_OWNER: any owner (a file whose content the caller
  * verifies otherwise, e.g. a debug file by its build-id). */
 #define PERFMAP_ANY_OWNER ((uid_t)-1)
+#define PERFMAP_NO_PROC	  (-2)
 int perfmap_open_checked(int root_fd, const char *path, uid_t owner, size_t max_size, size_t *size,
 			 int fd_dir, struct fs_error *err);
 

@@ -2,18 +2,23 @@
  * forked single-threaded child that has become the target's uid/gid with no
  * capabilities, no_new_privs and a seccomp allowlist.
  *
- * Parent                                    Child
+ * Parent                                    Child (a jail.h client)
  *   pidfd_open + start time check
- *   open /proc/<pid>/ns/mnt, inode check
- *   fork ------------------------------------> close other fds, setns(mnt),
- *                                              chdir("/"), drop bounding/ambient
- *                                              caps, setgroups, setresgid,
- *                                              setresuid, clear caps,
- *                                              NO_NEW_PRIVS, seccomp
+ *   open /proc/<pid>/ns/{net,mnt}, root;
+ *   inode checks
+ *   jail_spawn ------------------------------> close other fds, setns(net, mnt),
+ *                                              chroot to the target's root in a
+ *                                              private nodev copy of its mounts
+ *                                              without /proc and /sys, drop caps,
+ *                                              setgroups, setresgid, setresuid,
+ *                                              NO_NEW_PRIVS, seccomp (sb_allowed)
  *   read records (size cap, deadline) <------ fn(): sandbox_child_write(),
  *   on_request() -> reply ------------------>      sandbox_child_request()
- *   reap; kill on timeout                     error -> message record, _exit
+ *   jail_reap; kill on timeout                error -> message record, _exit
  *
+ * fn holds no fd of the host: its opens resolve from its working
+ * directory, the target's root (pass AT_FDCWD as a root fd to rootfs.h),
+ * and seccomp refuses an open through any other dirfd.
  * The channel is a socketpair carrying records {u32 type, u32 len, data}.
  * Test hook: when FS_TEST_SANDBOX_STATUS=<dir> is set, the child sends its
  * /proc/self/status (read after every drop, just before fn runs) and the
@@ -65,9 +70,6 @@ int sandbox_child_write(struct sandbox_child *c, const void *buf, size_t len, st
 /* Ask the parent to do something (e.g. "sigquit") and wait for its answer
  * until the child's deadline. 0, or the parent's error. */
 int sandbox_child_request(struct sandbox_child *c, const char *req, struct fs_error *err);
-/* A directory fd of the child's own /proc/self/fd in the host's procfs
- * (opened before it joined the container), for fileio_reopen. */
-int sandbox_child_fd_dir(const struct sandbox_child *c);
 /* CLOCK_MONOTONIC milliseconds by which fn should give up; a little before
  * the parent's own deadline so that fn can still clean up and report. */
 uint64_t sandbox_child_deadline(const struct sandbox_child *c);

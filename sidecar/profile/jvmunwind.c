@@ -6,13 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <time.h>
 
 #include "cfi.h"
 #include "hotspot.h"
 #include "leafcall.h"
-#include "proc.h"
+#include "procmem.h"
 #include "timeutil.h"
 
 struct jvmunwind_blob {
@@ -197,7 +196,7 @@ static int jvmunwind_leaf_frame(void *ctx, uint64_t pc, int *bp_saved)
 		return e->frame;
 	}
 	uint8_t code[LEAFCALL_CODE_BYTES];
-	ssize_t got = proc_vm_read(j->pid, hotspot_pidfd(j->hs), pc, code, sizeof(code));
+	ssize_t got = procmem_read_some(j->pid, hotspot_pidfd(j->hs), pc, code, sizeof(code));
 	int x = -1, saved = 0;
 	if (got > 0) {
 		x = leafcall_exit(code, (size_t)got);

@@ -20,6 +20,7 @@
 #include "leafcall.h"
 #include "nativeunwind.h"
 #include "proc.h"
+#include "procmem.h"
 #include "sampler.h"
 #include "timeutil.h"
 #include "utf8.h"
@@ -149,10 +150,7 @@ static int profile_read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 	}
 	if (pp->memfd < 0)
 		return -ESRCH;
-	ssize_t n = proc_vm_read(pp->pid, pp->memfd - 1, addr, buf, len);
-	if (n < 0)
-		return (int)n;
-	return (size_t)n == len ? 0 : -EIO;
+	return procmem_read(pp->pid, pp->memfd - 1, addr, buf, len);
 }
 
 /* The per-sample path: JVMs with the HotSpot unwinder get their user

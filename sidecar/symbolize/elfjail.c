@@ -3,44 +3,28 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <poll.h>
-#include <seccomp.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/capability.h>
 #include <sys/mman.h>
 #include <sys/pidfd.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cfiflat.h"
 #include "cleanup.h"
 #include "elfdebug.h"
 #include "elfflat.h"
+#include "jail.h"
 #include "proc.h"
 #include "timeutil.h"
 
 #define ELFJAIL_MSG_MAX 512	  /* an error message from the child */
 #define ELFJAIL_SOCKBUF (4 << 20) /* the child's send buffer, when we may */
 
-#if defined(__SANITIZE_ADDRESS__)
-#define ELFJAIL_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ELFJAIL_ASAN 1
-#endif
-#endif
-
 struct elfjail {
 	struct elfjail_opts o;
-	pid_t pid; /* 0: no child */
-	int pidfd, sock;
+	struct jail_child c; /* c.pid 0: no child */
 };
 
 /* A reply: status (positive errno, 0 = ok), then len bytes: the elfflat
@@ -67,10 +51,10 @@ static int elfjail_send_all(int sock, const void *buf, size_t len)
 	return 0;
 }
 
+/* A jail.h record whose type is the status. */
 static void elfjail_reply(int sock, int status, const void *data, size_t len)
 {
-	struct elfjail_reply h = {status < 0 ? -status : status, (uint32_t)len};
-	if (elfjail_send_all(sock, &h, sizeof(h)) < 0 || elfjail_send_all(sock, data, len) < 0)
+	if (jail_send(sock, (uint32_t)(status < 0 ? -status : status), data, len, NULL, 0) < 0)
 		_exit(1);
 }
 
@@ -105,17 +89,7 @@ static int elfjail_recv(int sock, char *kind, int *fd)
 
 static int elfjail_read_exact(int sock, void *buf, size_t len)
 {
-	char *p = buf;
-	while (len) {
-		ssize_t n = read(sock, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return jail_read_full(sock, buf, len, UINT64_MAX) == 0 ? 0 : -1;
 }
 
 /* 'N': a u32 length and the name follow; the answer is its display name. */
@@ -202,120 +176,68 @@ static __attribute__((noreturn)) void elfjail_serve(int sock, const struct fs_er
 	}
 }
 
-static int elfjail_drop_privileges(void)
-{
-	if (geteuid() == 0) {
-		for (int cap = 0; cap <= CAP_LAST_CAP; cap++)
-			if (cap_drop_bound(cap) < 0 && errno != EINVAL && errno != EPERM)
-				return -errno;
-		if (CAP_AMBIENT_SUPPORTED() && cap_reset_ambient() < 0)
-			return -errno;
-		if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0 || setgroups(0, NULL) < 0 ||
-		    setresgid(ELFJAIL_UID, ELFJAIL_UID, ELFJAIL_UID) < 0 ||
-		    setresuid(ELFJAIL_UID, ELFJAIL_UID, ELFJAIL_UID) < 0)
-			return -errno;
+/* What libelf, the demangler and malloc need on the fds they are given,
+ * and nothing else: no open or other path, no exec, no sockets, no
+ * signals, no executable or shared memory (docs/security.md says why each
+ * one is here). */
+#define EJ_NO_EXEC                                                                                 \
+	{                                                                                          \
+		2, SCMP_CMP_MASKED_EQ, PROT_EXEC, 0                                                \
 	}
-	cap_t caps = cap_init();
-	int r = caps && cap_set_proc(caps) == 0 ? 0 : -errno;
-	if (caps)
-		cap_free(caps);
-	if (r == 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		r = -errno;
-	return r;
-}
-
-/* What libelf, the demangler and malloc need on an fd it was given, and
- * nothing else: no open, no exec, no sockets, no signals to others. */
+#define EJ_ANON                                                                                    \
+	{                                                                                          \
+		3, SCMP_CMP_MASKED_EQ, MAP_ANONYMOUS | MAP_SHARED, MAP_ANONYMOUS                   \
+	}
+#define EJ_OWN_FD                                                                                  \
+	{                                                                                          \
+		0, SCMP_CMP_LE, 15, 0                                                              \
+	} /* not AT_FDCWD: RLIMIT_NOFILE is 16 */
+#define EJ_NO_PATH                                                                                 \
+	{                                                                                          \
+		3, SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH                                \
+	}
 /* clang-format off */
-static const char *const elfjail_allowed[] = {
-	"read", "pread64", "write", "lseek", "close", "fstat", "recvmsg", "sendto", "sendmsg",
-	"mmap", "munmap", "mremap", "mprotect", "brk", "madvise",
-	"exit", "exit_group", "rt_sigreturn", "rt_sigprocmask", "restart_syscall",
-	"futex", "getrandom", "clock_gettime", "getpid", "gettid",
-	"sigaltstack", /* AddressSanitizer checks it on _exit */
+static const struct jail_rule elfjail_allowed[] = {
+	JAIL_ALLOW("read"), JAIL_ALLOW("pread64"), JAIL_ALLOW("lseek"), JAIL_ALLOW("close"),
+	JAIL_ALLOW("fstat"),
+	JAIL_ALLOW_IF("write", 1, {0, SCMP_CMP_LE, 2, 0}), /* /dev/null: glibc, ASan */
+	JAIL_ALLOW("recvmsg"), JAIL_ALLOW("sendto"), JAIL_ALLOW("sendmsg"),
+	JAIL_ALLOW_IF("mmap", 2, EJ_NO_EXEC, EJ_ANON), JAIL_ALLOW_IF("mprotect", 1, EJ_NO_EXEC),
+	JAIL_ALLOW("munmap"), JAIL_ALLOW("mremap"), JAIL_ALLOW("brk"), JAIL_ALLOW("madvise"),
+	JAIL_ALLOW("exit"), JAIL_ALLOW("exit_group"), JAIL_ALLOW("rt_sigreturn"),
+	JAIL_ALLOW("rt_sigprocmask"), JAIL_ALLOW("restart_syscall"),
+	JAIL_ALLOW("futex"), JAIL_ALLOW("getrandom"), JAIL_ALLOW("clock_gettime"),
+	JAIL_ALLOW("getpid"), JAIL_ALLOW("gettid"),
+	JAIL_ALLOW("sigaltstack"), /* AddressSanitizer checks it on _exit */
+	/* fstat() is fstatat(fd, "", AT_EMPTY_PATH) in glibc: no path. */
+	JAIL_ALLOW_IF("newfstatat", 2, EJ_OWN_FD, EJ_NO_PATH),
 };
 /* clang-format on */
 
-static int elfjail_seccomp(void)
+static __attribute__((noreturn)) void elfjail_main(const struct fs_error *setup_err, void *arg)
 {
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
-	int r = 0;
-	if (!ctx)
-		return -ENOMEM;
-	for (size_t i = 0; i < FS_ARRAY_SIZE(elfjail_allowed) && r == 0; i++) {
-		int nr = seccomp_syscall_resolve_name(elfjail_allowed[i]);
-		if (nr != __NR_SCMP_ERROR)
-			r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
-	}
-	/* fstat() is fstatat(fd, "", AT_EMPTY_PATH) in glibc: no paths. */
-	if (r == 0)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(newfstatat), 1,
-				     SCMP_A3(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH));
-	if (r == 0)
-		r = seccomp_load(ctx);
-	seccomp_release(ctx);
-	return r;
+	elfjail_serve(JAIL_FD, setup_err);
 }
 
-/* Address space in use now (the fork's copy of the sidecar's). */
-static __attribute__((unused)) uint64_t elfjail_vm_bytes(void)
+void elfjail_spec(const struct elfjail_opts *opts, struct jail_spec *s)
 {
-	unsigned long long pages = 0;
-	FILE *f = fopen("/proc/self/statm", "re");
-	if (f) {
-		if (fscanf(f, "%llu", &pages) != 1)
-			pages = 0;
-		fclose(f);
-	}
-	return pages * (uint64_t)sysconf(_SC_PAGESIZE);
-}
-
-static int elfjail_limits(size_t memory)
-{
-	struct rlimit zero = {0, 0}, nofile = {16, 16};
-	if (setrlimit(RLIMIT_CORE, &zero) < 0 || setrlimit(RLIMIT_FSIZE, &zero) < 0)
-		return -errno;
-#ifndef ELFJAIL_ASAN /* AddressSanitizer reserves terabytes of shadow */
-	uint64_t vm = elfjail_vm_bytes();
-	struct rlimit as = {vm + memory, vm + memory};
-	if (vm == 0 || setrlimit(RLIMIT_AS, &as) < 0)
-		return vm ? -errno : -EIO;
-#else
-	(void)memory;
-#endif
-	return setrlimit(RLIMIT_NOFILE, &nofile) < 0 ? -errno : 0;
-}
-
-static __attribute__((noreturn)) void elfjail_child(int sock, pid_t parent, size_t memory)
-{
-	struct fs_error e = {0};
-	sigset_t none;
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
-		_exit(1);
-	/* Not ptrace-able nor readable through /proc by anyone but root. */
-	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	for (int s = 1; s < NSIG; s++)
-		if (s != SIGKILL && s != SIGSTOP)
-			signal(s, SIG_DFL);
-	/* The channel becomes fd 3; 0-2 are /dev/null; nothing else stays. */
-	int high = fcntl(sock, F_DUPFD, 10);
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (high < 0 || null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0 ||
-	    dup2(high, 3) < 0)
-		_exit(1);
-	close_range(4, ~0u, 0);
-	int r = proc_unmap_shared();
-	if (r < 0)
-		fs_error_set(&e, -r, "ELF sandbox: unmapping the sidecar's shared memory");
-	else if ((r = elfjail_limits(memory)) < 0)
-		fs_error_set(&e, -r, "ELF sandbox: setting resource limits");
-	else if ((r = elfjail_drop_privileges()) < 0)
-		fs_error_set(&e, -r, "ELF sandbox: dropping privileges");
-	else if ((r = elfjail_seccomp()) < 0)
-		fs_error_set(&e, -r, "ELF sandbox: loading the seccomp filter");
-	elfjail_serve(3, r < 0 ? &e : NULL);
+	struct elfjail_opts o = {0};
+	if (opts)
+		o = *opts;
+	memset(s, 0, sizeof(*s));
+	s->what = "ELF sandbox";
+	s->allow = elfjail_allowed;
+	s->nallow = FS_ARRAY_SIZE(elfjail_allowed);
+	s->net_ns_fd = s->mnt_ns_fd = s->root_fd = -1;
+	s->set_ids = geteuid() == 0; /* nobody, when started as root */
+	s->uid = ELFJAIL_UID;
+	s->gid = ELFJAIL_UID;
+	s->memory = o.memory ? o.memory : ELFJAIL_MEMORY;
+	s->nofile = 16;
+	/* A whole table in one go where allowed: each refill of a small
+	 * socket buffer is a round of scheduling on a busy host. */
+	s->sndbuf = ELFJAIL_SOCKBUF;
+	s->main = elfjail_main;
 }
 
 /* ---- the parent --------------------------------------------------------- */
@@ -333,7 +255,7 @@ int elfjail_open(const struct elfjail_opts *opts, struct elfjail **out, struct f
 		j->o.memory = ELFJAIL_MEMORY;
 	if (!j->o.name_timeout_ms)
 		j->o.name_timeout_ms = ELFJAIL_NAME_TIMEOUT_MS;
-	j->pidfd = j->sock = -1;
+	j->c.pidfd = j->c.sock = -1;
 	*out = j;
 	return 0;
 }
@@ -342,23 +264,8 @@ int elfjail_open(const struct elfjail_opts *opts, struct elfjail **out, struct f
  * when it ended by itself within wait_ms, or -1 when it had to be killed. */
 static int elfjail_stop(struct elfjail *j, int wait_ms)
 {
-	if (!j->pid)
-		return -1;
-	struct pollfd p = {.fd = j->pidfd, .events = POLLIN};
-	int ended = wait_ms > 0 && poll(&p, 1, wait_ms) == 1;
-	if (!ended)
-		pidfd_send_signal(j->pidfd, SIGKILL, NULL, 0);
-	siginfo_t si;
-	memset(&si, 0, sizeof(si));
-	while (waitid(P_PIDFD, (id_t)j->pidfd, &si, WEXITED) < 0 && errno == EINTR)
-		;
-	close(j->pidfd);
-	close(j->sock);
-	j->pidfd = j->sock = -1;
-	j->pid = 0;
-	if (!ended)
-		return -1;
-	return si.si_code == CLD_EXITED ? si.si_status << 8 : si.si_status & 0x7f;
+	int st = jail_reap(&j->c, wait_ms > 0 ? timeutil_now_ms() + (uint64_t)wait_ms : 0);
+	return st < 0 ? -1 : st;
 }
 
 void elfjail_close(struct elfjail *j)
@@ -371,43 +278,14 @@ void elfjail_close(struct elfjail *j)
 
 int elfjail_child_pid(const struct elfjail *j)
 {
-	return j ? j->pid : 0;
+	return j ? j->c.pid : 0;
 }
 
 static int elfjail_start(struct elfjail *j, struct fs_error *err)
 {
-	int sv[2];
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-		return fs_error_set(err, errno, "ELF sandbox: socketpair");
-	/* A whole table in one go where allowed: each refill of a small
-	 * socket buffer is a round of scheduling on a busy host. */
-	int sndbuf = ELFJAIL_SOCKBUF;
-	if (setsockopt(sv[1], SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf)) < 0)
-		setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
-	fflush(NULL);
-	pid_t parent = getpid();
-	pid_t pid = fork();
-	if (pid < 0) {
-		int e = errno;
-		close(sv[0]);
-		close(sv[1]);
-		return fs_error_set(err, e, "ELF sandbox: fork");
-	}
-	if (pid == 0)
-		elfjail_child(sv[1], parent, j->o.memory);
-	close(sv[1]);
-	int pidfd = pidfd_open(pid, 0);
-	if (pidfd < 0) {
-		int e = errno;
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		close(sv[0]);
-		return fs_error_set(err, e, "ELF sandbox: pidfd_open");
-	}
-	j->pid = pid;
-	j->pidfd = pidfd;
-	j->sock = sv[0];
-	return 0;
+	struct jail_spec spec;
+	elfjail_spec(&j->o, &spec);
+	return jail_spawn(&spec, &j->c, err);
 }
 
 static int elfjail_send_fd(int sock, int fd, char byte)
@@ -436,29 +314,8 @@ static int elfjail_send_fd(int sock, int fd, char byte)
 /* Exactly len bytes before deadline: 0, -EPIPE at EOF, -ETIMEDOUT or -errno. */
 static int elfjail_read_full(int fd, void *buf, size_t len, uint64_t deadline)
 {
-	size_t got = 0;
-	while (got < len) {
-		uint64_t now = timeutil_now_ms();
-		if (now >= deadline)
-			return -ETIMEDOUT;
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		int r = poll(&p, 1, (int)(deadline - now));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		if (r == 0)
-			return -ETIMEDOUT;
-		ssize_t n = read(fd, (char *)buf + got, len - got);
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EPIPE;
-		got += (size_t)n;
-	}
-	return 0;
+	int r = jail_read_full(fd, buf, len, deadline);
+	return r > 0 ? -EPIPE : r;
 }
 
 /* The channel failed (r): stop the child and say why. */
@@ -490,7 +347,7 @@ static int elfjail_error_reply(struct elfjail *j, const struct elfjail_reply *h,
 		elfjail_stop(j, 0);
 		return fs_error_set(err, EBADMSG, "the ELF sandbox sent a bad error record");
 	}
-	if ((r = elfjail_read_full(j->sock, msg, h->len, deadline)) < 0)
+	if ((r = elfjail_read_full(j->c.sock, msg, h->len, deadline)) < 0)
 		return elfjail_fail(j, r, err);
 	msg[h->len] = '\0';
 	for (size_t i = 0; i < h->len; i++)
@@ -509,7 +366,7 @@ int elfjail_demangle(struct elfjail *j, const char *name, char *out, size_t len,
 	size_t nl = strnlen(name, ELFSYMS_MAX_NAME + 1);
 	if (nl > ELFSYMS_MAX_NAME || len == 0)
 		return fs_error_set(err, ENAMETOOLONG, "a %zu-byte name", nl);
-	int r = j->pid ? 0 : elfjail_start(j, err);
+	int r = j->c.pid ? 0 : elfjail_start(j, err);
 	if (r < 0)
 		return r;
 	/* The timeout is the name's own: elfjail_fail says it in ms. */
@@ -521,16 +378,16 @@ int elfjail_demangle(struct elfjail *j, const char *name, char *out, size_t len,
 	req[0] = 'N';
 	memcpy(req + 1, &l32, sizeof(l32));
 	memcpy(req + 1 + sizeof(l32), name, nl);
-	if (elfjail_send_all(j->sock, req, 1 + sizeof(l32) + nl) < 0)
+	if (elfjail_send_all(j->c.sock, req, 1 + sizeof(l32) + nl) < 0)
 		r = elfjail_fail(j, -EPIPE, err);
-	else if ((r = elfjail_read_full(j->sock, &h, sizeof(h), deadline)) < 0)
+	else if ((r = elfjail_read_full(j->c.sock, &h, sizeof(h), deadline)) < 0)
 		r = elfjail_fail(j, r, err);
 	else if (h.status != 0)
 		r = elfjail_error_reply(j, &h, deadline, err);
 	else if (h.len >= len || h.len >= ELFSYMS_MAX_NAME) {
 		elfjail_stop(j, 0);
 		r = fs_error_set(err, EBADMSG, "the ELF sandbox sent a %u-byte name", h.len);
-	} else if ((r = elfjail_read_full(j->sock, out, h.len, deadline)) < 0) {
+	} else if ((r = elfjail_read_full(j->c.sock, out, h.len, deadline)) < 0) {
 		r = elfjail_fail(j, r, err);
 	} else {
 		out[h.len] = '\0';
@@ -551,12 +408,12 @@ static int elfjail_request(struct elfjail *j, int fd, char kind, size_t max, cha
 	struct elfjail_reply h;
 	*buf = NULL;
 	*len = 0;
-	int r = j->pid ? 0 : elfjail_start(j, err);
+	int r = j->c.pid ? 0 : elfjail_start(j, err);
 	if (r < 0)
 		return r;
 	uint64_t deadline = timeutil_now_ms() + j->o.timeout_ms;
-	if ((r = elfjail_send_fd(j->sock, fd, kind)) < 0 ||
-	    (r = elfjail_read_full(j->sock, &h, sizeof(h), deadline)) < 0)
+	if ((r = elfjail_send_fd(j->c.sock, fd, kind)) < 0 ||
+	    (r = elfjail_read_full(j->c.sock, &h, sizeof(h), deadline)) < 0)
 		return elfjail_fail(j, r, err);
 	if (h.status != 0)
 		return elfjail_error_reply(j, &h, deadline, err);
@@ -568,7 +425,7 @@ static int elfjail_request(struct elfjail *j, int fd, char kind, size_t max, cha
 	cleanup_free char *b = malloc(h.len ? h.len : 1);
 	if (!b)
 		return fs_error_set(err, ENOMEM, "reading from the ELF sandbox");
-	if ((r = elfjail_read_full(j->sock, b, h.len, deadline)) < 0)
+	if ((r = elfjail_read_full(j->c.sock, b, h.len, deadline)) < 0)
 		return elfjail_fail(j, r, err);
 	*buf = b;
 	b = NULL;

@@ -6,11 +6,12 @@
  * child per jail (started on the first file, restarted after a failure)
  * does the parsing:
  *
- *   Parent (root)                          Child
+ *   Parent (root)                          Child (a jail.h client)
  *     opens the file (O_PATH, fstat,         no capabilities, uid/gid nobody
  *     reopen by fd), size check              when started as root, no_new_privs,
  *     fd over SCM_RIGHTS  ---------------->  seccomp allowlist without open,
- *                                            exec, sockets, signals to others;
+ *                                            exec, sockets, signals, executable
+ *                                            or shared memory;
  *                                            RLIMIT_AS, fds and core bounded
  *                                            libelf + demangler -> elfflat
  *     reply {status, len} + bytes  <-------
@@ -91,6 +92,11 @@ void elfjail_distrust(struct elfjail *j);
  * next request starts another) or another -errno. */
 int elfjail_demangle(struct elfjail *j, const char *name, char *out, size_t len,
 		     struct fs_error *err);
+
+/* The child's confinement (jail.h) with opts applied (NULL: defaults) and
+ * its request loop as main: tests run their own main in the same jail. */
+struct jail_spec;
+void elfjail_spec(const struct elfjail_opts *opts, struct jail_spec *s);
 
 /* The child's pid (0 when none runs), for tests. */
 int elfjail_child_pid(const struct elfjail *j);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "proc.h"
+#include "procmem.h"
 #include "tap.h"
 
 static volatile uint64_t marker;
@@ -50,7 +51,7 @@ static pid_t spawn_marked(uint64_t value, pid_t want)
 	return pid;
 }
 
-/* The JVM exits and its pid is reused: a read through proc_vm_read with
+/* The JVM exits and its pid is reused: a read through procmem_read_some with
  * the old pidfd gets nothing, where a bare process_vm_readv reads the new
  * process. */
 static void test_recycled_pid(void)
@@ -62,7 +63,7 @@ static void test_recycled_pid(void)
 	ok(proc_start_time(a, &st, &err) == 0, "its start time");
 	int pidfd = proc_pidfd_open_checked(a, st, &err);
 	ok(pidfd >= 0, "pinned with a pidfd: %s", err.msg);
-	is_int(proc_vm_read(a, pidfd, (uint64_t)(uintptr_t)&marker, &got, sizeof(got)),
+	is_int(procmem_read_some(a, pidfd, (uint64_t)(uintptr_t)&marker, &got, sizeof(got)),
 	       (int)sizeof(got), "its memory is read");
 	ok(got == 0xaaaa, "its own marker (%#llx)", (unsigned long long)got);
 	kill(a, SIGKILL);
@@ -79,13 +80,13 @@ static void test_recycled_pid(void)
 		ok(1, "# SKIP pid %d not reused (clone3 set_tid: %s)", (int)a, strerror(errno));
 	}
 	got = 0;
-	is_int(proc_vm_read(a, pidfd, (uint64_t)(uintptr_t)&marker, &got, sizeof(got)), -ESRCH,
+	is_int(procmem_read_some(a, pidfd, (uint64_t)(uintptr_t)&marker, &got, sizeof(got)), -ESRCH,
 	       "through the old pidfd: refused");
 	ok(got == 0, "and nothing of the new process was returned");
 	/* (A new pidfd checked against the start time could be fooled: a pid
 	 * reused within the same clock tick has the same start time. The
 	 * pidfd held from before is not.) */
-	is_int(proc_vm_read(a, -1, (uint64_t)(uintptr_t)&marker, &got, sizeof(got)), -EBADF,
+	is_int(procmem_read_some(a, -1, (uint64_t)(uintptr_t)&marker, &got, sizeof(got)), -EBADF,
 	       "no pidfd: no read");
 	close(pidfd);
 	if (b > 0) {

@@ -1,0 +1,38 @@
+/* procmem.c - see procmem.h */
+#include "procmem.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+ssize_t procmem_read_some(pid_t pid, int pidfd, uint64_t addr, void *buf, size_t len)
+{
+	if (pidfd < 0)
+		return -EBADF;
+	if (len == 0)
+		return 0;
+	struct iovec local = {.iov_base = buf, .iov_len = len};
+	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
+	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	int saved = errno;
+	/* signal 0 through the pidfd: fails once its process has exited, so
+	 * a pid reused during the read is never believed */
+	if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0) {
+		if (n > 0)
+			memset(buf, 0, (size_t)n);
+		return -ESRCH;
+	}
+	if (n < 0)
+		return saved == EFAULT ? 0 : -saved;
+	return n;
+}
+
+int procmem_read(pid_t pid, int pidfd, uint64_t addr, void *buf, size_t len)
+{
+	ssize_t n = procmem_read_some(pid, pidfd, addr, buf, len);
+	if (n < 0)
+		return (int)n;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
