@@ -1,0 +1,101 @@
+/*
+ * Waits - a JVM whose threads wait in known ways, for the off-CPU and
+ * wall-clock profiles (`run --event offcpu|wall`, tests/integration/offcpu.bats):
+ *
+ *   spin-A   spins in spinA holding the monitor LOCK (always on a CPU)
+ *   sleep-B  Thread.sleep in sleepB
+ *   lock-C   blocked entering LOCK in lockC (held by spin-A)
+ *   read-D   blocked reading a socket on 127.0.0.1 whose peer never writes,
+ *            in readD
+ *
+ *   java -cp build/java flametest.Waits [--exit-after S]
+ *
+ * Prints "READY" once every thread is in its wait, then "TIDS A B C D"
+ * is not printed: the test finds the threads by name (their comm).
+ */
+package flametest;
+
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+
+public final class Waits {
+	private static final Object LOCK = new Object();
+	private static volatile long sink;
+	private static volatile boolean aHolds;
+
+	private Waits() {}
+
+	static void spinA() {
+		synchronized (LOCK) {
+			aHolds = true;
+			long x = 1;
+			for (;;) {
+				x = x * 6364136223846793005L + 1442695040888963407L;
+				if ((x & 0xffff) == 0)
+					sink = x;
+			}
+		}
+	}
+
+	static void sleepB() throws InterruptedException {
+		for (;;)
+			Thread.sleep(60_000);
+	}
+
+	static void lockC() {
+		synchronized (LOCK) {
+			sink++;
+		}
+	}
+
+	static int readD(InputStream in) throws java.io.IOException {
+		return in.read(); /* the peer never writes */
+	}
+
+	public static void main(String[] args) throws Exception {
+		double exitAfter = 120;
+		for (int i = 0; i < args.length; i++)
+			if (args[i].equals("--exit-after"))
+				exitAfter = Double.parseDouble(args[++i]);
+		Thread a = new Thread(Waits::spinA, "spin-A");
+		a.setDaemon(true);
+		a.start();
+		while (!aHolds)
+			Thread.onSpinWait();
+		Thread b = new Thread(() -> {
+			try {
+				sleepB();
+			} catch (InterruptedException e) {
+				/* exit */
+			}
+		}, "sleep-B");
+		b.setDaemon(true);
+		b.start();
+		Thread c = new Thread(Waits::lockC, "lock-C");
+		c.setDaemon(true);
+		c.start();
+		ServerSocket server = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+		Socket client = new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort());
+		Socket peer = server.accept(); /* kept open, never written to */
+		Thread d = new Thread(() -> {
+			try {
+				readD(client.getInputStream());
+			} catch (java.io.IOException e) {
+				/* exit */
+			}
+		}, "read-D");
+		d.setDaemon(true);
+		d.start();
+		while (c.getState() != Thread.State.BLOCKED || b.getState() != Thread.State.TIMED_WAITING
+		       || d.getState() != Thread.State.RUNNABLE)
+			Thread.sleep(10);
+		Thread.sleep(200); /* read-D into its read */
+		System.out.println("READY");
+		System.out.flush();
+		Thread.sleep((long) (exitAfter * 1000));
+		peer.close();
+		System.exit(0);
+	}
+}
