@@ -8,7 +8,11 @@
  *   read-D   blocked reading a socket on 127.0.0.1 whose peer never writes,
  *            in readD
  *
- *   java -cp build/java flametest.Waits [--exit-after S]
+ *   java -cp build/java flametest.Waits [--exit-after S] [--thread-storm]
+ *
+ * --thread-storm: only two threads that create and end threads as fast as
+ * they can, each new thread sleeping 50 ms (so thousands exist at once),
+ * printing READY at once (the hostile case).
  *
  * Prints "READY" once every thread is in its wait, then "TIDS A B C D"
  * is not printed: the test finds the threads by name (their comm).
@@ -54,11 +58,46 @@ public final class Waits {
 		return in.read(); /* the peer never writes */
 	}
 
+	static void threadStorm(double exitAfter) throws InterruptedException {
+		Runnable nap = () -> {
+			try {
+				Thread.sleep(50);
+			} catch (InterruptedException e) {
+				/* exit */
+			}
+		};
+		Runnable spawner = () -> {
+			for (;;) {
+				try {
+					new Thread(nap).start();
+				} catch (OutOfMemoryError e) {
+					Thread.onSpinWait(); /* the thread limit: go on */
+				}
+			}
+		};
+		for (int i = 0; i < 2; i++) {
+			Thread t = new Thread(spawner, "storm-" + i);
+			t.setDaemon(true);
+			t.start();
+		}
+		System.out.println("READY");
+		System.out.flush();
+		Thread.sleep((long) (exitAfter * 1000));
+		System.exit(0);
+	}
+
 	public static void main(String[] args) throws Exception {
 		double exitAfter = 120;
+		boolean storm = false;
 		for (int i = 0; i < args.length; i++)
 			if (args[i].equals("--exit-after"))
 				exitAfter = Double.parseDouble(args[++i]);
+			else if (args[i].equals("--thread-storm"))
+				storm = true;
+		if (storm) {
+			threadStorm(exitAfter);
+			return;
+		}
 		Thread a = new Thread(Waits::spinA, "spin-A");
 		a.setDaemon(true);
 		a.start();
