@@ -28,6 +28,10 @@ struct offcpu_proc {
 	int jvm;
 	uint64_t seen; /* refresh round it was last found in */
 	struct offcpu_native *native;
+	/* executable mappings (for the frame-pointer guess), read at each
+	 * refresh: at most OFFCPU_EXEC_MAX */
+	uint64_t (*exec)[2];
+	size_t nexec;
 };
 
 /* The last chain counted for a thread (direct-mapped by tid). */
@@ -70,6 +74,7 @@ static void offcpu_proc_drop(struct offcpu_proc *pr)
 	if (pr->dirfd >= 0)
 		close(pr->dirfd);
 	offcpu_native_free(pr->native);
+	free(pr->exec);
 	memset(pr, 0, sizeof(*pr));
 	pr->pidfd = pr->dirfd = -1;
 }
@@ -82,6 +87,44 @@ static struct offcpu_proc *offcpu_proc_find(struct offcpu *oc, pid_t pid)
 	return NULL;
 }
 
+/* pr's executable mappings from /proc/<pid>/maps (through its directory
+ * fd), the first OFFCPU_EXEC_MAX of them. */
+static void offcpu_proc_exec(struct offcpu_proc *pr)
+{
+	int fd = openat(pr->dirfd, "maps", O_RDONLY | O_CLOEXEC);
+	cleanup_fclose FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	if (!pr->exec && !(pr->exec = calloc(OFFCPU_EXEC_MAX, sizeof(*pr->exec))))
+		return;
+	char line[512];
+	size_t n = 0;
+	while (n < OFFCPU_EXEC_MAX && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		char perms[8];
+		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 && perms[2] == 'x') {
+			pr->exec[n][0] = lo;
+			pr->exec[n][1] = hi;
+			n++;
+		}
+		if (!strchr(line, '\n')) /* a long line: skip its rest */
+			while (fgets(line, sizeof(line), f) && !strchr(line, '\n'))
+				;
+	}
+	pr->nexec = n;
+}
+
+static int offcpu_is_exec(const struct offcpu_proc *pr, uint64_t v)
+{
+	for (size_t i = 0; i < pr->nexec; i++)
+		if (v >= pr->exec[i][0] && v < pr->exec[i][1])
+			return 1;
+	return 0;
+}
+
 /* pid is in scope: keep it (a new one: its pidfd, /proc directory, kind). */
 static void offcpu_proc_seen(struct offcpu *oc, pid_t pid)
 {
@@ -91,6 +134,7 @@ static void offcpu_proc_seen(struct offcpu *oc, pid_t pid)
 	struct offcpu_proc *pr = offcpu_proc_find(oc, pid);
 	if (pr && pr->start == start) {
 		pr->seen = oc->round;
+		offcpu_proc_exec(pr);
 		return;
 	}
 	if (pr)
@@ -109,6 +153,7 @@ static void offcpu_proc_seen(struct offcpu *oc, pid_t pid)
 	pr->start = start;
 	pr->seen = oc->round;
 	pr->jvm = attach_check_hotspot(pid, NULL) == 0;
+	offcpu_proc_exec(pr);
 }
 
 /* The processes in scope now: the container's pid namespace (or o.pid). */
@@ -213,25 +258,24 @@ static size_t offcpu_copy(struct offcpu *oc, const struct offcpu_proc *pr, uint6
 
 /* The frame pointer of a blocked thread is not in /proc (only sp and pc):
  * the first frame record above sp, a word pair (saved rbp, return
- * address) whose saved rbp points further up the copy at a word followed
- * by another plausible return address. Code that keeps its CFA in rbp
- * (a JNI function built with frame pointers, under a libc wrapper that
- * does not touch rbp) needs it; a wrong guess costs only that walk (rbp is
- * taken from the stack at the next frame that saved it). 0: none found. */
-static uint64_t offcpu_guess_bp(const uint8_t *stack, size_t size, uint64_t sp)
+ * address in an executable mapping) whose saved rbp points further up the
+ * copy at a word followed by another address in an executable mapping. Code that keeps its CFA in
+ * rbp (a JNI function built with frame pointers, under a libc wrapper that does not touch rbp)
+ * needs it; a wrong guess costs only that walk (rbp is taken from the stack at the next frame that
+ * saved it). 0: none found. */
+static uint64_t offcpu_guess_bp(const struct offcpu_proc *pr, const uint8_t *stack, size_t size,
+				uint64_t sp)
 {
-	const uint64_t top = 1ull << 47;
 	for (size_t off = 0; off + 16 <= size && off < 4096; off += 8) {
 		uint64_t bp, ret, next = 0, ret2 = 0;
 		memcpy(&bp, stack + off, 8);
 		memcpy(&ret, stack + off + 8, 8);
-		if (bp <= sp + off || bp >= sp + size - 16 || (bp & 7) || ret < 0x10000 ||
-		    ret >= top)
+		if (bp <= sp + off || bp >= sp + size - 16 || (bp & 7) || !offcpu_is_exec(pr, ret))
 			continue;
 		memcpy(&next, stack + (bp - sp), 8);
 		memcpy(&ret2, stack + (bp - sp) + 8, 8);
 		(void)next; /* compiled Java code may keep anything in rbp */
-		if (ret2 >= 0x10000 && ret2 < top)
+		if (offcpu_is_exec(pr, ret2))
 			return sp + off;
 	}
 	return 0;
@@ -259,16 +303,16 @@ static void offcpu_blocked(struct offcpu *oc, struct offcpu_proc *pr, pid_t tid,
 		s.has_regs = 1;
 		s.user_ip = pc;
 		s.user_sp = sp;
-		s.user_bp = offcpu_guess_bp(oc->stack, copied, sp);
+		s.user_bp = offcpu_guess_bp(pr, oc->stack, copied, sp);
 		s.stack = oc->stack;
 		s.stack_size = copied;
 	} else {
 		oc->words[n++] = (uint64_t)PERF_CONTEXT_USER;
 		if (!pr->native)
 			pr->native = offcpu_native_new(oc->cfi, pr->pid);
-		n += offcpu_native_walk(pr->native, pc, sp, offcpu_guess_bp(oc->stack, copied, sp),
-					oc->stack, copied, oc->words + n,
-					sizeof(oc->words) / sizeof(oc->words[0]) - n);
+		n += offcpu_native_walk(
+		    pr->native, pc, sp, offcpu_guess_bp(pr, oc->stack, copied, sp), oc->stack,
+		    copied, oc->words + n, sizeof(oc->words) / sizeof(oc->words[0]) - n);
 	}
 	s.nr = n;
 	size_t nr = 0;

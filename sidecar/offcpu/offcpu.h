@@ -54,6 +54,7 @@
 #define OFFCPU_TICK_BUDGET_PCT	  50
 #define OFFCPU_PROCS_REFRESH_MS	  1000
 #define OFFCPU_DEFAULT_STACK_COPY 32768
+#define OFFCPU_EXEC_MAX		  1024 /* executable mappings kept per process */
 
 enum offcpu_event {
 	OFFCPU_EVENT_CPU = 0, /* not ours: the sampler's CPU profile */

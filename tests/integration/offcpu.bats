@@ -96,10 +96,10 @@ teardown() {
 	read -r all m < <(thread_us w.folded lock-C 'flametest\.Waits\.lockC.*ObjectMonitor::enter.*futex.*\[sleeping\]')
 	echo "# lock-C under lockC: $m of $all" >&3
 	[ "$m" -ge $((all * 90 / 100)) ]
-	# read-D: the JNI frame and the kernel's socket wait; readD itself is not
-	# reached yet (docs/run.md, "Known gaps")
-	read -r all m < <(thread_us w.folded read-D 'SocketDispatcher_read0;read;.*tcp_recvmsg.*\[sleeping\]')
-	echo "# read-D in the socket read: $m of $all" >&3
+	# read-D: through the JNI function built with frame pointers (rbp guessed
+	# from the stack copy, docs/run.md) down to readD, then the kernel's wait
+	read -r all m < <(thread_us w.folded read-D 'flametest\.Waits\.readD.*SocketDispatcher_read0;read;.*tcp_recvmsg.*\[sleeping\]')
+	echo "# read-D under readD: $m of $all" >&3
 	[ "$m" -ge $((all * 90 / 100)) ]
 	read -r all m < <(thread_us w.folded spin-A 'flametest\.Waits\.spinA')
 	echo "# spin-A under spinA: $m of $all (the rest [runnable] on a busy machine)" >&3
