@@ -391,6 +391,10 @@ static int run_write_exports(const struct run_args *a, struct export *x, const c
 	x->time_ns = start_ns;
 	x->duration_ns = (int64_t)window_ms * 1000000;
 	x->root_is_process = 1;
+	if (a->event != OFFCPU_EVENT_CPU) { /* counts are microseconds */
+		x->period_ns = 1000;
+		x->time_type = a->event == OFFCPU_EVENT_WALL ? "wall" : "offcpu";
+	}
 	if (export_set_name(x, title) < 0 || export_cli_container_labels(x, a->prof.entry) < 0)
 		return fs_error_set(err, ENOMEM, "labelling the profile");
 	int r = 0;

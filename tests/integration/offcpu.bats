@@ -101,6 +101,16 @@ teardown() {
 	read -r all m < <(thread_us w.folded read-D 'flametest\.Waits\.readD.*SocketDispatcher_read0;read;.*tcp_recvmsg.*\[sleeping\]')
 	echo "# read-D under readD: $m of $all" >&3
 	[ "$m" -ge $((all * 90 / 100)) ]
+	# pprof's own reader: the unit is time, and the values are the folded counts
+	if command -v go >/dev/null 2>&1; then
+		go tool pprof -raw w.pb.gz 2>/dev/null >raw.txt
+		grep -q '^wall/microseconds\[dflt\] *wall/nanoseconds\[dflt\]' raw.txt
+		local raw_us folded_us
+		raw_us=$(awk '/^ +[0-9]+ +[0-9]+:/ { s += $1 } END { print s }' raw.txt)
+		folded_us=$(awk '{ s += $NF } END { print s }' w.folded)
+		echo "# pprof: $raw_us us, folded $folded_us us" >&3
+		[ "$raw_us" -eq "$folded_us" ]
+	fi
 	read -r all m < <(thread_us w.folded spin-A 'flametest\.Waits\.spinA')
 	echo "# spin-A under spinA: $m of $all (the rest [runnable] on a busy machine)" >&3
 	[ "$m" -gt 0 ]
