@@ -147,6 +147,45 @@ teardown() {
 	[ "$m" -ge $((all * 90 / 100)) ]
 }
 
+@test "offcpu: cat on a pipe against perf sched timehist: the same blocking path, totals within 10%" {
+	fs_require_root
+	fs_require_cmd runc jq perf
+	local name="offcpu-$$-cat"
+	WAIT_READY=0 start "$name" /bin/sh -c 'while :; do echo x; sleep 0.02; done | cat >/dev/null'
+	local catpid="" p
+	fs_wait_for 10 bash -c "runc ps $name | awk '\$NF == \"cat\"' | grep -q ."
+	catpid=$(runc ps "$name" | awk '$NF == "cat" { print $2 }')
+	[ -n "$catpid" ]
+	cd "$OUT"
+	# perf's view of the same process over a window that holds ours
+	perf sched record -g -o sched.data -- sleep 4 >perf.log 2>&1 &
+	p=$!
+	fs_wait_for 10 test -s sched.data
+	run "$FS_SIDECAR" run "$name" --pid "$catpid" --event offcpu -d 2s -o c.svg
+	echo "$output"
+	[ "$status" -eq 0 ]
+	wait "$p"
+	cat c.folded
+	local ours m
+	read -r ours m < <(awk '{ n = $NF; all += n; if ($0 ~ /^cat;.*read.*;ksys_read_\[k\];.*pipe_read_\[k\];.*\[sleeping\] [0-9]+$/) m += n }
+		END { printf "%d %d\n", all, m }' c.folded)
+	echo "# cat: $ours us off-CPU in 2 s, $m us of it in read -> pipe_read" >&3
+	[ "$m" -ge $((ours * 90 / 100)) ]
+	# perf: wait time per switch-in of cat over its recording, as a rate
+	perf sched timehist -i sched.data -p "$catpid" -g >th.txt 2>/dev/null
+	local rate
+	rate=$(awk '$1 ~ /^[0-9]+\.[0-9]+$/ && $4 ~ /^[0-9.]+$/ {
+			if (!first) first = $1
+			last = $1; w += $4; r += $6
+		} END { if (last > first) printf "%d\n", w * 1000 / ((last - first) * 1000000) * 1000000; else print 0 }' th.txt)
+	echo "# perf sched timehist: cat waited $rate us per second" >&3
+	grep -q 'pipe_read' th.txt
+	# ours per second, against perf's
+	local ours_rate=$((ours / 2))
+	[ "$ours_rate" -ge $((rate * 90 / 100)) ]
+	[ "$ours_rate" -le $((rate * 110 / 100)) ]
+}
+
 @test "offcpu: a thread storm cannot make run overrun its deadline or memory" {
 	needs
 	local name="offcpu-$$-storm"
