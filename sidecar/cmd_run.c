@@ -667,6 +667,8 @@ int cmd_run(int argc, char **argv)
 		/* off-CPU and wall: the thread-state poller (sidecar/offcpu/) */
 		a.prof.no_events = a.event == OFFCPU_EVENT_OFFCPU;
 		a.prof.on_cpu_frame = a.event == OFFCPU_EVENT_WALL ? "[running]" : NULL;
+		/* wall: on-CPU samples are scaled per thread (offcpu.h) */
+		a.prof.per_thread |= a.event == OFFCPU_EVENT_WALL;
 		a.render.count_name = "us";
 	}
 	a.prof.table_bytes = (size_t)cfg.max_stack_table_mib << 20;

@@ -36,10 +36,11 @@ struct offcpu_proc {
 
 /* The last chain counted for a thread (direct-mapped by tid). */
 struct offcpu_slot {
-	pid_t tid;
+	pid_t tid, pid;
 	char state;
 	uint64_t start, slices, wait_ns;
-	uint32_t nr; /* 0: no chain kept */
+	uint64_t run_ns, run_total_ns; /* schedstat's, and its growth in the window */
+	uint32_t nr;		       /* 0: no chain kept */
 	uint64_t words[OFFCPU_CHAIN_MAX];
 };
 
@@ -322,50 +323,57 @@ static void offcpu_blocked(struct offcpu *oc, struct offcpu_proc *pr, pid_t tid,
 		slot->nr = (uint32_t)nr;
 }
 
+/* Count the last chain of slot again: tid has not been scheduled since. */
+static void offcpu_reuse(struct offcpu *oc, const struct offcpu_proc *pr, pid_t tid,
+			 const struct offcpu_slot *slot, uint64_t weight_us)
+{
+	struct sample s = {
+	    .pid = pr->pid, .tid = tid, .time = oc->last_ns, .ips = slot->words, .nr = slot->nr};
+	(void)profile_add_sample(oc->p, &s, weight_us, NULL, 0, NULL);
+	oc->st.blocked++;
+	oc->st.reused++;
+}
+
 static void offcpu_thread(struct offcpu *oc, struct offcpu_proc *pr, pid_t tid, uint64_t weight_us)
 {
 	char path[64], buf[1024];
 	char state;
 	uint64_t start, run_ns = 0, wait_ns = 0, slices = 0;
+	struct offcpu_slot *slot = &oc->cache[(uint32_t)tid % OFFCPU_CACHE_SLOTS];
+	/* schedstat first: a blocked thread that has not been scheduled since
+	 * the last tick (the same number of timeslices) is still blocked
+	 * where it was, and costs this one read */
+	snprintf(path, sizeof(path), "task/%d/schedstat", (int)tid);
+	int have_sched = offcpu_read_at(pr->dirfd, path, buf, sizeof(buf)) > 0 &&
+			 sscanf(buf, "%lu %lu %lu", &run_ns, &wait_ns, &slices) == 3;
+	if (have_sched && slot->tid == tid && slot->nr && slot->slices == slices && weight_us) {
+		offcpu_reuse(oc, pr, tid, slot, weight_us);
+		return;
+	}
 	snprintf(path, sizeof(path), "task/%d/stat", (int)tid);
 	if (offcpu_read_at(pr->dirfd, path, buf, sizeof(buf)) <= 0 ||
 	    offcpu_parse_stat(buf, &state, &start) < 0)
 		return; /* gone */
-	snprintf(path, sizeof(path), "task/%d/schedstat", (int)tid);
-	int have_sched = offcpu_read_at(pr->dirfd, path, buf, sizeof(buf)) > 0 &&
-			 sscanf(buf, "%lu %lu %lu", &run_ns, &wait_ns, &slices) == 3;
-	struct offcpu_slot *slot = &oc->cache[(uint32_t)tid % OFFCPU_CACHE_SLOTS];
 	int hit = have_sched && slot->tid == tid && slot->start == start;
 	if (oc->o.event == OFFCPU_EVENT_WALL && hit && wait_ns > slot->wait_ns)
 		offcpu_add_named(oc, pr, tid, "[runnable]", (wait_ns - slot->wait_ns) / 1000);
+	if (hit && run_ns > slot->run_ns)
+		slot->run_total_ns += run_ns - slot->run_ns;
 	if (!hit) {
 		slot->tid = tid;
+		slot->pid = pr->pid;
 		slot->start = start;
-		slot->nr = 0;
+		slot->run_total_ns = 0;
 	}
+	slot->run_ns = run_ns;
+	slot->nr = 0;
 	slot->wait_ns = wait_ns;
-	if (state == 'R' || state == 'Z' || state == 'X' || !weight_us) {
-		slot->nr = 0;
-		slot->slices = slices;
-		return;
-	}
-	oc->st.blocked++;
-	if (hit && slot->nr && slot->slices == slices && slot->state == state) {
-		/* not scheduled since: the same stack, counted again */
-		struct sample s = {.pid = pr->pid,
-				   .tid = tid,
-				   .time = oc->last_ns,
-				   .ips = slot->words,
-				   .nr = slot->nr};
-		(void)profile_add_sample(oc->p, &s, weight_us, NULL, 0, NULL);
-		oc->st.reused++;
-		return;
-	}
-	slot->state = state;
 	slot->slices = slices;
+	slot->state = state;
+	if (state == 'R' || state == 'Z' || state == 'X' || !weight_us)
+		return;
+	oc->st.blocked++;
 	offcpu_blocked(oc, pr, tid, state, have_sched ? slot : NULL, weight_us);
-	if (!have_sched)
-		slot->nr = 0;
 }
 
 /* ---- ticks ------------------------------------------------------------------ */
@@ -441,9 +449,35 @@ int offcpu_poll(struct offcpu *oc, int timeout_ms, struct fs_error *err)
 	return profile_poll(oc->p, 0, err);
 }
 
+/* Wall: each thread's on-CPU samples scaled to its schedstat run time
+ * (profile_scale_on_cpu); a thread that ran without a sample gets its run
+ * time as a "[running]" frame without a stack. */
+static void offcpu_on_cpu(struct offcpu *oc)
+{
+	struct profile_on_cpu *v = calloc(OFFCPU_CACHE_SLOTS, sizeof(*v));
+	size_t n = 0;
+	if (!v)
+		return;
+	for (size_t i = 0; i < OFFCPU_CACHE_SLOTS; i++) {
+		const struct offcpu_slot *s = &oc->cache[i];
+		if (s->tid && s->run_total_ns >= 1000)
+			v[n++] = (struct profile_on_cpu){
+			    .pid = s->pid, .tid = s->tid, .want_us = s->run_total_ns / 1000};
+	}
+	profile_scale_on_cpu(oc->p, v, n);
+	for (size_t i = 0; i < n; i++) {
+		struct offcpu_proc *pr = offcpu_proc_find(oc, v[i].pid);
+		if (!v[i].found_us && pr)
+			offcpu_add_named(oc, pr, v[i].tid, "[running]", v[i].want_us);
+	}
+	free(v);
+}
+
 void offcpu_stop(struct offcpu *oc)
 {
 	offcpu_tick(oc, offcpu_now_ns(CLOCK_MONOTONIC));
+	if (oc->o.event == OFFCPU_EVENT_WALL)
+		offcpu_on_cpu(oc);
 }
 
 int offcpu_new(struct profile *p, const struct offcpu_opts *o, struct offcpu **out,

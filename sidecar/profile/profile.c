@@ -226,6 +226,50 @@ int profile_add_sample(struct profile *p, const struct sample *smp, uint64_t cou
 	return profile_sample(p, smp, count, chain, max, nr);
 }
 
+static int profile_on_cpu_cmp(const void *a, const void *b)
+{
+	const struct profile_on_cpu *x = a, *y = b;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* The entry of v for chain c's thread (per_thread), or NULL. */
+static struct profile_on_cpu *profile_on_cpu_of(struct profile *p, const struct profile_chain *c,
+						struct profile_on_cpu *v, size_t n, uint32_t idx)
+{
+	const uint64_t *w = p->words + c->off;
+	pid_t tid = 0;
+	if (c->nr < 3 || w[0] != PROFILE_NAMES_WORD || w[1] != 1 || w[2] != idx ||
+	    !threadnames_name(p->threads, c->thread, NULL, &tid))
+		return NULL;
+	struct profile_on_cpu key = {.tid = tid};
+	struct profile_on_cpu *e = bsearch(&key, v, n, sizeof(*v), profile_on_cpu_cmp);
+	return e && e->pid == c->pid ? e : NULL;
+}
+
+void profile_scale_on_cpu(struct profile *p, struct profile_on_cpu *v, size_t n)
+{
+	uint32_t idx = p->o.on_cpu_frame ? profile_name_index(p, p->o.on_cpu_frame) : 0;
+	if (!idx || !p->threads || !n)
+		return;
+	qsort(v, n, sizeof(*v), profile_on_cpu_cmp);
+	for (size_t i = 0; i < n; i++)
+		v[i].found_us = 0;
+	for (size_t i = 0; i < p->cap; i++) {
+		struct profile_on_cpu *e;
+		if (p->chains[i].count && (e = profile_on_cpu_of(p, &p->chains[i], v, n, idx)))
+			e->found_us += p->chains[i].count;
+	}
+	for (size_t i = 0; i < p->cap; i++) {
+		struct profile_chain *c = &p->chains[i];
+		struct profile_on_cpu *e;
+		if (!c->count || !(e = profile_on_cpu_of(p, c, v, n, idx)) || !e->found_us)
+			continue;
+		uint64_t scaled =
+		    (uint64_t)((double)c->count * (double)e->want_us / (double)e->found_us + 0.5);
+		c->count = scaled ? scaled : 1; /* a count of 0 marks a free slot */
+	}
+}
+
 uint32_t profile_name_index(struct profile *p, const char *name)
 {
 	size_t len = strnlen(name, 128), slots = 2 * PROFILE_NAMES_MAX;

@@ -258,6 +258,20 @@ void profile_stats(const struct profile *p, struct profile_stats *st);
 int profile_add_sample(struct profile *p, const struct sample *smp, uint64_t count, uint64_t *chain,
 		       size_t max, size_t *nr);
 
+/* Wall-clock profiles: the on-CPU time of a thread as the kernel counted it
+ * (schedstat), which the cpu-clock samples only estimate. */
+struct profile_on_cpu {
+	pid_t pid, tid;
+	uint64_t want_us;  /* its time on a CPU over the window */
+	uint64_t found_us; /* out: what its on-CPU samples counted before */
+};
+
+/* Scale the counts of each thread's on-CPU chains (on_cpu_frame leaf,
+ * not folded yet) so that they sum to its want_us: the samples then give
+ * the stacks' shares, the kernel's accounting the thread's total. v is
+ * sorted by tid here. Needs per_thread. */
+void profile_scale_on_cpu(struct profile *p, struct profile_on_cpu *v, size_t n);
+
 /* Named frames at the leaf end of a chain (thread states, kernel frames
  * read from /proc/<tid>/stack): a chain may start with
  * PROFILE_NAMES_WORD, a count k and k indexes from profile_name_index

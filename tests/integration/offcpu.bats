@@ -86,9 +86,9 @@ teardown() {
 	for t in spin-A sleep-B lock-C read-D; do
 		read -r all m < <(thread_us w.folded "$t")
 		echo "# wall $t: $all us of a $window_us us window" >&3
-		# within 5% of the window (the window is printed to 0.1 s: 3% slack)
-		[ "$all" -ge $((window_us * 92 / 100)) ]
-		[ "$all" -le $((window_us * 108 / 100)) ]
+		# within 5% of the window
+		[ "$all" -ge $((window_us * 95 / 100)) ]
+		[ "$all" -le $((window_us * 105 / 100)) ]
 	done
 	read -r all m < <(thread_us w.folded sleep-B 'flametest\.Waits\.sleepB.*;java\.lang\.Thread\.sleep.*\[sleeping\]')
 	echo "# sleep-B under sleepB: $m of $all" >&3
