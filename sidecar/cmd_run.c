@@ -262,13 +262,7 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 				return FS_EXIT_USAGE;
 			break;
 		case RUN_OPT_EVENT:
-			if (!strcmp(optarg, "cpu"))
-				a->event = OFFCPU_EVENT_CPU;
-			else if (!strcmp(optarg, "offcpu"))
-				a->event = OFFCPU_EVENT_OFFCPU;
-			else if (!strcmp(optarg, "wall"))
-				a->event = OFFCPU_EVENT_WALL;
-			else
+			if (offcpu_parse_event(optarg, &a->event) < 0)
 				return cli_failf("run", FS_EXIT_USAGE,
 						 "--event takes cpu, offcpu or wall; not '%s'",
 						 optarg);

@@ -471,6 +471,8 @@ static void offcpu_on_cpu(struct offcpu *oc)
 			offcpu_add_named(oc, pr, v[i].tid, "[running]", v[i].want_us);
 	}
 	free(v);
+	for (size_t i = 0; i < OFFCPU_CACHE_SLOTS; i++)
+		oc->cache[i].run_total_ns = 0; /* the next interval (top) starts again */
 }
 
 void offcpu_stop(struct offcpu *oc)

@@ -98,11 +98,18 @@ int offcpu_new(struct profile *p, const struct offcpu_opts *o, struct offcpu **o
  * or -errno. */
 int offcpu_poll(struct offcpu *oc, int timeout_ms, struct fs_error *err);
 
-/* The window ends: one last tick counts the time since the previous one. */
+/* The window (or one interval of `top`) ends: one last tick counts the
+ * time since the previous one; with OFFCPU_EVENT_WALL each thread's
+ * on-CPU samples not folded yet are scaled to its run time since the
+ * previous call (profile_scale_on_cpu). Call before profile_fold; polling
+ * may go on after it. */
 void offcpu_stop(struct offcpu *oc);
 
 void offcpu_stats(const struct offcpu *oc, struct offcpu_stats *st);
 void offcpu_free(struct offcpu *oc);
+
+/* "cpu", "offcpu" or "wall" into *out: 0 or -EINVAL. */
+int offcpu_parse_event(const char *s, enum offcpu_event *out);
 
 /* The leaf frame of a thread state letter of /proc/<pid>/stat:
  * "[sleeping]" (S), "[blocked: io]" (D), "[stopped]" (T, t), "[idle]" (I),

@@ -8,6 +8,19 @@
 
 #include "offcpu.h"
 
+int offcpu_parse_event(const char *s, enum offcpu_event *out)
+{
+	if (!strcmp(s, "cpu"))
+		*out = OFFCPU_EVENT_CPU;
+	else if (!strcmp(s, "offcpu"))
+		*out = OFFCPU_EVENT_OFFCPU;
+	else if (!strcmp(s, "wall"))
+		*out = OFFCPU_EVENT_WALL;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 const char *offcpu_state_frame(char state, char *buf)
 {
 	switch (state) {

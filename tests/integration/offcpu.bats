@@ -127,6 +127,13 @@ teardown() {
 	read -r all m < <(thread_us o.folded spin-A)
 	echo "# offcpu spin-A: $all us" >&3
 	[ "$all" -le 40000 ]
+
+	# top: the same view live; the states lead the self column
+	run "$FS_SIDECAR" top "$name" --event offcpu --once -d 1s -n 5
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"US  FRAME"* ]]
+	[[ "$output" == *"[sleeping]"* ]]
 }
 
 @test "offcpu: a native sleep blocks in clock_nanosleep, libc and kernel frames named" {
