@@ -193,6 +193,26 @@ teardown() {
 	[ "$ours_rate" -le $((rate * 110 / 100)) ]
 }
 
+@test "offcpu: two threads switching as fast as they can cost the poller no more than idle ones" {
+	needs
+	local name="offcpu-$$-pingpong"
+	start "$name" "$JAVA17" -cp /opt/fsjava flametest.Waits --ping-pong --exit-after 100
+	cd "$OUT"
+	local c0 c1 t0=$SECONDS
+	c0=$(cat /proc/"$PID"/task/*/status | awk '/ctxt_switches/ { n += $2 } END { print n }')
+	run "$FS_SIDECAR" run "$name" --event wall --threads -d 2s -o pp.svg
+	c1=$(cat /proc/"$PID"/task/*/status | awk '/ctxt_switches/ { n += $2 } END { print n }')
+	echo "$output"
+	[ "$status" -eq 0 ]
+	local ms
+	ms=$(awk '/^threads / { for (i = 1; i <= NF; i++) if ($i == "ms" && $(i + 1) == "CPU") print int($(i - 1)) }' <<<"$output")
+	echo "# ping-pong: $(((c1 - c0) / 2)) context switches/s of the JVM, poller $ms ms CPU in 2 s, run took $((SECONDS - t0)) s" >&3
+	[ $((SECONDS - t0)) -le 20 ]
+	# a few hundred thread looks per second: well under a fifth of a CPU
+	[ "$ms" -le 400 ]
+	grep -q '^java;ping;' pp.folded
+}
+
 @test "offcpu: a thread storm cannot make run overrun its deadline or memory" {
 	needs
 	local name="offcpu-$$-storm"

@@ -10,6 +10,11 @@
  *
  *   java -cp build/java flametest.Waits [--exit-after S] [--thread-storm]
  *
+ * --ping-pong: only two threads handing a token to each other through a
+ * SynchronousQueue as fast as they can (a context switch per hand-over,
+ * hundreds of thousands a second), printing READY at once (the hostile
+ * case of switch rates).
+ *
  * --thread-storm: only two threads that create and end threads as fast as
  * they can, each new thread sleeping 50 ms (so thousands exist at once),
  * printing READY at once (the hostile case).
@@ -58,6 +63,37 @@ public final class Waits {
 		return in.read(); /* the peer never writes */
 	}
 
+	static void pingPong(double exitAfter) throws InterruptedException {
+		java.util.concurrent.SynchronousQueue<Integer> ab = new java.util.concurrent.SynchronousQueue<>();
+		java.util.concurrent.SynchronousQueue<Integer> ba = new java.util.concurrent.SynchronousQueue<>();
+		Thread ping = new Thread(() -> {
+			try {
+				for (int i = 0;; i++) {
+					ab.put(i);
+					ba.take();
+				}
+			} catch (InterruptedException e) {
+				/* exit */
+			}
+		}, "ping");
+		Thread pong = new Thread(() -> {
+			try {
+				for (;;)
+					ba.put(ab.take());
+			} catch (InterruptedException e) {
+				/* exit */
+			}
+		}, "pong");
+		ping.setDaemon(true);
+		pong.setDaemon(true);
+		ping.start();
+		pong.start();
+		System.out.println("READY");
+		System.out.flush();
+		Thread.sleep((long) (exitAfter * 1000));
+		System.exit(0);
+	}
+
 	static void threadStorm(double exitAfter) throws InterruptedException {
 		Runnable nap = () -> {
 			try {
@@ -94,6 +130,10 @@ public final class Waits {
 				exitAfter = Double.parseDouble(args[++i]);
 			else if (args[i].equals("--thread-storm"))
 				storm = true;
+			else if (args[i].equals("--ping-pong")) {
+				pingPong(exitAfter);
+				return;
+			}
 		if (storm) {
 			threadStorm(exitAfter);
 			return;
