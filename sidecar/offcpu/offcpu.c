@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -40,6 +41,7 @@ struct offcpu_slot {
 	char state;
 	uint64_t start, slices, wait_ns;
 	uint64_t run_ns, run_total_ns; /* schedstat's, and its growth in the window */
+	int sfd1;		       /* its schedstat kept open (fd + 1; 0 none) */
 	uint32_t nr;		       /* 0: no chain kept */
 	uint64_t words[OFFCPU_CHAIN_MAX];
 };
@@ -55,6 +57,7 @@ struct offcpu {
 	uint8_t *stack; /* one copy buffer */
 	size_t stack_size;
 	struct cfi *cfi;
+	unsigned nfds, fd_budget; /* schedstat fds kept open, and how many may be */
 	struct offcpu_stats st;
 	uint64_t words[OFFCPU_CHAIN_MAX + 2 + OFFCPU_KERNEL_FRAMES + 1];
 };
@@ -334,6 +337,58 @@ static void offcpu_reuse(struct offcpu *oc, const struct offcpu_proc *pr, pid_t 
 	oc->st.reused++;
 }
 
+static void offcpu_slot_close(struct offcpu *oc, struct offcpu_slot *slot)
+{
+	if (slot->sfd1) {
+		close(slot->sfd1 - 1);
+		slot->sfd1 = 0;
+		oc->nfds--;
+	}
+}
+
+/* tid's /proc/<pid>/task/<tid>/schedstat into buf: through the fd its slot
+ * keeps open (one pread per tick, no path walk; an fd stays bound to its
+ * thread, so a reused tid reads nothing through it), opened and kept while
+ * the budget allows. Its length, or -1. */
+static ssize_t offcpu_schedstat(struct offcpu *oc, const struct offcpu_proc *pr, pid_t tid,
+				struct offcpu_slot *slot, char *buf, size_t len)
+{
+	if (slot->tid != tid) { /* the slot changes hands: nothing of the other thread's */
+		offcpu_slot_close(oc, slot);
+		slot->tid = tid;
+		slot->start = 0; /* no hit until its stat is read */
+		slot->nr = 0;
+		slot->run_total_ns = 0;
+	}
+	if (slot->sfd1) {
+		ssize_t n = pread(slot->sfd1 - 1, buf, len - 1, 0);
+		if (n > 0) {
+			buf[n] = '\0';
+			return n;
+		}
+		offcpu_slot_close(oc, slot); /* the thread is gone */
+		return -1;
+	}
+	char path[64];
+	snprintf(path, sizeof(path), "task/%d/schedstat", (int)tid);
+	int fd = openat(pr->dirfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = pread(fd, buf, len - 1, 0);
+	if (n <= 0) {
+		close(fd);
+		return -1;
+	}
+	buf[n] = '\0';
+	if (oc->nfds < oc->fd_budget) {
+		slot->sfd1 = fd + 1;
+		oc->nfds++;
+	} else {
+		close(fd);
+	}
+	return n;
+}
+
 static void offcpu_thread(struct offcpu *oc, struct offcpu_proc *pr, pid_t tid, uint64_t weight_us)
 {
 	char path[64], buf[1024];
@@ -343,8 +398,7 @@ static void offcpu_thread(struct offcpu *oc, struct offcpu_proc *pr, pid_t tid, 
 	/* schedstat first: a blocked thread that has not been scheduled since
 	 * the last tick (the same number of timeslices) is still blocked
 	 * where it was, and costs this one read */
-	snprintf(path, sizeof(path), "task/%d/schedstat", (int)tid);
-	int have_sched = offcpu_read_at(pr->dirfd, path, buf, sizeof(buf)) > 0 &&
+	int have_sched = offcpu_schedstat(oc, pr, tid, slot, buf, sizeof(buf)) > 0 &&
 			 sscanf(buf, "%lu %lu %lu", &run_ns, &wait_ns, &slices) == 3;
 	if (have_sched && slot->tid == tid && slot->nr && slot->slices == slices && weight_us) {
 		offcpu_reuse(oc, pr, tid, slot, weight_us);
@@ -500,6 +554,21 @@ int offcpu_new(struct profile *p, const struct offcpu_opts *o, struct offcpu **o
 		return fs_error_set(err, ENOMEM, "allocating the thread poller");
 	}
 	oc->interval_ns = 1000000000ull / (o->frequency ? o->frequency : 99);
+	/* fds kept open: OFFCPU_FDS_MAX, within the soft limit (raised
+	 * towards the hard one) minus OFFCPU_FDS_SPARE for everything else */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		rlim_t want = OFFCPU_FDS_MAX + OFFCPU_FDS_SPARE;
+		if (rl.rlim_cur < want && rl.rlim_max > rl.rlim_cur) {
+			rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+			(void)setrlimit(RLIMIT_NOFILE, &rl);
+			(void)getrlimit(RLIMIT_NOFILE, &rl);
+		}
+		if (rl.rlim_cur > OFFCPU_FDS_SPARE)
+			oc->fd_budget = (unsigned)(rl.rlim_cur - OFFCPU_FDS_SPARE < OFFCPU_FDS_MAX
+						       ? rl.rlim_cur - OFFCPU_FDS_SPARE
+						       : OFFCPU_FDS_MAX);
+	}
 	offcpu_refresh(oc);
 	oc->last_ns = oc->next_ns = oc->refreshed_ns = offcpu_now_ns(CLOCK_MONOTONIC);
 	*out = oc;
@@ -519,6 +588,8 @@ void offcpu_free(struct offcpu *oc)
 		if (oc->procs[i].pid)
 			offcpu_proc_drop(&oc->procs[i]);
 	cfi_free(oc->cfi);
+	for (size_t i = 0; oc->cache && i < OFFCPU_CACHE_SLOTS; i++)
+		offcpu_slot_close(oc, &oc->cache[i]);
 	free(oc->cache);
 	free(oc->stack);
 	free(oc);

@@ -54,6 +54,8 @@
 #define OFFCPU_TICK_BUDGET_PCT	  50
 #define OFFCPU_PROCS_REFRESH_MS	  1000
 #define OFFCPU_DEFAULT_STACK_COPY 32768
+#define OFFCPU_FDS_MAX		  2048 /* schedstat files kept open */
+#define OFFCPU_FDS_SPARE	  512  /* fds left for everything else */
 #define OFFCPU_EXEC_MAX		  1024 /* executable mappings kept per process */
 
 enum offcpu_event {
