@@ -136,6 +136,50 @@ teardown() {
 	[[ "$output" == *"[sleeping]"* ]]
 }
 
+# jfr_pairs FILE.jfr: "thread method" for every flametest.Waits method on
+# the stack of a JFR wait event (jdk.ThreadSleep, jdk.JavaMonitorEnter,
+# jdk.ThreadPark, jdk.SocketRead)
+jfr_pairs() {
+	"$JAVA_HOME_17/bin/jfr" print --events jdk.ThreadSleep,jdk.JavaMonitorEnter,jdk.ThreadPark,jdk.SocketRead \
+		--stack-depth 64 "$1" | awk '
+		/eventThread = "/ { t = $0; sub(/.*eventThread = "/, "", t); sub(/".*/, "", t) }
+		/flametest\.Waits\.[A-Za-z0-9_$]+\(/ {
+			m = $0; sub(/.*flametest\.Waits\./, "", m); sub(/\(.*/, "", m); print t, m }' | sort -u
+}
+
+@test "offcpu: >= 90% of the off-CPU time on Java stacks JFR also recorded as waits" {
+	needs
+	[ -x "$JAVA_HOME_17/bin/jfr" ] || skip "no jfr in $JAVA_HOME_17"
+	local name="offcpu-$$-jfr"
+	start "$name" "$JAVA17" -XX:-PreserveFramePointer \
+		-XX:StartFlightRecording=duration=8s,filename=/tmp/w.jfr -cp /opt/fsjava flametest.Waits \
+		--periodic --exit-after 100
+	cd "$OUT"
+	run "$FS_SIDECAR" run "$name" --event offcpu --threads -d 3s -o j.svg
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# the recording ends by itself (duration=8s) and is written then: poll
+	# until a copy of it is a whole recording jfr can read
+	fs_wait_for 30 sh -c "cp /proc/$PID/root/tmp/w.jfr w.jfr && '$JAVA_HOME_17/bin/jfr' summary w.jfr"
+	jfr_pairs w.jfr >pairs.txt
+	cat pairs.txt
+	# ours: the time of each (thread, innermost Waits method) of a stack
+	local share
+	share=$(awk 'NR == FNR { ok[$1 " " $2] = 1; next }
+		{
+			n = $NF; line = $0; sub(/ [0-9]+$/, "", line)
+			k = split(line, f, ";"); m = ""
+			for (i = k; i >= 1; i--) if (f[i] ~ /^flametest\.Waits\./) { m = f[i]; break }
+			if (m == "") next
+			sub(/^flametest\.Waits\./, "", m); sub(/_\[.\]$/, "", m)
+			t = f[2] == "java" ? "main" : f[2] # the main thread: comm "java", JFR "main"
+			all += n; if ((t " " m) in ok) hit += n; else print "# not in JFR: " f[2] " " m " " n > "/dev/stderr"
+		} END { printf "%d %d\n", all ? 100 * hit / all : 0, all }' pairs.txt j.folded)
+	echo "# JFR: $share (% of our off-CPU us on Java stacks, total us)" >&3
+	[ "${share%% *}" -ge 90 ]
+	[ "${share##* }" -ge 6000000 ] # B, C, D and E blocked most of 3 s
+}
+
 @test "offcpu: a native sleep blocks in clock_nanosleep, libc and kernel frames named" {
 	fs_require_root
 	fs_require_cmd runc jq

@@ -10,6 +10,11 @@
  *
  *   java -cp build/java flametest.Waits [--exit-after S] [--thread-storm]
  *
+ * --periodic: the same four threads, but each wait ends every ~200 ms and
+ * starts again (spin-A lets go of the monitor between 200 ms turns,
+ * sleep-B sleeps 200 ms at a time, write-E writes a byte to read-D every
+ * 200 ms), so that JFR, which records a wait when it ends, sees them.
+ *
  * --ping-pong: only two threads handing a token to each other through a
  * SynchronousQueue as fast as they can (a context switch per hand-over,
  * hundreds of thousands a second), printing READY at once (the hostile
@@ -33,10 +38,23 @@ public final class Waits {
 	private static final Object LOCK = new Object();
 	private static volatile long sink;
 	private static volatile boolean aHolds;
+	private static boolean periodic;
 
 	private Waits() {}
 
 	static void spinA() {
+		if (periodic) {
+			for (;;) {
+				synchronized (LOCK) {
+					aHolds = true;
+					long end = System.nanoTime() + 200_000_000L, x = 1;
+					while (System.nanoTime() < end)
+						x = x * 6364136223846793005L + 1442695040888963407L;
+					sink = x;
+				}
+				Thread.onSpinWait();
+			}
+		}
 		synchronized (LOCK) {
 			aHolds = true;
 			long x = 1;
@@ -50,17 +68,23 @@ public final class Waits {
 
 	static void sleepB() throws InterruptedException {
 		for (;;)
-			Thread.sleep(60_000);
+			Thread.sleep(periodic ? 200 : 60_000);
 	}
 
 	static void lockC() {
-		synchronized (LOCK) {
-			sink++;
-		}
+		do {
+			synchronized (LOCK) {
+				sink++;
+			}
+		} while (periodic);
 	}
 
 	static int readD(InputStream in) throws java.io.IOException {
-		return in.read(); /* the peer never writes */
+		int r;
+		do
+			r = in.read(); /* the peer never writes (periodic: every 200 ms) */
+		while (periodic && r >= 0);
+		return r;
 	}
 
 	static void pingPong(double exitAfter) throws InterruptedException {
@@ -130,6 +154,8 @@ public final class Waits {
 				exitAfter = Double.parseDouble(args[++i]);
 			else if (args[i].equals("--thread-storm"))
 				storm = true;
+			else if (args[i].equals("--periodic"))
+				periodic = true;
 			else if (args[i].equals("--ping-pong")) {
 				pingPong(exitAfter);
 				return;
@@ -167,13 +193,31 @@ public final class Waits {
 		}, "read-D");
 		d.setDaemon(true);
 		d.start();
+		if (periodic) {
+			java.io.OutputStream out = peer.getOutputStream();
+			Thread e = new Thread(() -> {
+				try {
+					for (;;) {
+						Thread.sleep(200);
+						out.write(1);
+						out.flush();
+					}
+				} catch (Exception ex) {
+					/* exit */
+				}
+			}, "write-E");
+			e.setDaemon(true);
+			e.start();
+		}
 		while (c.getState() != Thread.State.BLOCKED || b.getState() != Thread.State.TIMED_WAITING
 		       || d.getState() != Thread.State.RUNNABLE)
 			Thread.sleep(10);
 		Thread.sleep(200); /* read-D into its read */
 		System.out.println("READY");
 		System.out.flush();
-		Thread.sleep((long) (exitAfter * 1000));
+		long end = System.nanoTime() + (long) (exitAfter * 1e9);
+		while (System.nanoTime() < end)
+			Thread.sleep(periodic ? 200 : Math.max(1, (end - System.nanoTime()) / 1_000_000));
 		peer.close();
 		System.exit(0);
 	}
