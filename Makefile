@@ -87,10 +87,11 @@ endif
 #   sidecar/graph/       frame tree, SVG, palettes
 #   sidecar/unwind/      the HotSpot-aware unwinder (stack copies -> callchains)
 #   sidecar/profile/     the sampler and the record -> symbolize -> fold loop
+#   sidecar/offcpu/      off-CPU and wall-clock profiles (thread states from /proc)
 #   sidecar/export/      pprof and speedscope writers (from folded stacks)
 #   sidecar/debuginfo/   separate debug info for native names (symbolize's hook)
 #   sidecar/             the CLI: main, one cmd_<verb>.c per verb
-SIDECAR_DIRS := jvm symbolize hotspot fold graph unwind profile export debuginfo
+SIDECAR_DIRS := jvm symbolize hotspot fold graph unwind profile export debuginfo offcpu
 INC_lib := -Ilib
 INC_hook := -Ilib -Ihook
 INC_wrapper := -Ilib -Iwrapper
@@ -104,6 +105,7 @@ INC_sidecar_unwind := -Ilib -Isidecar/hotspot -Isidecar/symbolize -Isidecar/unwi
 INC_sidecar_profile := $(INC_sidecar_symbolize) -Isidecar/fold -Isidecar/unwind -Isidecar/profile \
 	-Isidecar/debuginfo
 INC_sidecar_debuginfo := $(INC_sidecar_symbolize) -Isidecar/debuginfo
+INC_sidecar_offcpu := $(INC_sidecar_profile) -Isidecar/offcpu
 INC_sidecar_export := -Ilib -Isidecar/fold -Isidecar/export -I$(BUILD)/gen
 INC_sidecar := -Ilib $(addprefix -Isidecar/,$(SIDECAR_DIRS)) -Isidecar
 INC_ALL := $(INC_sidecar) -I$(BUILD)/gen -Ihook -Iwrapper -Itests/lib

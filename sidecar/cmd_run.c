@@ -20,6 +20,7 @@
 #include "flame.h"
 #include "fold.h"
 #include "hot.h"
+#include "offcpu.h"
 #include "profile.h"
 #include "outfile.h"
 #include "render.h"
@@ -64,7 +65,14 @@ static void run_usage(FILE *out)
 		"and still writes the graph. Must run as root.\n\n"
 		"Options:\n"
 		"  -d, --duration TIME  length of the window: 30s (default), 500ms, 2m, 1h\n"
-		"  -F, --frequency HZ   samples per second per CPU (default 99, max 10000)\n"
+		"  -F, --frequency HZ   samples per second per CPU (default 99, max 10000);\n"
+		"                       with --event offcpu|wall, thread-state reads per second\n"
+		"      --event EVENT    cpu (default: CPU samples), offcpu (the time threads\n"
+		"                       are blocked, under the stack they block at, kernel\n"
+		"                       frames and the thread state as the leaf) or wall\n"
+		"                       (offcpu plus on-CPU and runnable time: each thread's\n"
+		"                       total is the window); counts are microseconds\n"
+		"      --threads        the thread's name as a frame under the process\n"
 		"  -p, --pid PID        only this process of the container (host pid)\n"
 		"  -o, --output FILE    the SVG (default flamesidecar-<id>-<UTC time>.svg in\n"
 		"                       the current directory; - for standard output)\n"
@@ -138,6 +146,8 @@ enum {
 	RUN_OPT_PPROF,
 	RUN_OPT_SPEEDSCOPE,
 	RUN_OPT_KERNEL_FILTER,
+	RUN_OPT_EVENT,
+	RUN_OPT_THREADS,
 };
 
 struct run_args {
@@ -149,6 +159,7 @@ struct run_args {
 	struct profile_opts prof;
 	const char *id;
 	int help; /* --help: print the usage and exit 0 */
+	enum offcpu_event event;
 };
 
 static int run_parse_pid(const char *verb, const char *arg, pid_t *out)
@@ -184,6 +195,8 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 	    {"pprof", required_argument, NULL, RUN_OPT_PPROF},
 	    {"speedscope", required_argument, NULL, RUN_OPT_SPEEDSCOPE},
 	    {"kernel-filter", required_argument, NULL, RUN_OPT_KERNEL_FILTER},
+	    {"event", required_argument, NULL, RUN_OPT_EVENT},
+	    {"threads", no_argument, NULL, RUN_OPT_THREADS},
 	    {"help", no_argument, NULL, 'h'},
 	    RENDER_LONG_OPTIONS,
 	    {NULL, 0, NULL, 0},
@@ -254,6 +267,13 @@ static int run_parse(int argc, char **argv, struct run_args *a)
 			if (common_parse_kernel_filter("run", optarg, &a->prof.kernel_filter) < 0)
 				return FS_EXIT_USAGE;
 			break;
+		case RUN_OPT_EVENT:
+			if (offcpu_parse_event(optarg, &a->event) < 0)
+				return cli_failf("run", FS_EXIT_USAGE,
+						 "--event takes cpu, offcpu or wall; not '%s'",
+						 optarg);
+			break;
+		case RUN_OPT_THREADS: a->prof.per_thread = a->prof.thread_frames = 1; break;
 		case RUN_OPT_PPROF: a->pprof = optarg; break;
 		case RUN_OPT_SPEEDSCOPE: a->speedscope = optarg; break;
 		case 'h': a->help = 1; return 0;
@@ -291,8 +311,8 @@ static void run_progress(const struct profile *p, uint64_t left_ms, bool tty)
 }
 
 /* Sample until the deadline or a signal. Returns the window's real length. */
-static int run_window(struct profile *p, uint64_t duration_ms, bool tty, uint64_t *elapsed_ms,
-		      struct fs_error *err)
+static int run_window(struct profile *p, struct offcpu *oc, uint64_t duration_ms, bool tty,
+		      uint64_t *elapsed_ms, struct fs_error *err)
 {
 	uint64_t start = timeutil_now_ms(), end = start + duration_ms, last = 0;
 	int r = 0;
@@ -310,7 +330,7 @@ static int run_window(struct profile *p, uint64_t duration_ms, bool tty, uint64_
 		 * must be unwound while their code is still in place. */
 		uint64_t step = tty ? 100 : profile_max_latency_ms(p);
 		uint64_t wait = end - now < step ? end - now : step;
-		r = profile_poll(p, (int)wait, err);
+		r = oc ? offcpu_poll(oc, (int)wait, err) : profile_poll(p, (int)wait, err);
 		if (r < 0 && r != -EINTR)
 			break;
 		r = 0;
@@ -371,6 +391,10 @@ static int run_write_exports(const struct run_args *a, struct export *x, const c
 	x->time_ns = start_ns;
 	x->duration_ns = (int64_t)window_ms * 1000000;
 	x->root_is_process = 1;
+	if (a->event != OFFCPU_EVENT_CPU) { /* counts are microseconds */
+		x->period_ns = 1000;
+		x->time_type = a->event == OFFCPU_EVENT_WALL ? "wall" : "offcpu";
+	}
 	if (export_set_name(x, title) < 0 || export_cli_container_labels(x, a->prof.entry) < 0)
 		return fs_error_set(err, ENOMEM, "labelling the profile");
 	int r = 0;
@@ -617,6 +641,23 @@ static void run_summary(struct profile *p, const struct run_args *a, uint64_t wi
 	fflush(stdout);
 }
 
+/* The thread-state poller's line (--event offcpu|wall). */
+static void run_summary_offcpu(const struct offcpu *oc, uint64_t window_ms)
+{
+	struct offcpu_stats st;
+	offcpu_stats(oc, &st);
+	printf("threads    %llu ticks over %u processes, %llu thread looks, %llu blocked "
+	       "(%llu stacks copied, %llu unchanged since the last tick, %llu without a user "
+	       "stack), %llu looks lost to the cap (%llu ms), %.1f ms CPU (%.2f%% of the window)\n",
+	       (unsigned long long)st.ticks, st.procs, (unsigned long long)st.thread_ticks,
+	       (unsigned long long)st.blocked, (unsigned long long)st.copies,
+	       (unsigned long long)st.reused, (unsigned long long)st.no_stack,
+	       (unsigned long long)st.capped, (unsigned long long)(st.capped_us / 1000),
+	       (double)st.cpu_ns / 1e6,
+	       window_ms ? (double)st.cpu_ns / 1e4 / (double)window_ms : 0.0);
+	fflush(stdout);
+}
+
 /* flamesidecar-<id12>-<UTC time>.<ext> */
 static void run_default_name(char *buf, size_t len, const char *id, time_t t, const char *ext)
 {
@@ -657,19 +698,22 @@ static void run_titles(struct run_args *a, const struct registry_entry *e, struc
 {
 	struct tm tm;
 	gmtime_r(&started, &tm);
+	static const char *const what[] = {"CPU", "Off-CPU time", "Wall-clock time"};
 	if (!a->render.title) {
-		snprintf(title, 256, "CPU of container %.*s", common_id_width(e->id), e->id);
+		snprintf(title, 256, "%s of container %.*s", what[a->event], common_id_width(e->id),
+			 e->id);
 		a->render.title = title;
 	}
 	if (a->render.subtitle)
 		return;
-	snprintf(subtitle, 256,
-		 "%04d-%02d-%02d %02d:%02d:%02d UTC, %llu.%01llu s at %u Hz, %llu samples",
-		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 (unsigned long long)(window_ms / 1000),
-		 (unsigned long long)(window_ms % 1000 / 100),
-		 a->prof.frequency ? a->prof.frequency : 99,
-		 (unsigned long long)fold_total(profile_table(p)));
+	snprintf(
+	    subtitle, 256,
+	    a->event ? "%04d-%02d-%02d %02d:%02d:%02d UTC, %llu.%01llu s at %u Hz, %llu us"
+		     : "%04d-%02d-%02d %02d:%02d:%02d UTC, %llu.%01llu s at %u Hz, %llu samples",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+	    (unsigned long long)(window_ms / 1000), (unsigned long long)(window_ms % 1000 / 100),
+	    a->prof.frequency ? a->prof.frequency : 99,
+	    (unsigned long long)fold_total(profile_table(p)));
 	if (a->prof.pid)
 		snprintf(subtitle + strlen(subtitle), 256 - strlen(subtitle), ", pid %d",
 			 (int)a->prof.pid);
@@ -708,6 +752,14 @@ int cmd_run(int argc, char **argv)
 	a.prof.entry = &e;
 	a.prof.warn = common_warn;
 	a.prof.warn_ctx = "run";
+	if (a.event != OFFCPU_EVENT_CPU) {
+		/* off-CPU and wall: the thread-state poller (sidecar/offcpu/) */
+		a.prof.no_events = a.event == OFFCPU_EVENT_OFFCPU;
+		a.prof.on_cpu_frame = a.event == OFFCPU_EVENT_WALL ? "[running]" : NULL;
+		/* wall: on-CPU samples are scaled per thread (offcpu.h) */
+		a.prof.per_thread |= a.event == OFFCPU_EVENT_WALL;
+		a.render.count_name = "us";
+	}
 	a.prof.table_bytes = (size_t)cfg.max_stack_table_mib << 20;
 	common_debuginfo(&cfg, &a.prof);
 	/* tests: a tiny raw table, to exercise early folding */
@@ -736,6 +788,17 @@ int cmd_run(int argc, char **argv)
 		export_free(x);
 		return cli_fail("run", &err);
 	}
+	struct offcpu *oc = NULL;
+	struct offcpu_opts oo = {.entry = &e,
+				 .pid = a.prof.pid,
+				 .event = a.event,
+				 .frequency = a.prof.frequency,
+				 .user_only = a.prof.user_only};
+	if (a.event != OFFCPU_EVENT_CPU && offcpu_new(p, &oo, &oc, &err) < 0) {
+		profile_close(p);
+		export_free(x);
+		return cli_fail("run", &err);
+	}
 	bool tty = !a.quiet && isatty(STDERR_FILENO);
 	if (!a.quiet && !tty)
 		fprintf(stderr, "flamesidecar run: recording %.*s for %llu ms\n",
@@ -743,10 +806,13 @@ int cmd_run(int argc, char **argv)
 
 	uint64_t window_ms = 0;
 	int64_t start_ns = run_realtime_ns();
-	r = run_window(p, a.duration_ms, tty, &window_ms, &err);
+	r = run_window(p, oc, a.duration_ms, tty, &window_ms, &err);
 	uint64_t closed = timeutil_now_ms();
+	if (oc)
+		offcpu_stop(oc);
 	profile_stop(p);
 	if (r < 0 || (r = profile_fold(p, 1, &err)) < 0) {
+		offcpu_free(oc);
 		profile_close(p);
 		export_free(x);
 		return cli_failf("run", FS_EXIT_FAIL, "%s", err.msg);
@@ -764,14 +830,17 @@ int cmd_run(int argc, char **argv)
 		exit_code = cli_fail_file("run", &err);
 	export_free(x);
 	uint64_t after = timeutil_now_ms() - closed;
-	if (exit_code == FS_EXIT_OK && !a.quiet && !svg_stdout)
+	if (exit_code == FS_EXIT_OK && !a.quiet && !svg_stdout) {
 		run_summary(p, &a, window_ms, svg, folded, after);
-	else if (exit_code == FS_EXIT_OK && !a.quiet)
+		if (oc)
+			run_summary_offcpu(oc, window_ms);
+	} else if (exit_code == FS_EXIT_OK && !a.quiet)
 		fprintf(stderr,
 			"flamesidecar run: %llu samples, graph written %llu ms after the "
 			"window closed\n",
 			(unsigned long long)fold_total(profile_table(p)),
 			(unsigned long long)after);
+	offcpu_free(oc);
 	profile_close(p);
 	return exit_code;
 }

@@ -22,6 +22,7 @@
 #include "common.h"
 #include "fold.h"
 #include "hot.h"
+#include "offcpu.h"
 #include "profile.h"
 #include "sampler.h"
 
@@ -56,6 +57,8 @@ static void top_usage(FILE *out)
 		"                       interval\n"
 		"  -s, --sort KEY       self (default) or total\n"
 		"  -F, --frequency HZ   samples per second per CPU (default 99, max 10000)\n"
+		"      --event EVENT    cpu (default), offcpu or wall, as for run: SAMPLES\n"
+		"                       are then microseconds of thread time\n"
 		"  -p, --pid PID        only this process of the container (host pid)\n"
 		"      --no-map         do not attach to JVMs (Java frames stay [unknown])\n"
 		"      --map-mode MODE  agent (default when the bundle is mounted), jcmd, or\n"
@@ -86,6 +89,7 @@ enum {
 	TOP_OPT_MAP_EVERY,
 	TOP_OPT_USER_ONLY,
 	TOP_OPT_KERNEL_FILTER,
+	TOP_OPT_EVENT,
 };
 
 struct top_args {
@@ -95,6 +99,7 @@ struct top_args {
 	struct profile_opts prof;
 	const char *id;
 	int help; /* --help: print the usage and exit 0 */
+	enum offcpu_event event;
 };
 
 static int top_parse_time(const char *opt, const char *arg, unsigned long long *ms)
@@ -124,6 +129,7 @@ static int top_parse(int argc, char **argv, struct top_args *a)
 	    {"map-every", required_argument, NULL, TOP_OPT_MAP_EVERY},
 	    {"user-only", no_argument, NULL, TOP_OPT_USER_ONLY},
 	    {"kernel-filter", required_argument, NULL, TOP_OPT_KERNEL_FILTER},
+	    {"event", required_argument, NULL, TOP_OPT_EVENT},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -177,6 +183,12 @@ static int top_parse(int argc, char **argv, struct top_args *a)
 		case TOP_OPT_KERNEL_FILTER:
 			if (common_parse_kernel_filter("top", optarg, &a->prof.kernel_filter) < 0)
 				return FS_EXIT_USAGE;
+			break;
+		case TOP_OPT_EVENT:
+			if (offcpu_parse_event(optarg, &a->event) < 0)
+				return cli_failf("top", FS_EXIT_USAGE,
+						 "--event takes cpu, offcpu or wall; not '%s'",
+						 optarg);
 			break;
 		case 'h': a->help = 1; return 0;
 		default: return cli_usage_error("top", NULL);
@@ -268,7 +280,7 @@ static void top_show(struct profile *p, const struct top_args *a, const struct t
 		printf("stack table full (max_stack_table_mib): %llu samples of new stacks counted "
 		       "as " BUDGET_DROPPED_FRAME "\n",
 		       (unsigned long long)st.table_dropped);
-	printf("%7s %7s %8s  %s\n", "SELF%", "TOTAL%", "SAMPLES", "FRAME");
+	printf("%7s %7s %8s  %s\n", "SELF%", "TOTAL%", a->event ? "US" : "SAMPLES", "FRAME");
 	if (hot_frames(profile_table(p), a->by_total, a->rows, &fr, &n) < 0)
 		printf("(out of memory)\n");
 	for (size_t i = 0; i < n; i++) {
@@ -289,8 +301,8 @@ static void top_show(struct profile *p, const struct top_args *a, const struct t
 }
 
 /* Sample until the deadline, a signal or q. 1 when asked to quit. */
-static int top_sample(struct profile *p, uint64_t ms, const struct top_term *t, int *err_out,
-		      struct fs_error *err)
+static int top_sample(struct profile *p, struct offcpu *oc, uint64_t ms, const struct top_term *t,
+		      int *err_out, struct fs_error *err)
 {
 	uint64_t end = timeutil_now_ms() + ms;
 	for (;;) {
@@ -299,7 +311,8 @@ static int top_sample(struct profile *p, uint64_t ms, const struct top_term *t, 
 			return 1;
 		if (now >= end)
 			return 0;
-		int r = profile_poll(p, (int)(end - now < 100 ? end - now : 100), err);
+		int wait = (int)(end - now < 100 ? end - now : 100);
+		int r = oc ? offcpu_poll(oc, wait, err) : profile_poll(p, wait, err);
 		if (r < 0 && r != -EINTR) {
 			*err_out = r;
 			return 1;
@@ -341,9 +354,24 @@ int cmd_top(int argc, char **argv)
 	a.prof.warn_ctx = "top";
 	a.prof.table_bytes = (size_t)cfg.max_stack_table_mib << 20;
 	common_debuginfo(&cfg, &a.prof);
+	if (a.event != OFFCPU_EVENT_CPU) { /* the thread-state poller, as for run */
+		a.prof.no_events = a.event == OFFCPU_EVENT_OFFCPU;
+		a.prof.on_cpu_frame = a.event == OFFCPU_EVENT_WALL ? "[running]" : NULL;
+		a.prof.per_thread |= a.event == OFFCPU_EVENT_WALL;
+	}
 	int r = profile_open(&a.prof, &p, &err);
 	if (r < 0)
 		return cli_fail("top", &err);
+	struct offcpu *oc = NULL;
+	struct offcpu_opts oo = {.entry = &e,
+				 .pid = a.prof.pid,
+				 .event = a.event,
+				 .frequency = a.prof.frequency,
+				 .user_only = a.prof.user_only};
+	if (a.event != OFFCPU_EVENT_CPU && offcpu_new(p, &oo, &oc, &err) < 0) {
+		profile_close(p);
+		return cli_fail("top", &err);
+	}
 	struct top_term t;
 	top_term_open(&t, !a.once);
 	int perr = 0, code = FS_EXIT_OK;
@@ -351,8 +379,10 @@ int cmd_top(int argc, char **argv)
 	if (a.once) {
 		/* one window; the JIT maps taken at its end, as `run` does */
 		uint64_t start = timeutil_now_ms();
-		top_sample(p, a.duration_ms, &t, &perr, &err);
+		top_sample(p, oc, a.duration_ms, &t, &perr, &err);
 		uint64_t span = timeutil_now_ms() - start;
+		if (oc)
+			offcpu_stop(oc);
 		profile_stop(p);
 		if (!perr && (perr = profile_fold(p, 1, &err)) == 0)
 			top_show(p, &a, &t, span);
@@ -361,9 +391,11 @@ int cmd_top(int argc, char **argv)
 		uint64_t mapped = timeutil_now_ms(), start = mapped;
 		for (;;) {
 			uint64_t t0 = timeutil_now_ms();
-			int quit = top_sample(p, a.interval_ms, &t, &perr, &err);
+			int quit = top_sample(p, oc, a.interval_ms, &t, &perr, &err);
 			if (perr)
 				break;
+			if (oc)
+				offcpu_stop(oc);
 			uint64_t now = timeutil_now_ms();
 			int remap = now - mapped >= a.map_every_ms;
 			if ((perr = profile_fold(p, remap, &err)) < 0)
@@ -383,6 +415,7 @@ int cmd_top(int argc, char **argv)
 	top_term_close(&t);
 	if (perr)
 		code = cli_failf("top", FS_EXIT_FAIL, "%s", err.msg);
+	offcpu_free(oc);
 	profile_close(p);
 	return code;
 }

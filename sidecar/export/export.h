@@ -82,6 +82,12 @@ struct export
 	int64_t duration_ns; /* window length; 0 = unknown */
 	char *name;	     /* a title ("CPU of container 3f2a9c"); NULL = none */
 	int root_is_process; /* the root frame is the process name (run's stacks) */
+	/* What a count is: NULL, CPU samples (pprof "samples"/count and
+	 * "cpu"/nanoseconds = count x period_ns); else the name of a time
+	 * ("wall", "offcpu") of which counts are microseconds: pprof
+	 * (name, microseconds) and (name, nanoseconds), speedscope's unit
+	 * "microseconds". Set period_ns to 1000 with it. */
+	const char *time_type;
 	struct export_label labels[EXPORT_MAX_LABELS];
 	size_t nlabels;
 	/* the profile */

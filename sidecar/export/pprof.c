@@ -479,6 +479,10 @@ static int pprof_value_types(struct pprof_build *b, struct pprof_message *m)
 {
 	int64_t samples = pprof_str(b, "samples"), count = pprof_str(b, "count");
 	int64_t cpu = pprof_str(b, "cpu"), ns = pprof_str(b, "nanoseconds");
+	if (b->x->time_type) { /* counts are microseconds of that time */
+		samples = cpu = pprof_str(b, b->x->time_type);
+		count = pprof_str(b, "microseconds");
+	}
 	if (samples < 0 || count < 0 || cpu < 0 || ns < 0)
 		return -ENOMEM;
 	for (int i = 0; i < 3; i++)

@@ -133,7 +133,9 @@ static void speedscope_profile(FILE *f, const struct export *x, const struct spe
 {
 	fputs_unlocked("{\"type\":\"sampled\",\"name\":", f);
 	speedscope_profile_name(f, x, g, order);
-	fputs_unlocked(",\"unit\":\"none\",\"startValue\":0,\"endValue\":", f);
+	fputs_unlocked(x->time_type ? ",\"unit\":\"microseconds\",\"startValue\":0,\"endValue\":"
+				    : ",\"unit\":\"none\",\"startValue\":0,\"endValue\":",
+		       f);
 	speedscope_uint(f, g->total);
 	fputs_unlocked(",\"samples\":[", f);
 	for (size_t i = 0; i < g->n; i++) {

@@ -88,7 +88,7 @@ static int profile_grow(struct profile *p)
 }
 
 static int profile_add(struct profile *p, pid_t pid, uint32_t thread, const uint64_t *ips,
-		       size_t nr, uint64_t time)
+		       size_t nr, uint64_t time, uint64_t count)
 {
 	if (nr > SYMBOLIZER_MAX_FRAMES + 1) /* + PROFILE_CUT_WORD */
 		nr = SYMBOLIZER_MAX_FRAMES + 1;
@@ -102,7 +102,7 @@ static int profile_add(struct profile *p, pid_t pid, uint32_t thread, const uint
 			break;
 		if (c->hash == h && c->pid == pid && c->thread == thread && c->nr == nr &&
 		    !memcmp(p->words + c->off, ips, nr * sizeof(*ips))) {
-			c->count++;
+			c->count += count;
 			if (time > c->last)
 				c->last = time;
 			if (time < c->first)
@@ -124,7 +124,7 @@ static int profile_add(struct profile *p, pid_t pid, uint32_t thread, const uint
 	p->words[p->nwords++] = nr;
 	memcpy(p->words + p->nwords, ips, nr * sizeof(*ips));
 	p->chains[i] = (struct profile_chain){.hash = h,
-					      .count = 1,
+					      .count = count,
 					      .first = time,
 					      .last = time,
 					      .off = p->nwords,
@@ -159,9 +159,9 @@ static int profile_read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
  * in a prologue or epilogue put back from the stack (leafcall.h);
  * processes without frame pointers get the native CFI walk (nativeunwind.h);
  * everything else keeps the kernel's chain. */
-static int profile_on_sample(const struct sample *smp, void *ctx)
+static int profile_sample(struct profile *p, const struct sample *smp, uint64_t count,
+			  uint64_t *out, size_t max, size_t *nout)
 {
-	struct profile *p = ctx;
 	struct profile_pid *pp = profile_pid_note(p, smp->pid);
 	const uint64_t *ips = smp->ips;
 	size_t nr = smp->nr;
@@ -199,11 +199,122 @@ static int profile_on_sample(const struct sample *smp, void *ctx)
 		p->chain[nr++] = PROFILE_CUT_WORD;
 		ips = p->chain;
 	}
+	if (out) {
+		*nout = nr < max ? nr : max;
+		memcpy(out, ips, *nout * sizeof(*ips));
+	}
 	uint32_t thread =
 	    p->threads ? threadnames_get(p->threads, smp->pid, smp->tid, smp->time) : 0;
-	if (profile_add(p, smp->pid, thread, ips, nr, smp->time) < 0)
+	if (profile_add(p, smp->pid, thread, ips, nr, smp->time, count) < 0) {
 		p->st.dropped++;
+		return -ENOMEM;
+	}
 	return 0;
+}
+
+/* A sample of the events: counts 1, or (wall-clock profiles) its period in
+ * microseconds under the on-CPU leaf frame. */
+static int profile_on_sample(const struct sample *smp, void *ctx)
+{
+	struct profile *p = ctx;
+	if (!p->o.on_cpu_frame) {
+		(void)profile_sample(p, smp, 1, NULL, 0, NULL);
+		return 0;
+	}
+	uint64_t words[SYMBOLIZER_MAX_FRAMES + 3];
+	uint32_t idx = profile_name_index(p, p->o.on_cpu_frame);
+	size_t n = 0;
+	if (idx) {
+		words[n++] = PROFILE_NAMES_WORD;
+		words[n++] = 1;
+		words[n++] = idx;
+	}
+	size_t nr = smp->nr < SYMBOLIZER_MAX_FRAMES ? smp->nr : SYMBOLIZER_MAX_FRAMES;
+	memcpy(words + n, smp->ips, nr * sizeof(*words));
+	struct sample s = *smp;
+	s.ips = words;
+	s.nr = n + nr;
+	uint64_t us = (smp->period + 500) / 1000;
+	(void)profile_sample(p, &s, us ? us : 1, NULL, 0, NULL);
+	return 0;
+}
+
+int profile_add_sample(struct profile *p, const struct sample *smp, uint64_t count, uint64_t *chain,
+		       size_t max, size_t *nr)
+{
+	if (nr)
+		*nr = 0;
+	return profile_sample(p, smp, count, chain, max, nr);
+}
+
+static int profile_on_cpu_cmp(const void *a, const void *b)
+{
+	const struct profile_on_cpu *x = a, *y = b;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* The entry of v for chain c's thread (per_thread), or NULL. */
+static struct profile_on_cpu *profile_on_cpu_of(struct profile *p, const struct profile_chain *c,
+						struct profile_on_cpu *v, size_t n, uint32_t idx)
+{
+	const uint64_t *w = p->words + c->off;
+	pid_t tid = 0;
+	if (c->nr < 3 || w[0] != PROFILE_NAMES_WORD || w[1] != 1 || w[2] != idx ||
+	    !threadnames_name(p->threads, c->thread, NULL, &tid))
+		return NULL;
+	struct profile_on_cpu key = {.tid = tid};
+	struct profile_on_cpu *e = bsearch(&key, v, n, sizeof(*v), profile_on_cpu_cmp);
+	return e && e->pid == c->pid ? e : NULL;
+}
+
+void profile_scale_on_cpu(struct profile *p, struct profile_on_cpu *v, size_t n)
+{
+	uint32_t idx = p->o.on_cpu_frame ? profile_name_index(p, p->o.on_cpu_frame) : 0;
+	if (!idx || !p->threads || !n)
+		return;
+	qsort(v, n, sizeof(*v), profile_on_cpu_cmp);
+	for (size_t i = 0; i < n; i++)
+		v[i].found_us = 0;
+	for (size_t i = 0; i < p->cap; i++) {
+		struct profile_on_cpu *e;
+		if (p->chains[i].count && (e = profile_on_cpu_of(p, &p->chains[i], v, n, idx)))
+			e->found_us += p->chains[i].count;
+	}
+	for (size_t i = 0; i < p->cap; i++) {
+		struct profile_chain *c = &p->chains[i];
+		struct profile_on_cpu *e;
+		if (!c->count || !(e = profile_on_cpu_of(p, c, v, n, idx)) || !e->found_us)
+			continue;
+		uint64_t scaled =
+		    (uint64_t)((double)c->count * (double)e->want_us / (double)e->found_us + 0.5);
+		c->count = scaled ? scaled : 1; /* a count of 0 marks a free slot */
+	}
+}
+
+uint32_t profile_name_index(struct profile *p, const char *name)
+{
+	size_t len = strnlen(name, 128), slots = 2 * PROFILE_NAMES_MAX;
+	if (len >= 128)
+		return 0;
+	if (!p->name_slots && !(p->name_slots = calloc(slots, sizeof(*p->name_slots))))
+		return 0;
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)name[i]) * 0x100000001b3ull;
+	size_t i = h & (slots - 1);
+	for (; p->name_slots[i]; i = (i + 1) & (slots - 1))
+		if (!strcmp(p->names[p->name_slots[i] - 1], name))
+			return p->name_slots[i];
+	if (p->nnames >= PROFILE_NAMES_MAX)
+		return 0;
+	if (!p->names && !(p->names = calloc(PROFILE_NAMES_MAX, sizeof(*p->names))))
+		return 0;
+	char *d = strndup(name, len);
+	if (!d)
+		return 0;
+	p->names[p->nnames++] = d;
+	p->name_slots[i] = (uint32_t)p->nnames;
+	return p->name_slots[i];
 }
 
 /* Stack copies for this window? Decided before the events open, from
@@ -256,6 +367,11 @@ static int profile_open_sampler(struct profile *p, struct fs_error *err)
 	/* Without the HotSpot unwinder, a few words of stack anyway: the
 	 * caller a frame-pointer walk skips in a prologue or epilogue. */
 	int leaf_only = !profile_want_copies(p);
+	/* no events: the caller copies stacks itself, the unwinder is ready
+	 * for any JVM that shows up */
+	if (o->no_events && o->unwind != PROFILE_UNWIND_FP)
+		leaf_only = 0;
+	so.software_only = o->on_cpu_frame != NULL; /* periods in ns of cpu-clock */
 	so.stack_copy = leaf_only	? LEAFCALL_STACK_COPY
 			: o->stack_copy ? o->stack_copy
 					: SAMPLER_DEFAULT_STACK_COPY;
@@ -271,6 +387,12 @@ static int profile_open_sampler(struct profile *p, struct fs_error *err)
 		symbolizer_set_method(p->sym, jvmunwind_method_name, p->ju);
 		profile_unwind_known(p);
 		profile_preload_libjvm(p);
+	}
+	if (o->no_events) {
+		p->st.stack_copy = leaf_only ? 0 : so.stack_copy;
+		p->opened = 1;
+		profile_unwind_known(p);
+		return 0;
 	}
 	if (o->pid) {
 		so.pid = o->pid;
@@ -530,9 +652,9 @@ static void profile_reopen(struct profile *p)
 
 int profile_poll(struct profile *p, int timeout_ms, struct fs_error *err)
 {
-	if (!p->s)
+	if (!p->s && (!p->o.no_events || p->stopped))
 		return 0;
-	int r = sampler_poll(p->s, timeout_ms, profile_on_sample, p);
+	int r = p->s ? sampler_poll(p->s, timeout_ms, profile_on_sample, p) : 0;
 	if (p->want_copies && !p->ju)
 		profile_reopen(p);
 	profile_warm(p, PROFILE_WARM_US);
@@ -555,6 +677,7 @@ int profile_poll(struct profile *p, int timeout_ms, struct fs_error *err)
 
 void profile_stop(struct profile *p)
 {
+	p->stopped = 1;
 	if (!p->s)
 		return;
 	sampler_poll(p->s, 0, profile_on_sample, p);
@@ -603,8 +726,8 @@ void profile_stats(const struct profile *p, struct profile_stats *st)
 	if (p->s)
 		sampler_stats(p->s, &ss);
 	profile_add_counts(&ss, &p->base);
-	st->scope = ss.scope ? ss.scope : "?";
-	st->events = ss.events ? ss.events : "?";
+	st->scope = ss.scope ? ss.scope : p->o.no_events ? (p->o.pid ? "pid" : "pid_ns") : "?";
+	st->events = ss.events ? ss.events : p->o.no_events ? "thread states" : "?";
 	snprintf(st->filter_why, sizeof(st->filter_why), "%s", ss.filter_why);
 	st->cpus = ss.cpus;
 	st->hardware = ss.hardware;
@@ -673,5 +796,9 @@ void profile_close(struct profile *p)
 			close(p->pids[i].memfd - 1);
 	free(p->pids);
 	free(p->line);
+	for (size_t i = 0; i < p->nnames; i++)
+		free(p->names[i]);
+	free(p->names);
+	free(p->name_slots);
 	free(p);
 }

@@ -141,6 +141,17 @@ struct profile_opts {
 	 * nothing is downloaded). */
 	int no_debuginfo;
 	const char *debuginfod_urls;
+	/* Off-CPU and wall-clock profiles (sidecar/offcpu/offcpu.h): no perf
+	 * events at all (the caller adds every sample with profile_add_sample;
+	 * profile_poll only does the housekeeping). */
+	int no_events;
+	/* Wall-clock profiles: the events are the cpu-clock software event and
+	 * each sample counts its period in microseconds, with this frame as its
+	 * leaf (e.g. "[running]"); NULL: a sample counts 1 (CPU profiles). */
+	const char *on_cpu_frame;
+	/* With per_thread: the thread's name as a frame under the process
+	 * ("comm;[thread];root;...;leaf"), as async-profiler's -t. */
+	int thread_frames;
 };
 
 struct profile_jvm_result {
@@ -288,6 +299,44 @@ struct fold *profile_table(struct profile *p);
 int profile_reset_table(struct profile *p);
 
 void profile_stats(const struct profile *p, struct profile_stats *st);
+
+/* A sample made by the caller (the off-CPU poller) counted count times
+ * (microseconds of wall time): the same per-sample path as the events'
+ * (the HotSpot unwinder when smp has registers and a stack copy and its
+ * process is a JVM). smp->ips may start with named leaf frames
+ * (see PROFILE_NAMES_WORD). With chain, the callchain as recorded (after
+ * unwinding, at most max words) is copied there and its length put in *nr:
+ * the same stack counted again later is that chain in a sample without
+ * registers. 0 or -ENOMEM (then counted as dropped). */
+int profile_add_sample(struct profile *p, const struct sample *smp, uint64_t count, uint64_t *chain,
+		       size_t max, size_t *nr);
+
+/* Wall-clock profiles: the on-CPU time of a thread as the kernel counted it
+ * (schedstat), which the cpu-clock samples only estimate. */
+struct profile_on_cpu {
+	pid_t pid, tid;
+	uint64_t want_us;  /* its time on a CPU over the window */
+	uint64_t found_us; /* out: what its on-CPU samples counted before */
+};
+
+/* Scale the counts of each thread's on-CPU chains (on_cpu_frame leaf,
+ * not folded yet) so that they sum to its want_us: the samples then give
+ * the stacks' shares, the kernel's accounting the thread's total. v is
+ * sorted by tid here. Needs per_thread. */
+void profile_scale_on_cpu(struct profile *p, struct profile_on_cpu *v, size_t n);
+
+/* Named frames at the leaf end of a chain (thread states, kernel frames
+ * read from /proc/<tid>/stack): a chain may start with
+ * PROFILE_NAMES_WORD, a count k and k indexes from profile_name_index
+ * (leaf first); the symbolizer skips them and profile_fold puts the names
+ * after the symbolized frames. */
+#define PROFILE_NAMES_WORD ((uint64_t)-4094) /* a context marker no kernel emits */
+#define PROFILE_NAMES_MAX  8192		     /* distinct names per profile */
+
+/* The index of name (interned, at most PROFILE_NAMES_MAX names of at most
+ * 127 bytes); 0 when the table is full or out of memory (then the frame is
+ * left out). */
+uint32_t profile_name_index(struct profile *p, const char *name);
 
 /* Stops the JVMs' timed agent sessions (warnings through opts.warn), closes
  * everything. */

@@ -282,12 +282,19 @@ static size_t profile_line(struct profile *p, const struct profile_chain *c, int
 {
 	struct symbolizer_frame frames[SYMBOLIZER_MAX_FRAMES];
 	size_t n = 0, pos;
+	/* named leaf frames first in the chain (profile.h): after the rest */
+	const uint64_t *words = p->words + c->off;
+	size_t nr = c->nr, nnamed = 0;
+	if (nr >= 2 && words[0] == PROFILE_NAMES_WORD && words[1] <= nr - 2) {
+		nnamed = (size_t)words[1];
+		words += 2 + nnamed;
+		nr -= 2 + nnamed;
+	}
 	/* JIT code is named as it was at the chain's last sample: exact unless
 	 * an address of the chain changed owner between its first and last
 	 * sample (docs/agent.md, "Windows"). */
 	symbolizer_set_time(p->sym, c->last);
-	symbolizer_symbolize(p->sym, c->pid, p->words + c->off, c->nr, frames,
-			     SYMBOLIZER_MAX_FRAMES, &n);
+	symbolizer_symbolize(p->sym, c->pid, words, nr, frames, SYMBOLIZER_MAX_FRAMES, &n);
 	const char *comm = symbolizer_comm(p->sym, c->pid);
 	if (!comm)
 		comm = "[unknown]";
@@ -297,6 +304,12 @@ static size_t profile_line(struct profile *p, const struct profile_chain *c, int
 			p->line[i] = '_';
 	if (p->o.with_pid)
 		pos += (size_t)snprintf(p->line + pos, 32, "-%d", (int)c->pid);
+	if (p->o.thread_frames && p->threads) {
+		const char *t = threadnames_name(p->threads, c->thread, NULL, NULL);
+		if (!t || !*t)
+			t = "[unknown]";
+		profile_put(p, &pos, t, strlen(t), NULL);
+	}
 	if (c->nr && p->words[c->off + c->nr - 1] == PROFILE_CUT_WORD) {
 		/* the root end is missing: say so where the root would be */
 		profile_put(p, &pos, BUDGET_TRUNCATED_FRAME, strlen(BUDGET_TRUNCATED_FRAME), NULL);
@@ -319,6 +332,11 @@ static size_t profile_line(struct profile *p, const struct profile_chain *c, int
 			profile_put(p, &pos, f->name, strlen(f->name), NULL);
 		if (!*merr)
 			*merr = profile_module(p, f, start, pos);
+	}
+	for (size_t k = nnamed; k-- > 0;) {
+		uint64_t idx = p->words[c->off + 2 + k];
+		if (idx >= 1 && idx <= p->nnames)
+			profile_put(p, &pos, p->names[idx - 1], strlen(p->names[idx - 1]), NULL);
 	}
 	return pos;
 }

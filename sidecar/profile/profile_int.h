@@ -102,6 +102,11 @@ struct profile {
 	struct sampler_stats base; /* counts of samplers closed by a reopen */
 	uint64_t chain[SYMBOLIZER_MAX_FRAMES + 1]; /* + PROFILE_CUT_WORD */
 	struct profile_rtmaps *rt; /* other runtimes' perf maps (profile_rtmaps.h) */
+	int stopped;		   /* profile_stop was called (no_events: polls do nothing) */
+	/* named leaf frames (profile_name_index): names[i - 1] */
+	char **names;
+	size_t nnames;
+	uint32_t *name_slots; /* open addressing over names, 2 * PROFILE_NAMES_MAX */
 };
 
 /* The fold table's byte budget for o (budget.h). */

@@ -1,0 +1,147 @@
+#!/bin/bash
+# bench/offcpu.sh - what `run --event offcpu|wall` costs a servlet under
+# load (a context-switch-heavy JVM), against no profiling and against
+# perf's sched_switch recording on the same JVM: Debian's jetty9 serving
+# /app/hello (tests/lib/apps.bash) in a runc container WITHOUT
+# -XX:+PreserveFramePointer, loaded with wrk from the host, alternating
+# windows of one invocation, each round in a shuffled order. Modes:
+#
+#   none, none2  nothing profiles it (none2: the A/A control, what two
+#                identical windows differ by)
+#   offcpu       flamesidecar run NAME --event offcpu (99 Hz thread-state reads)
+#   wall         flamesidecar run NAME --event wall
+#   sched        perf record -e sched:sched_switch -g -p PID
+#
+# Per window: wrk's requests/s, the JVM's context switches per second
+# (voluntary + involuntary, all threads), the profiler's CPU seconds in the
+# window (its process tree, /proc/PID/stat) and that CPU per context switch
+# of the JVM in microseconds. Prints per-round lines, then medians and
+# ratios to none, and a markdown table for docs/performance.md.
+#
+# Usage: bench/offcpu.sh [WINDOW_SECONDS [ROUNDS [BUILD_DIR]]]  (default 6 3)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+WIN=${1:-6}
+ROUNDS=${2:-3}
+export FS_TOP=$PWD FS_BUILD=${3:-$PWD/build}
+MODES=${MODES:-none none2 offcpu wall sched}
+CONNS=${CONNS:-16}
+
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+# shellcheck source=tests/lib/apps.bash
+. tests/lib/apps.bash
+bench_require_root
+bench_require_cmd runc
+bench_require_cmd wrk
+bench_require_cmd curl
+bench_require_cmd perf linux-perf
+bench_require_jdk
+[ -x "$FS_SIDECAR" ] || skip "build first (make)"
+app_require jetty
+
+bench_setup
+bench_warn_perf_events
+TCK=$(getconf CLK_TCK)
+NAME=benchoff-$$
+app_start "$NAME" jetty || { echo "$BENCH: jetty did not start" >&2; exit 1; }
+PID=$(fs_container_pid "$NAME")
+URL="http://127.0.0.1:$(cat "$FS_TMP/$NAME/port")/app/hello"
+
+tree_ticks() {
+	local t c
+	t=$(awk '{ sub(/.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0)
+	for c in $(pgrep -P "$1"); do t=$((t + $(tree_ticks "$c"))); done
+	echo "$t"
+}
+# csw PID: context switches of all of PID's threads so far
+csw() {
+	cat /proc/"$1"/task/*/status 2>/dev/null |
+		awk '/^(non)?voluntary_ctxt_switches/ { n += $2 } END { print n + 0 }'
+}
+
+for _ in 1 2 3; do wrk -t1 -c"$CONNS" -d5s "$URL" >/dev/null; done
+
+# window MODE: "req/s csw/s profiler-CPU-s us-per-switch"
+window() {
+	local mode=$1 f=$W/$1 tpid="" prof="" p0=0 p1=0
+	rm -f "$f".*
+	case "$mode" in
+	offcpu | wall)
+		"$FS_SIDECAR" run "$NAME" -d 600s --event "$mode" -o "$f.svg" >"$f.out" 2>"$f.err" &
+		tpid=$!
+		fs_wait_for 20 grep -q 'recording' "$f.err" || { cat "$f.err" >&2; return 1; }
+		prof=$tpid
+		;;
+	sched)
+		perf record -e sched:sched_switch -g -p "$PID" -o "$f.data" >"$f.out" 2>"$f.err" &
+		tpid=$!
+		fs_wait_for 20 sh -c "[ \$(find /proc/$tpid/fd -lname 'anon_inode:*perf_event*' 2>/dev/null | wc -l) -gt 0 ]" ||
+			{ cat "$f.err" >&2; return 1; }
+		prof=$tpid
+		;;
+	esac
+	[ -n "$prof" ] && p0=$(tree_ticks "$prof")
+	local c0 c1 out
+	c0=$(csw "$PID")
+	out=$(wrk -t1 -c"$CONNS" -d"${WIN}s" "$URL")
+	c1=$(csw "$PID")
+	if [ -n "$prof" ]; then
+		p1=$(tree_ticks "$prof")
+		kill -INT "$prof" 2>/dev/null || true
+		wait "$tpid" || true
+		rm -f "$f.data"
+	fi
+	awk -v o="$out" -v c="$((c1 - c0))" -v p="$((p1 - p0))" -v hz="$TCK" -v w="$WIN" 'BEGIN {
+		n = split(o, L, "\n")
+		for (i = 1; i <= n; i++)
+			if (L[i] ~ /^Requests\/sec:/) { split(L[i], a, " "); rps = a[2] }
+		printf "%.1f %.0f %.3f %.2f\n", rps, c / w, p / hz, (c > 0 ? p / hz * 1e6 / c : 0) }'
+}
+
+echo "# $BENCH: $ROUNDS rounds of ${WIN}s wrk windows (-t1 -c$CONNS), modes: $MODES"
+echo "# jetty9 in runc without frame pointers, $(nproc) CPUs, load average $(bench_load)"
+LOAD0=$(bench_load)
+read -r -a MA <<<"$MODES"
+order() {
+	printf '%s\n' "${MA[@]}" | awk -v seed="$1" 'BEGIN { srand(seed + 0) } { a[NR] = $0 }
+		END { for (i = NR; i > 1; i--) { j = int(rand() * i) + 1; t = a[i]; a[i] = a[j]; a[j] = t }
+		      for (i = 1; i <= NR; i++) print a[i] }'
+}
+for r in $(seq 1 "$ROUNDS"); do
+	for m in $(order "$r"); do
+		v=$(window "$m") || v=$(window "$m") || { echo "$BENCH: window $m failed twice" >&2; exit 1; }
+		echo "$r $m $v" >>"$W/results"
+		echo "# round $r $m: $v"
+	done
+done
+LOAD1=$(bench_load)
+echo "# columns: req/s, JVM context switches/s, profiler CPU s in the window, profiler CPU us per JVM context switch"
+echo
+echo "Markdown ($ROUNDS rounds of ${WIN}s, \`$BENCH $WIN $ROUNDS\`, load average $LOAD0 -> $LOAD1):"
+echo
+awk -v modes="$MODES" '
+function med(a, n,   i, j, t) {
+	for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+{ R[$1, $2] = $0; rounds[$1] = 1 }
+END {
+	print "| mode | req/s (median) | vs none | per-round ratio min..max | JVM switches/s | profiler CPU s / window | profiler CPU us per switch |"
+	print "|---|---:|---:|---|---:|---:|---:|"
+	nm = split(modes, M, " ")
+	nb = 0; for (r in rounds) if ((r, "none") in R) { split(R[r, "none"], y, " "); b[++nb] = y[3] }
+	base = med(b, nb)
+	for (mi = 1; mi <= nm; mi++) {
+		m = M[mi]; n = 0; lo = 1e9; hi = 0
+		for (r in rounds) {
+			if (!((r, m) in R)) continue
+			split(R[r, m], x, " "); n++
+			rps[n] = x[3]; cs[n] = x[4]; pc[n] = x[5]; us[n] = x[6]
+			if ((r, "none") in R) { split(R[r, "none"], y, " "); q = y[3] > 0 ? x[3] / y[3] : 0; if (q < lo) lo = q; if (q > hi) hi = q }
+		}
+		if (!n) continue
+		printf "| %s | %.0f | %.3f | %.3f..%.3f | %.0f | %.3f | %.2f |\n", m, med(rps, n), med(rps, n) / base, lo, hi,
+			med(cs, n), med(pc, n), med(us, n)
+	}
+}' "$W/results"
