@@ -96,6 +96,12 @@ EOF
 	libc=$(awk '/libc\.so\.6/ {gsub(/[()]/, "", $2); print $2; exit}' "$FS_TMP/perf.txt")
 	[ -n "$libc" ]
 	nm -D --defined-only -S "$libc" >"$FS_TMP/nm.txt"
+	# With the distribution's debug file (libc6-dbg), run names libc by its
+	# full symbol table (docs/debuginfo.md): its names are aliases too.
+	local bid dbg
+	bid=$(readelf -n "$libc" | awk '/Build ID/ { print $3 }')
+	dbg=/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug
+	[ -z "$bid" ] || [ ! -f "$dbg" ] || nm --defined-only -S "$dbg" >>"$FS_TMP/nm.txt"
 
 	run "$FS_SIDECAR" run "$NAME" -d 3s -F 199 -o "$FS_TMP/e.svg"
 	echo "$output" | grep -v "^ *[0-9.]*%"
