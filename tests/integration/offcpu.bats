@@ -98,7 +98,7 @@ teardown() {
 	[ "$m" -ge $((all * 90 / 100)) ]
 	# read-D: through the JNI function built with frame pointers (rbp guessed
 	# from the stack copy, docs/run.md) down to readD, then the kernel's wait
-	read -r all m < <(thread_us w.folded read-D 'flametest\.Waits\.readD.*SocketDispatcher_read0;read;.*tcp_recvmsg.*\[sleeping\]')
+	read -r all m < <(thread_us w.folded read-D 'flametest\.Waits\.readD.*SocketDispatcher_read0;(__libc_)?read;.*tcp_recvmsg.*\[sleeping\]')
 	echo "# read-D under readD: $m of $all" >&3
 	[ "$m" -ge $((all * 90 / 100)) ]
 	# pprof's own reader: the unit is time, and the values are the folded counts
