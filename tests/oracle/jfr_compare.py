@@ -70,9 +70,15 @@ REPORT_MISSING = 40
 # VarHandleGuards.guard_* are @Hidden too (JDK 17 source); JFR left all of
 # them out of 2179 samples of jetty that went through them.
 # Thread.runWith (JDK 21 and later) is @Hidden as well: JFR shows Thread.run
-# calling the Runnable directly.
+# calling the Runnable directly. So is AccessController.executePrivileged
+# (JDK 17: `javap -v -p java.security.AccessController` lists
+# jdk.internal.vm.annotation.Hidden on it): JFR shows doPrivileged calling
+# the action's run. With -XX:+DebugNonSafepoints (on since the agent sets it)
+# a pc inside its inlined body is named by its own scope, so it shows up in
+# our stacks where JFR leaves it out (Derby's point lookups, 1.6%).
 HIDDEN_FRAME = re.compile(r"\$\$Lambda\.|^java\.lang\.invoke\.(LambdaForm\$|\w+\$Holder\.|"
-                          r"VarHandleGuards\.)|\$\$InjectedInvoker|^java\.lang\.Thread\.runWith$")
+                          r"VarHandleGuards\.)|\$\$InjectedInvoker|^java\.lang\.Thread\.runWith$|"
+                          r"^java\.security\.AccessController\.executePrivileged$")
 UNNAMED_JAVA = {"Interpreter", "[unknown]", "Interpreter_[0]"}
 
 
