@@ -6,6 +6,7 @@
 #define FS_TIMEUTIL_H
 
 #include <stdint.h>
+#include <time.h>
 
 /* "30", "30s", "1.5s", "500ms", "2m", "1h" -> milliseconds (rounded to the
  * nearest). Digits, an optional fraction of at most 6 digits, an optional
@@ -17,6 +18,8 @@ int timeutil_parse_duration_ms(const char *s, unsigned long long *ms);
 /* CLOCK_MONOTONIC in milliseconds / microseconds. */
 uint64_t timeutil_now_ms(void);
 uint64_t timeutil_now_us(void);
+/* clk (CLOCK_MONOTONIC, CLOCK_THREAD_CPUTIME_ID, ...) in nanoseconds. */
+uint64_t timeutil_clock_ns(clockid_t clk);
 /* Milliseconds left until deadline (CLOCK_MONOTONIC ms): 0 when it has
  * passed, at most INT_MAX (UINT64_MAX: no deadline), for poll(). */
 int timeutil_remaining_ms(uint64_t deadline);

@@ -22,6 +22,7 @@
 #include "offcpu_native.h"
 #include "proc.h"
 #include "procmem.h"
+#include "timeutil.h"
 
 struct offcpu_proc {
 	pid_t pid; /* 0: free */
@@ -62,13 +63,6 @@ struct offcpu {
 	struct offcpu_stats st;
 	uint64_t words[OFFCPU_CHAIN_MAX + 2 + OFFCPU_KERNEL_FRAMES + 1];
 };
-
-static uint64_t offcpu_now_ns(clockid_t clk)
-{
-	struct timespec ts;
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- processes ------------------------------------------------------------ */
 
@@ -432,7 +426,7 @@ static void offcpu_thread(struct offcpu *oc, struct offcpu_proc *pr, pid_t tid, 
 
 static void offcpu_tick(struct offcpu *oc, uint64_t now)
 {
-	uint64_t cpu0 = offcpu_now_ns(CLOCK_THREAD_CPUTIME_ID);
+	uint64_t cpu0 = timeutil_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	uint64_t weight_us = (now - oc->last_ns) / 1000;
 	uint64_t budget_end = now + oc->interval_ns * OFFCPU_TICK_BUDGET_PCT / 100;
 	unsigned max = oc->o.max_threads ? oc->o.max_threads : OFFCPU_MAX_THREADS;
@@ -464,7 +458,7 @@ static void offcpu_tick(struct offcpu *oc, uint64_t now)
 			if (*end || tid <= 0)
 				continue;
 			if (!late && (looked & 15) == 15 &&
-			    offcpu_now_ns(CLOCK_MONOTONIC) > budget_end)
+			    timeutil_clock_ns(CLOCK_MONOTONIC) > budget_end)
 				late = 1;
 			if (late || looked >= max) {
 				skipped++;
@@ -478,18 +472,18 @@ static void offcpu_tick(struct offcpu *oc, uint64_t now)
 	oc->st.thread_ticks += looked;
 	oc->st.capped += skipped;
 	oc->st.capped_us += skipped * weight_us;
-	oc->st.cpu_ns += offcpu_now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+	oc->st.cpu_ns += timeutil_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
 }
 
 int offcpu_poll(struct offcpu *oc, int timeout_ms, struct fs_error *err)
 {
-	uint64_t now = offcpu_now_ns(CLOCK_MONOTONIC);
+	uint64_t now = timeutil_clock_ns(CLOCK_MONOTONIC);
 	if (now >= oc->next_ns) {
 		offcpu_tick(oc, now);
 		oc->next_ns += oc->interval_ns;
 		if (oc->next_ns <= now)
 			oc->next_ns = now + oc->interval_ns;
-		now = offcpu_now_ns(CLOCK_MONOTONIC);
+		now = timeutil_clock_ns(CLOCK_MONOTONIC);
 	}
 	uint64_t wait = oc->next_ns > now ? (oc->next_ns - now + 999999) / 1000000 : 0;
 	if (timeout_ms >= 0 && wait > (uint64_t)timeout_ms)
@@ -529,7 +523,7 @@ static void offcpu_on_cpu(struct offcpu *oc)
 
 void offcpu_stop(struct offcpu *oc)
 {
-	offcpu_tick(oc, offcpu_now_ns(CLOCK_MONOTONIC));
+	offcpu_tick(oc, timeutil_clock_ns(CLOCK_MONOTONIC));
 	if (oc->o.event == OFFCPU_EVENT_WALL)
 		offcpu_on_cpu(oc);
 }
@@ -568,7 +562,7 @@ int offcpu_new(struct profile *p, const struct offcpu_opts *o, struct offcpu **o
 						       : OFFCPU_FDS_MAX);
 	}
 	offcpu_refresh(oc);
-	oc->last_ns = oc->next_ns = oc->refreshed_ns = offcpu_now_ns(CLOCK_MONOTONIC);
+	oc->last_ns = oc->next_ns = oc->refreshed_ns = timeutil_clock_ns(CLOCK_MONOTONIC);
 	*out = oc;
 	return 0;
 }

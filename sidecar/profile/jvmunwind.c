@@ -58,13 +58,6 @@ struct jvmunwind {
 	size_t n;
 };
 
-static uint64_t jvmunwind_cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 int jvmunwind_new(struct cfi *shared, struct jvmunwind **out)
 {
 	struct jvmunwind *ju = calloc(1, sizeof(*ju));
@@ -324,9 +317,9 @@ size_t jvmunwind_sample(struct jvmunwind *ju, const struct sample *smp, uint64_t
 	struct unwind_stack st = {.sp = smp->user_sp, .data = smp->stack, .size = smp->stack_size};
 	struct unwind_result res;
 	j->now_ms = timeutil_now_ms();
-	uint64_t t0 = jvmunwind_cpu_ns();
+	uint64_t t0 = timeutil_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	size_t got = unwind_walk(&j->ops, &regs, &st, out + n, max - n, &res);
-	j->st.unwind_ns += jvmunwind_cpu_ns() - t0;
+	j->st.unwind_ns += timeutil_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	j->st.samples++;
 	j->st.frames += got;
 	j->st.interpreted += res.interpreted;

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "nativewalk.h"
+#include "timeutil.h"
 
 struct nativeunwind_proc {
 	struct cfi_proc *maps; /* NULL once removed */
@@ -23,13 +24,6 @@ struct nativeunwind {
 	size_t n;
 	size_t last; /* index of the last hit: samples come in runs of one process */
 };
-
-static uint64_t nativeunwind_cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 int nativeunwind_new(struct cfi *c, struct nativeunwind **out)
 {
@@ -172,7 +166,7 @@ size_t nativeunwind_sample(struct nativeunwind *nu, const struct sample *smp, ui
 		np->st.no_regs++;
 		return 0;
 	}
-	uint64_t t0 = nativeunwind_cpu_ns();
+	uint64_t t0 = timeutil_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	size_t n = 0; /* the kernel's part of the chain, up to its user marker */
 	for (size_t i = 0; i < smp->nr && n + 2 < max; i++) {
 		if (smp->ips[i] == (uint64_t)PERF_CONTEXT_USER)
@@ -186,13 +180,13 @@ size_t nativeunwind_sample(struct nativeunwind *nu, const struct sample *smp, ui
 	size_t got = nativewalk_run(&np->walk, &regs, &st, out + n, max - n, &res);
 	nativeunwind_count_walk(&np->st, got, &res);
 	if (!got) {
-		np->st.unwind_ns += nativeunwind_cpu_ns() - t0;
+		np->st.unwind_ns += timeutil_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 		return 0; /* no user pc: the kernel's chain stands */
 	}
 	n += got;
 	if (res.end != UNWIND_END_ROOT)
 		n = nativeunwind_splice(smp, out, n, max, &np->st);
-	np->st.unwind_ns += nativeunwind_cpu_ns() - t0;
+	np->st.unwind_ns += timeutil_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	return n;
 }
 
