@@ -10,8 +10,8 @@
 # Also here: the Java test workloads (tests/java) -> $(BUILD)/java.
 
 AGENT_SRC := agent/flameagent.c agent/agentmap.c agent/mhintrinsic.c agent/debuginfo.c \
-	agent/vmflag.c lib/error.c
-AGENT_HDR := agent/agentmap.h agent/mhintrinsic.h agent/debuginfo.h agent/vmflag.h \
+	agent/vmflag.c agent/selfmem.c lib/error.c
+AGENT_HDR := agent/agentmap.h agent/mhintrinsic.h agent/debuginfo.h agent/vmflag.h agent/selfmem.h \
 	agent/agentcompat.h lib/error.h
 AGENT_JNI_INC := -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux
 AGENT_CFLAGS := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -U_FORTIFY_SOURCE \

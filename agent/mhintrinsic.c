@@ -3,6 +3,7 @@
  * dlsym in the process the agent lives in; memory is read with
  * process_vm_readv on ourselves, which fails with EFAULT instead of faulting. */
 #include "mhintrinsic.h"
+#include "selfmem.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -33,21 +34,9 @@ struct mh_layout {
 static struct mh_layout layout;
 static pthread_mutex_t layout_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int mh_read(uint64_t addr, void *out, size_t len)
-{
-	struct iovec local = {.iov_base = out, .iov_len = len};
-	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
-	if (addr < 4096 || addr + len < addr)
-		return -EFAULT;
-	long n = syscall(SYS_process_vm_readv, (long)getpid(), &local, 1L, &remote, 1L, 0L);
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EFAULT;
-}
-
 static int mh_u64(uint64_t addr, uint64_t *v)
 {
-	return mh_read(addr, v, sizeof(*v));
+	return selfmem_read(addr, v, sizeof(*v));
 }
 
 static uint64_t sym_u64(const char *name, int *fail)
@@ -153,9 +142,9 @@ static int cp_symbol(const struct mh_layout *l, uint64_t cp, uint16_t idx, char 
 	uint64_t sym = 0;
 	uint16_t n = 0;
 	if (len == 0 || idx == 0 || mh_u64(cp + l->cp_size + (uint64_t)idx * 8, &sym) < 0 ||
-	    mh_read(sym + l->sym_len, &n, sizeof(n)) < 0 || n >= len)
+	    selfmem_read(sym + l->sym_len, &n, sizeof(n)) < 0 || n >= len)
 		return -EFAULT;
-	if (mh_read(sym + l->sym_body, out, n) < 0)
+	if (selfmem_read(sym + l->sym_body, out, n) < 0)
 		return -EFAULT;
 	out[n] = '\0';
 	return memchr(out, '\0', n) ? -EINVAL : 0;
@@ -167,14 +156,14 @@ static int method_name(const struct mh_layout *l, uint64_t method, char *name, s
 	uint64_t cm = 0, cp = 0;
 	uint16_t ni = 0, si = 0;
 	if (mh_u64(method + l->m_const, &cm) < 0 || mh_u64(cm + l->cm_constants, &cp) < 0 ||
-	    mh_read(cm + l->cm_name, &ni, sizeof(ni)) < 0)
+	    selfmem_read(cm + l->cm_name, &ni, sizeof(ni)) < 0)
 		return -EFAULT;
 	int r = cp_symbol(l, cp, ni, name, name_len);
 	if (r < 0 || !mhintrinsic_is_primitive(name))
 		return r < 0 ? r : -ENOENT;
 	if (desc_len)
 		desc[0] = '\0';
-	if (l->has_sig && mh_read(cm + l->cm_sig, &si, sizeof(si)) == 0 &&
+	if (l->has_sig && selfmem_read(cm + l->cm_sig, &si, sizeof(si)) == 0 &&
 	    cp_symbol(l, cp, si, desc, desc_len) < 0 && desc_len)
 		desc[0] = '\0';
 	return 0;
@@ -186,7 +175,7 @@ static bool blob_at(const struct mh_layout *l, uint64_t h, uint64_t code, uint64
 	int32_t bsize = 0;
 	if (l->code_is_offset) {
 		int32_t off = 0;
-		if (mh_read(h + l->cb_code, &off, sizeof(off)) < 0 ||
+		if (selfmem_read(h + l->cb_code, &off, sizeof(off)) < 0 ||
 		    (uint64_t)(int64_t)off != code - h)
 			return false;
 	} else {
@@ -194,7 +183,7 @@ static bool blob_at(const struct mh_layout *l, uint64_t h, uint64_t code, uint64
 		if (mh_u64(h + l->cb_code, &begin) < 0 || begin != code)
 			return false;
 	}
-	return mh_read(h + l->cb_size, &bsize, sizeof(bsize)) == 0 && bsize > 0 &&
+	return selfmem_read(h + l->cb_size, &bsize, sizeof(bsize)) == 0 && bsize > 0 &&
 	       (uint64_t)bsize <= MH_MAX_BLOB && code + size <= h + (uint64_t)bsize;
 }
 

@@ -1,5 +1,6 @@
 /* vmflag.c - see vmflag.h */
 #include "vmflag.h"
+#include "selfmem.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -23,22 +24,9 @@ static int vmflag_why(char *why, size_t len, int r, const char *fmt, ...)
 	return r;
 }
 
-/* Read len bytes at addr of our own memory; -EFAULT where a load would fault. */
-static int vmflag_read(uint64_t addr, void *out, size_t len)
-{
-	struct iovec local = {.iov_base = out, .iov_len = len};
-	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
-	if (addr < 4096 || addr + len < addr)
-		return -EFAULT;
-	long n = syscall(SYS_process_vm_readv, (long)getpid(), &local, 1L, &remote, 1L, 0L);
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EFAULT;
-}
-
 static int vmflag_u64(uint64_t addr, uint64_t *v)
 {
-	return vmflag_read(addr, v, sizeof(*v));
+	return selfmem_read(addr, v, sizeof(*v));
 }
 
 /* The C string at the pointer stored at addr, into out (NUL-terminated).
@@ -58,7 +46,7 @@ static int vmflag_str(uint64_t addr, char *out, size_t len)
 		size_t step = 16 - (size_t)((p + got) & 15); /* never across a 16-byte line */
 		if (step > len - 1 - got)
 			step = len - 1 - got;
-		if ((r = vmflag_read(p + got, out + got, step)) < 0)
+		if ((r = selfmem_read(p + got, out + got, step)) < 0)
 			return r;
 		void *nul = memchr(out + got, '\0', step);
 		if (nul)
@@ -140,7 +128,7 @@ static int vmflag_walk_structs(const struct vmflag_tables *t, struct vmflag_layo
 			continue;
 		int32_t is_static = 0;
 		uint64_t v = 0;
-		if (vmflag_read(e + t->s_static, &is_static, sizeof(is_static)) < 0 ||
+		if (selfmem_read(e + t->s_static, &is_static, sizeof(is_static)) < 0 ||
 		    vmflag_u64(e + (is_static ? t->s_address : t->s_offset), &v) < 0)
 			continue;
 		if (is_static && strcmp(field, "flags") == 0) {
@@ -217,7 +205,7 @@ int vmflag_find(const struct vmflag_tables *t, const char *name, struct vmflag *
 			continue;
 		uint64_t addr = 0;
 		uint8_t v = 0;
-		if (vmflag_u64(e + l.addr_off, &addr) < 0 || vmflag_read(addr, &v, 1) < 0)
+		if (vmflag_u64(e + l.addr_off, &addr) < 0 || selfmem_read(addr, &v, 1) < 0)
 			return vmflag_why(why, why_len, -ENOENT, "the value of %s cannot be read",
 					  name);
 		if (v > 1)
@@ -240,7 +228,7 @@ int vmflag_set(struct vmflag *f, bool value)
 	long n = syscall(SYS_process_vm_writev, (long)getpid(), &local, 1L, &remote, 1L, 0L);
 	if (n < 0)
 		return -errno;
-	if (n != 1 || vmflag_read(f->addr, &back, 1) < 0 || back != v)
+	if (n != 1 || selfmem_read(f->addr, &back, 1) < 0 || back != v)
 		return -EFAULT;
 	f->value = value;
 	return 0;

@@ -7,6 +7,7 @@
  * the sources are included, debuginfo.c with its table lookup redirected to
  * the synthetic tables. */
 #include "../../agent/vmflag.c"
+#include "../../agent/selfmem.c"
 
 static int fake_tables_find(struct vmflag_tables *t, char *why, size_t why_len);
 #define vmflag_tables_find fake_tables_find
