@@ -752,14 +752,8 @@ int cmd_run(int argc, char **argv)
 	a.prof.entry = &e;
 	a.prof.warn = common_warn;
 	a.prof.warn_ctx = "run";
-	if (a.event != OFFCPU_EVENT_CPU) {
-		/* off-CPU and wall: the thread-state poller (sidecar/offcpu/) */
-		a.prof.no_events = a.event == OFFCPU_EVENT_OFFCPU;
-		a.prof.on_cpu_frame = a.event == OFFCPU_EVENT_WALL ? "[running]" : NULL;
-		/* wall: on-CPU samples are scaled per thread (offcpu.h) */
-		a.prof.per_thread |= a.event == OFFCPU_EVENT_WALL;
+	if (a.event != OFFCPU_EVENT_CPU) /* off-CPU and wall: microseconds */
 		a.render.count_name = "us";
-	}
 	a.prof.table_bytes = (size_t)cfg.max_stack_table_mib << 20;
 	common_debuginfo(&cfg, &a.prof);
 	/* tests: a tiny raw table, to exercise early folding */
@@ -783,19 +777,9 @@ int cmd_run(int argc, char **argv)
 	run_stop_signal = 0;
 	run_abort = 0;
 	run_catch_signals();
-	int r = profile_open(&a.prof, &p, &err);
-	if (r < 0) {
-		export_free(x);
-		return cli_fail("run", &err);
-	}
 	struct offcpu *oc = NULL;
-	struct offcpu_opts oo = {.entry = &e,
-				 .pid = a.prof.pid,
-				 .event = a.event,
-				 .frequency = a.prof.frequency,
-				 .user_only = a.prof.user_only};
-	if (a.event != OFFCPU_EVENT_CPU && offcpu_new(p, &oo, &oc, &err) < 0) {
-		profile_close(p);
+	int r = common_profile_open(&a.prof, a.event, &p, &oc, &err);
+	if (r < 0) {
 		export_free(x);
 		return cli_fail("run", &err);
 	}

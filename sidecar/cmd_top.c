@@ -354,24 +354,10 @@ int cmd_top(int argc, char **argv)
 	a.prof.warn_ctx = "top";
 	a.prof.table_bytes = (size_t)cfg.max_stack_table_mib << 20;
 	common_debuginfo(&cfg, &a.prof);
-	if (a.event != OFFCPU_EVENT_CPU) { /* the thread-state poller, as for run */
-		a.prof.no_events = a.event == OFFCPU_EVENT_OFFCPU;
-		a.prof.on_cpu_frame = a.event == OFFCPU_EVENT_WALL ? "[running]" : NULL;
-		a.prof.per_thread |= a.event == OFFCPU_EVENT_WALL;
-	}
-	int r = profile_open(&a.prof, &p, &err);
+	struct offcpu *oc = NULL;
+	int r = common_profile_open(&a.prof, a.event, &p, &oc, &err);
 	if (r < 0)
 		return cli_fail("top", &err);
-	struct offcpu *oc = NULL;
-	struct offcpu_opts oo = {.entry = &e,
-				 .pid = a.prof.pid,
-				 .event = a.event,
-				 .frequency = a.prof.frequency,
-				 .user_only = a.prof.user_only};
-	if (a.event != OFFCPU_EVENT_CPU && offcpu_new(p, &oo, &oc, &err) < 0) {
-		profile_close(p);
-		return cli_fail("top", &err);
-	}
 	struct top_term t;
 	top_term_open(&t, !a.once);
 	int perr = 0, code = FS_EXIT_OK;

@@ -11,6 +11,7 @@
 
 #include "cleanup.h"
 #include "cli.h"
+#include "offcpu.h"
 
 /* The --pod options main() took out of argv (common_take_target). */
 static struct registry_query common_target;
@@ -212,4 +213,30 @@ void common_debuginfo(const struct fs_config *cfg, struct profile_opts *prof)
 	prof->debuginfod_urls = cfg->debuginfod_urls[0] ? cfg->debuginfod_urls
 				: env && env[0]		? env
 							: NULL;
+}
+
+int common_profile_open(struct profile_opts *o, int ev, struct profile **p, struct offcpu **oc,
+			struct fs_error *err)
+{
+	*oc = NULL;
+	if (ev != OFFCPU_EVENT_CPU) {
+		o->no_events = ev == OFFCPU_EVENT_OFFCPU;
+		o->on_cpu_frame = ev == OFFCPU_EVENT_WALL ? "[running]" : NULL;
+		/* wall: on-CPU samples are scaled per thread (offcpu.h) */
+		o->per_thread |= ev == OFFCPU_EVENT_WALL;
+	}
+	int r = profile_open(o, p, err);
+	if (r < 0 || ev == OFFCPU_EVENT_CPU)
+		return r;
+	struct offcpu_opts oo = {.entry = o->entry,
+				 .pid = o->pid,
+				 .event = (enum offcpu_event)ev,
+				 .frequency = o->frequency,
+				 .user_only = o->user_only};
+	r = offcpu_new(*p, &oo, oc, err);
+	if (r < 0) {
+		profile_close(*p);
+		*p = NULL;
+	}
+	return r;
 }

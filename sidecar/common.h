@@ -62,6 +62,16 @@ void common_warn(void *ctx, const char *msg);
 struct profile_opts;
 void common_debuginfo(const struct fs_config *cfg, struct profile_opts *prof);
 
+/* The window of run and top for event ev: the profile options ev needs
+ * (offcpu: no perf events; wall: on-CPU time per thread as "[running]",
+ * offcpu.h), profile_open, then for offcpu and wall the thread-state
+ * poller over it (*oc NULL for cpu). 0, or -errno with err and nothing
+ * left open. */
+struct profile;
+struct offcpu;
+int common_profile_open(struct profile_opts *o, int ev, struct profile **p, struct offcpu **oc,
+			struct fs_error *err);
+
 /* "3m12s"-style age of a unix timestamp. */
 void common_format_age(long long seconds, char *buf, size_t len);
 
