@@ -80,9 +80,10 @@ endif
 # (an engine including a verb's header, the graph reaching into the
 # sampler) is a compile error, not a review comment.
 #   lib/                 shared by the hook, the wrapper and the sidecar
-#   sidecar/jvm/         finding JVMs, attach, sandbox, perf maps
+#   sidecar/jvm/         finding JVMs, attach, sandbox, perf maps and JIT logs
 #   sidecar/symbolize/   addresses -> frame names (kernel, ELF, JIT maps)
 #   sidecar/hotspot/     a HotSpot JVM read from the host through its VMStructs
+#   sidecar/jitmap/      a JVM's JIT map from any source: the agent, jcmd, its VMStructs
 #   sidecar/fold/        folded-stack tables, perf script collapse, hot frames
 #   sidecar/graph/       frame tree, SVG, palettes
 #   sidecar/unwind/      the HotSpot-aware unwinder (stack copies -> callchains)
@@ -91,18 +92,20 @@ endif
 #   sidecar/export/      pprof and speedscope writers (from folded stacks)
 #   sidecar/debuginfo/   separate debug info for native names (symbolize's hook)
 #   sidecar/             the CLI: main, one cmd_<verb>.c per verb
-SIDECAR_DIRS := jvm symbolize hotspot fold graph unwind profile export debuginfo offcpu
+SIDECAR_DIRS := jvm symbolize hotspot jitmap fold graph unwind profile export debuginfo offcpu
 INC_lib := -Ilib
 INC_hook := -Ilib -Ihook
 INC_wrapper := -Ilib -Iwrapper
-# jvm/map.c falls back to reading the code cache from the host (hotspot/hsmap.h).
-INC_sidecar_jvm := -Ilib -Isidecar/jvm -Isidecar/hotspot
+# One way down: jitmap -> hotspot -> symbolize -> jvm -> lib (jitmap/map.c
+# attaches to a JVM, jvm/, or reads its code cache from the host, hotspot/).
+INC_sidecar_jvm := -Ilib -Isidecar/jvm
 INC_sidecar_symbolize := $(INC_sidecar_jvm) -Isidecar/symbolize
-INC_sidecar_hotspot := $(INC_sidecar_symbolize)
+INC_sidecar_hotspot := $(INC_sidecar_symbolize) -Isidecar/hotspot
+INC_sidecar_jitmap := $(INC_sidecar_hotspot) -Isidecar/jitmap
 INC_sidecar_fold := -Ilib -Isidecar/fold
 INC_sidecar_graph := -Ilib -Isidecar/graph
 INC_sidecar_unwind := -Ilib -Isidecar/hotspot -Isidecar/symbolize -Isidecar/unwind
-INC_sidecar_profile := $(INC_sidecar_symbolize) -Isidecar/fold -Isidecar/unwind -Isidecar/profile \
+INC_sidecar_profile := $(INC_sidecar_jitmap) -Isidecar/fold -Isidecar/unwind -Isidecar/profile \
 	-Isidecar/debuginfo
 INC_sidecar_debuginfo := $(INC_sidecar_symbolize) -Isidecar/debuginfo
 INC_sidecar_offcpu := $(INC_sidecar_profile) -Isidecar/offcpu
