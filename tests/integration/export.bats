@@ -223,7 +223,8 @@ PY
 	needs_jvm
 	needs_go
 	cd "$OUT"
-	FS_TEST_PROFILE_RAW_WORDS=300 "$FS_SIDECAR" run "$MAIN" -d 2s -F 499 -o early.svg \
+	fs_needs_test_sidecar
+	FS_TEST_PROFILE_RAW_WORDS=300 "$FS_TEST_SIDECAR" run "$MAIN" -d 2s -F 499 -o early.svg \
 		--pprof early.pb.gz --speedscope early.json >summary
 	cat summary
 	grep -q "folded early" summary

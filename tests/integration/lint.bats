@@ -33,3 +33,47 @@
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
 }
+
+# Test hooks (FS_TEST_* variables) exist only in the -DFS_TEST_BUILD variant
+# ($FS_BUILD/test/flamesidecar): a root binary that reads them would let
+# the environment steer it (one made it write files where a variable said).
+@test "no FS_TEST_ hook outside a test-build guard in the sources" {
+	cd "$FS_TOP"
+	bad=""
+	for f in $(grep -rl FS_TEST_ sidecar hook lib wrapper || true); do
+		# every FS_TEST_ line must sit between #ifdef FS_TEST_BUILD and its #endif
+		# (comments excepted)
+		out=$(awk '
+			/^#if/ { depth++; guard[depth] = ($0 ~ /FS_TEST_BUILD/) }
+			/^#endif/ { depth-- }
+			/FS_TEST_/ && !/FS_TEST_BUILD/ && !/^[[:space:]]*(\/\*|\*)/ {
+				ok = 0
+				for (i = 1; i <= depth; i++) if (guard[i]) ok = 1
+				if (!ok) print FILENAME ":" NR ": " $0
+			}' "$f")
+		bad="$bad$out"
+	done
+	[ -z "$bad" ] || {
+		echo "FS_TEST_ outside #ifdef FS_TEST_BUILD:"
+		echo "$bad"
+		false
+	}
+}
+
+@test "the installed binaries contain no FS_TEST_ string" {
+	: "${FS_BUILD:=$FS_TOP/build}"
+	command -v strings >/dev/null || skip "strings (binutils) is not installed"
+	n=0
+	for b in flamesidecar flamehook flamesidecar-runtime flamesidecar-debuginfod libflameagent.so; do
+		[ -f "$FS_BUILD/$b" ] || continue
+		n=$((n + 1))
+		run grep -c FS_TEST_ <(strings "$FS_BUILD/$b")
+		echo "$b: $output"
+		[ "$output" = 0 ]
+	done
+	[ "$n" -gt 0 ] || skip "nothing built in $FS_BUILD"
+	# and the check sees the strings where they are meant to be
+	if [ -f "$FS_BUILD/test/flamesidecar" ]; then
+		strings "$FS_BUILD/test/flamesidecar" | grep -q FS_TEST_SANDBOX_STATUS
+	fi
+}

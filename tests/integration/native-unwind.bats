@@ -66,7 +66,7 @@ int main(int argc, char **argv) { (void)argv; puts("READY"); fflush(stdout); for
 C
 	gcc -O2 -fomit-frame-pointer -o "$OUT/deep" "$OUT/deep.c"
 	# no frame pointers indeed: no function but main's caller sets rbp up
-	! objdump -d "$OUT/deep" | awk '/<(main|level[123]|spin)>:/,/ret/' | grep -q 'mov    %rsp,%rbp'
+	! objdump -d "$OUT/deep" | awk '/<(main|level[123]|spin)>:/,/ret/' | grep -q 'mov    %rsp,%rbp' || false
 }
 
 # The same chain built WITH frame pointers and without glibc (Debian's has
@@ -192,7 +192,7 @@ perf_chain_pct() {
 	[ "$total" -gt 30 ]
 	[ "$pct" -ge 90 ] # those before the reopen (<= 100 ms) keep the kernel's chain
 	# the frame-pointer process kept its kernel chains
-	! grep -q "(without frame pointers: \[fpdeep\])" late.out
+	! grep -q "(without frame pointers: \[fpdeep\])" late.out || false
 	read -r pct total < <(chain_pct fpdeep late.folded ';_start;level1;level2;level3;spin(;|$| )')
 	[ "$pct" -ge 95 ]
 }

@@ -142,10 +142,10 @@ teardown() {
 	echo "# the JVM: $pct% of $total samples in hotMethod" >&3
 	[ "$total" -gt 50 ]
 	[ "$pct" -ge 80 ]
-	! grep -E '^java;' g.folded | grep -q -e 'JS:' -e '_\[j\]'
+	! grep -E '^java;' g.folded | grep -q -e 'JS:' -e '_\[j\]' || false
 	# the SVG colours them as JIT frames and holds no control byte
 	grep -q 'JS:\*fib' g.svg
-	! LC_ALL=C grep -q -P '[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]' g.svg g.folded
+	! LC_ALL=C grep -q -P '[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]' g.svg g.folded || false
 }
 
 # A busy-ish shell loop: sampled, but leaving CPU to the rest.
@@ -214,8 +214,8 @@ LOOP='while :; do i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 0.05; 
 	# node: still named, the control bytes made visible, the bad lines skipped
 	[[ "$output" =~ "perf map   pid $PID (node, pid 1 in the container): "[0-9]+" JIT symbols from /tmp/perf-1.map ("[0-9]+" KiB), named "[0-9.]+"% of its "[0-9]+" JIT frames, "[1-9][0-9]*" lines skipped" ]]
 	grep -q '^node;.*;evil?]0:pwned???name:x_\[j\]' h.folded
-	! LC_ALL=C grep -q -P '[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]' h.svg h.folded
-	! grep -q -e foreign -e linked -e AAAAAAAA h.folded
+	! LC_ALL=C grep -q -P '[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]' h.svg h.folded || false
+	! grep -q -e foreign -e linked -e AAAAAAAA h.folded || false
 	# memory: a 64 MiB map read in 16 MiB chunks
 	local rss
 	rss=$(awk '/^maxrss/ {print $2}' <<<"$output")

@@ -136,8 +136,9 @@ teardown() {
 @test "run: a full raw table is folded early, nothing is lost or misnamed" {
 	needs_jvm
 	cd "$OUT"
+	fs_needs_test_sidecar
 	# a 300-word table holds a dozen distinct stacks
-	FS_TEST_PROFILE_RAW_WORDS=300 run "$FS_SIDECAR" run "$MAIN" -d 3s -F 499 -o early.svg
+	FS_TEST_PROFILE_RAW_WORDS=300 run "$FS_TEST_SIDECAR" run "$MAIN" -d 3s -F 499 -o early.svg
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" =~ folded\ early\ [1-9][0-9]*\ times ]]

@@ -300,6 +300,7 @@ static void test_open(void)
 
 int main(void)
 {
+	tap_plan(69);
 	test_options();
 	test_names();
 	test_join();

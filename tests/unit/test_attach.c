@@ -360,6 +360,7 @@ static void test_fake_jvm(void)
 
 int main(void)
 {
+	tap_plan(45);
 	test_encode();
 	test_parse();
 	test_load_result();

@@ -478,6 +478,7 @@ static void test_crafted(struct elfjail *j)
 
 int main(void)
 {
+	tap_plan(74);
 	struct elfjail *j = NULL;
 	test_validator();
 	test_lookup();

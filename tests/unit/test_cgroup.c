@@ -47,6 +47,7 @@ static int lookup(const char *text, const char **out)
 
 int main(void)
 {
+	tap_plan(15);
 	const char *dir;
 	if (!mkdtemp(root)) {
 		ok(0, "mkdtemp");

@@ -526,6 +526,7 @@ static void test_validators(void)
 
 int main(void)
 {
+	tap_plan(56);
 	/* Like the sampler's perf ring buffers: shared with the kernel. */
 	void *ring = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ok(ring != MAP_FAILED, "a shared mapping in the parent");

@@ -377,6 +377,7 @@ static void test_hidden_class(void)
 
 int main(void)
 {
+	tap_plan(162);
 	test_style(17);
 	test_style(25);
 	test_lies();

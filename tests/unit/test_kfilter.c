@@ -200,6 +200,7 @@ static void test_kernel(void)
 
 int main(void)
 {
+	tap_plan(27);
 	test_builder();
 	test_cgroup_of();
 	test_kernel();

@@ -301,6 +301,7 @@ static void test_open_checked(const char *dir)
 
 int main(void)
 {
+	tap_plan(73);
 	char dir[] = "/tmp/test_perfmap.XXXXXX";
 	test_basic();
 	test_malformed();

@@ -107,6 +107,7 @@ static void test_maps_scan(void)
 
 int main(void)
 {
+	tap_plan(17);
 	test_recycled_pid();
 	test_maps_scan();
 	struct fs_error err = {0};

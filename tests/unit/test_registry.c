@@ -237,6 +237,7 @@ static void dir_checks(const char *dir, const char *regdir)
 
 int main(void)
 {
+	tap_plan(147);
 	struct fs_error err;
 	const char *good[] = {"abc", "3f2a9c0d1e", "my_container-1.2", "A"};
 	const char *bad[] = {"", ".", "..", "../x", "a/b", "-rf", ".hidden", "a b", "a\nb", "é"};

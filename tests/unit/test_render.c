@@ -150,6 +150,7 @@ static void test_render_layout(void)
 
 int main(void)
 {
+	tap_plan(44);
 	test_escape();
 	test_palette();
 	test_render_layout();

@@ -616,6 +616,7 @@ static int profile_main(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	tap_plan(36);
 	if (argc > 1 && !strcmp(argv[1], "--profile"))
 		return profile_main(argc, argv);
 	test_cpulist();

@@ -471,6 +471,7 @@ static void test_stats(struct symbolizer *sym)
 
 int main(void)
 {
+	tap_plan(74);
 	snprintf(tmpdir, sizeof(tmpdir), "%s/test_symbols.XXXXXX",
 		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(tmpdir))

@@ -427,6 +427,7 @@ static void test_symbolize_method(void)
 
 int main(void)
 {
+	tap_plan(54);
 	test_whole_thread();
 	test_prologue();
 	test_exit();

@@ -554,6 +554,7 @@ static void test_patch_fp(void)
 
 int main(void)
 {
+	tap_plan(127);
 	test_args();
 	test_patch_decisions();
 	test_patch_opt_in();
