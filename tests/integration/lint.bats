@@ -77,3 +77,26 @@
 		strings "$FS_BUILD/test/flamesidecar" | grep -q FS_TEST_SANDBOX_STATUS
 	fi
 }
+
+# A TAP program without a plan hides a group left by an early return: every
+# unit test says up front how many checks it runs (tests/lib/tap.h).
+@test "every unit test declares its plan with tap_plan()" {
+	cd "$FS_TOP"
+	run grep -L 'tap_plan(' tests/unit/test_*.c
+	echo "$output"
+	[ -z "$output" ]
+}
+
+@test "a unit test that runs fewer checks than its plan fails" {
+	command -v cc >/dev/null || skip "no C compiler"
+	d="$BATS_TEST_TMPDIR"
+	printf '%s\n' '#include "tap.h"' 'static void group(int run) { if (!run) return; ok(1, "b"); }' \
+		'int main(int argc, char **argv) { tap_plan(2); ok(1, "a"); group(argc > 1); return tap_done(); }' >"$d/t.c"
+	cc -I"$FS_TOP/tests/lib" -o "$d/t" "$d/t.c" "$FS_TOP/tests/lib/tap.c"
+	run "$d/t" all
+	[ "$status" -eq 0 ]
+	run "$d/t"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"planned 2 checks, ran 1"* ]]
+}
