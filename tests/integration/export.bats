@@ -5,7 +5,6 @@
 
 load ../lib/containers
 
-JAVA17=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java
 FIX="$FS_TOP/tests/fixtures/export"
 PF="$FS_TOP/tests/lib/pprof_folded.py"
 # where tests/install-deps.sh installs the speedscope npm package
@@ -51,10 +50,7 @@ speedscope_folded() {
 }
 
 needs_jvm() {
-	fs_require_root
-	fs_require_cmd runc jq
-	[ -x "$JAVA17" ] || skip "no JDK 17 at $JAVA17"
-	[ -f "$FS_BUILD/java/flametest/Workload.class" ] || skip "Java workloads not built (make agent)"
+	fs_needs_jvm "$JAVA17" Workload
 	[ -n "${MAIN:-}" ] || skip "the workload container did not start"
 }
 

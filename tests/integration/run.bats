@@ -19,10 +19,7 @@ unresolved_permille() {
 }
 
 needs_jvm() {
-	fs_require_root
-	fs_require_cmd runc jq
-	[ -x "$JAVA17" ] || skip "no JDK 17 at $JAVA17"
-	[ -f "$FS_BUILD/java/flametest/Workload.class" ] || skip "Java workloads not built (make agent)"
+	fs_needs_jvm "$JAVA17" Workload
 }
 
 setup_file() {
