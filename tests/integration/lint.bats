@@ -44,7 +44,8 @@
 		# every FS_TEST_ line must sit between #ifdef FS_TEST_BUILD and its #endif
 		# (comments excepted)
 		out=$(awk '
-			/^#if/ { depth++; guard[depth] = ($0 ~ /FS_TEST_BUILD/) }
+			/^#if/ { depth++; guard[depth] = ($0 ~ /^#(ifdef[[:space:]]+|if[[:space:]]+defined[[:space:]]*\(?)FS_TEST_BUILD/) }
+			/^#el/ { guard[depth] = 0 }
 			/^#endif/ { depth-- }
 			/FS_TEST_/ && !/FS_TEST_BUILD/ && !/^[[:space:]]*(\/\*|\*)/ {
 				ok = 0
@@ -58,6 +59,20 @@
 		echo "$bad"
 		false
 	}
+}
+
+@test "the guard lint above sees a hook outside #ifdef FS_TEST_BUILD" {
+	d="$BATS_TEST_TMPDIR/src"
+	mkdir -p "$d/sidecar"
+	printf '#ifndef FS_TEST_BUILD\nx = getenv("FS_TEST_X");\n#endif\n' >"$d/sidecar/a.c"
+	printf '#ifdef FS_TEST_BUILD\n#else\ny = getenv("FS_TEST_Y");\n#endif\n' >"$d/sidecar/b.c"
+	printf '#ifdef FS_TEST_BUILD\nz = getenv("FS_TEST_Z");\n#endif\n' >"$d/sidecar/c.c"
+	FS_TOP="$d" run bats -f "no FS_TEST_ hook" "$BATS_TEST_FILENAME"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"sidecar/a.c:2"* ]]
+	[[ "$output" == *"sidecar/b.c:3"* ]]
+	[[ "$output" != *"sidecar/c.c"* ]]
 }
 
 @test "the installed binaries contain no FS_TEST_ string" {
