@@ -30,9 +30,9 @@ enum {
 
 #define SB_CHUNK   (256u * 1024) /* largest data record the child sends */
 #define SB_MSG_MAX (64u * 1024)	 /* largest non-data record */
-/* Test builds only (FS_TEST_BUILD, $(BUILD)/test/): never in the installed
- * binary, which writes no file the environment names. */
 #ifdef FS_TEST_BUILD
+/* The test build's hook (sandbox.h); the installed binary has none and
+ * writes no file the environment names. */
 #define SB_STATUS_ENV "FS_TEST_SANDBOX_STATUS"
 #endif
 
