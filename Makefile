@@ -131,7 +131,7 @@ TOOL_SRC := $(wildcard tests/tools/*.c)
 TOOL_BIN := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRC))
 
 PROGRAMS := $(BUILD)/flamehook $(BUILD)/flamesidecar $(BUILD)/flamesidecar-debuginfod
-all: $(PROGRAMS) $(UNIT_BIN) $(TOOL_BIN) agent wrapper
+all: $(PROGRAMS) $(BUILD)/test/flamesidecar $(UNIT_BIN) $(TOOL_BIN) agent wrapper
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -162,6 +162,26 @@ $(BUILD)/flamehook: $(BUILD)/obj/hook/main.o $(BUILD)/libhook.a $(BUILD)/libfs.a
 
 $(BUILD)/flamesidecar: $(BUILD)/obj/sidecar/main.o $(BUILD)/libsidecar.a $(BUILD)/libfs.a
 	$(CC) $(SIDECAR_LDFLAGS) -o $@ $^ $(SIDECAR_LIBS)
+
+# Test hooks (FS_TEST_* variables) are compiled only with -DFS_TEST_BUILD,
+# into a test variant of the sidecar that the tests needing them run
+# ($(BUILD)/test/flamesidecar, FS_TEST_SIDECAR in tests/lib/containers.bash):
+# the installed binary reads no FS_TEST_* variable (lint.bats checks it).
+# Only the sources holding a hook are compiled twice.
+TESTHOOK_SRC := sidecar/cmd_run.c sidecar/jvm/sandbox.c
+TESTHOOK_OBJ := $(patsubst %.c,$(BUILD)/test/obj/%.o,$(TESTHOOK_SRC))
+$(BUILD)/test/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DFS_TEST_BUILD $(call inc_for,$(BUILD)/obj/$*.o) -c -o $@ $<
+# The variant's objects come before the archive, whose members of the same
+# names are then never pulled in.
+$(BUILD)/test/flamesidecar: $(BUILD)/obj/sidecar/main.o $(TESTHOOK_OBJ) $(BUILD)/libsidecar.a $(BUILD)/libfs.a
+	$(CC) $(SIDECAR_LDFLAGS) -o $@ $^ $(SIDECAR_LIBS)
+$(BUILD)/tests/test_sandbox.t: $(BUILD)/obj/tests/unit/test_sandbox.o $(BUILD)/obj/tests/lib/tap.o \
+		$(BUILD)/test/obj/sidecar/jvm/sandbox.o $(BUILD)/libsidecar.a $(BUILD)/libhook.a $(BUILD)/libfs.a
+	@mkdir -p $(dir $@)
+	$(CC) $(DYN_LDFLAGS) -o $@ $^ $(LIBS)
+-include $(shell find $(BUILD)/test/obj -name '*.d' 2>/dev/null)
 
 # The debuginfod client (sidecar/debuginfo/dbgfetch.h): linked dynamically,
 # against libdebuginfod only (Debian ships no static libdebuginfod).

@@ -756,10 +756,12 @@ int cmd_run(int argc, char **argv)
 		a.render.count_name = "us";
 	a.prof.table_bytes = (size_t)cfg.max_stack_table_mib << 20;
 	common_debuginfo(&cfg, &a.prof);
-	/* tests: a tiny raw table, to exercise early folding */
+#ifdef FS_TEST_BUILD
+	/* test builds: a tiny raw table, to exercise early folding */
 	const char *raw = getenv("FS_TEST_PROFILE_RAW_WORDS");
 	if (raw)
 		a.prof.raw_max_words = strtoul(raw, NULL, 10);
+#endif
 	struct export *x = NULL;
 	if (a.pprof || a.speedscope) {
 		if (!(x = export_new()))

@@ -20,9 +20,11 @@
  * directory, the target's root (pass AT_FDCWD as a root fd to rootfs.h),
  * and seccomp refuses an open through any other dirfd.
  * The channel is a socketpair carrying records {u32 type, u32 len, data}.
- * Test hook: when FS_TEST_SANDBOX_STATUS=<dir> is set, the child sends its
- * /proc/self/status (read after every drop, just before fn runs) and the
- * parent writes it to <dir>/status.<target pid>.
+ * Test hook, in the test build of the sidecar only ($(BUILD)/test/, never
+ * installed; docs/testing.md): when the variable SB_STATUS_ENV of sandbox.c
+ * names a directory, the child sends its /proc/self/status (read after
+ * every drop, just before fn runs) and the parent writes it to
+ * <dir>/status.<target pid>.
  */
 #ifndef FS_SANDBOX_H
 #define FS_SANDBOX_H

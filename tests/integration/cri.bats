@@ -12,7 +12,6 @@
 
 load ../lib/containers
 
-JAVA17=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java
 PY=/usr/bin/python3
 CRI="$FS_TOP/tests/cri/cri.py"
 

@@ -12,7 +12,6 @@
 load ../lib/containers
 
 LIBC=$(readlink -f /lib/x86_64-linux-gnu/libc.so.6)
-JAVA17=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java
 
 libc_build_id() {
 	readelf -n "$LIBC" | awk '/Build ID:/ { print $3; exit }'

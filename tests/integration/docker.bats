@@ -13,7 +13,6 @@
 load ../lib/containers
 load ../lib/docker
 
-JAVA17=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java
 
 setup_file() {
 	[ "$(id -u)" = 0 ] || return 0

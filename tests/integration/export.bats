@@ -5,7 +5,6 @@
 
 load ../lib/containers
 
-JAVA17=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java
 FIX="$FS_TOP/tests/fixtures/export"
 PF="$FS_TOP/tests/lib/pprof_folded.py"
 # where tests/install-deps.sh installs the speedscope npm package
@@ -51,10 +50,7 @@ speedscope_folded() {
 }
 
 needs_jvm() {
-	fs_require_root
-	fs_require_cmd runc jq
-	[ -x "$JAVA17" ] || skip "no JDK 17 at $JAVA17"
-	[ -f "$FS_BUILD/java/flametest/Workload.class" ] || skip "Java workloads not built (make agent)"
+	fs_needs_jvm "$JAVA17" Workload
 	[ -n "${MAIN:-}" ] || skip "the workload container did not start"
 }
 
@@ -223,7 +219,8 @@ PY
 	needs_jvm
 	needs_go
 	cd "$OUT"
-	FS_TEST_PROFILE_RAW_WORDS=300 "$FS_SIDECAR" run "$MAIN" -d 2s -F 499 -o early.svg \
+	fs_needs_test_sidecar
+	FS_TEST_PROFILE_RAW_WORDS=300 "$FS_TEST_SIDECAR" run "$MAIN" -d 2s -F 499 -o early.svg \
 		--pprof early.pb.gz --speedscope early.json >summary
 	cat summary
 	grep -q "folded early" summary

@@ -9,7 +9,6 @@ load ../lib/containers
 bats_require_minimum_version 1.5.0
 
 WRAPPER="$FS_BUILD/flamesidecar-runtime"
-JAVA17=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java
 FP_ON=-XX:+PreserveFramePointer
 FP_OFF=-XX:-PreserveFramePointer
 # what the hook and the wrapper add by default (debug_nonsafepoints: true)

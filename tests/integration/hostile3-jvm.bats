@@ -94,7 +94,7 @@ ctl_bytes() {
 	for f in "$FS_TMP/c.svg" "$FS_TMP/c.folded" "$FS_TMP/c.speedscope.json" \
 		"$FS_TMP/summary.txt" "/tmp/perf-$PID.map"; do
 		[ -s "$f" ]
-		! ctl_bytes "$f" || { echo "control bytes in $f"; false; }
+		if ctl_bytes "$f"; then echo "control bytes in $f"; false; fi
 	done
 	echo "# frames named by the hostile entry in the folded stacks: $(grep -c EVIL "$FS_TMP/c.folded" || true)" >&3
 	# the hostile entry is there, escaped

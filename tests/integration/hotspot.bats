@@ -10,15 +10,10 @@
 
 load ../lib/containers
 
-JAVA17=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java
-JAVA25=${JAVA_HOME_25:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java
 PROBE="$FS_BUILD/tests/tools/hotspot_probe"
 
 needs_jvm() {
-	fs_require_root
-	fs_require_cmd runc jq
-	[ -x "$1" ] || skip "no JDK at $1"
-	[ -f "$FS_BUILD/java/flametest/Workload.class" ] || skip "Java workloads not built (make agent)"
+	fs_needs_jvm "$1" Workload
 	[ -x "$PROBE" ] || skip "$PROBE not built"
 }
 

@@ -7,13 +7,9 @@
 
 load ../lib/containers
 
-JAVA17=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}/bin/java
 
 needs_jvm() {
-	fs_require_root
-	fs_require_cmd runc jq
-	[ -x "$JAVA17" ] || skip "no JDK 17 at $JAVA17"
-	[ -f "$FS_BUILD/java/flametest/Churn.class" ] || skip "Java workloads not built (make agent)"
+	fs_needs_jvm "$JAVA17" Churn
 	[ -n "${CHURN:-}" ] || skip "the Churn container did not start"
 }
 

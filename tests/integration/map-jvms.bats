@@ -122,11 +122,12 @@ map_line() {
 }
 
 @test "a JVM running as root (uid 0) is mapped by a root sandbox with no capabilities" {
+	fs_needs_test_sidecar
 	fs_start_jvm "$NAME" --ready 1 --uid 0 -- --warmup 0.5
 	[ "$(awk '/^Uid:/ {print $3}' "/proc/$PID/status")" = 0 ]
 	echo "$PID" >>"$FS_TMP/jvm-pids"
 	mkdir -p "$FS_TMP/status"
-	FS_TEST_SANDBOX_STATUS="$FS_TMP/status" run "$FS_SIDECAR" map "$NAME"
+	FS_TEST_SANDBOX_STATUS="$FS_TMP/status" run "$FS_TEST_SIDECAR" map "$NAME"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "$(map_line "$PID")" = "$PID 1 0 agent" ]

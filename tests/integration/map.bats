@@ -89,8 +89,9 @@ assert_clean() {
 }
 
 @test "the sandboxed child runs as the JVM's uid with no capabilities, NNP and seccomp" {
+	fs_needs_test_sidecar
 	mkdir -p "$FS_TMP/status"
-	FS_TEST_SANDBOX_STATUS="$FS_TMP/status" run "$FS_SIDECAR" map "$CP-c1" --mode jcmd
+	FS_TEST_SANDBOX_STATUS="$FS_TMP/status" run "$FS_TEST_SIDECAR" map "$CP-c1" --mode jcmd
 	[ "$status" -eq 0 ]
 	s="$FS_TMP/status/status.$C1_PID"
 	cat "$s"

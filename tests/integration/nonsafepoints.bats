@@ -45,11 +45,9 @@ teardown() {
 }
 
 needs_jdk() {
-	fs_require_root
-	fs_require_cmd runc jq python3
-	[ -x "$1/bin/java" ] || skip "no JDK at $1"
+	fs_needs_jvm "$1/bin/java" Inlined
+	fs_require_cmd python3
 	[ -x "$1/bin/jfr" ] || skip "no jfr tool in $1"
-	[ -f "$FS_BUILD/java/flametest/Inlined.class" ] || skip "Java workloads not built (make agent)"
 }
 
 # start_inlined NAME JDK [workload args...]: the workload in a runc container,

@@ -27,6 +27,20 @@ frames() {
 			sed 's/^ *fill="\(.*\)"$/\1/')
 }
 
+# palette_family "rgb(R,G,B)": the family of palette.c whose range holds the
+# colour (each channel is base + span * v, v in [0,1)), or "none".
+palette_family() {
+	local r g b
+	IFS=', ' read -r r g b <<<"$(printf '%s' "$1" | tr -c '0-9,' ' ')"
+	within() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
+	if [ "$r" = "$b" ] && within "$r" 50 110 && within "$g" 190 250; then echo green
+	elif [ "$g" = "$b" ] && within "$r" 50 110 && within "$g" 165 220; then echo aqua
+	elif [ "$r" = "$g" ] && within "$r" 175 230 && within "$b" 50 70; then echo yellow
+	elif [ "$b" = 0 ] && within "$r" 190 255 && within "$g" 90 155; then echo orange
+	elif [ "$g" = "$b" ] && within "$r" 200 255 && within "$g" 50 130; then echo red
+	else echo none; fi
+}
+
 # xp FILE XPATH: the string value of an XPath expression.
 xp() {
 	xmllint --xpath "string($2)" "$1"
@@ -54,8 +68,27 @@ frame_attr() {
 	[ "$n" -eq 20 ]
 	title=$(frames "$BATS_TEST_TMPDIR/j.svg" | head -1 | cut -f1)
 	[ "$title" = "all (900 samples, 100.00%)" ]
-	# the inlined annotation is stripped from the label, and aqua (java palette)
-	[ "$(frame_attr "$BATS_TEST_TMPDIR/j.svg" com/example/Service.hotMethod fill)" != "" ]
+	# the java palette (the default): every frame's fill in the range of its
+	# kind's family (palette.c): Java green, inlined aqua (its _[i] stripped
+	# from the label), C++ yellow, kernel orange, the rest red
+	frames "$BATS_TEST_TMPDIR/j.svg" >"$BATS_TEST_TMPDIR/j.frames"
+	n=0
+	while IFS=$'\t' read -r title f; do
+		case "$title" in
+		"com/example/Service.hotMethod (25 samples"*) want=aqua ;;
+		*/*) want=green ;;
+		*::*) want=yellow ;;
+		entry_SYSCALL_64* | do_syscall_64* | ksys_write*) want=orange ;;
+		*) want=red ;;
+		esac
+		got=$(palette_family "$f")
+		echo "$title: $f is $got, want $want"
+		[ "$got" = "$want" ]
+		n=$((n + 1))
+	done <"$BATS_TEST_TMPDIR/j.frames"
+	[ "$n" -eq 20 ]
+	# the label has no annotation left
+	[ "$(grep -c '_\[i\]' "$BATS_TEST_TMPDIR/j.frames")" -eq 0 ]
 }
 
 @test "render: hostile frame names still give well-formed XML" {

@@ -19,10 +19,7 @@ unresolved_permille() {
 }
 
 needs_jvm() {
-	fs_require_root
-	fs_require_cmd runc jq
-	[ -x "$JAVA17" ] || skip "no JDK 17 at $JAVA17"
-	[ -f "$FS_BUILD/java/flametest/Workload.class" ] || skip "Java workloads not built (make agent)"
+	fs_needs_jvm "$JAVA17" Workload
 }
 
 setup_file() {
@@ -136,8 +133,9 @@ teardown() {
 @test "run: a full raw table is folded early, nothing is lost or misnamed" {
 	needs_jvm
 	cd "$OUT"
+	fs_needs_test_sidecar
 	# a 300-word table holds a dozen distinct stacks
-	FS_TEST_PROFILE_RAW_WORDS=300 run "$FS_SIDECAR" run "$MAIN" -d 3s -F 499 -o early.svg
+	FS_TEST_PROFILE_RAW_WORDS=300 run "$FS_TEST_SIDECAR" run "$MAIN" -d 3s -F 499 -o early.svg
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" =~ folded\ early\ [1-9][0-9]*\ times ]]

@@ -30,7 +30,6 @@
 APPS_JAVA_SRC="$FS_TOP/tests/oracle/java"
 APPS_CLASSES="$FS_BUILD/oracle-java"
 APPS_COMPARE="$FS_TOP/tests/oracle/jfr_compare.py"
-JAVA_HOME_25=${JAVA_HOME_25:-/usr/lib/jvm/temurin-25-jdk-amd64}
 APPS_UID=1000
 
 app_java_home() {

@@ -8,8 +8,15 @@
 : "${FS_BUILD:=$FS_TOP/build}"
 FS_HOOK="$FS_BUILD/flamehook"
 FS_SIDECAR="$FS_BUILD/flamesidecar"
-JAVA_HOME_17=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}
-JAVA17=${JAVA17:-$JAVA_HOME_17/bin/java}
+# The same sidecar built with -DFS_TEST_BUILD: the only one that reads the
+# FS_TEST_* hooks (Makefile, docs/testing.md). Only tests that set one run it.
+FS_TEST_SIDECAR="$FS_BUILD/test/flamesidecar"
+# JAVA17, JAVA25, JAVA_HOME_*, fs_needs_jvm
+. "$(dirname "${BASH_SOURCE[0]}")/jvm.bash"
+
+fs_needs_test_sidecar() {
+	[ -x "$FS_TEST_SIDECAR" ] || skip "the test build of the sidecar is missing (make $FS_TEST_SIDECAR)"
+}
 
 fs_require_root() {
 	[ "$(id -u)" = 0 ] || skip "needs root (runs real containers)"

@@ -7,12 +7,18 @@
 
 static int tap_count;
 static int tap_failed;
-static int tap_planned;
+static int tap_planned = -1; /* no plan yet */
 
 void tap_plan(int n)
 {
+	if (tap_planned >= 0 || tap_count) {
+		printf("# tap_plan(%d) called twice or after a check\n", n);
+		tap_failed++;
+		return;
+	}
 	printf("1..%d\n", n);
-	tap_planned = 1;
+	fflush(stdout);
+	tap_planned = n;
 }
 
 int tap_ok(int cond, const char *fmt, ...)
@@ -30,10 +36,21 @@ int tap_ok(int cond, const char *fmt, ...)
 	return cond;
 }
 
+void tap_skip(int n, const char *why)
+{
+	for (int i = 0; i < n; i++)
+		printf("ok %d # skip %s\n", ++tap_count, why);
+	fflush(stdout);
+}
+
 void tap_skip_all(const char *why)
 {
-	printf("1..0 # SKIP %s\n", why);
-	exit(0);
+	if (tap_planned < 0)
+		printf("1..0 # SKIP %s\n", why);
+	else if (tap_count < tap_planned)
+		tap_skip(tap_planned - tap_count, why);
+	fflush(stdout);
+	exit(tap_failed || (tap_planned >= 0 && tap_count > tap_planned) ? 1 : 0);
 }
 
 void tap_diag(const char *fmt, ...)
@@ -48,7 +65,13 @@ void tap_diag(const char *fmt, ...)
 
 int tap_done(void)
 {
-	if (!tap_planned)
-		printf("1..%d\n", tap_count);
+	if (tap_planned < 0) {
+		printf("# no plan: call tap_plan(N) before the first check\n");
+		return 1;
+	}
+	if (tap_count != tap_planned) {
+		printf("# planned %d checks, ran %d\n", tap_planned, tap_count);
+		return 1;
+	}
 	return tap_failed ? 1 : 0;
 }

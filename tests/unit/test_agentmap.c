@@ -291,8 +291,7 @@ static void test_open(void)
 		       "a file of another user is refused");
 		unlink(path);
 	} else {
-		ok(1, "# SKIP needs root to plant another user's file");
-		ok(1, "# SKIP needs root");
+		tap_skip(2, "needs root to plant another user's file");
 	}
 	unlink(target);
 	rmdir(dir);
@@ -300,6 +299,7 @@ static void test_open(void)
 
 int main(void)
 {
+	tap_plan(69);
 	test_options();
 	test_names();
 	test_join();

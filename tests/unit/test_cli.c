@@ -55,6 +55,7 @@ static int usage_msg(void)
 
 int main(void)
 {
+	tap_plan(17);
 	is_int(cli_exit_code(0), FS_EXIT_OK, "0 is success");
 	is_int(cli_exit_code(-EPERM), FS_EXIT_PERM, "EPERM: not permitted");
 	is_int(cli_exit_code(EACCES), FS_EXIT_PERM, "EACCES (either sign): not permitted");

@@ -203,6 +203,7 @@ static void test_table_full(void)
 
 int main(void)
 {
+	tap_plan(53);
 	test_frames();
 	test_event_lines();
 	test_streaming();

@@ -114,6 +114,7 @@ static void test_unxz(void)
 
 int main(void)
 {
+	tap_plan(30);
 	struct stat st;
 	if (stat(LIBC, &st) < 0)
 		tap_skip_all("no " LIBC);

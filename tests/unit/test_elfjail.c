@@ -233,6 +233,8 @@ static void test_child_sandboxed(struct elfjail *j)
 	   "the ELF child has no capabilities (eff %llx, bounding %llx)", capeff, capbnd);
 	if (geteuid() == 0)
 		is_int(uid, ELFJAIL_UID, "the ELF child runs as nobody");
+	else
+		tap_skip(1, "the ELF child changes uid only when started by root");
 	/* main() mapped shared memory before the child was forked. */
 	snprintf(path, sizeof(path), "/proc/%d/maps", elfjail_child_pid(j));
 	f = fopen(path, "re");
@@ -272,18 +274,20 @@ static void test_jail_crafted(void)
 
 	struct craft huge = {.nsyms = 3, .name = names_plain, .symtab_size = 1ull << 40};
 	r = jail_parse(j, &huge, 1, &es, &err);
-	ok(r < 0 || elfsyms_count(es) == 0, "a symtab claiming 2^40 bytes gives nothing (%s)",
+	ok(r == 0 && elfsyms_count(es) == 0, "a symtab claiming 2^40 bytes gives nothing (%s)",
 	   r ? err.msg : "empty");
 	elfsyms_free(es);
 	es = NULL;
 	struct craft loop = {.nsyms = 3, .name = names_plain, .symtab_link = 2};
 	r = jail_parse(j, &loop, 1, &es, &err);
-	ok(r < 0 || elfsyms_count(es) <= 3, "a symtab linked to itself: no crash");
+	ok(r == 0 && elfsyms_count(es) == 0, "a symtab linked to itself: parsed, no symbol (%s)",
+	   r ? err.msg : "empty");
 	elfsyms_free(es);
 	es = NULL;
 	struct craft overlap = {.nsyms = 3, .name = names_plain, .overlap = 1};
 	r = jail_parse(j, &overlap, 1, &es, &err);
-	ok(r < 0 || elfsyms_count(es) <= 3, "names overlapping the symbols: no crash");
+	ok(r == 0 && elfsyms_count(es) == 0,
+	   "names overlapping the symbols: parsed, no symbol (%s)", r ? err.msg : "empty");
 	elfsyms_free(es);
 	es = NULL;
 	is_int(elfjail_child_pid(j), first, "the same child answered all of them");
@@ -526,6 +530,7 @@ static void test_validators(void)
 
 int main(void)
 {
+	tap_plan(56);
 	/* Like the sampler's perf ring buffers: shared with the kernel. */
 	void *ring = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ok(ring != MAP_FAILED, "a shared mapping in the parent");

@@ -450,6 +450,7 @@ static void test_threads_modules(void)
 
 int main(void)
 {
+	tap_plan(117);
 	test_kinds();
 	test_model();
 	test_read();

@@ -34,6 +34,7 @@ static int fill_fail(int fd, void *arg, struct fs_error *err)
 
 int main(void)
 {
+	tap_plan(19);
 	char p[512], q[512];
 	struct fs_error err;
 	if (!mkdtemp(dir)) {

@@ -123,6 +123,7 @@ static void test_parse(void)
 
 int main(void)
 {
+	tap_plan(36);
 	test_tree();
 	test_parse();
 	return tap_done();

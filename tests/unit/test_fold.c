@@ -174,6 +174,7 @@ static void test_budget(void)
 
 int main(void)
 {
+	tap_plan(54);
 	test_sum_and_order();
 	test_limits();
 	test_growth();

@@ -20,6 +20,7 @@ static int state(const char *json, struct hook_state *st)
 
 int main(void)
 {
+	tap_plan(44);
 	struct hook_state st;
 	enum hook_stage sg;
 	is_int(hook_stage_parse("createRuntime", &sg), 0, "createRuntime");

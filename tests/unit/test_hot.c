@@ -65,6 +65,7 @@ static void test_few_leaves(void)
 
 int main(void)
 {
+	tap_plan(11);
 	test_self_and_total();
 	test_few_leaves();
 	return tap_done();

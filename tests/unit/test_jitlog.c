@@ -295,6 +295,7 @@ static void test_sweep_exact(void)
 
 int main(void)
 {
+	tap_plan(49);
 	test_window();
 	test_garbage();
 	test_marks();

@@ -32,6 +32,7 @@ static int write_file(const char *path, const char *text)
 
 int main(void)
 {
+	tap_plan(39);
 	is_int(PARSE("{\"a\":[1,2,{\"b\":\"c\"}]}"), 0, "plain JSON");
 	is_int(PARSE("{\"a\":\"x\\u0000y\"}"), 0, "escaped NUL inside a string is JSON");
 	is_int(PARSE("{\"a\":\"x\0y\"}"), -EINVAL, "raw NUL byte refused");

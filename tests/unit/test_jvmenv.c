@@ -278,6 +278,7 @@ static void test_dns(void)
 
 int main(void)
 {
+	tap_plan(57);
 	test_dns();
 	test_words();
 	test_plan();

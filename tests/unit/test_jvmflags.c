@@ -96,6 +96,7 @@ static void test_proc(void)
 
 int main(void)
 {
+	tap_plan(18);
 	test_decide();
 	test_proc();
 	return tap_done();

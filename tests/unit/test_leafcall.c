@@ -110,6 +110,7 @@ static size_t repair(uint64_t leaf, const uint64_t *words, size_t nwords, uint64
 
 int main(void)
 {
+	tap_plan(58);
 	const size_t gl = sizeof(get_value_type), hl = sizeof(has_next_entry);
 	/* where the return address is, pc by pc (perf's samples fell on
 	 * 920, 924, 931, 940, 948, 959, 960 and dfa0, dfa7, e282, e289) */

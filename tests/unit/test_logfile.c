@@ -8,6 +8,7 @@
 
 int main(void)
 {
+	tap_plan(6);
 	/* Every day from 1970 to 2200 at a varying time of day, plus leap
 	 * days and the ends of centuries. */
 	int bad = 0;

@@ -158,6 +158,7 @@ static void docker_and_podman(const char *dir)
 
 int main(void)
 {
+	tap_plan(40);
 	annotations();
 	char dir[] = "/tmp/fsnames.XXXXXX";
 	ok(mkdtemp(dir) != NULL, "temp dir");

@@ -175,6 +175,7 @@ static void test_hostile(struct cfi_proc *p)
 
 int main(void)
 {
+	tap_plan(9);
 	struct cfi *c = NULL;
 	struct cfi_proc *p = NULL;
 	void *code = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

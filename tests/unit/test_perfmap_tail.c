@@ -155,6 +155,7 @@ static void test_file(const char *dir)
 
 int main(void)
 {
+	tap_plan(24);
 	char dir[] = "/tmp/test_perfmap_tail.XXXXXX";
 	test_split_lines();
 	test_newer_wins();

@@ -21,6 +21,7 @@ static int filter(const struct fs_config *cfg, const char *in, char **out, char 
 
 int main(void)
 {
+	tap_plan(19);
 	struct fs_config cfg;
 	config_defaults(&cfg);
 	char *out = NULL, note[256];

@@ -190,6 +190,7 @@ static void test_read(void)
 
 int main(void)
 {
+	tap_plan(57);
 	test_parse();
 	test_caps();
 	test_budget();

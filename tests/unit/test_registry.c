@@ -225,6 +225,8 @@ static void dir_checks(const char *dir, const char *regdir)
 		       strstr(err.msg, "owned by uid 1000"),
 		   "a registry owned by another uid is refused: %s", err.msg);
 		ok(chown(regdir, 0, 0) == 0, "back to root");
+	} else {
+		tap_skip(3, "needs root to give the registry away");
 	}
 	snprintf(alt, sizeof(alt), "%s/elsewhere", dir);
 	ok(rename(regdir, alt) == 0 && symlink(alt, regdir) == 0,
@@ -237,6 +239,7 @@ static void dir_checks(const char *dir, const char *regdir)
 
 int main(void)
 {
+	tap_plan(147);
 	struct fs_error err;
 	const char *good[] = {"abc", "3f2a9c0d1e", "my_container-1.2", "A"};
 	const char *bad[] = {"", ".", "..", "../x", "a/b", "-rf", ".hidden", "a b", "a\nb", "é"};

@@ -272,6 +272,7 @@ static void scale(const char *regdir)
 
 int main(void)
 {
+	tap_plan(76);
 	/* On a tmpfs, as /run is on hosts (a disk makes 1,000 entries slow). */
 	char dir[64], regdir[256], cmd[300];
 	struct stat sb;

@@ -61,6 +61,39 @@ static void test_escape(void)
 	free(s);
 }
 
+/* Each kind's colour stays in its family's range (palette.c: a channel is
+ * base + span * v, v in [0,1)) over many random draws: the java palette
+ * the way async-profiler tells frames apart. */
+static void test_palette_ranges(void)
+{
+	static const struct {
+		const char *name, *family;
+		uint8_t lo[3], hi[3]; /* r, g, b */
+	} want[] = {
+	    {"java/lang/Foo.x_[j]", "green", {50, 190, 50}, {110, 250, 110}},
+	    {"Foo.inl_[i]", "aqua", {50, 165, 165}, {110, 220, 220}},
+	    {"Foo.x_[0]", "pale green (interpreted)", {150, 215, 150}, {190, 245, 190}},
+	    {"Foo.x_[1]", "yellow-green (C1)", {150, 205, 40}, {200, 245, 80}},
+	    {"do_syscall_64_[k]", "orange", {190, 90, 0}, {255, 155, 0}},
+	    {"JavaThread::run", "yellow", {175, 175, 50}, {230, 230, 70}},
+	    {"__libc_write", "red", {200, 50, 50}, {255, 130, 130}},
+	};
+	uint64_t rng = 7;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		int in = 1;
+		struct palette_rgb c = {0, 0, 0};
+		for (int k = 0; k < 1000 && in; k++) {
+			c = palette_color(PALETTE_JAVA, want[i].name, strlen(want[i].name), 0,
+					  &rng);
+			uint8_t ch[3] = {c.r, c.g, c.b};
+			for (int j = 0; j < 3; j++)
+				in &= ch[j] >= want[i].lo[j] && ch[j] <= want[i].hi[j];
+		}
+		ok(in, "java palette: %s is %s (last rgb(%u,%u,%u))", want[i].name, want[i].family,
+		   c.r, c.g, c.b);
+	}
+}
+
 static void test_palette(void)
 {
 	struct {
@@ -95,6 +128,7 @@ static void test_palette(void)
 	ok(c1.r == c2.r && c1.g == c2.g && c1.b == c2.b, "--hash: same name, same colour");
 	struct palette_rgb g = palette_color(PALETTE_JAVA, "java/lang/Foo.x", 15, 0, &rng);
 	ok(g.g > g.r && g.g > g.b, "java frames are green");
+	test_palette_ranges();
 	struct palette_rgb red = palette_diff(5, 10), blue = palette_diff(-5, 10),
 			   z = palette_diff(0, 10);
 	ok(red.r == 255 && red.g < 255 && blue.b == 255 && blue.r < 255 && z.r == z.g && z.g == z.b,
@@ -150,6 +184,7 @@ static void test_render_layout(void)
 
 int main(void)
 {
+	tap_plan(51);
 	test_escape();
 	test_palette();
 	test_render_layout();

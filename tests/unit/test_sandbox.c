@@ -202,6 +202,7 @@ static void test_sandbox(void)
 
 int main(void)
 {
+	tap_plan(22);
 	if (geteuid() != 0) {
 		tap_skip_all("not root: the sandbox joins namespaces (setns)");
 		return tap_done();

@@ -22,6 +22,7 @@ static int terminal_clean(const char *s)
 
 int main(void)
 {
+	tap_plan(15);
 	char out[256];
 	is_str(textsafe("java.lang.Thread.run", out, sizeof(out), 0), "java.lang.Thread.run",
 	       "plain text is kept");

@@ -39,6 +39,7 @@ static const char *name_of(struct threadnames *t, uint32_t i)
 
 int main(void)
 {
+	tap_plan(23);
 	const uint64_t s = 1000000000ull;
 	if (!mkdtemp(root)) {
 		tap_skip_all("mkdtemp failed");

@@ -16,6 +16,7 @@ static long long parse(const char *s)
 
 int main(void)
 {
+	tap_plan(36);
 	is_int(parse("30"), 30000, "a bare number is seconds");
 	is_int(parse("30s"), 30000, "s");
 	is_int(parse("500ms"), 500, "ms");

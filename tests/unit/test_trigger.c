@@ -121,6 +121,7 @@ static void test_marker(const char *dir)
 
 int main(void)
 {
+	tap_plan(46);
 	test_plan();
 	char dir[] = "/tmp/test_trigger.XXXXXX";
 	if (!mkdtemp(dir)) {

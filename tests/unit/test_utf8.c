@@ -16,6 +16,7 @@ static void is_clean(const char *in, size_t len, unsigned flags, const char *wan
 
 int main(void)
 {
+	tap_plan(12);
 	is_clean("java.lang.String", 16, 0, "java.lang.String", "ASCII unchanged");
 	is_clean("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5", 14, 0,
 		 "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5",

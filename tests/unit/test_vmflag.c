@@ -352,6 +352,7 @@ static void test_debuginfo_other(void)
 
 int main(void)
 {
+	tap_plan(55);
 	test_found_and_set();
 	test_absent_and_odd();
 	test_lying_tables();
