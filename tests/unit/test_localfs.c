@@ -31,7 +31,8 @@ static void test_parse(void)
 	   "the type after the separator, past optional fields (%s)", t);
 	ok(localfs_mountinfo_type(mi, strlen(mi), 24, t, sizeof(t)) == 1 && !strcmp(t, "ext4"),
 	   "a block device file system");
-	ok(localfs_mountinfo_type(mi, strlen(mi), 25, t, sizeof(t)) == 0, "no separator: not found");
+	ok(localfs_mountinfo_type(mi, strlen(mi), 25, t, sizeof(t)) == 0,
+	   "no separator: not found");
 	ok(localfs_mountinfo_type(mi, strlen(mi), 2, t, sizeof(t)) == 0, "a missing id");
 	ok(localfs_mountinfo_type(mi, strlen(mi), 23, t, 5) == 1 && !strcmp(t, "fuse"),
 	   "a long type is cut to the buffer");
