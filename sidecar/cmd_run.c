@@ -564,9 +564,11 @@ static void run_summary(struct profile *p, const struct run_args *a, uint64_t wi
 				    (int)j->pid, j->res.dropped);
 		} else if (j->ok)
 			printf("jvm        pid %d (pid %d in the container): %zu JIT symbols (%s, "
-			       "%.1f ms)\n",
+			       "%.1f ms%s%s)\n",
 			       (int)j->pid, (int)j->res.ns_pid, j->res.entries,
-			       map_mode_name(j->res.mode), (double)j->res.elapsed_us / 1000.0);
+			       map_mode_name(j->res.mode), (double)j->res.elapsed_us / 1000.0,
+			       j->res.cut[0] ? "; code cache walk stopped at its " : "",
+			       j->res.cut);
 		else
 			printf("jvm        pid %d: not mapped (see the warning above)\n",
 			       (int)j->pid);
