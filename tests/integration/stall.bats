@@ -14,8 +14,6 @@ FUSESTALL="$FS_BUILD/tests/tools/fusestall"
 setup() {
 	fs_require_root
 	fs_require_cmd runc jq
-	[ -w /dev/fuse ] || skip "needs /dev/fuse"
-	[ -x "$FUSESTALL" ] || skip "tests/tools/fusestall is not built"
 	fs_setup
 	NAME=fs-stall-$$-$BATS_TEST_NUMBER
 	DAEMON=
@@ -30,6 +28,8 @@ teardown() {
 
 # A FUSE mount at $FS_TMP/fuse serving /usr/bin/yes as "yes".
 start_daemon() {
+	[ -w /dev/fuse ] || skip "needs /dev/fuse"
+	[ -x "$FUSESTALL" ] || skip "tests/tools/fusestall is not built"
 	mkdir -p "$FS_TMP/fuse"
 	"$FUSESTALL" "$FS_TMP/fuse" /usr/bin/yes yes >"$FS_TMP/fusestall.out" 2>&1 &
 	DAEMON=$!
@@ -61,4 +61,21 @@ start_daemon() {
 	[ -s "$FS_TMP/s.svg" ]
 	# the file system really was stalled: a stat of the file does not return
 	timeout -s KILL 2 stat -L "/proc/$pid/root/fuse/yes" && false || true
+}
+
+@test "stall: a stopped JVM (SIGSTOP, attach never answered): run -d 2s ends within 20 s" {
+	[ -x "$JAVA17" ] || skip "no JDK at $JAVA17"
+	fs_start_jvm "$NAME" -- --threads 1 --warmup 1
+	# the JVM never runs again while run looks at it: its attach listener
+	# never answers, its memory stays readable
+	kill -STOP "$PID"
+	local start=$SECONDS
+	run timeout -s KILL 60 "$FS_SIDECAR" run "$NAME" -d 2s -F 199 -o "$FS_TMP/j.svg"
+	local took=$((SECONDS - start))
+	kill -CONT "$PID" || true
+	echo "$output"
+	echo "took $took s"
+	[ "$status" = 0 ]
+	[ "$took" -le 20 ]
+	[ -s "$FS_TMP/j.svg" ]
 }
