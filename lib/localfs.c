@@ -51,10 +51,10 @@ int localfs_mountinfo_type(const char *buf, size_t len, uint64_t mnt_id, char *t
 				if (q[0] != ' ' || q[1] != '-' || q[2] != ' ')
 					continue;
 				const char *t = q + 3, *te = t;
-				while (te < le && *te != ' ')
+				while (te < le && *te != ' ' && *te != '\0')
 					te++;
 				size_t n = (size_t)(te - t);
-				if (!n || !typelen)
+				if (!n || typelen < 2)
 					return 0;
 				if (n >= typelen)
 					n = typelen - 1;

@@ -35,8 +35,9 @@ int localfs_check_fd(int fd, pid_t pid, const char *what, struct fs_error *err);
 /* Refusals so far in this process. */
 unsigned localfs_refused(void);
 
-/* The type of mount mnt_id in mountinfo text buf (len bytes): 1 with type
- * copied (cut to typelen - 1), 0 when not there. Linear in len. */
+/* The type of mount mnt_id in mountinfo text buf (len bytes, any bytes):
+ * 1 with type copied (cut to typelen - 1, never empty), 0 when not there
+ * or typelen < 2. Linear in len (tests/fuzz/fuzz_mountinfo.c). */
 int localfs_mountinfo_type(const char *buf, size_t len, uint64_t mnt_id, char *type,
 			   size_t typelen);
 
