@@ -32,6 +32,17 @@
  * counted in localfs_refused(). */
 int localfs_check_fd(int fd, pid_t pid, const char *what, struct fs_error *err);
 
+/* 0 when no mount of pid's mount table that is not local (FUSE, network,
+ * unknown) lies on path rel (relative to pid's root, as "usr/lib/x"): a
+ * lookup of it beneath pid's root then asks no daemon. -EXDEV (counted)
+ * when one does, or -errno when the table cannot be read. */
+int localfs_path_ok(pid_t pid, const char *rel, const char *what, struct fs_error *err);
+
+/* The same on a mount table text (tests, fuzzing): 1 when rel crosses a
+ * mount that is not local (its type copied to type), 0 when not. */
+int localfs_mountinfo_crosses(const char *buf, size_t len, const char *rel, char *type,
+			      size_t typelen);
+
 /* Refusals so far in this process. */
 unsigned localfs_refused(void);
 

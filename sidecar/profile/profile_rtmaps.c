@@ -136,6 +136,9 @@ static int profile_rtmaps_open(struct profile_rtmap *r, struct fs_error *err)
 	if ((e = localfs_check_fd(tmp, r->pid, "its /tmp", err)) < 0)
 		return e;
 	snprintf(path, sizeof(path), "tmp/perf-%d.map", (int)r->ns_pid);
+	/* A mount of its own on the map itself, of a kind that could stall. */
+	if ((e = localfs_path_ok(r->pid, path, "its perf map", err)) < 0)
+		return e;
 	/* Any size opens: at most PERFMAP_MAX_CONTAINER_FILE bytes are read. */
 	return perfmap_open_checked(root, path, st.uid[1], SIZE_MAX, NULL, -1, err);
 }

@@ -1,6 +1,6 @@
 /* fuzz_mountinfo.c - a mount table (/proc/<pid>/mountinfo: the kernel's
- * text, with mount points the container names) through the type lookup of
- * lib/localfs.c: no read outside the input, the type always terminated
+ * text, with mount points the container names) through the type lookup and
+ * the path check of lib/localfs.c: no read outside the input, the type always terminated
  * within its buffer and without a space, and linear time (a slow input is a
  * finding). The first bytes choose the mount id and the buffer size. */
 #include <stdint.h>
@@ -39,6 +39,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		(void)localfs_type_local(type);
 	}
+	char t2[16];
+	static const char *const rels[] = {"tmp/perf-1.map", "/usr/lib/debug/x", "", "a"};
+	if (localfs_mountinfo_crosses(buf, size, rels[id % 4], t2, sizeof(t2)) == 1 &&
+	    strnlen(t2, sizeof(t2)) >= sizeof(t2))
+		abort();
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	/* linear: well under a second for any input libFuzzer makes */
 	if ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) > 1000000000L)
 		abort();

@@ -45,6 +45,33 @@ static void test_parse(void)
 	   "FUSE and network file systems are not local; overlay, ext4 and tmpfs are");
 }
 
+static void test_crosses(void)
+{
+	static const char mi[] = "21 0 0:30 / / rw - overlay overlay rw\n"
+				 "22 21 0:31 / /tmp rw - tmpfs tmpfs rw\n"
+				 "23 21 0:45 / /usr/lib/debug rw - fuse.x x rw\n"
+				 "24 21 0:46 / /my\\040dir rw - nfs4 h:/ rw\n"
+				 "25 22 0:47 / /tmp/perf-7.map rw - fuse f rw\n";
+	size_t n = strlen(mi);
+	char t[16] = "";
+	ok(!localfs_mountinfo_crosses(mi, n, "tmp/perf-1.map", t, sizeof(t)),
+	   "a path on overlay and tmpfs only");
+	ok(localfs_mountinfo_crosses(mi, n, "usr/lib/debug/.build-id/ab/cd.debug", t, sizeof(t)) &&
+	       !strcmp(t, "fuse.x"),
+	   "a path beneath a FUSE mount (%s)", t);
+	ok(localfs_mountinfo_crosses(mi, n, "/usr/lib/debug", t, sizeof(t)),
+	   "the mount point itself, with a leading slash");
+	ok(!localfs_mountinfo_crosses(mi, n, "usr/lib/debugger/x", t, sizeof(t)),
+	   "a sibling whose name starts alike");
+	ok(localfs_mountinfo_crosses(mi, n, "my dir/x", t, sizeof(t)) && !strcmp(t, "nfs4"),
+	   "an escaped mount point (\\040)");
+	ok(localfs_mountinfo_crosses(mi, n, "tmp/perf-7.map", t, sizeof(t)),
+	   "a FUSE mount on the file itself");
+	static const char fuseroot[] = "30 0 0:50 / / rw - fuse r rw\n";
+	ok(localfs_mountinfo_crosses(fuseroot, strlen(fuseroot), "tmp/x", t, sizeof(t)),
+	   "a FUSE root: every path");
+}
+
 static void test_local(void)
 {
 	char path[] = "/tmp/fs-localfs-XXXXXX";
@@ -130,8 +157,9 @@ static void test_fuse(void)
 
 int main(void)
 {
-	tap_plan(7 + 2 + 3);
+	tap_plan(7 + 7 + 2 + 3);
 	test_parse();
+	test_crosses();
 	test_local();
 	test_fuse();
 	return tap_done();
