@@ -490,8 +490,8 @@ static void run_summary_debuginfo(const struct debuginfo_stats *d)
 static void run_summary_stalls(void)
 {
 	if (localfs_refused())
-		printf("stalls     %u mapped files skipped: on FUSE, a network or an unknown file "
-		       "system, whose reads the container could stall (their frames by address)\n",
+		printf("stalls     %u files skipped: on FUSE, a network or an unknown file "
+		       "system, whose reads the container could stall (see the warnings)\n",
 		       localfs_refused());
 	if (jail_abandoned())
 		printf("stalls     %u confined children did not die when killed at their deadline "
