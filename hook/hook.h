@@ -138,6 +138,16 @@ struct trigger_plan {
  * note says what was capped. -EINVAL/-EPERM with a reason when refused. */
 int trigger_plan(const struct fs_config *cfg, const struct registry_entry *e,
 		 struct trigger_plan *p, char *note, size_t note_len, struct fs_error *err);
+/* The monitor waits for `run` until the window plus this margin (rendering,
+ * symbols), then kills it: a run the container stalls does not hold its
+ * slot for good. */
+#define TRIGGER_RUN_MARGIN_S  120
+#define TRIGGER_KILL_GRACE_MS 1000
+/* Wait for child pid until deadline (CLOCK_MONOTONIC ms), then SIGKILL it
+ * and wait TRIGGER_KILL_GRACE_MS more. 0 when it ended by itself (*status
+ * its wait status), 1 when it was killed and reaped, 2 when it did not die
+ * (held in the kernel): not reaped, never waited on. */
+int trigger_wait(pid_t pid, uint64_t deadline, int *status);
 /* Start the detached profiler if e asks for it; returns at once. */
 int hook_trigger(const struct fs_config *cfg, const char *config_path,
 		 const struct registry_entry *e, const char *stage);

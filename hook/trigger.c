@@ -12,11 +12,13 @@
  * max_concurrent_profiles. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -136,6 +138,34 @@ static void trigger_write_marker(const char *marker, const struct registry_entry
 	}
 }
 
+int trigger_wait(pid_t pid, uint64_t deadline, int *status)
+{
+	*status = 0;
+	int pidfd = pidfd_open(pid, 0);
+	if (pidfd >= 0) {
+		struct pollfd pf = {.fd = pidfd, .events = POLLIN};
+		int r;
+		while ((r = poll(&pf, 1, timeutil_remaining_ms(deadline))) < 0 && errno == EINTR)
+			;
+		if (r == 0) {
+			pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
+			/* A killed task dies at once unless the kernel holds it. */
+			while ((r = poll(&pf, 1, TRIGGER_KILL_GRACE_MS)) < 0 && errno == EINTR)
+				;
+			close(pidfd);
+			if (r <= 0)
+				return 2; /* reparented to init when the monitor exits */
+			while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+				;
+			return 1;
+		}
+		close(pidfd);
+	}
+	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+		;
+	return 0;
+}
+
 /* The monitor: runs in the grandchild, detached. Never returns. */
 static void trigger_monitor(const struct fs_config *cfg, const char *config_path,
 			    const struct registry_entry *e, const struct trigger_plan *p,
@@ -195,13 +225,20 @@ static void trigger_monitor(const struct fs_config *cfg, const char *config_path
 			strerror(errno));
 		_exit(127);
 	}
-	int status = 0;
+	int status = 0, waited = 0;
 	if (pid > 0)
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-			;
+		waited = trigger_wait(pid,
+				      timeutil_now_ms() +
+					  ((uint64_t)p->duration_s + TRIGGER_RUN_MARGIN_S) * 1000,
+				      &status);
 	unlink(marker);
 	if (pid < 0)
 		hook_warn("profile", e->id, "cannot start the profiler: %s", strerror(errno));
+	else if (waited > 0)
+		hook_warn("profile", e->id,
+			  "profiler %s at its deadline (%u s window + %u s); see %s",
+			  waited == 1 ? "killed" : "killed but stuck in the kernel, abandoned",
+			  p->duration_s, TRIGGER_RUN_MARGIN_S, logp);
 	else if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		hook_log("profile", e->id, "profile written: %s", svg);
 	else

@@ -83,6 +83,12 @@
 
 /* Code blobs mapped from one JVM's VMStructs (sidecar/hotspot/hsmap.c). */
 #define BUDGET_HSMAP_BLOBS (1u << 20)
+/* The work of one VMStructs map build (blobs and inline ranges, each read
+ * from the JVM's memory) and its wall-clock time: a code cache built to be
+ * slow to walk, or a JVM whose memory reads crawl, is cut there, and what
+ * was mapped so far is kept (hsmap_stats.cut, said in run's summary). */
+#define BUDGET_HSMAP_STEPS (16u << 20)
+#define BUDGET_HSMAP_MS	   5000u
 /* Compiled methods the HotSpot unwinder met during a window, per JVM (what
  * names code freed before the end), and bytes of their names. */
 #define BUDGET_UNWIND_SEEN	 16384u

@@ -406,6 +406,7 @@ static __attribute__((noreturn)) void jail_child(const struct jail_spec *s, int 
 int jail_spawn(const struct jail_spec *s, struct jail_child *c, struct fs_error *err)
 {
 	int sv[2];
+	jail_reap_abandoned();
 	c->pid = 0;
 	c->pidfd = c->sock = -1;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
@@ -444,26 +445,73 @@ int jail_spawn(const struct jail_spec *s, struct jail_child *c, struct fs_error 
 	return 0;
 }
 
+/* Children that did not die when killed: a task blocked in the kernel
+ * (a FUSE request the container's daemon never answers holds it in D
+ * state, SIGKILL or not) cannot be reaped until the kernel lets it go. Their
+ * pids (still our unreaped children, so not reusable) are kept here and
+ * reaped without blocking by later calls; past JAIL_ABANDONED_MAX they are
+ * only counted and the kernel reparents them to init when we exit. */
+#define JAIL_ABANDONED_MAX 256
+static pid_t jail_abandoned_pids[JAIL_ABANDONED_MAX];
+static size_t jail_abandoned_n;
+static unsigned jail_abandoned_total;
+
+unsigned jail_reap_abandoned(void)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < jail_abandoned_n; i++) {
+		pid_t p = jail_abandoned_pids[i];
+		pid_t r;
+		while ((r = waitpid(p, NULL, WNOHANG | __WALL)) < 0 && errno == EINTR)
+			;
+		if (r == 0)
+			jail_abandoned_pids[k++] = p; /* still stuck */
+	}
+	jail_abandoned_n = k;
+	return (unsigned)k;
+}
+
+unsigned jail_abandoned(void)
+{
+	return jail_abandoned_total;
+}
+
+/* Wait on the pidfd until deadline (0: just look). 1 when the child ended. */
+static int jail_wait_ended(int pidfd, uint64_t deadline)
+{
+	struct pollfd p = {.fd = pidfd, .events = POLLIN};
+	for (;;) {
+		int ms = deadline ? timeutil_remaining_ms(deadline) : 0;
+		int r = poll(&p, 1, ms);
+		if (r < 0 && errno == EINTR)
+			continue;
+		return r > 0;
+	}
+}
+
 int jail_reap(struct jail_child *c, uint64_t deadline)
 {
 	if (!c->pid)
 		return -ECHILD;
-	struct pollfd p = {.fd = c->pidfd, .events = POLLIN};
-	int ended = 0;
-	for (;;) {
-		int ms = deadline ? timeutil_remaining_ms(deadline) : 0;
-		int r = ms ? poll(&p, 1, ms) : poll(&p, 1, 0);
-		if (r < 0 && errno == EINTR)
-			continue;
-		ended = r > 0;
-		break;
-	}
-	if (!ended)
+	jail_reap_abandoned();
+	int ended = jail_wait_ended(c->pidfd, deadline);
+	int dead = ended;
+	if (!ended) {
 		pidfd_send_signal(c->pidfd, SIGKILL, NULL, 0);
+		/* A killed task dies at once unless the kernel holds it. */
+		dead = jail_wait_ended(c->pidfd, timeutil_now_ms() + JAIL_KILL_GRACE_MS);
+	}
 	siginfo_t si;
 	memset(&si, 0, sizeof(si));
-	while (waitid(P_PIDFD, (id_t)c->pidfd, &si, WEXITED) < 0 && errno == EINTR)
-		;
+	if (dead) {
+		while (waitid(P_PIDFD, (id_t)c->pidfd, &si, WEXITED) < 0 && errno == EINTR)
+			;
+	} else {
+		/* Never block on it: abandon it, reap it later or never. */
+		jail_abandoned_total++;
+		if (jail_abandoned_n < JAIL_ABANDONED_MAX)
+			jail_abandoned_pids[jail_abandoned_n++] = c->pid;
+	}
 	close(c->pidfd);
 	if (c->sock >= 0)
 		close(c->sock);

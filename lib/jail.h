@@ -21,6 +21,7 @@
  *     records {u32 type, u32 len}  <-> main(fd 3)
  *     with deadlines (jail_read_full)
  *     jail_reap: wait until a deadline, SIGKILL through the pidfd, reap
+ *     (or abandon a child the kernel will not let die: never block)
  *
  * The child holds no fd of the host's filesystem when main runs: the only
  * fds are /dev/null and the channel. A step that fails does not run main
@@ -104,8 +105,20 @@ int jail_spawn(const struct jail_spec *s, struct jail_child *c, struct fs_error 
 /* Wait for the child until deadline (CLOCK_MONOTONIC ms; 0: do not wait),
  * SIGKILL it through its pidfd if it still runs, reap it and close both
  * fds. Its wait status (exit code << 8, or the terminating signal), or
- * -ETIMEDOUT when it had to be killed. No-op (-ECHILD) without a child. */
+ * -ETIMEDOUT when it had to be killed. No-op (-ECHILD) without a child.
+ * Never blocks past deadline + JAIL_KILL_GRACE_MS: a killed child that
+ * does not die (blocked in the kernel, e.g. on a FUSE request its daemon
+ * holds) is abandoned, counted in jail_abandoned(), and reaped without
+ * blocking by later jail_spawn/jail_reap/jail_reap_abandoned calls. */
+#define JAIL_KILL_GRACE_MS 200
 int jail_reap(struct jail_child *c, uint64_t deadline);
+
+/* Reap what abandoned children have died since; how many are still stuck
+ * (at most the 256 that are remembered; more are only counted). */
+unsigned jail_reap_abandoned(void);
+
+/* How many children this process has abandoned so far (stuck when killed). */
+unsigned jail_abandoned(void);
 
 /* Framed records: {u32 type, u32 len} then a then b. 0 or -errno. */
 int jail_send(int fd, uint32_t type, const void *a, size_t alen, const void *b, size_t blen);

@@ -138,6 +138,11 @@ int cmd_map(int argc, char **argv)
 				exit_code = code;
 			continue;
 		}
+		if (res.cut[0])
+			fprintf(stderr,
+				"flamesidecar map: pid %d: code cache walk stopped at its %s "
+				"(VMStructs): code past it is not in the map\n",
+				(int)res.host_pid, res.cut);
 		printf("%-8d %-7d %-6u %-5s %8zu %9.1f  %s/perf-%d.map\n", (int)res.host_pid,
 		       (int)res.ns_pid, (unsigned)res.uid, map_mode_name(res.mode), res.entries,
 		       (double)res.elapsed_us / 1000.0, o.host_tmp ? o.host_tmp : "/tmp",

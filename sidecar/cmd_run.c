@@ -15,6 +15,8 @@
 #include "textsafe.h"
 #include "cleanup.h"
 #include "cli.h"
+#include "jail.h"
+#include "localfs.h"
 #include "common.h"
 #include "export_cli.h"
 #include "flame.h"
@@ -507,6 +509,20 @@ static void run_summary_debuginfo(const struct debuginfo_stats *d)
 		printf("; debuginfod off (no debuginfod_urls, no DEBUGINFOD_URLS)\n");
 }
 
+/* What the deadlines cut: files the container could stall, children the
+ * kernel held past their kill (docs/security.md, "Hangs"). */
+static void run_summary_stalls(void)
+{
+	if (localfs_refused())
+		printf("stalls     %u files skipped: on FUSE, a network or an unknown file "
+		       "system, whose reads the container could stall (see the warnings)\n",
+		       localfs_refused());
+	if (jail_abandoned())
+		printf("stalls     %u confined children did not die when killed at their deadline "
+		       "(held in the kernel): abandoned\n",
+		       jail_abandoned());
+}
+
 static void run_summary(struct profile *p, const struct run_args *a, uint64_t window_ms,
 			const char *svg, const char *folded, uint64_t after_ms)
 {
@@ -572,9 +588,11 @@ static void run_summary(struct profile *p, const struct run_args *a, uint64_t wi
 				    (int)j->pid, j->res.dropped);
 		} else if (j->ok)
 			printf("jvm        pid %d (pid %d in the container): %zu JIT symbols (%s, "
-			       "%.1f ms)\n",
+			       "%.1f ms%s%s)\n",
 			       (int)j->pid, (int)j->res.ns_pid, j->res.entries,
-			       map_mode_name(j->res.mode), (double)j->res.elapsed_us / 1000.0);
+			       map_mode_name(j->res.mode), (double)j->res.elapsed_us / 1000.0,
+			       j->res.cut[0] ? "; code cache walk stopped at its " : "",
+			       j->res.cut);
 		else
 			printf("jvm        pid %d: not mapped (see the warning above)\n",
 			       (int)j->pid);
@@ -612,6 +630,7 @@ static void run_summary(struct profile *p, const struct run_args *a, uint64_t wi
 	run_summary_unwind(&st);
 	run_summary_native(&st);
 	run_summary_debuginfo(&st.debug);
+	run_summary_stalls();
 	struct hot_frame *hot = NULL;
 	size_t n = 0;
 	uint64_t total = fold_total(profile_table(p));

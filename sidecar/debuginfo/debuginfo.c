@@ -14,6 +14,7 @@
 
 #include "budget.h"
 #include "cleanup.h"
+#include "localfs.h"
 #include "dbgfetch.h"
 #include "perfmap.h"
 #include "timeutil.h"
@@ -30,6 +31,7 @@ struct debuginfo {
 	uint64_t debuginfod_ms; /* spent on queries so far */
 	unsigned exhausted;	/* queries refused past the budget */
 	struct debuginfo_stats st;
+	pid_t pid; /* whose root the container's files are looked up beneath */
 };
 
 /* What one debug file must be to be taken. */
@@ -284,6 +286,12 @@ static int debuginfo_container(struct debuginfo *d, struct elfsource *src, int r
 	size_t size;
 	if (root_fd < 0)
 		return 0;
+	/* No lookup through a mount the container could stall. */
+	if (strcmp(d->proc_root, "/proc") == 0 && localfs_path_ok(d->pid, rel, rel, &e) < 0) {
+		d->st.refused++;
+		debuginfo_note(d, "container debug file for %s refused: %s", w->label, e.msg);
+		return 0;
+	}
 	cleanup_close int fd = perfmap_open_checked(root_fd, rel, PERFMAP_ANY_OWNER,
 						    BUDGET_DEBUG_FILE_BYTES, &size, -1, &e);
 	if (fd < 0) {
@@ -388,6 +396,12 @@ static int debuginfo_root(struct debuginfo *d, pid_t pid)
 	struct stat a, b;
 	snprintf(path, sizeof(path), "%s/%d/root", d->proc_root, (int)pid);
 	int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/* Not a root the container could stall (lib/localfs.h). */
+	if (fd >= 0 &&
+	    localfs_check_fd(fd, strcmp(d->proc_root, "/proc") == 0 ? pid : 0, path, NULL) < 0) {
+		close(fd);
+		return -1;
+	}
 	if (fd >= 0 && fstat(fd, &a) == 0 && stat("/", &b) == 0 && a.st_dev == b.st_dev &&
 	    a.st_ino == b.st_ino) {
 		close(fd);
@@ -404,6 +418,7 @@ int debuginfo_augment(void *ctx, pid_t pid, int fd, const char *path, const char
 	if (!d || !*es)
 		return DEBUGINFO_NONE;
 	w.build_id = elfsyms_build_id(*es, &w.build_id_len);
+	d->pid = pid;
 	cleanup_close int root = debuginfo_root(d, pid);
 	int got = DEBUGINFO_NONE;
 	if (w.build_id_len) {

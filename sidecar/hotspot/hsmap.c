@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "hotspot_int.h"
+#include "timeutil.h"
 
 #define HSMAP_MAX_NAME 2048 /* an inline chain's name is cut here */
 
@@ -19,9 +20,27 @@ struct hsmap_text {
 	int unfold;		       /* split nmethods at their inlining boundaries */
 	const struct hotspot_blob *b;  /* the nmethod being split */
 	uint64_t pend_start, pend_end; /* the range not yet written */
+	uint64_t deadline;	       /* CLOCK_MONOTONIC ms */
+	size_t max_steps;
 	char pend[HSMAP_MAX_NAME];
 	char cur[HSMAP_MAX_NAME];
 };
+
+/* One unit of work; -ETIME once a budget is spent (the clock is read every
+ * 256 steps). */
+static int hsmap_step(struct hsmap_text *t)
+{
+	size_t s = ++t->st->steps;
+	if (s > t->max_steps) {
+		t->st->cut = "step budget";
+		return -ETIME;
+	}
+	if ((s & 255) == 0 && timeutil_now_ms() >= t->deadline) {
+		t->st->cut = "time budget";
+		return -ETIME;
+	}
+	return 0;
+}
 
 static int hsmap_line(struct hsmap_text *t, uint64_t start, uint64_t size, const char *name)
 {
@@ -94,7 +113,10 @@ static int hsmap_range(void *ctx, uint64_t start, uint64_t end, const struct hot
 		       int n)
 {
 	struct hsmap_text *t = ctx;
-	int rc = hsmap_chain_name(t, sc, n, t->cur, sizeof(t->cur));
+	int rc = hsmap_step(t);
+	if (rc < 0)
+		return rc;
+	rc = hsmap_chain_name(t, sc, n, t->cur, sizeof(t->cur));
 	if (rc < 0)
 		return rc;
 	if (rc == 0)
@@ -119,8 +141,11 @@ static int hsmap_split(struct hsmap_text *t, const struct hotspot_blob *b)
 	t->b = b;
 	t->pend_start = t->pend_end = 0;
 	int rc = hsscopes_ranges(t->hs, b, hsmap_range, t);
-	if (rc == -ENOMEM || rc == -E2BIG || rc == -EOVERFLOW)
+	if (rc == -ENOMEM || rc == -E2BIG || rc == -EOVERFLOW || rc == -ETIME) {
+		if (rc == -ETIME)
+			hsmap_flush(t); /* what was read of it is kept */
 		return rc;
+	}
 	if (rc < 0)
 		return 0;
 	return hsmap_flush(t) < 0 ? -ENOMEM : 1;
@@ -130,6 +155,9 @@ static int hsmap_blob(void *ctx, const struct hotspot_blob *b)
 {
 	struct hsmap_text *t = ctx;
 	char name[2 * HS_MAX_SYMBOL + 2];
+	int src = hsmap_step(t);
+	if (src < 0)
+		return src;
 	if (b->code_end <= b->code_begin)
 		return 0;
 	switch (b->kind) {
@@ -173,7 +201,9 @@ int hsmap_build(pid_t pid, struct perfmap **out, struct hsmap_stats *st, struct 
 	if (!st)
 		st = &local;
 	memset(st, 0, sizeof(*st));
+	st->cut = "";
 	*out = NULL;
+	uint64_t deadline = timeutil_now_ms() + HSMAP_MAX_MS;
 	int rc = hotspot_open(pid, &hs, err);
 	if (rc < 0)
 		return rc;
@@ -186,7 +216,15 @@ int hsmap_build(pid_t pid, struct perfmap **out, struct hsmap_stats *st, struct 
 	t->hs = hs;
 	t->st = st;
 	t->unfold = 1;
+	t->deadline = deadline;
+	t->max_steps = HSMAP_MAX_STEPS;
+	/* tests: a smaller step budget, to see a cut walk */
+	const char *lower = getenv("FS_TEST_HSMAP_STEPS");
+	if (lower && strtoul(lower, NULL, 10) < t->max_steps)
+		t->max_steps = strtoul(lower, NULL, 10);
 	rc = codecache_each_blob(hs, HSMAP_MAX_BLOBS, hsmap_blob, t);
+	if (rc == -ETIME)
+		rc = 0; /* cut: st->cut says why; the map has what was read */
 	hotspot_close(hs);
 	char *buf = t->buf;
 	size_t len = t->len;

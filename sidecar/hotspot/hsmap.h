@@ -25,6 +25,8 @@
 #include "perfmap.h"
 
 #define HSMAP_MAX_BLOBS BUDGET_HSMAP_BLOBS /* blobs mapped at most (lib/budget.h) */
+#define HSMAP_MAX_STEPS BUDGET_HSMAP_STEPS /* blobs and ranges walked at most */
+#define HSMAP_MAX_MS	BUDGET_HSMAP_MS	   /* wall-clock time of one build */
 
 struct hsmap_stats {
 	int major;	 /* the JVM's major version */
@@ -33,6 +35,10 @@ struct hsmap_stats {
 	size_t stubs;	 /* entries named by a blob name (the interpreter included) */
 	size_t unnamed;	 /* nmethods whose Method* could not be read (left out) */
 	size_t bytes;	 /* of map text made */
+	size_t steps;	 /* blobs and inline ranges walked */
+	/* "" or why the walk stopped early ("time budget", "step budget"):
+	 * the map then has what was read before. */
+	const char *cut;
 };
 
 /* Map the JVM host pid. *out is freed with perfmap_free. 0 or -errno with

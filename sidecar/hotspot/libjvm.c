@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "cleanup.h"
+#include "localfs.h"
 #include "elfjail.h"
 #include "fileio.h"
 #include "hotspot_int.h"
@@ -148,6 +149,9 @@ int libjvm_find_syms(pid_t pid, struct hs_syms *out, uint64_t *lo, uint64_t *hi,
 	cleanup_close int pfd = open(path, O_PATH | O_CLOEXEC);
 	if (pfd < 0)
 		return fs_error_set(err, errno == ENOENT ? ESRCH : errno, "opening %s", path);
+	/* Nothing a container's FUSE daemon answers (docs/security.md). */
+	if ((rc = localfs_check_fd(pfd, pid, path, err)) < 0)
+		return rc;
 	struct stat st;
 	if (fstat(pfd, &st) < 0)
 		return fs_error_set(err, errno, "fstat %s", path);

@@ -318,6 +318,7 @@ static int map_vmstructs(pid_t host_pid, struct perfmap **m, struct map_result *
 				     (int)host_pid);
 	res->mode = MAP_MODE_VMSTRUCTS;
 	res->bytes = st.bytes;
+	snprintf(res->cut, sizeof(res->cut), "%s", st.cut);
 	return 0;
 }
 

@@ -56,6 +56,7 @@ struct map_result {
 	size_t dropped;	    /* window: log lines, loads and bytes not kept (budgets) */
 	uint64_t elapsed_us;
 	char nonsafepoints[160]; /* window: the agent's -XX:+DebugNonSafepoints state, or "" */
+	char cut[24];		 /* vmstructs: "" or the budget that cut the code cache walk */
 };
 
 /* Map one JVM (host pid) of container e. *out (may be NULL if unwanted) is

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "localfs.h"
 #include "perfmap.h"
 #include "perfmap_tail.h"
 #include "proc.h"
@@ -96,30 +97,6 @@ static int profile_rtmaps_name(void *ctx, pid_t pid, uint64_t addr, uint64_t tim
 	return 1;
 }
 
-/* The file systems a map is read from on the host: local ones, whose reads
- * the container cannot stall. A FUSE daemon in a privileged container (or
- * a network file system) could hold the lookup or the read, and with it the
- * profiler, for as long as it likes. */
-static int profile_rtmaps_fs_ok(int fd, const char *what, struct fs_error *err)
-{
-	static const unsigned long local[] = {
-	    TMPFS_MAGIC,      RAMFS_MAGIC,     OVERLAYFS_SUPER_MAGIC,
-	    EXT4_SUPER_MAGIC, XFS_SUPER_MAGIC, BTRFS_SUPER_MAGIC,
-	    F2FS_SUPER_MAGIC, SQUASHFS_MAGIC,  0x2fc12fc1, /* zfs */
-	};
-
-	struct statfs sf;
-	if (fstatfs(fd, &sf) < 0)
-		return fs_error_set(err, errno, "statfs of %s", what);
-	for (size_t i = 0; i < sizeof(local) / sizeof(local[0]); i++)
-		if ((unsigned long)sf.f_type == local[i])
-			return 0;
-	return fs_error_set(err, EXDEV,
-			    "refusing %s: on a file system of type 0x%lx (FUSE, network or "
-			    "unknown), whose reads the container could stall",
-			    what, (unsigned long)sf.f_type);
-}
-
 /* pid's root and the facts its map is checked against, then the map
  * opened by perfmap_open_checked. The fd, or -errno (-ESRCH: gone). */
 static int profile_rtmaps_open(struct profile_rtmap *r, struct fs_error *err)
@@ -145,7 +122,7 @@ static int profile_rtmaps_open(struct profile_rtmap *r, struct fs_error *err)
 		return fs_error_set(err, ESRCH, "pid %d has no pid in its namespace", (int)r->pid);
 	/* No lookup on a file system the container could stall: its root
 	 * (where "tmp" is looked up), then its /tmp (where the map is). */
-	if ((e = profile_rtmaps_fs_ok(root, "its root directory", err)) < 0)
+	if ((e = localfs_check_fd(root, r->pid, "its root directory", err)) < 0)
 		return e;
 	struct open_how how = {
 	    .flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
@@ -156,9 +133,12 @@ static int profile_rtmaps_open(struct profile_rtmap *r, struct fs_error *err)
 		return fs_error_set(err, ELOOP, "refusing /tmp: it is a symbolic link");
 	if (tmp < 0)
 		return fs_error_set(err, errno, "opening /tmp");
-	if ((e = profile_rtmaps_fs_ok(tmp, "its /tmp", err)) < 0)
+	if ((e = localfs_check_fd(tmp, r->pid, "its /tmp", err)) < 0)
 		return e;
 	snprintf(path, sizeof(path), "tmp/perf-%d.map", (int)r->ns_pid);
+	/* A mount of its own on the map itself, of a kind that could stall. */
+	if ((e = localfs_path_ok(r->pid, path, "its perf map", err)) < 0)
+		return e;
 	/* Any size opens: at most PERFMAP_MAX_CONTAINER_FILE bytes are read. */
 	return perfmap_open_checked(root, path, st.uid[1], SIZE_MAX, NULL, -1, err);
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "localfs.h"
 #include "elfjail.h"
 #include "fileio.h"
 
@@ -93,10 +94,18 @@ static int elfsource_demangle(void *ctx, const char *name, char *out, size_t len
 	return 0;
 }
 
-int elfsource_open(struct elfsource *s, const char *path, struct stat *st)
+int elfsource_open(struct elfsource *s, pid_t pid, const char *path, struct stat *st)
 {
 	cleanup_close int pfd = open(path, O_PATH | O_CLOEXEC);
-	if (pfd < 0 || fstat(pfd, st) < 0 || !S_ISREG(st->st_mode))
+	if (pfd < 0)
+		return -1;
+	/* Nothing a container's FUSE daemon answers (docs/security.md). */
+	struct fs_error e = {0};
+	if (localfs_check_fd(pfd, pid, path, &e) < 0) {
+		elfsource_note(s, "file skipped", e.msg);
+		return -1;
+	}
+	if (fstat(pfd, st) < 0 || !S_ISREG(st->st_mode))
 		return -1;
 	if (s->self_fd_dir < 0)
 		s->self_fd_dir = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);

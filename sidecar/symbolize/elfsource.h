@@ -32,10 +32,11 @@ struct elfsource;
 int elfsource_new(const struct elfsource_opts *opts, struct elfsource **out, struct fs_error *err);
 void elfsource_free(struct elfsource *s);
 
-/* Open path (a /proc/<pid>/map_files link) as O_PATH, fstat it into *st,
- * refuse anything but a regular file, and reopen that very inode by fd.
- * The fd, or -1. */
-int elfsource_open(struct elfsource *s, const char *path, struct stat *st);
+/* Open path (a /proc/<pid>/map_files link) as O_PATH, refuse a file on a
+ * file system the container could stall (lib/localfs.h; pid's mount table,
+ * 0: ours only; warned), fstat it into *st, refuse anything but a regular
+ * file, and reopen that very inode by fd. The fd, or -1. */
+int elfsource_open(struct elfsource *s, pid_t pid, const char *path, struct stat *st);
 
 /* The function symbols of fd (a file of size bytes, label "[libfoo.so]"
  * for warnings), parsed in the sandbox; C++ names are demangled there on

@@ -416,7 +416,7 @@ static struct symfile *symbolizer_file(struct symbolizer *sym, pid_t pid, struct
 	char link[320];
 	procmaps_map_file(sym->proc_root, pid, m, link, sizeof(link));
 	struct stat st;
-	cleanup_close int fd = elfsource_open(sym->elf, link, &st);
+	cleanup_close int fd = elfsource_open(sym->elf, sym->opts.proc_root ? 0 : pid, link, &st);
 	if (fd < 0)
 		return NULL;
 	for (size_t i = 0; i < sym->nfiles; i++) {

@@ -12,6 +12,7 @@
 
 #include "cfitable.h"
 #include "cleanup.h"
+#include "localfs.h"
 #include "elfjail.h"
 #include "fileio.h"
 #include "procmaps.h"
@@ -196,6 +197,11 @@ static struct cfi_file *cfi_file_of(struct cfi_proc *p, struct procmaps_map *m)
 	/* O_PATH opens nothing; the checked inode is reopened by fd. */
 	cleanup_close int pfd = open(path, O_PATH | O_CLOEXEC);
 	struct stat st;
+	/* Nothing a container's FUSE daemon answers (docs/security.md). */
+	if (pfd >= 0 && localfs_check_fd(pfd, c->fake_proc ? 0 : p->pid, path, NULL) < 0) {
+		c->st.stall_refused++;
+		return NULL;
+	}
 	if (pfd < 0 || fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode) ||
 	    (uint64_t)st.st_size > CFI_MAX_FILE_SIZE)
 		return NULL;

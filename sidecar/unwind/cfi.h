@@ -90,6 +90,7 @@ int cfi_proc_step(struct cfi_proc *p, struct unwind_regs *r, const struct unwind
 
 struct cfi_stats {
 	uint64_t steps, no_cfi, failed, files, file_errors;
+	uint64_t stall_refused; /* files on a file system the container could stall */
 };
 void cfi_stats(const struct cfi *c, struct cfi_stats *st);
 

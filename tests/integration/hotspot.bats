@@ -192,6 +192,17 @@ oracle() {
 	diff "$OUT/before" "$OUT/after"
 	run "$FS_SIDECAR" map "$name" --mode vmstructs --continuous
 	[ "$status" -eq 2 ]
+	# the walk has a step budget (and a clock one): cut, it keeps what it
+	# read and says so
+	local full cut
+	full=$(wc -l <"/tmp/perf-$PID.map")
+	FS_TEST_HSMAP_STEPS=40 run "$FS_SIDECAR" map "$name" --mode vmstructs
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"code cache walk stopped at its step budget"* ]]
+	cut=$(wc -l <"/tmp/perf-$PID.map")
+	echo "full $full, cut $cut"
+	[ "$cut" -gt 0 ] && [ "$cut" -le 40 ] && [ "$cut" -lt "$full" ]
 }
 
 # run_fallback NAME [hs_bundle options]: `run` on a JVM that cannot be

@@ -249,6 +249,6 @@ LOOP='while :; do i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 0.05; 
 	umount "$mnt"
 	CTRS=()
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"pid $PID (sh): its perf map is not read: refusing its /tmp: on a file system of type 0x"*"(FUSE, network or unknown)"* ]]
+	[[ "$output" == *"pid $PID (sh): its perf map is not read: refusing its /tmp: on a file system of type hugetlbfs (FUSE, network or unknown)"* ]]
 	[[ "$output" != *"perf map   pid $PID"* ]]
 }

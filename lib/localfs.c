@@ -1,0 +1,201 @@
+/* localfs.c - see localfs.h */
+#include "localfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cleanup.h"
+#include "proc.h"
+
+static unsigned localfs_refusals;
+
+unsigned localfs_refused(void)
+{
+	return localfs_refusals;
+}
+
+int localfs_type_local(const char *type)
+{
+	static const char *const local[] = {
+	    "ext2",  "ext3", "ext4",  "xfs",   "btrfs",	   "f2fs",    "zfs",	 "squashfs",
+	    "erofs", "vfat", "tmpfs", "ramfs", "devtmpfs", "overlay", "iso9660",
+	};
+	for (size_t i = 0; i < sizeof(local) / sizeof(local[0]); i++)
+		if (strcmp(type, local[i]) == 0)
+			return 1;
+	return 0;
+}
+
+int localfs_mountinfo_type(const char *buf, size_t len, uint64_t mnt_id, char *type, size_t typelen)
+{
+	const char *p = buf, *end = buf + len;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		/* "36 35 98:0 /root /mnt opts [optional...] - fstype source opts" */
+		uint64_t id = 0;
+		const char *q = p;
+		int digits = 0;
+		while (q < le && *q >= '0' && *q <= '9' && digits < 20) {
+			id = id * 10 + (uint64_t)(*q - '0');
+			q++;
+			digits++;
+		}
+		if (digits && q < le && *q == ' ' && id == mnt_id) {
+			/* the separator " - ", then the type up to the next space */
+			for (; q + 3 <= le; q++) {
+				if (q[0] != ' ' || q[1] != '-' || q[2] != ' ')
+					continue;
+				const char *t = q + 3, *te = t;
+				while (te < le && *te != ' ' && *te != '\0')
+					te++;
+				size_t n = (size_t)(te - t);
+				if (!n || typelen < 2)
+					return 0;
+				if (n >= typelen)
+					n = typelen - 1;
+				memcpy(type, t, n);
+				type[n] = '\0';
+				return 1;
+			}
+			return 0;
+		}
+		p = le + 1;
+	}
+	return 0;
+}
+
+/* Whether mount point mp (mountinfo's escaped text, mp_len bytes, "/a/b")
+ * is "/", or rel ("a/b/c") is mp or lies beneath it. */
+static int localfs_beneath(const char *mp, size_t mp_len, const char *rel)
+{
+	if (mp_len == 1 && mp[0] == '/')
+		return 1;
+	if (!mp_len || mp[0] != '/')
+		return 0;
+	size_t i = 1, j = 0;
+	while (i < mp_len) {
+		char c = mp[i];
+		/* \ooo: an octal escape (space, tab, newline, backslash) */
+		if (c == '\\' && i + 3 < mp_len && mp[i + 1] >= '0' && mp[i + 1] <= '3' &&
+		    mp[i + 2] >= '0' && mp[i + 2] <= '7' && mp[i + 3] >= '0' && mp[i + 3] <= '7') {
+			c = (char)((mp[i + 1] - '0') * 64 + (mp[i + 2] - '0') * 8 +
+				   (mp[i + 3] - '0'));
+			i += 4;
+		} else {
+			i++;
+		}
+		if (rel[j] == '\0' || rel[j] != c) /* rel ends first, or differs */
+			return 0;
+		j++;
+	}
+	return rel[j] == '\0' || rel[j] == '/';
+}
+
+int localfs_mountinfo_crosses(const char *buf, size_t len, const char *rel, char *type,
+			      size_t typelen)
+{
+	const char *p = buf, *end = buf + len;
+	while (*rel == '/')
+		rel++;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		/* fields: id parent dev root mountpoint ... " - " type */
+		const char *f = p;
+		for (int k = 0; k < 4 && f; k++) {
+			f = memchr(f, ' ', (size_t)(le - f));
+			if (f)
+				f++;
+		}
+		const char *sep = NULL;
+		for (const char *q = f ? f : le; q + 3 <= le; q++)
+			if (q[0] == ' ' && q[1] == '-' && q[2] == ' ') {
+				sep = q;
+				break;
+			}
+		if (f && sep) {
+			const char *mpe = memchr(f, ' ', (size_t)(le - f));
+			const char *t = sep + 3, *te = t;
+			while (te < le && *te != ' ' && *te != '\0')
+				te++;
+			char ty[64];
+			size_t n =
+			    (size_t)(te - t) < sizeof(ty) - 1 ? (size_t)(te - t) : sizeof(ty) - 1;
+			memcpy(ty, t, n);
+			ty[n] = '\0';
+			if (mpe && !localfs_type_local(ty) &&
+			    localfs_beneath(f, (size_t)(mpe - f), rel)) {
+				if (typelen)
+					snprintf(type, typelen, "%s", ty);
+				return 1;
+			}
+		}
+		p = le + 1;
+	}
+	return 0;
+}
+
+int localfs_path_ok(pid_t pid, const char *rel, const char *what, struct fs_error *err)
+{
+	char path[64], type[64];
+	cleanup_free char *buf = NULL;
+	size_t len = 0;
+	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
+	int r = proc_read_file(path, LOCALFS_MOUNTINFO_MAX, &buf, &len, err);
+	if (r < 0)
+		return r;
+	if (!localfs_mountinfo_crosses(buf, len, rel, type, sizeof(type)))
+		return 0;
+	localfs_refusals++;
+	return fs_error_set(err, EXDEV,
+			    "refusing %s: its path crosses a file system of type %s (FUSE, network "
+			    "or unknown), whose lookups the container could stall",
+			    what, type[0] ? type : "unknown");
+}
+
+/* The type of mount mnt_id in the mount table at path: 1, 0, or -errno. */
+static int localfs_lookup(const char *path, uint64_t mnt_id, char *type, size_t typelen)
+{
+	cleanup_free char *buf = NULL;
+	size_t len = 0;
+	int r = proc_read_file(path, LOCALFS_MOUNTINFO_MAX, &buf, &len, NULL);
+	if (r < 0)
+		return r;
+	return localfs_mountinfo_type(buf, len, mnt_id, type, typelen);
+}
+
+int localfs_check_fd(int fd, pid_t pid, const char *what, struct fs_error *err)
+{
+	struct statx stx;
+	/* Cached attributes only: a GETATTR would go to the daemon. */
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_MNT_ID, &stx) < 0)
+		return fs_error_set(err, errno, "statx of %s", what);
+	char type[64] = "";
+	int found = 0;
+	if (stx.stx_mask & STATX_MNT_ID) {
+		char path[64];
+		if (pid > 0) {
+			snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
+			found = localfs_lookup(path, stx.stx_mnt_id, type, sizeof(type)) == 1;
+		}
+		if (!found)
+			found = localfs_lookup("/proc/self/mountinfo", stx.stx_mnt_id, type,
+					       sizeof(type)) == 1;
+	}
+	if (found && localfs_type_local(type))
+		return 0;
+	/* A mount in a namespace we cannot see, on a block device: a local
+	 * file system of the host's (FUSE's fuseblk would be in the table). */
+	if (!found && stx.stx_dev_major != 0)
+		return 0;
+	localfs_refusals++;
+	return fs_error_set(err, EXDEV,
+			    "refusing %s: on a file system of type %s (FUSE, network or unknown), "
+			    "whose reads the container could stall",
+			    what, found ? type : "unknown");
+}

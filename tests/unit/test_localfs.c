@@ -1,0 +1,166 @@
+/* test_localfs.c - the check that keeps the root process off file systems
+ * a container could stall (lib/localfs.h): the mount table parse, a local
+ * file accepted, and the root of a FUSE mount whose daemon answers nothing
+ * after INIT refused at once (needs root and /dev/fuse). */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fuse.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "localfs.h"
+#include "tap.h"
+#include "timeutil.h"
+
+static void test_parse(void)
+{
+	static const char mi[] =
+	    "22 1 0:21 / /proc rw,nosuid shared:12 - proc proc rw\n"
+	    "23 22 0:45 / /x rw master:1 shared:2 - fuse.sshfs host:/ rw,user_id=0\n"
+	    "24 1 8:1 / / rw - ext4 /dev/sda1 rw\n"
+	    "25 1 0:50 / /y rw no-separator\n"
+	    "99999999999999999999999 1 0:1 / /z rw - tmpfs t rw";
+	char t[16];
+	ok(localfs_mountinfo_type(mi, strlen(mi), 23, t, sizeof(t)) == 1 &&
+	       strcmp(t, "fuse.sshfs") == 0,
+	   "the type after the separator, past optional fields (%s)", t);
+	ok(localfs_mountinfo_type(mi, strlen(mi), 24, t, sizeof(t)) == 1 && !strcmp(t, "ext4"),
+	   "a block device file system");
+	ok(localfs_mountinfo_type(mi, strlen(mi), 25, t, sizeof(t)) == 0,
+	   "no separator: not found");
+	ok(localfs_mountinfo_type(mi, strlen(mi), 2, t, sizeof(t)) == 0, "a missing id");
+	ok(localfs_mountinfo_type(mi, strlen(mi), 23, t, 5) == 1 && !strcmp(t, "fuse"),
+	   "a long type is cut to the buffer");
+	ok(localfs_mountinfo_type(mi, 30, 23, t, sizeof(t)) == 0, "reads no further than len");
+	ok(!localfs_type_local("fuse") && !localfs_type_local("fuse.sshfs") &&
+	       !localfs_type_local("fuseblk") && !localfs_type_local("nfs4") &&
+	       !localfs_type_local("9p") && !localfs_type_local("cifs") &&
+	       localfs_type_local("overlay") && localfs_type_local("ext4") &&
+	       localfs_type_local("tmpfs"),
+	   "FUSE and network file systems are not local; overlay, ext4 and tmpfs are");
+}
+
+static void test_crosses(void)
+{
+	static const char mi[] = "21 0 0:30 / / rw - overlay overlay rw\n"
+				 "22 21 0:31 / /tmp rw - tmpfs tmpfs rw\n"
+				 "23 21 0:45 / /usr/lib/debug rw - fuse.x x rw\n"
+				 "24 21 0:46 / /my\\040dir rw - nfs4 h:/ rw\n"
+				 "25 22 0:47 / /tmp/perf-7.map rw - fuse f rw\n";
+	size_t n = strlen(mi);
+	char t[16] = "";
+	ok(!localfs_mountinfo_crosses(mi, n, "tmp/perf-1.map", t, sizeof(t)),
+	   "a path on overlay and tmpfs only");
+	ok(localfs_mountinfo_crosses(mi, n, "usr/lib/debug/.build-id/ab/cd.debug", t, sizeof(t)) &&
+	       !strcmp(t, "fuse.x"),
+	   "a path beneath a FUSE mount (%s)", t);
+	ok(localfs_mountinfo_crosses(mi, n, "/usr/lib/debug", t, sizeof(t)),
+	   "the mount point itself, with a leading slash");
+	ok(!localfs_mountinfo_crosses(mi, n, "usr/lib/debugger/x", t, sizeof(t)),
+	   "a sibling whose name starts alike");
+	ok(localfs_mountinfo_crosses(mi, n, "my dir/x", t, sizeof(t)) && !strcmp(t, "nfs4"),
+	   "an escaped mount point (\\040)");
+	ok(localfs_mountinfo_crosses(mi, n, "tmp/perf-7.map", t, sizeof(t)),
+	   "a FUSE mount on the file itself");
+	static const char fuseroot[] = "30 0 0:50 / / rw - fuse r rw\n";
+	ok(localfs_mountinfo_crosses(fuseroot, strlen(fuseroot), "tmp/x", t, sizeof(t)),
+	   "a FUSE root: every path");
+}
+
+static void test_local(void)
+{
+	char path[] = "/tmp/fs-localfs-XXXXXX";
+	int fd = mkstemp(path);
+	struct fs_error err = {0};
+	unsigned before = localfs_refused();
+	ok(fd >= 0 && localfs_check_fd(fd, getpid(), path, &err) == 0, "a file in /tmp: %s",
+	   err.msg);
+	ok(localfs_refused() == before, "not counted");
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+	}
+}
+
+/* Answers INIT, then reads every request and answers none. */
+static __attribute__((noreturn)) void daemon_main(int fuse_fd)
+{
+	static char buf[1 << 17];
+	for (;;) {
+		ssize_t n = read(fuse_fd, buf, sizeof(buf));
+		if (n < 0 && (errno == EINTR || errno == ENOENT))
+			continue;
+		if (n < (ssize_t)sizeof(struct fuse_in_header))
+			_exit(0);
+		const struct fuse_in_header *in = (const void *)buf;
+		if (in->opcode != FUSE_INIT)
+			continue;
+		struct {
+			struct fuse_out_header h;
+			struct fuse_init_out o;
+		} rep = {.h = {.len = sizeof(rep), .unique = in->unique},
+			 .o = {.major = FUSE_KERNEL_VERSION,
+			       .minor = FUSE_KERNEL_MINOR_VERSION,
+			       .max_write = 65536,
+			       .time_gran = 1}};
+		if (write(fuse_fd, &rep, sizeof(rep)) < 0)
+			_exit(1);
+	}
+}
+
+static void test_fuse(void)
+{
+	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0) {
+		for (int i = 0; i < 3; i++)
+			ok(1, "# SKIP needs root and /dev/fuse");
+		return;
+	}
+	char mnt[] = "/tmp/fs-localfs-XXXXXX";
+	int fd = mkdtemp(mnt) ? open("/dev/fuse", O_RDWR | O_CLOEXEC) : -1;
+	char opts[96];
+	snprintf(opts, sizeof(opts), "fd=%d,rootmode=40000,user_id=0,group_id=0", fd);
+	if (fd < 0 || mount("fs-localfs", mnt, "fuse", MS_NOSUID | MS_NODEV, opts) < 0) {
+		for (int i = 0; i < 3; i++)
+			ok(1, "# SKIP cannot mount a FUSE file system here");
+		if (fd >= 0)
+			close(fd);
+		rmdir(mnt);
+		return;
+	}
+	pid_t daemon = fork();
+	if (daemon == 0)
+		daemon_main(fd);
+	close(fd);
+	/* The mount's root: an O_PATH open and the check ask the daemon
+	 * nothing, so they return although it answers nothing. */
+	int root = open(mnt, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct fs_error err = {0};
+	unsigned before = localfs_refused();
+	uint64_t t0 = timeutil_now_ms();
+	int r = root < 0 ? -errno : localfs_check_fd(root, getpid(), "the FUSE root", &err);
+	uint64_t took = timeutil_now_ms() - t0;
+	ok(r == -EXDEV && strstr(err.msg, "fuse"), "a FUSE mount is refused (%d: %s)", r, err.msg);
+	ok(took < 1000, "at once (%llu ms)", (unsigned long long)took);
+	ok(localfs_refused() == before + 1, "and counted");
+	if (root >= 0)
+		close(root);
+	kill(daemon, SIGKILL);
+	waitpid(daemon, NULL, 0);
+	umount2(mnt, MNT_DETACH);
+	rmdir(mnt);
+}
+
+int main(void)
+{
+	tap_plan(7 + 7 + 2 + 3);
+	test_parse();
+	test_crosses();
+	test_local();
+	test_fuse();
+	return tap_done();
+}
