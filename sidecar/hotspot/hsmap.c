@@ -218,10 +218,12 @@ int hsmap_build(pid_t pid, struct perfmap **out, struct hsmap_stats *st, struct 
 	t->unfold = 1;
 	t->deadline = deadline;
 	t->max_steps = HSMAP_MAX_STEPS;
+#ifdef FS_TEST_BUILD
 	/* tests: a smaller step budget, to see a cut walk */
 	const char *lower = getenv("FS_TEST_HSMAP_STEPS");
 	if (lower && strtoul(lower, NULL, 10) < t->max_steps)
 		t->max_steps = strtoul(lower, NULL, 10);
+#endif
 	rc = codecache_each_blob(hs, HSMAP_MAX_BLOBS, hsmap_blob, t);
 	if (rc == -ETIME)
 		rc = 0; /* cut: st->cut says why; the map has what was read */

@@ -196,7 +196,8 @@ oracle() {
 	# read and says so
 	local full cut
 	full=$(wc -l <"/tmp/perf-$PID.map")
-	FS_TEST_HSMAP_STEPS=40 run "$FS_SIDECAR" map "$name" --mode vmstructs
+	fs_needs_test_sidecar
+	FS_TEST_HSMAP_STEPS=40 run "$FS_TEST_SIDECAR" map "$name" --mode vmstructs
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"code cache walk stopped at its step budget"* ]]

@@ -34,13 +34,6 @@ static const struct jail_rule allow[] = {
 
 static const char *stat_path;
 
-/* n checks not run, each "ok ... # SKIP why" (TAP). */
-static void skip(int n, const char *why)
-{
-	for (int i = 0; i < n; i++)
-		ok(1, "# SKIP %s", why);
-}
-
 static __attribute__((noreturn)) void child_main(const struct fs_error *setup_err, void *arg)
 {
 	(void)arg;
@@ -120,14 +113,14 @@ static __attribute__((noreturn)) void daemon_main(int fuse_fd, int tell)
 static void test_stuck_child(void)
 {
 	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0) {
-		skip(6, "needs root and /dev/fuse (a FUSE daemon that holds a request)");
+		tap_skip(6, "needs root and /dev/fuse (a FUSE daemon that holds a request)");
 		return;
 	}
 	char mnt[] = "/tmp/fs-jailreap-XXXXXX";
 	char path[64];
 	int tell[2];
 	if (!mkdtemp(mnt) || pipe2(tell, O_CLOEXEC) < 0) {
-		skip(6, "no temporary directory or pipe");
+		tap_skip(6, "no temporary directory or pipe");
 		return;
 	}
 	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
@@ -135,7 +128,7 @@ static void test_stuck_child(void)
 	snprintf(opts, sizeof(opts), "fd=%d,rootmode=40000,user_id=0,group_id=0", fd);
 	if (fd < 0 || mount("fs-jailreap", mnt, "fuse", MS_NOSUID | MS_NODEV, opts) < 0) {
 		tap_diag("mount: %s", strerror(errno));
-		skip(6, "cannot mount a FUSE file system here");
+		tap_skip(6, "cannot mount a FUSE file system here");
 		if (fd >= 0)
 			close(fd);
 		rmdir(mnt);
@@ -165,7 +158,7 @@ static void test_stuck_child(void)
 		   "the child is counted as abandoned and still there (%u, %u)", jail_abandoned(),
 		   jail_reap_abandoned());
 	} else {
-		skip(4, "no child");
+		tap_skip(4, "no child");
 	}
 	/* The daemon goes: the connection is aborted, the request fails, the
 	 * killed child dies and is reaped without blocking. */

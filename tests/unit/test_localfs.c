@@ -116,8 +116,7 @@ static __attribute__((noreturn)) void daemon_main(int fuse_fd)
 static void test_fuse(void)
 {
 	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0) {
-		for (int i = 0; i < 3; i++)
-			ok(1, "# SKIP needs root and /dev/fuse");
+		tap_skip(3, "needs root and /dev/fuse");
 		return;
 	}
 	char mnt[] = "/tmp/fs-localfs-XXXXXX";
@@ -125,8 +124,7 @@ static void test_fuse(void)
 	char opts[96];
 	snprintf(opts, sizeof(opts), "fd=%d,rootmode=40000,user_id=0,group_id=0", fd);
 	if (fd < 0 || mount("fs-localfs", mnt, "fuse", MS_NOSUID | MS_NODEV, opts) < 0) {
-		for (int i = 0; i < 3; i++)
-			ok(1, "# SKIP cannot mount a FUSE file system here");
+		tap_skip(3, "cannot mount a FUSE file system here");
 		if (fd >= 0)
 			close(fd);
 		rmdir(mnt);
