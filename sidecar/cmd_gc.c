@@ -7,6 +7,8 @@
 #include "cleanup.h"
 #include "cli.h"
 #include "common.h"
+#include "deadmark.h"
+#include "proc.h"
 #include "profquota.h"
 #include "registry.h"
 
@@ -57,6 +59,32 @@ static void gc_profiles(const struct fs_config *cfg, int dry)
 	       dry ? "would be removed (dry run)" : "removed");
 }
 
+/* Deadline markers (lib/deadmark.h) of containers that are gone or have
+ * been registered since. */
+static void gc_deadmarks(const struct fs_config *cfg, const struct registry_entry *all, size_t n,
+			 int dry)
+{
+	cleanup_free struct deadmark_info *d = NULL;
+	size_t nd = 0, removed = 0;
+	if (!dry)
+		removed += deadmark_sweep_junk(cfg->run_dir);
+	if (deadmark_list(cfg->run_dir, &d, &nd) < 0)
+		return;
+	for (size_t i = 0; i < nd; i++) {
+		int registered = 0;
+		for (size_t j = 0; j < n && !registered; j++)
+			registered = !strcmp(all[j].id, d[i].id);
+		if (!registered && proc_alive(d[i].pid, d[i].start_time))
+			continue;
+		if (!dry)
+			deadmark_remove(cfg->run_dir, d[i].id);
+		removed++;
+	}
+	if (nd)
+		printf("%zu of %zu deadline markers %s\n", removed, nd,
+		       dry ? "would be removed (dry run)" : "removed");
+}
+
 int cmd_gc(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -104,6 +132,7 @@ int cmd_gc(int argc, char **argv)
 	}
 	printf("%zu stale of %zu entries %s\n", removed, n, dry ? "(dry run)" : "removed");
 	gc_profiles(&cfg, dry);
+	gc_deadmarks(&cfg, all, kept, dry);
 	if (dry)
 		return rc;
 	/* The index against the entries left (each removal above dropped its
