@@ -141,6 +141,19 @@ static void list_name(const struct registry_entry *e, char *buf, size_t len)
 		snprintf(buf, len, "%s", e->name[0] ? e->name : "-");
 }
 
+/* Where the names came from (hook/names.c): the OCI annotations (what
+ * containerd's CRI plugin, CRI-O and nerdctl set; but anyone who can pass
+ * annotations to the runtime can set them too, so they are claims), or the
+ * engine's own state on disk (Docker, Podman). NULL when there are none. */
+static const char *list_name_source(const struct registry_entry *e)
+{
+	if (!e->name[0] && !e->pod[0])
+		return NULL;
+	if (!strcmp(e->engine, "docker") || !strcmp(e->engine, "podman"))
+		return "engine state";
+	return "annotation";
+}
+
 static void list_json_entry(const struct registry_entry *e, time_t now)
 {
 	printf("{\"id\":");
@@ -165,6 +178,12 @@ static void list_json_entry(const struct registry_entry *e, time_t now)
 		else
 			printf("null");
 	}
+	const char *src = list_name_source(e);
+	printf(",\"name_source\":");
+	if (src)
+		printf("\"%s\"", src);
+	else
+		printf("null");
 	printf("}");
 }
 
@@ -205,7 +224,9 @@ static void list_usage(FILE *out)
 		"unregistered because the hook ran out of time (\"not registered: deadline\").\n\n"
 		"Options:\n"
 		"  --json      one JSON object per container (or profile), in an array;\n"
-		"              full ids, and engine, name, pod, namespace, container\n"
+		"              full ids, and engine, name, pod, namespace, container, and\n"
+		"              name_source: \"annotation\" (a claim: whoever can annotate a\n"
+		"              container can set it) or \"engine state\" (Docker, Podman)\n"
 		"  --profiles  only the triggered profiles\n"
 		"  --unregistered\n"
 		"              only the opted-in containers the hook's deadline left\n"

@@ -159,3 +159,13 @@ restart_loop() {
 	[ ! -e "$FS_TMP/profiles/ancient" ]
 	[ -n "$(ls "$FS_TMP/profiles/$NAME-a/"*.svg)" ]
 }
+
+@test "list --json says the name came from an annotation (a claim anyone with annotations can make)" {
+	start "$NAME-a" web
+	fs_make_bundle "$FS_TMP/b-plain" --annotate flamesidecar.io/enable=true -- sleep 1000
+	fs_runc_run "$NAME-p" "$FS_TMP/b-plain"
+	run "$FS_SIDECAR" --config "$FS_CONFIG" list --json
+	echo "$output"
+	[ "$(jq -r --arg id "$NAME-a" '.[] | select(.id == $id) | "\(.name) \(.name_source)"' <<<"$output")" = "web annotation" ]
+	[ "$(jq -r --arg id "$NAME-p" '.[] | select(.id == $id) | .name_source' <<<"$output")" = null ]
+}
