@@ -44,11 +44,9 @@ void deadmark_prepare(struct deadmark *d, int log_fd, const char *run_dir, int w
 			: " (container not affected)");
 	if (!with_marker)
 		return;
-	char dir[PATH_MAX];
-	snprintf(dir, sizeof(dir), "%s/" DEADMARK_DIR, run_dir);
-	if (fileio_mkdir_p(dir, 0700, 0700) < 0)
-		return;
-	d->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* run_dir, not its unregistered/: that is made only when a deadline
+	 * needs it (a hook that finishes in time changes nothing there). */
+	d->dir_fd = open(run_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	deadmark_slot(id, d->name, sizeof(d->name));
 	snprintf(d->tmp, sizeof(d->tmp), ".t-%d", (int)getpid());
 	logfile_escape(id, eid, sizeof(eid), 1);
@@ -117,16 +115,23 @@ void deadmark_fire(const struct deadmark *d)
 	}
 	if (d->dir_fd >= 0 && d->content_len) {
 		/* Whole or not at all: two ids of one slot may fire at once. */
-		int fd = openat(d->dir_fd, d->tmp,
-				O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (mkdirat(d->dir_fd, DEADMARK_DIR, 0700) < 0 && errno != EEXIST)
+			return;
+		int dfd = openat(d->dir_fd, DEADMARK_DIR,
+				 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dfd < 0)
+			return;
+		int fd = openat(dfd, d->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+				0600);
 		if (fd >= 0) {
 			deadmark_put(fd, d->content, d->content_len);
 			deadmark_put(fd, phase, strlen(phase));
 			deadmark_put(fd, "\"}\n", 3);
 			close(fd);
-			if (renameat(d->dir_fd, d->tmp, d->dir_fd, d->name) < 0)
-				unlinkat(d->dir_fd, d->tmp, 0);
+			if (renameat(dfd, d->tmp, dfd, d->name) < 0)
+				unlinkat(dfd, d->tmp, 0);
 		}
+		close(dfd);
 	}
 }
 

@@ -28,7 +28,7 @@
 
 struct deadmark {
 	int log_fd;	 /* the hook's log, or -1 */
-	int dir_fd;	 /* <run_dir>/unregistered, or -1 (no marker) */
+	int dir_fd;	 /* run_dir, or -1 (no marker); unregistered/ is made on firing */
 	char name[16];	 /* the marker's slot name */
 	char tmp[32];	 /* written first, then renamed to name */
 	char line[1024]; /* the log line up to its phase; time patched in */
@@ -50,7 +50,8 @@ struct deadmark_info {
 };
 
 /* Prepare d for a hook of stage about id (pid/start_time: its process).
- * with_marker: also open the marker directory (made 0700 if missing).
+ * with_marker: also open run_dir for the marker (its directory is made,
+ * 0700, only when the deadline fires).
  * Never fails: what cannot be prepared is left out (-1 fds). */
 void deadmark_prepare(struct deadmark *d, int log_fd, const char *run_dir, int with_marker,
 		      const char *stage, const char *id, pid_t pid, uint64_t start_time,
