@@ -12,24 +12,61 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "deadmark.h"
 #include "hook.h"
 #include "logfile.h"
 #include "json.h"
 #include "proc.h"
+
+/* What the deadline leaves (lib/deadmark.h), once the container is known. */
+static struct deadmark hook_dead;
+static volatile sig_atomic_t hook_dead_armed;
+/* Between the config and the state, the container is not known yet: a
+ * deadline then is noted (hook_dead_missed), given a last second to read
+ * the state, and reported for the container once it is known. */
+static volatile sig_atomic_t hook_dead_pending, hook_dead_missed;
 
 static void hook_alarm(int sig)
 {
 	static const char msg[] =
 	    "flamehook: deadline reached; giving up (container not affected)\n";
 	(void)sig;
+	if (hook_dead_pending && !hook_dead_missed) {
+		hook_dead_missed = 1;
+		alarm(1);
+		return;
+	}
+	if (hook_dead_armed)
+		deadmark_fire(&hook_dead);
 	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
 		/* exiting anyway */
 	}
 	_exit(0);
+}
+
+/* The deadline in milliseconds (0: none). */
+static void hook_deadline(unsigned ms)
+{
+	struct itimerval it = {.it_value = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000}};
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/* From here a deadline leaves a log line (and, for a container being
+ * registered, a marker `list` shows). */
+static void hook_arm_deadline(const struct fs_config *cfg, const struct hook_state *st,
+			      const char *stage, int registering)
+{
+	uint64_t start_time = 0;
+	if (registering && st->pid > 1)
+		proc_start_time(st->pid, &start_time, NULL);
+	deadmark_prepare(&hook_dead, hook_log_fd(), cfg->run_dir, registering && st->pid > 1, stage,
+			 st->id, st->pid, start_time, cfg->hook_timeout_ms);
+	hook_dead_armed = 1;
 }
 
 /* --timing: how long each phase of the hook took, in one log line (for
@@ -48,6 +85,7 @@ static long hook_us_since(const struct timespec *t, const struct timespec *now)
 
 void hook_mark(const char *phase)
 {
+	hook_dead.phase = phase;
 	if (!hook_timing.on)
 		return;
 	struct timespec now;
@@ -348,11 +386,8 @@ int hook_main(int argc, char **argv, int stdin_fd)
 		hook_warn(stage, NULL, "configuration unusable, nothing done: %s", err.msg);
 		return 0;
 	}
-	{
-		/* setitimer for sub-second precision */
-		unsigned secs = (cfg.hook_timeout_ms + 999) / 1000;
-		alarm(secs ? secs : 1);
-	}
+	hook_dead_pending = 1;
+	hook_deadline(cfg.hook_timeout_ms);
 
 	cleanup_free char *buf = NULL;
 	size_t len = 0;
@@ -373,10 +408,21 @@ int hook_main(int argc, char **argv, int stdin_fd)
 	if (st.sandbox && st_kind != HOOK_STAGE_CREATE)
 		return 0;
 	hook_log_open(&cfg);
-	switch (st_kind) {
-	case HOOK_STAGE_CREATE: return hook_create(&cfg, &st, stage);
-	case HOOK_STAGE_POSTSTART: return hook_poststart(&cfg, config_path, &st, stage);
-	case HOOK_STAGE_POSTSTOP: return hook_poststop(&cfg, &st, stage);
+	hook_arm_deadline(&cfg, &st, stage, st_kind == HOOK_STAGE_CREATE && !st.sandbox);
+	hook_dead_pending = 0;
+	if (hook_dead_missed) {
+		/* The deadline passed while the state was read: said now. */
+		deadmark_fire(&hook_dead);
+		return 0;
 	}
-	return 0;
+	int rc = 0;
+	switch (st_kind) {
+	case HOOK_STAGE_CREATE: rc = hook_create(&cfg, &st, stage); break;
+	case HOOK_STAGE_POSTSTART: rc = hook_poststart(&cfg, config_path, &st, stage); break;
+	case HOOK_STAGE_POSTSTOP: rc = hook_poststop(&cfg, &st, stage); break;
+	}
+	/* Done in time: no deadline line after the last word. */
+	hook_deadline(0);
+	hook_dead_armed = 0;
+	return rc;
 }

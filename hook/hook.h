@@ -124,6 +124,8 @@ int hook_open_mount_point(int root_fd, const char *path, struct fs_error *err);
 
 /* log.c */
 void hook_log_open(const struct fs_config *cfg);
+/* The log's fd (-1 when none), for the deadline handler. */
+int hook_log_fd(void);
 void hook_log(const char *stage, const char *id, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Like hook_log, and also to stderr (for refusals and failures). */

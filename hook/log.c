@@ -16,6 +16,11 @@ void hook_log_open(const struct fs_config *cfg)
 	log_fd = logfile_open(cfg->log_file);
 }
 
+int hook_log_fd(void)
+{
+	return log_fd;
+}
+
 static void hook_vlog(int to_stderr, const char *stage, const char *id, const char *fmt, va_list ap)
 {
 	char msg[1024], line[5120];

@@ -27,8 +27,10 @@
 #include "cleanup.h"
 #include "fileio.h"
 #include "hook.h"
+#include "logfile.h"
 #include "marker.h"
 #include "proc.h"
+#include "profquota.h"
 #include "timeutil.h"
 
 int trigger_plan(const struct fs_config *cfg, const struct registry_entry *e,
@@ -117,6 +119,99 @@ static int trigger_take_slot(int markdir_fd, unsigned max, const char **why)
 		}
 	}
 	return -1;
+}
+
+/* The fair share: the slot just taken (slot_fd) says whose it is (the
+ * quota key, written into it), then the other held slots are read. Each
+ * hook writes before it reads, so of two hooks of one key started at once
+ * the later reader sees the earlier writer: they cannot both pass. Slots
+ * whose lock nobody holds are stale (their monitor is gone) and ignored.
+ * The number of slots key holds, this one included. */
+static unsigned trigger_slots_of(int markdir_fd, int slot_fd, unsigned max, const char *key)
+{
+	size_t kl = strlen(key);
+	unsigned held = 1;
+	if (ftruncate(slot_fd, 0) < 0 || pwrite(slot_fd, key, kl, 0) != (ssize_t)kl)
+		return held; /* unknown: counted alone */
+	struct stat self;
+	if (fstat(slot_fd, &self) < 0)
+		return held;
+	for (unsigned k = 0; k < max; k++) {
+		char name[32], buf[PROFQUOTA_KEY_MAX + 1];
+		struct stat sb;
+		snprintf(name, sizeof(name), ".slot-%u", k);
+		cleanup_close int fd = openat(markdir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &sb) < 0 || sb.st_ino == self.st_ino)
+			continue;
+		if (flock(fd, LOCK_SH | LOCK_NB) == 0)
+			continue; /* nobody holds it */
+		ssize_t r = pread(fd, buf, sizeof(buf) - 1, 0);
+		if (r == (ssize_t)kl && !memcmp(buf, key, kl))
+			held++;
+	}
+	return held;
+}
+
+/* Make room for one more profile of key under the quotas (removing the
+ * oldest, or refusing, as configured), then create its directory with
+ * the key beside the files. 0, or -1 after a log line saying why not. */
+static int trigger_quota(const struct fs_config *cfg, const struct registry_entry *e,
+			 const char *key, const char *outdir, const char *stage)
+{
+	cleanup_close int lock = profquota_lock(cfg);
+	if (lock < 0) {
+		hook_warn(stage, e->id, "profile trigger refused: quota lock in %s: %s",
+			  cfg->profile_dir, strerror(-lock));
+		return -1;
+	}
+	struct profquota_limits lim;
+	profquota_limits_from_config(cfg, &lim);
+	cleanup_free struct profquota_item *items = NULL;
+	size_t n = 0;
+	int r = profquota_scan(cfg, &items, &n);
+	if (r < 0) {
+		hook_warn(stage, e->id, "profile trigger refused: reading %s: %s", cfg->profile_dir,
+			  strerror(-r));
+		return -1;
+	}
+	int room = profquota_plan(items, n, key, &lim, (int64_t)time(NULL));
+	const char *full = room ? NULL : "quota full of profiles still being written";
+	if (cfg->profile_quota_refuse)
+		for (size_t i = 0; i < n; i++)
+			if (items[i].remove && strcmp(items[i].why, "age")) {
+				items[i].remove = 0;
+				full = items[i].why;
+			}
+	for (size_t i = 0; i < n; i++) {
+		char ekey[PROFQUOTA_KEY_MAX * 4 + 1];
+		if (!items[i].remove)
+			continue;
+		logfile_escape(items[i].key, ekey, sizeof(ekey), 0);
+		hook_log(stage, e->id, "profile quota: removing %s/%s/%s (%s, %s)",
+			 cfg->profile_dir, items[i].id, items[i].base, items[i].why, ekey);
+	}
+	profquota_apply(cfg, items, n);
+	if (full) {
+		char ekey[PROFQUOTA_KEY_MAX * 4 + 1];
+		logfile_escape(key, ekey, sizeof(ekey), 0);
+		hook_warn(stage, e->id,
+			  "profile trigger refused: %s (%s; %u profiles, %u MiB per container, "
+			  "%u profiles, %u MiB in all)",
+			  full, ekey, cfg->max_profiles_per_container,
+			  cfg->max_profile_mib_per_container, cfg->max_profiles_total,
+			  cfg->max_profile_mib_total);
+		return -1;
+	}
+	if (fileio_mkdir_p(outdir, 0755, 0700) < 0) {
+		hook_warn(stage, e->id, "profile trigger refused: cannot create %s", outdir);
+		return -1;
+	}
+	cleanup_close int dfd = open(outdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct fs_error err;
+	if (dfd < 0 ||
+	    fileio_replace_buf(dfd, outdir, PROFQUOTA_KEY_FILE, 0600, key, strlen(key), &err) < 0)
+		hook_warn(stage, e->id, "profile quota key not written in %s", outdir);
+	return 0;
 }
 
 /* <run_dir>/profiling/<id>.json (lib/marker.h): who is profiling what,
@@ -278,6 +373,22 @@ int hook_trigger(const struct fs_config *cfg, const char *config_path,
 	}
 	const char *why;
 	int slot = trigger_take_slot(mdfd, cfg->max_concurrent_profiles, &why);
+	char key[PROFQUOTA_KEY_MAX + 1];
+	profquota_key(e, key, sizeof(key));
+	if (slot >= 0) {
+		unsigned held = trigger_slots_of(mdfd, slot, cfg->max_concurrent_profiles, key);
+		if (held > cfg->max_concurrent_profiles_per_container) {
+			char ekey[PROFQUOTA_KEY_MAX * 4 + 1];
+			logfile_escape(key, ekey, sizeof(ekey), 0);
+			hook_warn(stage, e->id,
+				  "profile trigger refused: %s already has %u profiles running "
+				  "(max_concurrent_profiles_per_container %u)",
+				  ekey, held - 1, cfg->max_concurrent_profiles_per_container);
+			close(slot);
+			close(mdfd);
+			return 0;
+		}
+	}
 	close(mdfd);
 	if (slot < 0) {
 		if (why)
@@ -291,8 +402,7 @@ int hook_trigger(const struct fs_config *cfg, const char *config_path,
 		return 0;
 	}
 	snprintf(outdir, sizeof(outdir), "%s/%s", cfg->profile_dir, e->id);
-	if (fileio_mkdir_p(outdir, 0755, 0700) < 0) {
-		hook_warn(stage, e->id, "profile trigger refused: cannot create %s", outdir);
+	if (trigger_quota(cfg, e, key, outdir, stage) < 0) {
 		close(slot);
 		return 0;
 	}

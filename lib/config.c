@@ -27,6 +27,12 @@ void config_defaults(struct fs_config *cfg)
 	cfg->max_frequency = 999;
 	cfg->default_delay_seconds = 0;
 	cfg->max_concurrent_profiles = 4;
+	cfg->max_concurrent_profiles_per_container = 1;
+	cfg->max_profiles_per_container = 10;
+	cfg->max_profile_mib_per_container = 256;
+	cfg->max_profiles_total = 200;
+	cfg->max_profile_mib_total = 2048;
+	cfg->profile_retention_seconds = 7 * 86400;
 	cfg->preserve_frame_pointer = 1;
 	cfg->debug_nonsafepoints = 1;
 	cfg->max_stack_table_mib = BUDGET_STACK_TABLE_MIB_DEFAULT;
@@ -108,6 +114,24 @@ static int config_bool(yajl_val root, const char *key, int *dst, struct fs_error
 	return 0;
 }
 
+/* "profile_quota_full": "remove_oldest" (default) or "refuse". */
+static int config_quota_full(yajl_val root, int *refuse, struct fs_error *err)
+{
+	yajl_val v = yajl_tree_get(root, (const char *[]){"profile_quota_full", NULL}, yajl_t_any);
+	if (!v)
+		return 0;
+	const char *s = YAJL_IS_STRING(v) ? YAJL_GET_STRING(v) : "";
+	if (!strcmp(s, "remove_oldest"))
+		*refuse = 0;
+	else if (!strcmp(s, "refuse"))
+		*refuse = 1;
+	else
+		return fs_error_set(
+		    err, EINVAL,
+		    "config key \"profile_quota_full\" must be \"remove_oldest\" or \"refuse\"");
+	return 0;
+}
+
 int config_load(const char *path, struct fs_config *cfg, struct fs_error *err)
 {
 	int explicit_path = path != NULL;
@@ -168,6 +192,19 @@ int config_load(const char *path, struct fs_config *cfg, struct fs_error *err)
 			     err)) ||
 	    (r = config_uint(root, "max_concurrent_profiles", &cfg->max_concurrent_profiles, 0, 64,
 			     err)) ||
+	    (r = config_uint(root, "max_concurrent_profiles_per_container",
+			     &cfg->max_concurrent_profiles_per_container, 1, 64, err)) ||
+	    (r = config_uint(root, "max_profiles_per_container", &cfg->max_profiles_per_container,
+			     1, 100000, err)) ||
+	    (r = config_uint(root, "max_profile_mib_per_container",
+			     &cfg->max_profile_mib_per_container, 1, 1048576, err)) ||
+	    (r = config_uint(root, "max_profiles_total", &cfg->max_profiles_total, 1, 100000,
+			     err)) ||
+	    (r = config_uint(root, "max_profile_mib_total", &cfg->max_profile_mib_total, 1, 1048576,
+			     err)) ||
+	    (r = config_uint(root, "profile_retention_seconds", &cfg->profile_retention_seconds, 0,
+			     366 * 86400 * 10, err)) ||
+	    (r = config_quota_full(root, &cfg->profile_quota_refuse, err)) ||
 	    (r = config_uint(root, "max_stack_table_mib", &cfg->max_stack_table_mib,
 			     BUDGET_STACK_TABLE_MIB_MIN, BUDGET_STACK_TABLE_MIB_MAX, err)) ||
 	    (r = config_bool(root, "preserve_frame_pointer", &cfg->preserve_frame_pointer, err)) ||

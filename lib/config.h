@@ -28,7 +28,15 @@ struct fs_config {
 	unsigned max_frequency;
 	unsigned default_delay_seconds;
 	unsigned max_concurrent_profiles;
-	char sidecar_path[PATH_MAX];  /* flamesidecar binary the hook starts */
+	/* triggered profiles' quotas and retention (lib/profquota.h) */
+	unsigned max_concurrent_profiles_per_container; /* fair share of the slots */
+	unsigned max_profiles_per_container;		/* per quota key (pod or name) */
+	unsigned max_profile_mib_per_container;
+	unsigned max_profiles_total;
+	unsigned max_profile_mib_total;
+	unsigned profile_retention_seconds; /* 0 = kept until a quota needs room */
+	int profile_quota_refuse;	    /* full: refuse the new one (1), or remove oldest */
+	char sidecar_path[PATH_MAX];	    /* flamesidecar binary the hook starts */
 	int preserve_frame_pointer;   /* add -XX:+PreserveFramePointer at creation (default 1) */
 	unsigned max_stack_table_mib; /* run/top: memory for distinct stacks (budget.h) */
 	/* run/top: debuginfod servers for native names ("" = none; then

@@ -2,10 +2,14 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "cleanup.h"
 #include "cli.h"
 #include "common.h"
+#include "deadmark.h"
+#include "proc.h"
+#include "profquota.h"
 #include "registry.h"
 
 static void gc_usage(FILE *out)
@@ -18,13 +22,67 @@ static void gc_usage(FILE *out)
 		"meets that are proven stale, and the optional poststop hook removes them at\n"
 		"once; gc sweeps them all explicitly. It also brings the name index\n"
 		"(names/ beside the entries, which lookups by name and --pod read) in line\n"
-		"with the entries: built when missing, stale names dropped, missing ones added.\n\n"
+		"with the entries: built when missing, stale names dropped, missing ones added.\n"
+		"Triggered profiles (profile_dir) past profile_retention_seconds go, and\n"
+		"the oldest beyond the count and size quotas of the config (per container\n"
+		"name or pod, and in total), as the hook does before each new one.\n\n"
 		"Options:\n"
 		"  -n, --dry-run  print what would be removed\n"
 		"  -h, --help     this text\n\n"
 		"Examples:\n"
 		"  flamesidecar gc\n"
 		"  flamesidecar gc --dry-run\n");
+}
+
+/* Retention and quotas of the triggered profiles, as a sweep. */
+static void gc_profiles(const struct fs_config *cfg, int dry)
+{
+	cleanup_close int lock = dry ? -1 : profquota_lock(cfg);
+	cleanup_free struct profquota_item *items = NULL;
+	size_t n = 0, removed = 0;
+	struct profquota_limits lim;
+	profquota_limits_from_config(cfg, &lim);
+	if (profquota_scan(cfg, &items, &n) < 0) {
+		fprintf(stderr, "flamesidecar gc: cannot read %s\n", cfg->profile_dir);
+		return;
+	}
+	profquota_plan(items, n, NULL, &lim, (int64_t)time(NULL));
+	for (size_t i = 0; i < n; i++)
+		if (items[i].remove) {
+			printf("%s profile %s/%s/%s (%s)\n", dry ? "would remove" : "removed",
+			       cfg->profile_dir, items[i].id, items[i].base, items[i].why);
+			removed++;
+		}
+	if (!dry)
+		profquota_apply(cfg, items, n);
+	printf("%zu of %zu triggered profiles %s\n", removed, n,
+	       dry ? "would be removed (dry run)" : "removed");
+}
+
+/* Deadline markers (lib/deadmark.h) of containers that are gone or have
+ * been registered since. */
+static void gc_deadmarks(const struct fs_config *cfg, const struct registry_entry *all, size_t n,
+			 int dry)
+{
+	cleanup_free struct deadmark_info *d = NULL;
+	size_t nd = 0, removed = 0;
+	if (!dry)
+		removed += deadmark_sweep_junk(cfg->run_dir);
+	if (deadmark_list(cfg->run_dir, &d, &nd) < 0)
+		return;
+	for (size_t i = 0; i < nd; i++) {
+		int registered = 0;
+		for (size_t j = 0; j < n && !registered; j++)
+			registered = !strcmp(all[j].id, d[i].id);
+		if (!registered && proc_alive(d[i].pid, d[i].start_time))
+			continue;
+		if (!dry)
+			deadmark_remove(cfg->run_dir, d[i].id);
+		removed++;
+	}
+	if (nd)
+		printf("%zu of %zu deadline markers %s\n", removed, nd,
+		       dry ? "would be removed (dry run)" : "removed");
 }
 
 int cmd_gc(int argc, char **argv)
@@ -73,6 +131,8 @@ int cmd_gc(int argc, char **argv)
 		removed++;
 	}
 	printf("%zu stale of %zu entries %s\n", removed, n, dry ? "(dry run)" : "removed");
+	gc_profiles(&cfg, dry);
+	gc_deadmarks(&cfg, all, kept, dry);
 	if (dry)
 		return rc;
 	/* The index against the entries left (each removal above dropped its

@@ -9,7 +9,10 @@
 #include "cleanup.h"
 #include "cli.h"
 #include "common.h"
+#include "deadmark.h"
 #include "json.h"
+#include "logfile.h"
+#include "proc.h"
 #include "profiles.h"
 #include "registry.h"
 
@@ -63,6 +66,54 @@ static int list_profiles(const struct fs_config *cfg, int json)
 	return FS_EXIT_OK;
 }
 
+/* Opted-in containers whose hook ran out of time before registering them
+ * (lib/deadmark.h): those still running with no entry. */
+static size_t list_unregistered(const struct fs_config *cfg, const struct registry_entry *all,
+				size_t n, struct deadmark_info **out)
+{
+	size_t nd = 0, kept = 0;
+	if (deadmark_list(cfg->run_dir, out, &nd) < 0)
+		return 0;
+	for (size_t i = 0; i < nd; i++) {
+		struct deadmark_info *d = &(*out)[i];
+		int registered = 0;
+		for (size_t j = 0; j < n && !registered; j++)
+			registered = !strcmp(all[j].id, d->id);
+		if (!registered && proc_alive(d->pid, d->start_time))
+			(*out)[kept++] = *d;
+	}
+	return kept;
+}
+
+static void list_unregistered_print(const struct deadmark_info *d, size_t n, time_t now, int json)
+{
+	if (json) {
+		printf("[");
+		for (size_t i = 0; i < n; i++) {
+			printf("%s\n  {\"id\":", i ? "," : "");
+			json_write_string(stdout, d[i].id);
+			printf(",\"pid\":%d,\"state\":\"not registered\",\"reason\":\"deadline\","
+			       "\"time\":%lld,\"stage\":",
+			       (int)d[i].pid, (long long)d[i].time);
+			json_write_string(stdout, d[i].stage);
+			printf(",\"phase\":");
+			json_write_string(stdout, d[i].phase);
+			printf("}");
+		}
+		printf("%s]\n", n ? "\n" : "");
+		return;
+	}
+	printf("%-16s %8s %8s %s\n", "OPTED IN", "PID", "AGE", "STATE");
+	for (size_t i = 0; i < n; i++) {
+		char age[32], id[17], ph[64];
+		common_format_age((long long)(now - d[i].time), age, sizeof(age));
+		snprintf(id, sizeof(id), "%s", d[i].id);
+		logfile_escape(d[i].phase, ph, sizeof(ph), 0);
+		printf("%-16s %8d %8s not registered: deadline (hook gave up after phase %s)\n", id,
+		       (int)d[i].pid, age, ph);
+	}
+}
+
 /* Engines' ids (64 hex digits) as the shortest prefix of at least 12 that
  * no other entry shares; other ids whole. */
 static int list_id_width(const struct registry_entry *all, size_t n, size_t i)
@@ -90,6 +141,19 @@ static void list_name(const struct registry_entry *e, char *buf, size_t len)
 		snprintf(buf, len, "%s", e->name[0] ? e->name : "-");
 }
 
+/* Where the names came from (hook/names.c): the OCI annotations (what
+ * containerd's CRI plugin, CRI-O and nerdctl set; but anyone who can pass
+ * annotations to the runtime can set them too, so they are claims), or the
+ * engine's own state on disk (Docker, Podman). NULL when there are none. */
+static const char *list_name_source(const struct registry_entry *e)
+{
+	if (!e->name[0] && !e->pod[0])
+		return NULL;
+	if (!strcmp(e->engine, "docker") || !strcmp(e->engine, "podman"))
+		return "engine state";
+	return "annotation";
+}
+
 static void list_json_entry(const struct registry_entry *e, time_t now)
 {
 	printf("{\"id\":");
@@ -114,6 +178,12 @@ static void list_json_entry(const struct registry_entry *e, time_t now)
 		else
 			printf("null");
 	}
+	const char *src = list_name_source(e);
+	printf(",\"name_source\":");
+	if (src)
+		printf("\"%s\"", src);
+	else
+		printf("null");
 	printf("}");
 }
 
@@ -143,18 +213,24 @@ static void list_table(const struct registry_entry *all, size_t n, time_t now)
 static void list_usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: flamesidecar list [--json] [--profiles]\n\n"
+		"Usage: flamesidecar list [--json] [--profiles | --unregistered]\n\n"
 		"List the containers the hook registered: id (engines' 64-digit ids as the\n"
 		"shortest unambiguous prefix of at least 12), the name the engine gave\n"
 		"(Docker/Podman name, or NAMESPACE/POD/CONTAINER for Kubernetes), host pid,\n"
 		"pid inside the container, uid, age, and whether it is alive (\"stale\"\n"
 		"entries are left by runtimes killed before poststop; `flamesidecar gc`\n"
 		"removes them); then the annotation-triggered profiles, in progress and\n"
-		"finished, with their files.\n\n"
+		"finished, with their files; then the opted-in containers that run\n"
+		"unregistered because the hook ran out of time (\"not registered: deadline\").\n\n"
 		"Options:\n"
 		"  --json      one JSON object per container (or profile), in an array;\n"
-		"              full ids, and engine, name, pod, namespace, container\n"
+		"              full ids, and engine, name, pod, namespace, container, and\n"
+		"              name_source: \"annotation\" (a claim: whoever can annotate a\n"
+		"              container can set it) or \"engine state\" (Docker, Podman)\n"
 		"  --profiles  only the triggered profiles\n"
+		"  --unregistered\n"
+		"              only the opted-in containers the hook's deadline left\n"
+		"              unregistered (still running, no entry)\n"
 		"  -h, --help  this text\n\n"
 		"Examples:\n"
 		"  flamesidecar list\n"
@@ -168,15 +244,17 @@ int cmd_list(int argc, char **argv)
 	static const struct option opts[] = {
 	    {"json", no_argument, NULL, 'j'},
 	    {"profiles", no_argument, NULL, 'p'},
+	    {"unregistered", no_argument, NULL, 'u'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	int json = 0, only_profiles = 0, c;
+	int json = 0, only_profiles = 0, only_unreg = 0, c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = 1; break;
 		case 'p': only_profiles = 1; break;
+		case 'u': only_unreg = 1; break;
 		case 'h': list_usage(stdout); return FS_EXIT_OK;
 		default: list_usage(stderr); return FS_EXIT_USAGE;
 		}
@@ -200,6 +278,12 @@ int cmd_list(int argc, char **argv)
 	}
 	registry_sweep(regdir, all, &n);
 	time_t now = time(NULL);
+	cleanup_free struct deadmark_info *dead = NULL;
+	size_t ndead = list_unregistered(&cfg, all, n, &dead);
+	if (only_unreg) {
+		list_unregistered_print(dead, ndead, now, json);
+		return FS_EXIT_OK;
+	}
 	if (json) {
 		printf("[");
 		for (size_t i = 0; i < n; i++) {
@@ -208,6 +292,10 @@ int cmd_list(int argc, char **argv)
 		}
 		printf("%s]\n", n ? "\n" : "");
 		return FS_EXIT_OK;
+	}
+	if (ndead) {
+		list_unregistered_print(dead, ndead, now, 0);
+		printf("\n");
 	}
 	if (n == 0) {
 		printf("No registered containers in %s.\n"
