@@ -42,7 +42,8 @@ static void hook_alarm(int sig)
 		return;
 	}
 	if (hook_dead_armed)
-		deadmark_fire(&hook_dead);
+		hook_dead.phase = hook_phase_last();
+	deadmark_fire(&hook_dead);
 	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
 		/* exiting anyway */
 	}
@@ -67,44 +68,6 @@ static void hook_arm_deadline(const struct fs_config *cfg, const struct hook_sta
 	deadmark_prepare(&hook_dead, hook_log_fd(), cfg->run_dir, registering && st->pid > 1, stage,
 			 st->id, st->pid, start_time, cfg->hook_timeout_ms);
 	hook_dead_armed = 1;
-}
-
-/* --timing: how long each phase of the hook took, in one log line (for
- * bench/hook.sh: where an opted-in start spends its time). */
-static struct {
-	int on;
-	struct timespec start, last;
-	char line[256];
-	size_t len;
-} hook_timing;
-
-static long hook_us_since(const struct timespec *t, const struct timespec *now)
-{
-	return (now->tv_sec - t->tv_sec) * 1000000L + (now->tv_nsec - t->tv_nsec) / 1000;
-}
-
-void hook_mark(const char *phase)
-{
-	hook_dead.phase = phase;
-	if (!hook_timing.on)
-		return;
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (hook_timing.len < sizeof(hook_timing.line))
-		hook_timing.len += (size_t)snprintf(
-		    hook_timing.line + hook_timing.len, sizeof(hook_timing.line) - hook_timing.len,
-		    "%s %ld us, ", phase, hook_us_since(&hook_timing.last, &now));
-	hook_timing.last = now;
-}
-
-static void hook_timing_log(const char *stage, const char *id)
-{
-	if (!hook_timing.on)
-		return;
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	hook_log(stage, id, "timing: %stotal %ld us", hook_timing.line,
-		 hook_us_since(&hook_timing.start, &now));
 }
 
 static void hook_usage(FILE *out)
@@ -353,18 +316,18 @@ int hook_main(int argc, char **argv, int stdin_fd)
 	/* A hard bound before anything else; tightened once the config is read. */
 	signal(SIGALRM, hook_alarm);
 	alarm(5);
-	clock_gettime(CLOCK_MONOTONIC, &hook_timing.start);
-	hook_timing.last = hook_timing.start;
+	int timing = 0;
 	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': config_path = optarg; break;
 		case 'o': opt_in = 1; break;
-		case 't': hook_timing.on = 1; break;
+		case 't': timing = 1; break;
 		case 'h': hook_usage(stdout); return 0;
 		case 'V': printf("flamehook %s\n", FS_VERSION); return 0;
 		default: hook_usage(stderr); return 0;
 		}
 	}
+	hook_phase_start(timing);
 	if (optind >= argc) {
 		hook_warn("?", NULL, "no stage given; nothing done");
 		return 0;
@@ -412,6 +375,7 @@ int hook_main(int argc, char **argv, int stdin_fd)
 	hook_dead_pending = 0;
 	if (hook_dead_missed) {
 		/* The deadline passed while the state was read: said now. */
+		hook_dead.phase = hook_phase_last();
 		deadmark_fire(&hook_dead);
 		return 0;
 	}

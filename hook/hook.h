@@ -89,9 +89,15 @@ int hook_bundle_read(const char *bundle_dir, struct hook_bundle *b, struct fs_er
  * listed or f cannot be read (fail closed), with a reason in err. */
 int hook_mountinfo_shared(FILE *f, uint64_t mnt_id, struct fs_error *err);
 
-/* --timing: close the phase running since the last mark, named phase (no-op
- * without --timing). */
+/* phase.c: the hook's phases. hook_phase_start: the clock starts now,
+ * timing = --timing. hook_mark: the phase running since the last mark,
+ * named phase (a string literal), is done: remembered for a deadline
+ * (hook_phase_last, async-signal-safe) and, with --timing, timed.
+ * hook_timing_log: the timings in one log line (nothing without --timing). */
+void hook_phase_start(int timing);
 void hook_mark(const char *phase);
+const char *hook_phase_last(void);
+void hook_timing_log(const char *stage, const char *id);
 
 /* mount.c: mount a copy of cfg->bundle_dir (bundletree.c) read-only,
  * nosuid, nodev at cfg->mount_point inside the rootfs, in the mount
