@@ -137,11 +137,13 @@ int debuginfo_merge(const struct elfsyms *a, const struct elfsyms *b, struct elf
 			elfsyms_symbol(a, i, &sa, &name_a);
 		if (j < nb)
 			elfsyms_symbol(b, j, &sb, &name_b);
-		if (name_a && (!name_b || sa.addr <= sb.addr)) {
-			if (name_b && sa.addr == sb.addr)
-				j++; /* the debug file's name wins */
+		if (name_a && (!name_b || sa.addr < sb.addr)) {
 			take = sa, name = name_a, i++;
 		} else {
+			/* at one address the mapped file's own (exported) name
+			 * wins: `write`, not the debug file's `__GI___write` */
+			if (name_a && sa.addr == sb.addr)
+				i++;
 			take = sb, name = name_b, j++;
 		}
 		size_t l = strnlen(name, ELFSYMS_MAX_NAME - 1);

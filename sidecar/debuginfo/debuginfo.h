@@ -97,9 +97,11 @@ void debuginfo_stats(const struct debuginfo *d, struct debuginfo_stats *st);
 /* "host build-id", "container build-id", "host debuglink", ... */
 const char *debuginfo_source_name(enum debuginfo_source s);
 
-/* A table with the symbols of a (preferred at equal addresses) and b, and
- * b's program headers and build-id: the debug file's names placed like the
- * mapped file's. Neither is kept. 0 or -ENOMEM. */
+/* A table with the symbols of a (the debug file) and b (the mapped file),
+ * b's name preferred at equal addresses (the exported name users know, as
+ * `write` over `__GI___write`), and b's program headers and build-id: the
+ * debug file's names placed like the mapped file's. Neither is kept. 0 or
+ * -ENOMEM. */
 int debuginfo_merge(const struct elfsyms *a, const struct elfsyms *b, struct elfsyms **out);
 
 #endif
