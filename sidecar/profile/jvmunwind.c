@@ -152,14 +152,33 @@ static void jvmunwind_seen_note(struct jvmunwind_jvm *j, const struct hotspot_bl
 	j->nsorted = (size_t)-1; /* by_addr is stale */
 }
 
+/* The cache's set of pc: JVMUNWIND_BLOB_WAYS entries, most recent first
+ * (a big application's hot return addresses collide in a direct-mapped
+ * table: every collision costs two reads of the JVM's memory). */
+static struct jvmunwind_blob *jvmunwind_set(struct jvmunwind_jvm *j, uint64_t pc)
+{
+	size_t sets = JVMUNWIND_BLOB_CACHE / JVMUNWIND_BLOB_WAYS;
+	return &j->blobs[(size_t)(pc >> 2) % sets * JVMUNWIND_BLOB_WAYS];
+}
+
+/* The entry holding pc (fresh or not), NULL when none. */
+static struct jvmunwind_blob *jvmunwind_entry(struct jvmunwind_jvm *j, uint64_t pc)
+{
+	struct jvmunwind_blob *set = jvmunwind_set(j, pc);
+	for (int w = 0; w < JVMUNWIND_BLOB_WAYS; w++)
+		if (set[w].pc == pc)
+			return &set[w];
+	return NULL;
+}
+
 /* hotspot_find_blob through the cache: code blobs live long, a lookup
  * reads the JVM's memory several times. */
 static int jvmunwind_find_blob(void *ctx, uint64_t pc, struct hotspot_blob *out)
 {
 	struct jvmunwind_jvm *j = ctx;
-	struct jvmunwind_blob *e = &j->blobs[(pc >> 2) % JVMUNWIND_BLOB_CACHE];
+	struct jvmunwind_blob *e = jvmunwind_entry(j, pc);
 	j->st.blob_lookups++;
-	if (e->pc == pc && e->expires > j->now_ms) {
+	if (e && e->expires > j->now_ms) {
 		j->st.blob_hits++;
 		*out = e->b;
 		return e->found;
@@ -169,6 +188,11 @@ static int jvmunwind_find_blob(void *ctx, uint64_t pc, struct hotspot_blob *out)
 		return r;
 	if (r == 1)
 		jvmunwind_seen_note(j, out);
+	if (!e) { /* the least recent way goes, the others move down */
+		struct jvmunwind_blob *set = jvmunwind_set(j, pc);
+		memmove(&set[1], &set[0], (JVMUNWIND_BLOB_WAYS - 1) * sizeof(*set));
+		e = &set[0];
+	}
 	e->pc = pc;
 	e->expires = j->now_ms + JVMUNWIND_BLOB_TTL_MS;
 	e->b = *out;
@@ -183,8 +207,8 @@ static int jvmunwind_find_blob(void *ctx, uint64_t pc, struct hotspot_blob *out)
 static int jvmunwind_leaf_frame(void *ctx, uint64_t pc, int *bp_saved)
 {
 	struct jvmunwind_jvm *j = ctx;
-	struct jvmunwind_blob *e = &j->blobs[(pc >> 2) % JVMUNWIND_BLOB_CACHE];
-	if (e->pc == pc && e->frame != JVMUNWIND_FRAME_UNKNOWN) {
+	struct jvmunwind_blob *e = jvmunwind_entry(j, pc);
+	if (e && e->frame != JVMUNWIND_FRAME_UNKNOWN) {
 		*bp_saved = e->bp_saved;
 		return e->frame;
 	}
@@ -200,7 +224,7 @@ static int jvmunwind_leaf_frame(void *ctx, uint64_t pc, int *bp_saved)
 		else if (x < 0 && leafcall_entry_barrier(code, (size_t)got))
 			x = UNWIND_LEAF_BUILT;
 	}
-	if (e->pc == pc) {
+	if (e) {
 		e->frame = x;
 		e->bp_saved = saved;
 	}

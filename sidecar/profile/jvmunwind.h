@@ -3,7 +3,7 @@
  *
  * A table of JVMs (at most PROFILE_MAX_JVMS), each with its hotspot reader
  * (VMStructs, hotspot.h), its executable mappings for CFI (cfi.h) and a
- * direct-mapped cache of code blobs by pc, so the unwinder reads the
+ * set-associative cache of code blobs by pc, so the unwinder reads the
  * JVM's memory once per distinct pc, not once per frame (entries live
  * JVMUNWIND_BLOB_TTL_MS: code is compiled and freed during a window).
  *
@@ -26,6 +26,7 @@
 
 #define JVMUNWIND_MAX_JVMS	  64
 #define JVMUNWIND_BLOB_CACHE	  4096 /* blobs cached per JVM */
+#define JVMUNWIND_BLOB_WAYS	  4    /* entries per set of that cache */
 #define JVMUNWIND_BLOB_TTL_MS	  1000
 #define JVMUNWIND_SEEN_MAX	  32768	     /* compiled methods remembered per JVM */
 #define JVMUNWIND_SEEN_NAME_BYTES (4u << 20) /* of their names, per JVM */
