@@ -83,8 +83,10 @@ native_named() {
 	grep -q ';msort_with_tmp' "$OUT/native.folded"
 	readelf -sW "$DEBUG_FILE" 2>/dev/null | awk '$4 == "FUNC" || $4 == "IFUNC" { print $8 }' |
 		sed 's/@.*//' | sort -u >"$OUT/dbg.names"
+	# PLT stubs (of the program or of libc) are named by their section
+	# (.plt, .plt.sec, .plt.got): no symbol table covers them
 	sed 's/ [0-9]*$//' "$OUT/native.folded" | tr ';' '\n' | sort -u |
-		grep -vxE 'sortloop|main|cmp|_start|.*_\[k\]' >"$OUT/libc.names"
+		grep -vxE 'sortloop|main|cmp|_start|.*_\[k\]|\.plt(\.sec|\.got)?' >"$OUT/libc.names"
 	echo "glibc frames: $(tr '\n' ' ' <"$OUT/libc.names")"
 	[ -s "$OUT/libc.names" ]
 	! grep -vxFf "$OUT/dbg.names" "$OUT/libc.names" || false
