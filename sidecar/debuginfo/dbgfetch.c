@@ -16,7 +16,11 @@
 
 #include "budget.h"
 #include "cleanup.h"
+#include "jail.h"
 #include "timeutil.h"
+
+/* How long a helper that closed its output may take to exit. */
+#define DBGFETCH_EXIT_MS 2000
 
 int dbgfetch_helper_path(char *buf, size_t len)
 {
@@ -107,6 +111,25 @@ static int dbgfetch_read(int fd, char *buf, size_t cap, uint64_t deadline)
 	return 0;
 }
 
+/* Reap the helper through the one jail primitive: wait until deadline (0:
+ * not at all), then SIGKILL; never blocks past the kill grace. Its wait
+ * status (exit code << 8) or -ETIMEDOUT. */
+static int dbgfetch_reap(pid_t pid, int pidfd, uint64_t deadline)
+{
+	if (pidfd < 0) { /* no pidfd (ENOMEM, EMFILE): the bare pid is our child */
+		int status = 0;
+		if (!deadline)
+			kill(pid, SIGKILL);
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		if (!deadline || !WIFEXITED(status))
+			return -ETIMEDOUT;
+		return WEXITSTATUS(status) << 8;
+	}
+	struct jail_child c = {.pid = pid, .pidfd = pidfd, .sock = -1};
+	return jail_reap(&c, deadline);
+}
+
 static int dbgfetch_open(const char *path, struct fs_error *err)
 {
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
@@ -143,19 +166,13 @@ int dbgfetch_find(const char *helper, const char *urls, const unsigned char *id,
 		dbgfetch_child(pfd[1], helper, urls, hex, timeout_ms);
 	close(pfd[1]);
 	cleanup_close int rd = pfd[0];
-	cleanup_close int pidfd = pidfd_open(pid, 0);
+	int pidfd = pidfd_open(pid, 0);
 	char out[DBGFETCH_OUTPUT_MAX];
 	int r = dbgfetch_read(rd, out, sizeof(out), timeutil_now_ms() + timeout_ms);
-	if (r < 0) {
-		if (pidfd >= 0)
-			pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
-		else
-			kill(pid, SIGKILL);
-	}
-	int status = 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (r < 0)
+	/* The helper talks to host servers: its reaping has a deadline too (a
+	 * helper that closed its output is given a moment to exit). */
+	int st = dbgfetch_reap(pid, pidfd, r < 0 ? 0 : timeutil_now_ms() + DBGFETCH_EXIT_MS);
+	if (r < 0 || st < 0)
 		return fs_error_set(err, ETIMEDOUT,
 				    "no answer for build-id %s within %u ms (killed)", hex,
 				    timeout_ms);
@@ -163,9 +180,9 @@ int dbgfetch_find(const char *helper, const char *urls, const unsigned char *id,
 	for (char *p = out; *p; p++) /* a server's words, shown in a warning */
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			*p = '?';
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && !strncmp(out, "OK ", 3))
+	if (st == 0 && !strncmp(out, "OK ", 3))
 		return dbgfetch_open(out + 3, err);
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 2)
+	if (st == 2 << 8)
 		return fs_error_set(err, ENOENT, "no server has build-id %s", hex);
 	return fs_error_set(err, EIO, "build-id %s: %s", hex,
 			    !strncmp(out, "ERR ", 4) ? out + 4 : "the helper failed");
