@@ -29,38 +29,20 @@ CONNS=${CONNS:-16}
 
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
-# shellcheck source=tests/lib/apps.bash
-. tests/lib/apps.bash
-bench_require_root
-bench_require_cmd runc
-bench_require_cmd wrk
-bench_require_cmd curl
-bench_require_cmd perf linux-perf
-bench_require_jdk
-[ -x "$FS_SIDECAR" ] || skip "build first (make)"
-app_require jetty
-
-bench_setup
-bench_warn_perf_events
+bench_servlet_require
 TCK=$(getconf CLK_TCK)
 NAME=benchoff-$$
-app_start "$NAME" jetty || { echo "$BENCH: jetty did not start" >&2; exit 1; }
-PID=$(fs_container_pid "$NAME")
-URL="http://127.0.0.1:$(cat "$FS_TMP/$NAME/port")/app/hello"
+bench_servlet_start "$NAME"
+PID=$SERVLET_PID
+URL=$SERVLET_URL
 
-tree_ticks() {
-	local t c
-	t=$(awk '{ sub(/.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0)
-	for c in $(pgrep -P "$1"); do t=$((t + $(tree_ticks "$c"))); done
-	echo "$t"
-}
 # csw PID: context switches of all of PID's threads so far
 csw() {
 	cat /proc/"$1"/task/*/status 2>/dev/null |
 		awk '/^(non)?voluntary_ctxt_switches/ { n += $2 } END { print n + 0 }'
 }
 
-for _ in 1 2 3; do wrk -t1 -c"$CONNS" -d5s "$URL" >/dev/null; done
+bench_servlet_warm 3 "$URL"
 
 # window MODE: "req/s csw/s profiler-CPU-s us-per-switch"
 window() {
@@ -81,13 +63,13 @@ window() {
 		prof=$tpid
 		;;
 	esac
-	[ -n "$prof" ] && p0=$(tree_ticks "$prof")
+	[ -n "$prof" ] && p0=$(bench_tree_ticks "$prof")
 	local c0 c1 out
 	c0=$(csw "$PID")
 	out=$(wrk -t1 -c"$CONNS" -d"${WIN}s" "$URL")
 	c1=$(csw "$PID")
 	if [ -n "$prof" ]; then
-		p1=$(tree_ticks "$prof")
+		p1=$(bench_tree_ticks "$prof")
 		kill -INT "$prof" 2>/dev/null || true
 		wait "$tpid" || true
 		rm -f "$f.data"
