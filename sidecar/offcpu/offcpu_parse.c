@@ -80,6 +80,22 @@ int offcpu_parse_syscall(const char *line, uint64_t *sp, uint64_t *pc)
 	return *sp && *pc;
 }
 
+int offcpu_parse_wait_point(const char *line, struct offcpu_wait_point *wp)
+{
+	memset(wp, 0, sizeof(*wp));
+	if (!offcpu_parse_syscall(line, &wp->sp, &wp->pc))
+		return 0;
+	/* the format is checked: "-1 sp pc" or "nr a1 ... sp pc" */
+	if (!strncmp(line, "-1 ", 3)) {
+		wp->nr = UINT64_MAX;
+		return 1;
+	}
+	const char *s = line;
+	if (offcpu_num(&s, &wp->nr, 10) < 0 || offcpu_num(&s, &wp->arg0, 0) < 0)
+		return 0;
+	return 1;
+}
+
 int offcpu_parse_stat(const char *line, char *state, uint64_t *start)
 {
 	/* "pid (comm) S ppid ...": comm may hold anything but is at most 16
