@@ -36,6 +36,10 @@ struct offcpu_proc {
 	 * refresh: at most OFFCPU_EXEC_MAX */
 	uint64_t (*exec)[2];
 	size_t nexec;
+	/* its threads, from /proc/<pid>/task every OFFCPU_TIDS_REFRESH_MS */
+	pid_t *tids;
+	size_t ntids, tids_cap;
+	uint64_t tids_ns; /* when read; 0 never */
 };
 
 /* The /proc/<pid>/task/<tid> files read at a look, kept open per thread
@@ -59,6 +63,8 @@ struct offcpu_slot {
 	int fd1[OFFCPU_FILES];	       /* kept open (fd + 1; 0 none) */
 	uint32_t nr;		       /* 0: no chain kept */
 	uint8_t blocked;	       /* the chain is where it was at its last look */
+	uint8_t idle_looks;	       /* looks in a row with schedstat unchanged */
+	uint64_t pending_us;	       /* ticks not looked at (idle), for the chain */
 	/* where the chain was walked (wp_state 0: nowhere), and how often it
 	 * was counted again since because the thread blocked there again */
 	char wp_state;
@@ -78,7 +84,8 @@ struct offcpu {
 	uint8_t *stack; /* one copy buffer */
 	size_t stack_size;
 	struct cfi *cfi;
-	unsigned nfds, fd_budget; /* schedstat fds kept open, and how many may be */
+	unsigned nfds, fd_budget; /* /proc fds kept open, and how many may be */
+	int final;		  /* the last tick of a window: every thread looked at */
 	struct offcpu_stats st;
 	uint64_t words[OFFCPU_CHAIN_MAX + 2 + OFFCPU_KERNEL_FRAMES + 1];
 };
@@ -93,6 +100,7 @@ static void offcpu_proc_drop(struct offcpu_proc *pr)
 		close(pr->dirfd);
 	offcpu_native_free(pr->native);
 	free(pr->exec);
+	free(pr->tids);
 	memset(pr, 0, sizeof(*pr));
 	pr->pidfd = pr->dirfd = -1;
 }
@@ -410,6 +418,8 @@ static struct offcpu_slot *offcpu_slot_claim(struct offcpu *oc, pid_t tid)
 		slot->blocked = 0;
 		slot->wp_state = 0;
 		slot->run_total_ns = 0;
+		slot->idle_looks = 0;
+		slot->pending_us = 0;
 	}
 	return slot;
 }
@@ -477,18 +487,33 @@ static void offcpu_thread(struct offcpu *oc, struct offcpu_proc *pr, pid_t tid, 
 	char state;
 	uint64_t start, run_ns = 0, wait_ns = 0, slices = 0;
 	struct offcpu_slot *slot = offcpu_slot_claim(oc, tid);
+	/* A thread blocked at one place for OFFCPU_IDLE_AFTER looks in a row
+	 * is looked at every OFFCPU_IDLE_EVERY ticks only (and at the last
+	 * tick of a window); the ticks between are kept for its chain. */
+	if (slot->blocked && slot->nr && slot->idle_looks >= OFFCPU_IDLE_AFTER && !oc->final &&
+	    (oc->st.ticks + (uint64_t)tid) % OFFCPU_IDLE_EVERY) {
+		slot->pending_us += weight_us;
+		oc->st.idle_skips++;
+		return;
+	}
 	/* schedstat first: a blocked thread that has not been scheduled since
-	 * the last tick (the same number of timeslices) is still blocked
+	 * the last look (the same number of timeslices) is still blocked
 	 * where it was, and costs this one read */
 	int have_sched =
 	    offcpu_slot_read(oc, pr, tid, slot, OFFCPU_F_SCHEDSTAT, buf, sizeof(buf)) > 0 &&
 	    offcpu_parse_schedstat(buf, &run_ns, &wait_ns, &slices) == 0;
+	if (slot->pending_us && slot->nr) /* where it was when last seen */
+		offcpu_reuse(oc, pr, tid, slot, slot->pending_us);
+	slot->pending_us = 0;
 	if (have_sched && slot->blocked && slot->nr && slot->slices == slices && weight_us) {
 		offcpu_reuse(oc, pr, tid, slot, weight_us);
 		oc->st.blocked++;
 		oc->st.reused++;
+		if (slot->idle_looks < UINT8_MAX)
+			slot->idle_looks++;
 		return;
 	}
+	slot->idle_looks = 0;
 	snprintf(path, sizeof(path), "task/%d/stat", (int)tid);
 	if ((have_sched ? offcpu_slot_read(oc, pr, tid, slot, OFFCPU_F_STAT, buf, sizeof(buf))
 			: offcpu_read_at(pr->dirfd, path, buf, sizeof(buf))) <= 0 ||
@@ -519,6 +544,37 @@ static void offcpu_thread(struct offcpu *oc, struct offcpu_proc *pr, pid_t tid, 
 
 /* ---- ticks ------------------------------------------------------------------ */
 
+/* pr's threads from /proc/<pid>/task into pr->tids: a directory of threads
+ * created as fast as they can be is read up to max entries (the tick
+ * counts those beyond its cap as lost). On failure the list is empty. */
+static void offcpu_proc_tids(struct offcpu_proc *pr, size_t max)
+{
+	pr->ntids = 0;
+	int fd = openat(pr->dirfd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cleanup_closedir DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	struct dirent *de;
+	while (pr->ntids < max && (de = readdir(d))) {
+		char *end;
+		long tid = strtol(de->d_name, &end, 10);
+		if (*end || tid <= 0 || tid > INT32_MAX)
+			continue;
+		if (pr->ntids == pr->tids_cap) {
+			size_t cap = pr->tids_cap ? 2 * pr->tids_cap : 64;
+			pid_t *v = realloc(pr->tids, (cap < max ? cap : max) * sizeof(*v));
+			if (!v)
+				return;
+			pr->tids = v;
+			pr->tids_cap = cap < max ? cap : max;
+		}
+		pr->tids[pr->ntids++] = (pid_t)tid;
+	}
+}
+
 static void offcpu_tick(struct offcpu *oc, uint64_t now)
 {
 	uint64_t cpu0 = timeutil_clock_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -537,21 +593,13 @@ static void offcpu_tick(struct offcpu *oc, uint64_t now)
 		struct offcpu_proc *pr = &oc->procs[i];
 		if (!pr->pid)
 			continue;
-		int fd = openat(pr->dirfd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		cleanup_closedir DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-		if (!d) {
-			if (fd >= 0)
-				close(fd);
-			continue;
+		if (!pr->tids_ns ||
+		    now - pr->tids_ns >= (uint64_t)OFFCPU_TIDS_REFRESH_MS * 1000000) {
+			offcpu_proc_tids(pr, 2 * max);
+			pr->tids_ns = now;
 		}
-		struct dirent *de;
-		/* a directory of threads created as fast as they can be: read
-		 * at most twice the cap of entries, count the rest as lost */
-		while ((de = readdir(d)) && looked + skipped < 2 * max) {
-			char *end;
-			long tid = strtol(de->d_name, &end, 10);
-			if (*end || tid <= 0)
-				continue;
+		for (size_t k = 0; k < pr->ntids && looked + skipped < 2 * max; k++) {
+			pid_t tid = pr->tids[k];
 			if (!late && (looked & 15) == 15 &&
 			    timeutil_clock_ns(CLOCK_MONOTONIC) > budget_end)
 				late = 1;
@@ -560,7 +608,7 @@ static void offcpu_tick(struct offcpu *oc, uint64_t now)
 				continue;
 			}
 			looked++;
-			offcpu_thread(oc, pr, (pid_t)tid, weight_us);
+			offcpu_thread(oc, pr, tid, weight_us);
 		}
 	}
 	oc->st.late_ticks += late;
@@ -618,7 +666,9 @@ static void offcpu_on_cpu(struct offcpu *oc)
 
 void offcpu_stop(struct offcpu *oc)
 {
+	oc->final = 1; /* the idle threads' kept ticks are counted now */
 	offcpu_tick(oc, timeutil_clock_ns(CLOCK_MONOTONIC));
+	oc->final = 0;
 	if (oc->o.event == OFFCPU_EVENT_WALL)
 		offcpu_on_cpu(oc);
 }

@@ -60,6 +60,13 @@
 /* Looks in a row that count a thread's last chain again because it blocked
  * at the same wait point (offcpu.c): then it is walked anew. */
 #define OFFCPU_SAME_POINT_MAX 16
+/* A thread blocked at one place (schedstat unchanged) for OFFCPU_IDLE_AFTER
+ * looks in a row is looked at every OFFCPU_IDLE_EVERY ticks (offcpu.c). */
+#define OFFCPU_IDLE_AFTER 8
+#define OFFCPU_IDLE_EVERY 4
+/* The thread list of a process is read again after this (a new thread's
+ * first ms until then are not seen). */
+#define OFFCPU_TIDS_REFRESH_MS 100
 
 enum offcpu_event {
 	OFFCPU_EVENT_CPU = 0, /* not ours: the sampler's CPU profile */
@@ -83,6 +90,7 @@ struct offcpu_stats {
 	uint64_t blocked;	    /* samples of blocked threads */
 	uint64_t reused;	    /* of those, the last chain counted again */
 	uint64_t same_point;	    /* and of those, after a wake-up, at the same wait point */
+	uint64_t idle_skips;	    /* ticks an idle thread was not looked at (kept for it) */
 	uint64_t copies;	    /* user stacks copied */
 	uint64_t no_stack;	    /* blocked, but no user stack (kernel thread, gone) */
 	uint64_t capped;	    /* threads not looked at in a tick (cap, budget) */
