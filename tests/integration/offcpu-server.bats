@@ -44,6 +44,14 @@ teardown() {
 	run "$FS_SIDECAR" run "$NAME" --event offcpu --threads -d 4s -o "$d/ours.svg"
 	echo "$output"
 	[ "$status" -eq 0 ]
+	# the poller's shortcuts were taken in this window, so the comparison
+	# below holds them to JFR too: chains counted again for threads woken
+	# and blocked at the same wait point, idle threads looked at less often
+	local same idle
+	same=$(sed -n 's/.* \([0-9]*\) woken and blocked at the same wait point.*/\1/p' <<<"$output")
+	idle=$(sed -n 's/.* \([0-9]*\) idle ticks between looks.*/\1/p' <<<"$output")
+	echo "# poller: $same looks at the same wait point, $idle idle ticks between looks" >&3
+	[ "${same:-0}" -gt 0 ] && [ "${idle:-0}" -gt 0 ]
 	# the JVM's own view of the waits still in progress (JFR writes a wait
 	# event when the wait ends: one longer than the recording has none)
 	app_jcmd "$NAME" Thread.print >"$d/dump.txt"
