@@ -180,14 +180,17 @@ has_args() { [ -n "$(args_file)" ]; }
 }
 
 @test "event=offcpu and wall reach run as --event; any other value is logged and profiles cpu" {
-	start "$NAME-o" --annotate flamesidecar.io/profile=5s --annotate flamesidecar.io/event=offcpu
-	fs_wait_for 10 has_args
-	run cat "$(args_file)"
-	[[ "$output" == *$'\n--event\noffcpu\n'* ]]
-	grep -q "$NAME-o: profiling: 5s .*(event offcpu)" "$FS_RUN/hook.log"
-	touch "$FS_TMP/release"
-	fs_wait_for 20 test ! -e "$FS_RUN/profiling/$NAME-o.json"
-	rm -f "$FS_TMP/release" "$FS_TMP"/args.*
+	local ev
+	for ev in offcpu wall; do
+		start "$NAME-$ev" --annotate flamesidecar.io/profile=5s --annotate "flamesidecar.io/event=$ev"
+		fs_wait_for 10 has_args
+		run cat "$(args_file)"
+		[[ "$output" == *$'\n--event\n'"$ev"$'\n'* ]]
+		grep -q "$NAME-$ev: profiling: 5s .*(event $ev)" "$FS_RUN/hook.log"
+		touch "$FS_TMP/release"
+		fs_wait_for 20 test ! -e "$FS_RUN/profiling/$NAME-$ev.json"
+		rm -f "$FS_TMP/release" "$FS_TMP"/args.*
+	done
 	# hostile values: neither an argument of run nor a refusal of the profile
 	local i=0 bad long
 	long=$(printf 'wall%.0s' $(seq 1 40)) # past REGISTRY_ANNOTATION_MAX
