@@ -12,7 +12,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -319,19 +318,6 @@ static void offcpu_reuse(struct offcpu *oc, const struct offcpu_proc *pr, pid_t 
 	(void)profile_add_sample(oc->p, &s, weight_us, NULL, 0, NULL);
 }
 
-/* a and b are the same wait point. The futex word of a condition variable
- * is one of two words 4 bytes apart (glibc's __g_signals[2]: the group
- * alternates), so a futex wait is the same within 8 bytes: no two futex
- * objects (a mutex, a condition variable, HotSpot's Parker) are closer. */
-static int offcpu_same_point(const struct offcpu_wait_point *a, const struct offcpu_wait_point *b)
-{
-	if (a->nr != b->nr || a->sp != b->sp || a->pc != b->pc)
-		return 0;
-	if (a->nr == SYS_futex)
-		return (a->arg0 > b->arg0 ? a->arg0 - b->arg0 : b->arg0 - a->arg0) <= 8;
-	return a->arg0 == b->arg0;
-}
-
 /* A blocked thread's sample. Blocked again at the wait point of its last
  * walk (the same state, system call, first argument, user sp and pc: the
  * same futex or fd waited on at the same depth of its stack) it is
@@ -351,7 +337,7 @@ static void offcpu_blocked(struct offcpu *oc, struct offcpu_proc *pr, pid_t tid,
 		  : offcpu_read_at(pr->dirfd, path, line, sizeof(line))) > 0 &&
 	    offcpu_parse_wait_point(line, &wp);
 	if (slot && have_wp && slot->nr && slot->wp_state == state &&
-	    slot->wp_reuses < OFFCPU_SAME_POINT_MAX && offcpu_same_point(&slot->wp, &wp)) {
+	    slot->wp_reuses < OFFCPU_SAME_POINT_MAX && offcpu_same_wait_point(&slot->wp, &wp)) {
 		slot->wp_reuses++;
 		slot->blocked = 1;
 		oc->st.same_point++;

@@ -143,6 +143,12 @@ struct offcpu_wait_point {
 };
 /* 1 with *wp from a syscall line offcpu_parse_syscall accepts, else 0. */
 int offcpu_parse_wait_point(const char *line, struct offcpu_wait_point *wp);
+/* 1 when a and b are the same wait point: the same system call, sp and pc,
+ * and first argument, except that a futex is the same within 8 bytes (a
+ * glibc condition variable waits on one of two words 4 bytes apart, its
+ * group alternating; no two futex objects, a mutex, a condition variable,
+ * HotSpot's Parker, are closer). */
+int offcpu_same_wait_point(const struct offcpu_wait_point *a, const struct offcpu_wait_point *b);
 
 /* Parse a /proc/<pid>/task/<tid>/stat line: its state letter and start
  * time (field 22). 0 or -EINVAL. */
