@@ -2,7 +2,8 @@
 # bench/lib.sh - the pieces the bash benchmarks in bench/ share: requirement
 # checks, the temp dir and its cleanup, starting the JVM under test in a runc
 # container, reading the Workload's ops file, medians and timings, and the
-# folded corpus of the render/export benchmarks.
+# folded corpus of the render/export benchmarks, and the servlet under wrk
+# of the servlet benchmarks.
 #
 # Source it from the top of the tree (every script cds there first), after
 # setting FS_BUILD if the script takes a build directory:
@@ -77,6 +78,65 @@ bench_cleanup() {
 		rm -f "/tmp/perf-$p.map"
 	done
 	fs_cleanup
+}
+
+# bench_servlet_require: skip unless this machine can run the servlet
+# benchmarks (bench/overhead-servlet.sh, bench/offcpu.sh): root, runc, wrk,
+# curl, perf, /usr/bin/time, the JDK, a built CLI and Debian's jetty9 with
+# the servlet API (tests/lib/apps.bash, sourced here). Then bench_setup and
+# the warning about other perf events.
+bench_servlet_require() {
+	bench_require_root
+	bench_require_cmd runc
+	bench_require_cmd wrk
+	bench_require_cmd curl
+	bench_require_cmd perf linux-perf
+	[ -x /usr/bin/time ] || skip "/usr/bin/time is not installed"
+	bench_require_jdk
+	[ -x "$FS_SIDECAR" ] || skip "build first (make)"
+	# shellcheck source=tests/lib/apps.bash
+	. tests/lib/apps.bash
+	app_require jetty
+	bench_setup
+	bench_warn_perf_events
+}
+
+# bench_servlet_start NAME [app_start options: --fp ...]: jetty9 serving
+# /app/hello (tests/lib/apps.bash) in the runc container NAME, registered
+# and answering; SERVLET_PID is its host pid, SERVLET_URL the URL to load.
+# Exits the script when it does not start.
+bench_servlet_start() {
+	local name=$1
+	shift
+	app_start "$name" jetty "$@" || {
+		echo "$BENCH: jetty ($name) did not start" >&2
+		exit 1
+	}
+	# shellcheck disable=SC2034 # read by the caller
+	SERVLET_PID=$(fs_container_pid "$name")
+	# shellcheck disable=SC2034
+	SERVLET_URL="http://127.0.0.1:$(cat "$FS_TMP/$name/port")/app/hello"
+}
+
+# bench_servlet_warm ROUNDS URL...: ROUNDS times 5 s of wrk (-t1
+# -c$CONNS, default 16) on each URL in turn, so that the JIT settles on the
+# load before any window.
+bench_servlet_warm() {
+	local n=$1 u
+	shift
+	for _ in $(seq 1 "$n"); do
+		for u in "$@"; do wrk -t1 -c"${CONNS:-16}" -d5s "$u" >/dev/null; done
+	done
+}
+
+# bench_tree_ticks PID: the CPU of PID and everything it runs (the
+# sandboxed ELF and attach children): utime + stime + the reaped children's
+# cutime + cstime, of PID and of its live descendants, in clock ticks.
+bench_tree_ticks() {
+	local t c
+	t=$(awk '{ sub(/.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0)
+	for c in $(pgrep -P "$1"); do t=$((t + $(bench_tree_ticks "$c"))); done
+	echo "$t"
 }
 
 # bench_start_workload NAME [fs_jvm_bundle options] -- [Workload args]: the

@@ -11,11 +11,18 @@
 #   offcpu       flamesidecar run NAME --event offcpu (99 Hz thread-state reads)
 #   wall         flamesidecar run NAME --event wall
 #   sched        perf record -e sched:sched_switch -g -p PID
+#   offcpu-base  with BASE_SIDECAR=path: that (older) flamesidecar's
+#                --event offcpu, to measure a change of the poller in the
+#                same run (add it to MODES)
 #
 # Per window: wrk's requests/s, the JVM's context switches per second
 # (voluntary + involuntary, all threads), the profiler's CPU seconds in the
 # window (its process tree, /proc/PID/stat) and that CPU per context switch
-# of the JVM in microseconds. Prints per-round lines, then medians and
+# of the JVM in microseconds, and the CPU per request in microseconds of
+# the JVM (utime + stime of all its threads: what perf's in-kernel work at
+# each switch adds lands there) and of the JVM and the profiler together.
+# On a machine shared with other load the requests/s move with it; the CPU
+# per request much less. Prints per-round lines, then medians and
 # ratios to none, and a markdown table for docs/performance.md.
 #
 # Usage: bench/offcpu.sh [WINDOW_SECONDS [ROUNDS [BUILD_DIR]]]  (default 6 3)
@@ -29,46 +36,30 @@ CONNS=${CONNS:-16}
 
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
-# shellcheck source=tests/lib/apps.bash
-. tests/lib/apps.bash
-bench_require_root
-bench_require_cmd runc
-bench_require_cmd wrk
-bench_require_cmd curl
-bench_require_cmd perf linux-perf
-bench_require_jdk
-[ -x "$FS_SIDECAR" ] || skip "build first (make)"
-app_require jetty
-
-bench_setup
-bench_warn_perf_events
+bench_servlet_require
 TCK=$(getconf CLK_TCK)
 NAME=benchoff-$$
-app_start "$NAME" jetty || { echo "$BENCH: jetty did not start" >&2; exit 1; }
-PID=$(fs_container_pid "$NAME")
-URL="http://127.0.0.1:$(cat "$FS_TMP/$NAME/port")/app/hello"
+bench_servlet_start "$NAME"
+PID=$SERVLET_PID
+URL=$SERVLET_URL
 
-tree_ticks() {
-	local t c
-	t=$(awk '{ sub(/.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0)
-	for c in $(pgrep -P "$1"); do t=$((t + $(tree_ticks "$c"))); done
-	echo "$t"
-}
 # csw PID: context switches of all of PID's threads so far
 csw() {
 	cat /proc/"$1"/task/*/status 2>/dev/null |
 		awk '/^(non)?voluntary_ctxt_switches/ { n += $2 } END { print n + 0 }'
 }
 
-for _ in 1 2 3; do wrk -t1 -c"$CONNS" -d5s "$URL" >/dev/null; done
+bench_servlet_warm 3 "$URL"
 
 # window MODE: "req/s csw/s profiler-CPU-s us-per-switch"
 window() {
 	local mode=$1 f=$W/$1 tpid="" prof="" p0=0 p1=0
 	rm -f "$f".*
 	case "$mode" in
-	offcpu | wall)
-		"$FS_SIDECAR" run "$NAME" -d 600s --event "$mode" -o "$f.svg" >"$f.out" 2>"$f.err" &
+	offcpu | wall | offcpu-base)
+		local bin=$FS_SIDECAR ev=$mode
+		[ "$mode" = offcpu-base ] && bin=${BASE_SIDECAR:?offcpu-base needs BASE_SIDECAR} ev=offcpu
+		"$bin" run "$NAME" -d 600s --event "$ev" -o "$f.svg" >"$f.out" 2>"$f.err" &
 		tpid=$!
 		fs_wait_for 20 grep -q 'recording' "$f.err" || { cat "$f.err" >&2; return 1; }
 		prof=$tpid
@@ -81,22 +72,28 @@ window() {
 		prof=$tpid
 		;;
 	esac
-	[ -n "$prof" ] && p0=$(tree_ticks "$prof")
-	local c0 c1 out
+	[ -n "$prof" ] && p0=$(bench_tree_ticks "$prof")
+	local c0 c1 out j0 j1
 	c0=$(csw "$PID")
+	j0=$(bench_tree_ticks "$PID")
 	out=$(wrk -t1 -c"$CONNS" -d"${WIN}s" "$URL")
+	j1=$(bench_tree_ticks "$PID")
 	c1=$(csw "$PID")
 	if [ -n "$prof" ]; then
-		p1=$(tree_ticks "$prof")
+		p1=$(bench_tree_ticks "$prof")
 		kill -INT "$prof" 2>/dev/null || true
 		wait "$tpid" || true
 		rm -f "$f.data"
 	fi
-	awk -v o="$out" -v c="$((c1 - c0))" -v p="$((p1 - p0))" -v hz="$TCK" -v w="$WIN" 'BEGIN {
+	awk -v o="$out" -v c="$((c1 - c0))" -v p="$((p1 - p0))" -v j="$((j1 - j0))" -v hz="$TCK" -v w="$WIN" 'BEGIN {
 		n = split(o, L, "\n")
-		for (i = 1; i <= n; i++)
+		for (i = 1; i <= n; i++) {
 			if (L[i] ~ /^Requests\/sec:/) { split(L[i], a, " "); rps = a[2] }
-		printf "%.1f %.0f %.3f %.2f\n", rps, c / w, p / hz, (c > 0 ? p / hz * 1e6 / c : 0) }'
+			if (L[i] ~ / requests in /) { split(L[i], a, " "); req = a[1] }
+		}
+		if (c < 0) c = 0 # threads that exited took their counts along
+		printf "%.1f %.0f %.3f %.2f %.1f %.1f\n", rps, c / w, p / hz, (c > 0 ? p / hz * 1e6 / c : 0),
+			(req > 0 ? j / hz * 1e6 / req : 0), (req > 0 ? (j + p) / hz * 1e6 / req : 0) }'
 }
 
 echo "# $BENCH: $ROUNDS rounds of ${WIN}s wrk windows (-t1 -c$CONNS), modes: $MODES"
@@ -116,7 +113,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	done
 done
 LOAD1=$(bench_load)
-echo "# columns: req/s, JVM context switches/s, profiler CPU s in the window, profiler CPU us per JVM context switch"
+echo "# columns: req/s, JVM context switches/s, profiler CPU s in the window, profiler CPU us per JVM context switch, JVM CPU us per request, JVM + profiler CPU us per request"
 echo
 echo "Markdown ($ROUNDS rounds of ${WIN}s, \`$BENCH $WIN $ROUNDS\`, load average $LOAD0 -> $LOAD1):"
 echo
@@ -127,21 +124,22 @@ function med(a, n,   i, j, t) {
 }
 { R[$1, $2] = $0; rounds[$1] = 1 }
 END {
-	print "| mode | req/s (median) | vs none | per-round ratio min..max | JVM switches/s | profiler CPU s / window | profiler CPU us per switch |"
-	print "|---|---:|---:|---|---:|---:|---:|"
+	print "| mode | req/s (median) | vs none | per-round ratio min..max | JVM switches/s | profiler CPU s / window | profiler CPU us per switch | JVM CPU us / request | JVM + profiler CPU us / request | vs none |"
+	print "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|"
 	nm = split(modes, M, " ")
-	nb = 0; for (r in rounds) if ((r, "none") in R) { split(R[r, "none"], y, " "); b[++nb] = y[3] }
-	base = med(b, nb)
+	nb = 0; for (r in rounds) if ((r, "none") in R) { split(R[r, "none"], y, " "); b[++nb] = y[3]; bj[nb] = y[8] }
+	base = med(b, nb); basej = med(bj, nb)
 	for (mi = 1; mi <= nm; mi++) {
 		m = M[mi]; n = 0; lo = 1e9; hi = 0
 		for (r in rounds) {
 			if (!((r, m) in R)) continue
 			split(R[r, m], x, " "); n++
-			rps[n] = x[3]; cs[n] = x[4]; pc[n] = x[5]; us[n] = x[6]
+			rps[n] = x[3]; cs[n] = x[4]; pc[n] = x[5]; us[n] = x[6]; jr[n] = x[7]; tr[n] = x[8]
 			if ((r, "none") in R) { split(R[r, "none"], y, " "); q = y[3] > 0 ? x[3] / y[3] : 0; if (q < lo) lo = q; if (q > hi) hi = q }
 		}
 		if (!n) continue
-		printf "| %s | %.0f | %.3f | %.3f..%.3f | %.0f | %.3f | %.2f |\n", m, med(rps, n), med(rps, n) / base, lo, hi,
-			med(cs, n), med(pc, n), med(us, n)
+		mt = med(tr, n)
+		printf "| %s | %.0f | %.3f | %.3f..%.3f | %.0f | %.3f | %.2f | %.1f | %.1f | %.3f |\n", m, med(rps, n), med(rps, n) / base, lo, hi,
+			med(cs, n), med(pc, n), med(us, n), med(jr, n), mt, (basej > 0 ? mt / basej : 0)
 	}
 }' "$W/results"

@@ -51,52 +51,28 @@ CONNS=${CONNS:-16}
 
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
-# shellcheck source=tests/lib/apps.bash
-. tests/lib/apps.bash
-bench_require_root
-bench_require_cmd runc
-bench_require_cmd wrk
-bench_require_cmd curl
-bench_require_cmd perf linux-perf
-[ -x /usr/bin/time ] || skip "/usr/bin/time is not installed"
-bench_require_jdk
-[ -x "$FS_SIDECAR" ] || skip "build first (make)"
-app_require jetty
-
-bench_setup
-bench_warn_perf_events
+bench_servlet_require
 TCK=$(getconf CLK_TCK)
-declare -A PIDOF PORT
+declare -A PIDOF URLOF
 for c in $CONFIGS; do
-	name=benchsrv-$c-$$
 	opt=()
 	[ "$c" = fp ] && opt=(--fp)
-	app_start "$name" jetty "${opt[@]}" || { echo "$BENCH: jetty ($c) did not start" >&2; exit 1; }
-	PIDOF[$c]=$(fs_container_pid "$name")
-	PORT[$c]=$(cat "$FS_TMP/$name/port")
+	bench_servlet_start "benchsrv-$c-$$" "${opt[@]}"
+	PIDOF[$c]=$SERVLET_PID
+	URLOF[$c]=$SERVLET_URL
 done
 
-url() { echo "http://127.0.0.1:${PORT[$1]}/app/hello"; }
+url() { echo "${URLOF[$1]}"; }
 # ticks PID: utime + stime of PID in clock ticks (0 when gone)
 ticks() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
-# tree_ticks PID: the CPU of PID and everything it runs (the sandboxed ELF
-# and attach children): utime + stime + the reaped children's cutime +
-# cstime, of PID and of its live descendants, in clock ticks
-tree_ticks() {
-	local t c
-	t=$(awk '{ sub(/.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0)
-	for c in $(pgrep -P "$1"); do t=$((t + $(tree_ticks "$c"))); done
-	echo "$t"
-}
 # vcsw PID: voluntary context switches of PID so far, all its threads
 vcsw() {
 	cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^voluntary_ctxt_switches/ { n += $2 } END { print n + 0 }'
 }
 
 # warm up both JVMs (the JIT settles on the load), alternately
-for _ in 1 2; do
-	for c in $CONFIGS; do wrk -t1 -c"$CONNS" -d5s "$(url "$c")" >/dev/null; done
-done
+# shellcheck disable=SC2046 # one URL per configuration
+bench_servlet_warm 2 $(for c in $CONFIGS; do url "$c"; done)
 
 # window CONFIG MODE: one line of figures (see the header) for MODE on CONFIG
 window() {
@@ -129,7 +105,7 @@ window() {
 			cat "$f.err" >&2
 			return 1
 		fi
-		p0=$(tree_ticks "$prof")
+		p0=$(bench_tree_ticks "$prof")
 		v0=$(vcsw "$prof")
 	fi
 	local j0 j1 out
@@ -137,7 +113,7 @@ window() {
 	out=$(wrk -t1 -c"$CONNS" -d"${WIN}s" "$(url "$c")")
 	j1=$(ticks "$pid")
 	if [ -n "$tpid" ]; then
-		p1=$(tree_ticks "$prof")
+		p1=$(bench_tree_ticks "$prof")
 		v1=$(vcsw "$prof")
 		if ! kill -INT "$prof" 2>/dev/null; then
 			wait "$tpid" || true

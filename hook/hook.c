@@ -209,6 +209,7 @@ static int hook_create(const struct fs_config *cfg, struct hook_state *st, const
 	snprintf(e.profile, sizeof(e.profile), "%s", st->profile);
 	snprintf(e.delay, sizeof(e.delay), "%s", st->delay);
 	snprintf(e.frequency, sizeof(e.frequency), "%s", st->frequency);
+	snprintf(e.event, sizeof(e.event), "%s", st->event);
 	e.created = (int64_t)time(NULL);
 	hook_mark("bundle");
 	hook_entry_names(st, &b, &e, stage);

@@ -19,6 +19,7 @@
 #define ANNOTATION_PROFILE   "flamesidecar.io/profile"
 #define ANNOTATION_DELAY     "flamesidecar.io/delay"
 #define ANNOTATION_FREQUENCY "flamesidecar.io/frequency"
+#define ANNOTATION_EVENT     "flamesidecar.io/event" /* cpu, offcpu or wall */
 /* Set by the wrapper (flamesidecar-runtime --opt-in, FLAMESIDECAR_ENABLE=1
  * in the container's environment): the hook's argv says opted in. */
 #define HOOK_OPT_IN_ARG "--opt-in"
@@ -39,6 +40,9 @@ struct hook_state {
 	char profile[REGISTRY_ANNOTATION_MAX];
 	char delay[REGISTRY_ANNOTATION_MAX];
 	char frequency[REGISTRY_ANNOTATION_MAX];
+	/* flamesidecar.io/event, cut to fit: a longer value is never a valid
+	 * event, so cutting it only shortens the log line that refuses it */
+	char event[REGISTRY_ANNOTATION_MAX];
 	/* Names from the engine's annotations (names.c), "" when absent or
 	 * not a valid name. */
 	char engine[REGISTRY_ENGINE_MAX + 1];
@@ -141,9 +145,12 @@ void hook_warn(const char *stage, const char *id, const char *fmt, ...)
 /* trigger.c: annotation-triggered profiling. */
 struct trigger_plan {
 	unsigned duration_s, delay_s, frequency;
+	const char *event; /* "cpu", "offcpu" or "wall" (static strings) */
 };
 /* Validate and cap the entry's profile annotations against the config;
- * note says what was capped. -EINVAL/-EPERM with a reason when refused. */
+ * note says what was capped, and which flamesidecar.io/event value was
+ * not cpu, offcpu or wall (the profile is then a CPU one, as without the
+ * annotation). -EINVAL/-EPERM with a reason when refused. */
 int trigger_plan(const struct fs_config *cfg, const struct registry_entry *e,
 		 struct trigger_plan *p, char *note, size_t note_len, struct fs_error *err);
 /* The monitor waits for `run` until the window plus this margin (rendering,

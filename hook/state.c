@@ -86,6 +86,10 @@ int hook_state_parse(const char *buf, size_t len, struct hook_state *st, struct 
 	    (r = state_annotation(ann, ANNOTATION_FREQUENCY, st->frequency, sizeof(st->frequency),
 				  err)))
 		return fs_error_wrap(err, "state");
+	/* Not a reason to refuse the container: an event that is not one of
+	 * ours falls back to cpu (trigger_plan), cut values included. */
+	const char *ev = ann ? json_get_string(ann, ANNOTATION_EVENT) : NULL;
+	snprintf(st->event, sizeof(st->event), "%s", ev ? ev : "");
 	hook_names_from_annotations(ann, st);
 	return 0;
 }

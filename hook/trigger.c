@@ -1,7 +1,8 @@
 /* trigger.c - annotation-triggered profiling (poststart).
  *
  * flamesidecar.io/profile=30s [flamesidecar.io/delay=5s]
- * [flamesidecar.io/frequency=99] on an enabled container makes the hook
+ * [flamesidecar.io/frequency=99] [flamesidecar.io/event=cpu|offcpu|wall]
+ * on an enabled container makes the hook
  * start a detached monitor (double fork, setsid, no inherited descriptors,
  * a minimal environment) and return at once. The monitor waits the delay,
  * runs `flamesidecar run <id>` writing to the host profile directory set
@@ -9,7 +10,9 @@
  * removes its in-progress marker <run_dir>/profiling/<id>.json.
  * Durations and frequency are capped by config; values that are not plain
  * numbers with a unit are refused; so is a trigger beyond
- * max_concurrent_profiles. */
+ * max_concurrent_profiles. An event that is not one of the three is
+ * logged and the profile is a CPU one (the annotation asks for a kind of
+ * graph, not whether to profile). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -32,6 +35,27 @@
 #include "proc.h"
 #include "profquota.h"
 #include "timeutil.h"
+
+/* flamesidecar.io/event: exactly "cpu", "offcpu" or "wall" (no case
+ * folding, no spaces, no prefixes: the value becomes an argument of
+ * `run`); anything else is noted and gives "cpu". */
+static void trigger_plan_event(const char *ev, struct trigger_plan *p, char *note, size_t note_len)
+{
+	static const char *const events[] = {"cpu", "offcpu", "wall"};
+	p->event = events[0];
+	if (!ev[0])
+		return;
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
+		if (!strcmp(ev, events[i])) {
+			p->event = events[i];
+			return;
+		}
+	size_t l = strlen(note);
+	/* the log line escapes what is not printable (logfile_format) */
+	snprintf(note + l, note_len - l,
+		 "%sflamesidecar.io/event \"%s\" is not cpu, offcpu or wall: a cpu profile",
+		 l ? "; " : "", ev);
+}
 
 int trigger_plan(const struct fs_config *cfg, const struct registry_entry *e,
 		 struct trigger_plan *p, char *note, size_t note_len, struct fs_error *err)
@@ -89,6 +113,7 @@ int trigger_plan(const struct fs_config *cfg, const struct registry_entry *e,
 		}
 		p->frequency = (unsigned)f;
 	}
+	trigger_plan_event(e->event, p, note, note_len);
 	return 0;
 }
 
@@ -288,7 +313,7 @@ static void trigger_monitor(const struct fs_config *cfg, const char *config_path
 			dup2(lfd, STDOUT_FILENO);
 			dup2(lfd, STDERR_FILENO);
 		}
-		const char *argv[20];
+		const char *argv[24];
 		int a = 0;
 		argv[a++] = "flamesidecar";
 		if (config_path) {
@@ -306,6 +331,8 @@ static void trigger_monitor(const struct fs_config *cfg, const char *config_path
 		argv[a++] = dur;
 		argv[a++] = "-F";
 		argv[a++] = freq;
+		argv[a++] = "--event";
+		argv[a++] = p->event;
 		argv[a++] = "-o";
 		argv[a++] = svg;
 		argv[a++] = "--folded";
@@ -346,7 +373,7 @@ int hook_trigger(const struct fs_config *cfg, const char *config_path,
 {
 	struct fs_error err;
 	struct trigger_plan plan;
-	char note[256];
+	char note[512];
 	if (trigger_plan(cfg, e, &plan, note, sizeof(note), &err) < 0) {
 		hook_warn(stage, e->id, "profile trigger refused: %s", err.msg);
 		return 0;
@@ -449,7 +476,7 @@ int hook_trigger(const struct fs_config *cfg, const char *config_path,
 	int st;
 	while (waitpid(child, &st, 0) < 0 && errno == EINTR)
 		;
-	hook_log(stage, e->id, "profiling: %us at %u Hz after %us -> %s.svg", plan.duration_s,
-		 plan.frequency, plan.delay_s, base);
+	hook_log(stage, e->id, "profiling: %us at %u Hz after %us -> %s.svg (event %s)",
+		 plan.duration_s, plan.frequency, plan.delay_s, base, plan.event);
 	return 0;
 }

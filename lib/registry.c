@@ -151,6 +151,8 @@ int registry_to_json(const struct registry_entry *e, char **out, size_t *len, st
 	json_write_string(f, e->delay);
 	fputs(",\"frequency\":", f);
 	json_write_string(f, e->frequency);
+	fputs(",\"event\":", f);
+	json_write_string(f, e->event);
 	fputs("},\"names\":{\"engine\":", f);
 	json_write_string(f, e->engine);
 	fputs(",\"name\":", f);
@@ -266,7 +268,8 @@ int registry_from_json(const char *buf, size_t len, struct registry_entry *e, st
 				   0, err)) ||
 	    (r = registry_copy_str(ann, "profile", e->profile, sizeof(e->profile), 0, err)) ||
 	    (r = registry_copy_str(ann, "delay", e->delay, sizeof(e->delay), 0, err)) ||
-	    (r = registry_copy_str(ann, "frequency", e->frequency, sizeof(e->frequency), 0, err)))
+	    (r = registry_copy_str(ann, "frequency", e->frequency, sizeof(e->frequency), 0, err)) ||
+	    (r = registry_copy_str(ann, "event", e->event, sizeof(e->event), 0, err)))
 		return r;
 	return registry_names_from_json(json_get_object(root, "names"), e, err);
 }

@@ -36,6 +36,7 @@ struct registry_entry {
 	char profile[REGISTRY_ANNOTATION_MAX];
 	char delay[REGISTRY_ANNOTATION_MAX];
 	char frequency[REGISTRY_ANNOTATION_MAX];
+	char event[REGISTRY_ANNOTATION_MAX]; /* "" in entries of older hooks */
 	/* Names the engine gave the container, "" when it gave none. Each is
 	 * registry_validate_name()d before it is stored or read back. */
 	char engine[REGISTRY_ENGINE_MAX + 1];	   /* "docker", "podman", "kubernetes", ... */

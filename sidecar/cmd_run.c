@@ -666,11 +666,13 @@ static void run_summary_offcpu(const struct offcpu *oc, uint64_t window_ms)
 	struct offcpu_stats st;
 	offcpu_stats(oc, &st);
 	printf("threads    %llu ticks over %u processes, %llu thread looks, %llu blocked "
-	       "(%llu stacks copied, %llu unchanged since the last tick, %llu without a user "
+	       "(%llu stacks copied, %llu unchanged since the last tick, %llu woken and blocked "
+	       "at the same wait point, %llu idle ticks between looks, %llu without a user "
 	       "stack), %llu looks lost to the cap (%llu ms), %.1f ms CPU (%.2f%% of the window)\n",
 	       (unsigned long long)st.ticks, st.procs, (unsigned long long)st.thread_ticks,
 	       (unsigned long long)st.blocked, (unsigned long long)st.copies,
-	       (unsigned long long)st.reused, (unsigned long long)st.no_stack,
+	       (unsigned long long)st.reused, (unsigned long long)st.same_point,
+	       (unsigned long long)st.idle_skips, (unsigned long long)st.no_stack,
 	       (unsigned long long)st.capped, (unsigned long long)(st.capped_us / 1000),
 	       (double)st.cpu_ns / 1e6,
 	       window_ms ? (double)st.cpu_ns / 1e4 / (double)window_ms : 0.0);

@@ -35,7 +35,23 @@ struct offcpu_proc {
 	 * refresh: at most OFFCPU_EXEC_MAX */
 	uint64_t (*exec)[2];
 	size_t nexec;
+	/* its threads, from /proc/<pid>/task every OFFCPU_TIDS_REFRESH_MS */
+	pid_t *tids;
+	size_t ntids, tids_cap;
+	uint64_t tids_ns; /* when read; 0 never */
 };
+
+/* The /proc/<pid>/task/<tid> files read at a look, kept open per thread
+ * while the fd budget allows (one pread per read, no path walk). */
+enum offcpu_file {
+	OFFCPU_F_SCHEDSTAT = 0,
+	OFFCPU_F_STAT,
+	OFFCPU_F_SYSCALL,
+	OFFCPU_F_STACK,
+	OFFCPU_FILES
+};
+static const char *const offcpu_file_names[OFFCPU_FILES] = {"schedstat", "stat", "syscall",
+							    "stack"};
 
 /* The last chain counted for a thread (direct-mapped by tid). */
 struct offcpu_slot {
@@ -43,8 +59,16 @@ struct offcpu_slot {
 	char state;
 	uint64_t start, slices, wait_ns;
 	uint64_t run_ns, run_total_ns; /* schedstat's, and its growth in the window */
-	int sfd1;		       /* its schedstat kept open (fd + 1; 0 none) */
+	int fd1[OFFCPU_FILES];	       /* kept open (fd + 1; 0 none) */
 	uint32_t nr;		       /* 0: no chain kept */
+	uint8_t blocked;	       /* the chain is where it was at its last look */
+	uint8_t idle_looks;	       /* looks in a row with schedstat unchanged */
+	uint64_t pending_us;	       /* ticks not looked at (idle), for the chain */
+	/* where the chain was walked (wp_state 0: nowhere), and how often it
+	 * was counted again since because the thread blocked there again */
+	char wp_state;
+	uint8_t wp_reuses;
+	struct offcpu_wait_point wp;
 	uint64_t words[OFFCPU_CHAIN_MAX];
 };
 
@@ -59,7 +83,8 @@ struct offcpu {
 	uint8_t *stack; /* one copy buffer */
 	size_t stack_size;
 	struct cfi *cfi;
-	unsigned nfds, fd_budget; /* schedstat fds kept open, and how many may be */
+	unsigned nfds, fd_budget; /* /proc fds kept open, and how many may be */
+	int final;		  /* the last tick of a window: every thread looked at */
 	struct offcpu_stats st;
 	uint64_t words[OFFCPU_CHAIN_MAX + 2 + OFFCPU_KERNEL_FRAMES + 1];
 };
@@ -74,6 +99,7 @@ static void offcpu_proc_drop(struct offcpu_proc *pr)
 		close(pr->dirfd);
 	offcpu_native_free(pr->native);
 	free(pr->exec);
+	free(pr->tids);
 	memset(pr, 0, sizeof(*pr));
 	pr->pidfd = pr->dirfd = -1;
 }
@@ -215,7 +241,12 @@ static void offcpu_add_named(struct offcpu *oc, const struct offcpu_proc *pr, pi
 
 /* The named leaf frames of a blocked thread (its state, its kernel
  * frames) as a PROFILE_NAMES_WORD prefix into oc->words. Its length. */
-static size_t offcpu_prefix(struct offcpu *oc, const struct offcpu_proc *pr, pid_t tid, char state)
+static ssize_t offcpu_slot_read(struct offcpu *oc, const struct offcpu_proc *pr, pid_t tid,
+				struct offcpu_slot *slot, enum offcpu_file f, char *buf,
+				size_t len);
+
+static size_t offcpu_prefix(struct offcpu *oc, const struct offcpu_proc *pr, pid_t tid, char state,
+			    struct offcpu_slot *slot)
 {
 	char buf[16], path[64], text[4096];
 	char kframes[OFFCPU_KERNEL_FRAMES][64];
@@ -226,7 +257,8 @@ static size_t offcpu_prefix(struct offcpu *oc, const struct offcpu_proc *pr, pid
 		w[n++] = idx;
 	if (!oc->o.user_only) {
 		snprintf(path, sizeof(path), "task/%d/stack", (int)tid);
-		if (offcpu_read_at(pr->dirfd, path, text, sizeof(text)) > 0)
+		if ((slot ? offcpu_slot_read(oc, pr, tid, slot, OFFCPU_F_STACK, text, sizeof(text))
+			  : offcpu_read_at(pr->dirfd, path, text, sizeof(text))) > 0)
 			nk = offcpu_parse_kstack(text, kframes, OFFCPU_KERNEL_FRAMES);
 	}
 	for (size_t i = 0; i < nk; i++)
@@ -277,29 +309,54 @@ static uint64_t offcpu_guess_bp(const struct offcpu_proc *pr, const uint8_t *sta
 	return 0;
 }
 
-/* A blocked thread's sample: its prefix, then its user stack (the
- * profile's HotSpot unwinder for JVMs, the native walk otherwise). The
- * chain as recorded goes to slot. */
+/* Count the last chain of slot again: tid is still where it was walked. */
+static void offcpu_reuse(struct offcpu *oc, const struct offcpu_proc *pr, pid_t tid,
+			 const struct offcpu_slot *slot, uint64_t weight_us)
+{
+	struct sample s = {
+	    .pid = pr->pid, .tid = tid, .time = oc->last_ns, .ips = slot->words, .nr = slot->nr};
+	(void)profile_add_sample(oc->p, &s, weight_us, NULL, 0, NULL);
+}
+
+/* A blocked thread's sample. Blocked again at the wait point of its last
+ * walk (the same state, system call, first argument, user sp and pc: the
+ * same futex or fd waited on at the same depth of its stack) it is
+ * the last chain again, for at most OFFCPU_SAME_POINT_MAX looks in a row;
+ * otherwise its prefix, then its user stack (the profile's HotSpot
+ * unwinder for JVMs, the native walk otherwise), and the chain as recorded
+ * goes to slot. */
 static void offcpu_blocked(struct offcpu *oc, struct offcpu_proc *pr, pid_t tid, char state,
 			   struct offcpu_slot *slot, uint64_t weight_us)
 {
 	char path[64], line[512];
-	uint64_t sp = 0, pc = 0;
-	size_t n = offcpu_prefix(oc, pr, tid, state), copied = 0;
-	struct sample s = {.pid = pr->pid, .tid = tid, .time = oc->last_ns, .ips = oc->words};
+	struct offcpu_wait_point wp;
+	size_t copied = 0;
 	snprintf(path, sizeof(path), "task/%d/syscall", (int)tid);
-	if (offcpu_read_at(pr->dirfd, path, line, sizeof(line)) > 0 &&
-	    offcpu_parse_syscall(line, &sp, &pc))
-		copied = offcpu_copy(oc, pr, sp);
+	int have_wp =
+	    (slot ? offcpu_slot_read(oc, pr, tid, slot, OFFCPU_F_SYSCALL, line, sizeof(line))
+		  : offcpu_read_at(pr->dirfd, path, line, sizeof(line))) > 0 &&
+	    offcpu_parse_wait_point(line, &wp);
+	if (slot && have_wp && slot->nr && slot->wp_state == state &&
+	    slot->wp_reuses < OFFCPU_SAME_POINT_MAX && offcpu_same_wait_point(&slot->wp, &wp)) {
+		slot->wp_reuses++;
+		slot->blocked = 1;
+		oc->st.same_point++;
+		offcpu_reuse(oc, pr, tid, slot, weight_us);
+		return;
+	}
+	size_t n = offcpu_prefix(oc, pr, tid, state, slot);
+	struct sample s = {.pid = pr->pid, .tid = tid, .time = oc->last_ns, .ips = oc->words};
+	if (have_wp)
+		copied = offcpu_copy(oc, pr, wp.sp);
 	if (!copied) {
 		oc->st.no_stack++;
 	} else if (pr->jvm) {
 		oc->words[n++] = (uint64_t)PERF_CONTEXT_USER;
-		oc->words[n++] = pc;
+		oc->words[n++] = wp.pc;
 		s.has_regs = 1;
-		s.user_ip = pc;
-		s.user_sp = sp;
-		s.user_bp = offcpu_guess_bp(pr, oc->stack, copied, sp);
+		s.user_ip = wp.pc;
+		s.user_sp = wp.sp;
+		s.user_bp = offcpu_guess_bp(pr, oc->stack, copied, wp.sp);
 		s.stack = oc->stack;
 		s.stack_size = copied;
 	} else {
@@ -307,62 +364,75 @@ static void offcpu_blocked(struct offcpu *oc, struct offcpu_proc *pr, pid_t tid,
 		if (!pr->native)
 			pr->native = offcpu_native_new(oc->cfi, pr->pid);
 		n += offcpu_native_walk(
-		    pr->native, pc, sp, offcpu_guess_bp(pr, oc->stack, copied, sp), oc->stack,
-		    copied, oc->words + n, sizeof(oc->words) / sizeof(oc->words[0]) - n);
+		    pr->native, wp.pc, wp.sp, offcpu_guess_bp(pr, oc->stack, copied, wp.sp),
+		    oc->stack, copied, oc->words + n, sizeof(oc->words) / sizeof(oc->words[0]) - n);
 	}
 	s.nr = n;
 	size_t nr = 0;
 	if (profile_add_sample(oc->p, &s, weight_us, slot ? slot->words : NULL, OFFCPU_CHAIN_MAX,
 			       &nr) == 0 &&
-	    slot)
+	    slot) {
 		slot->nr = (uint32_t)nr;
-}
-
-/* Count the last chain of slot again: tid has not been scheduled since. */
-static void offcpu_reuse(struct offcpu *oc, const struct offcpu_proc *pr, pid_t tid,
-			 const struct offcpu_slot *slot, uint64_t weight_us)
-{
-	struct sample s = {
-	    .pid = pr->pid, .tid = tid, .time = oc->last_ns, .ips = slot->words, .nr = slot->nr};
-	(void)profile_add_sample(oc->p, &s, weight_us, NULL, 0, NULL);
-	oc->st.blocked++;
-	oc->st.reused++;
+		slot->blocked = nr > 0;
+		/* a walk without a stack is retried at the next look */
+		slot->wp_state = copied && nr ? state : 0;
+		slot->wp_reuses = 0;
+		slot->wp = wp;
+	}
 }
 
 static void offcpu_slot_close(struct offcpu *oc, struct offcpu_slot *slot)
 {
-	if (slot->sfd1) {
-		close(slot->sfd1 - 1);
-		slot->sfd1 = 0;
-		oc->nfds--;
-	}
+	for (int f = 0; f < OFFCPU_FILES; f++)
+		if (slot->fd1[f]) {
+			close(slot->fd1[f] - 1);
+			slot->fd1[f] = 0;
+			oc->nfds--;
+		}
 }
 
-/* tid's /proc/<pid>/task/<tid>/schedstat into buf: through the fd its slot
- * keeps open (one pread per tick, no path walk; an fd stays bound to its
- * thread, so a reused tid reads nothing through it), opened and kept while
- * the budget allows. Its length, or -1. */
-static ssize_t offcpu_schedstat(struct offcpu *oc, const struct offcpu_proc *pr, pid_t tid,
-				struct offcpu_slot *slot, char *buf, size_t len)
+/* The slot of tid: when it changes hands, nothing of the other thread's
+ * stays (its files, its chain). */
+static struct offcpu_slot *offcpu_slot_claim(struct offcpu *oc, pid_t tid)
 {
-	if (slot->tid != tid) { /* the slot changes hands: nothing of the other thread's */
+	struct offcpu_slot *slot = &oc->cache[(uint32_t)tid % OFFCPU_CACHE_SLOTS];
+	if (slot->tid != tid) {
 		offcpu_slot_close(oc, slot);
 		slot->tid = tid;
 		slot->start = 0; /* no hit until its stat is read */
 		slot->nr = 0;
+		slot->blocked = 0;
+		slot->wp_state = 0;
 		slot->run_total_ns = 0;
+		slot->idle_looks = 0;
+		slot->pending_us = 0;
 	}
-	if (slot->sfd1) {
-		ssize_t n = pread(slot->sfd1 - 1, buf, len - 1, 0);
+	return slot;
+}
+
+/* File f of thread tid into buf: through the fd its slot keeps open (an fd
+ * stays bound to its thread, so a reused tid reads nothing through it), or
+ * opened, and kept while the budget allows. A kept fd that reads nothing
+ * (the thread is gone) is closed; the file is opened again by its path
+ * except schedstat, which decides whether the last chain is reused and so
+ * must never be another thread's. Its length, or -1. */
+static ssize_t offcpu_slot_read(struct offcpu *oc, const struct offcpu_proc *pr, pid_t tid,
+				struct offcpu_slot *slot, enum offcpu_file f, char *buf, size_t len)
+{
+	if (slot->fd1[f]) {
+		ssize_t n = pread(slot->fd1[f] - 1, buf, len - 1, 0);
 		if (n > 0) {
 			buf[n] = '\0';
 			return n;
 		}
-		offcpu_slot_close(oc, slot); /* the thread is gone */
-		return -1;
+		close(slot->fd1[f] - 1);
+		slot->fd1[f] = 0;
+		oc->nfds--;
+		if (f == OFFCPU_F_SCHEDSTAT)
+			return -1;
 	}
 	char path[64];
-	snprintf(path, sizeof(path), "task/%d/schedstat", (int)tid);
+	snprintf(path, sizeof(path), "task/%d/%s", (int)tid, offcpu_file_names[f]);
 	int fd = openat(pr->dirfd, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -373,7 +443,7 @@ static ssize_t offcpu_schedstat(struct offcpu *oc, const struct offcpu_proc *pr,
 	}
 	buf[n] = '\0';
 	if (oc->nfds < oc->fd_budget) {
-		slot->sfd1 = fd + 1;
+		slot->fd1[f] = fd + 1;
 		oc->nfds++;
 	} else {
 		close(fd);
@@ -381,38 +451,74 @@ static ssize_t offcpu_schedstat(struct offcpu *oc, const struct offcpu_proc *pr,
 	return n;
 }
 
+/* schedstat's three numbers: 0 or -1. */
+static int offcpu_parse_schedstat(const char *s, uint64_t *run, uint64_t *wait, uint64_t *slices)
+{
+	char *end;
+	*run = strtoull(s, &end, 10);
+	if (end == s || *end != ' ')
+		return -1;
+	s = end + 1;
+	*wait = strtoull(s, &end, 10);
+	if (end == s || *end != ' ')
+		return -1;
+	s = end + 1;
+	*slices = strtoull(s, &end, 10);
+	return end == s ? -1 : 0;
+}
+
 static void offcpu_thread(struct offcpu *oc, struct offcpu_proc *pr, pid_t tid, uint64_t weight_us)
 {
 	char path[64], buf[1024];
 	char state;
 	uint64_t start, run_ns = 0, wait_ns = 0, slices = 0;
-	struct offcpu_slot *slot = &oc->cache[(uint32_t)tid % OFFCPU_CACHE_SLOTS];
-	/* schedstat first: a blocked thread that has not been scheduled since
-	 * the last tick (the same number of timeslices) is still blocked
-	 * where it was, and costs this one read */
-	int have_sched = offcpu_schedstat(oc, pr, tid, slot, buf, sizeof(buf)) > 0 &&
-			 sscanf(buf, "%lu %lu %lu", &run_ns, &wait_ns, &slices) == 3;
-	if (have_sched && slot->tid == tid && slot->nr && slot->slices == slices && weight_us) {
-		offcpu_reuse(oc, pr, tid, slot, weight_us);
+	struct offcpu_slot *slot = offcpu_slot_claim(oc, tid);
+	/* A thread blocked at one place for OFFCPU_IDLE_AFTER looks in a row
+	 * is looked at every OFFCPU_IDLE_EVERY ticks only (and at the last
+	 * tick of a window); the ticks between are kept for its chain. */
+	if (slot->blocked && slot->nr && slot->idle_looks >= OFFCPU_IDLE_AFTER && !oc->final &&
+	    (oc->st.ticks + (uint64_t)tid) % OFFCPU_IDLE_EVERY) {
+		slot->pending_us += weight_us;
+		oc->st.idle_skips++;
 		return;
 	}
+	/* schedstat first: a blocked thread that has not been scheduled since
+	 * the last look (the same number of timeslices) is still blocked
+	 * where it was, and costs this one read */
+	int have_sched =
+	    offcpu_slot_read(oc, pr, tid, slot, OFFCPU_F_SCHEDSTAT, buf, sizeof(buf)) > 0 &&
+	    offcpu_parse_schedstat(buf, &run_ns, &wait_ns, &slices) == 0;
+	if (slot->pending_us && slot->nr) /* where it was when last seen */
+		offcpu_reuse(oc, pr, tid, slot, slot->pending_us);
+	slot->pending_us = 0;
+	if (have_sched && slot->blocked && slot->nr && slot->slices == slices && weight_us) {
+		offcpu_reuse(oc, pr, tid, slot, weight_us);
+		oc->st.blocked++;
+		oc->st.reused++;
+		if (slot->idle_looks < UINT8_MAX)
+			slot->idle_looks++;
+		return;
+	}
+	slot->idle_looks = 0;
 	snprintf(path, sizeof(path), "task/%d/stat", (int)tid);
-	if (offcpu_read_at(pr->dirfd, path, buf, sizeof(buf)) <= 0 ||
+	if ((have_sched ? offcpu_slot_read(oc, pr, tid, slot, OFFCPU_F_STAT, buf, sizeof(buf))
+			: offcpu_read_at(pr->dirfd, path, buf, sizeof(buf))) <= 0 ||
 	    offcpu_parse_stat(buf, &state, &start) < 0)
 		return; /* gone */
-	int hit = have_sched && slot->tid == tid && slot->start == start;
+	int hit = have_sched && slot->start == start;
 	if (oc->o.event == OFFCPU_EVENT_WALL && hit && wait_ns > slot->wait_ns)
 		offcpu_add_named(oc, pr, tid, "[runnable]", (wait_ns - slot->wait_ns) / 1000);
 	if (hit && run_ns > slot->run_ns)
 		slot->run_total_ns += run_ns - slot->run_ns;
-	if (!hit) {
-		slot->tid = tid;
+	if (!hit) { /* a new thread, or the tid of a gone one reused */
 		slot->pid = pr->pid;
 		slot->start = start;
 		slot->run_total_ns = 0;
+		slot->nr = 0;
+		slot->wp_state = 0;
 	}
 	slot->run_ns = run_ns;
-	slot->nr = 0;
+	slot->blocked = 0;
 	slot->wait_ns = wait_ns;
 	slot->slices = slices;
 	slot->state = state;
@@ -423,6 +529,37 @@ static void offcpu_thread(struct offcpu *oc, struct offcpu_proc *pr, pid_t tid, 
 }
 
 /* ---- ticks ------------------------------------------------------------------ */
+
+/* pr's threads from /proc/<pid>/task into pr->tids: a directory of threads
+ * created as fast as they can be is read up to max entries (the tick
+ * counts those beyond its cap as lost). On failure the list is empty. */
+static void offcpu_proc_tids(struct offcpu_proc *pr, size_t max)
+{
+	pr->ntids = 0;
+	int fd = openat(pr->dirfd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cleanup_closedir DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	struct dirent *de;
+	while (pr->ntids < max && (de = readdir(d))) {
+		char *end;
+		long tid = strtol(de->d_name, &end, 10);
+		if (*end || tid <= 0 || tid > INT32_MAX)
+			continue;
+		if (pr->ntids == pr->tids_cap) {
+			size_t cap = pr->tids_cap ? 2 * pr->tids_cap : 64;
+			pid_t *v = realloc(pr->tids, (cap < max ? cap : max) * sizeof(*v));
+			if (!v)
+				return;
+			pr->tids = v;
+			pr->tids_cap = cap < max ? cap : max;
+		}
+		pr->tids[pr->ntids++] = (pid_t)tid;
+	}
+}
 
 static void offcpu_tick(struct offcpu *oc, uint64_t now)
 {
@@ -442,21 +579,13 @@ static void offcpu_tick(struct offcpu *oc, uint64_t now)
 		struct offcpu_proc *pr = &oc->procs[i];
 		if (!pr->pid)
 			continue;
-		int fd = openat(pr->dirfd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		cleanup_closedir DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-		if (!d) {
-			if (fd >= 0)
-				close(fd);
-			continue;
+		if (!pr->tids_ns ||
+		    now - pr->tids_ns >= (uint64_t)OFFCPU_TIDS_REFRESH_MS * 1000000) {
+			offcpu_proc_tids(pr, 2 * max);
+			pr->tids_ns = now;
 		}
-		struct dirent *de;
-		/* a directory of threads created as fast as they can be: read
-		 * at most twice the cap of entries, count the rest as lost */
-		while ((de = readdir(d)) && looked + skipped < 2 * max) {
-			char *end;
-			long tid = strtol(de->d_name, &end, 10);
-			if (*end || tid <= 0)
-				continue;
+		for (size_t k = 0; k < pr->ntids && looked + skipped < 2 * max; k++) {
+			pid_t tid = pr->tids[k];
 			if (!late && (looked & 15) == 15 &&
 			    timeutil_clock_ns(CLOCK_MONOTONIC) > budget_end)
 				late = 1;
@@ -465,7 +594,7 @@ static void offcpu_tick(struct offcpu *oc, uint64_t now)
 				continue;
 			}
 			looked++;
-			offcpu_thread(oc, pr, (pid_t)tid, weight_us);
+			offcpu_thread(oc, pr, tid, weight_us);
 		}
 	}
 	oc->st.late_ticks += late;
@@ -523,7 +652,9 @@ static void offcpu_on_cpu(struct offcpu *oc)
 
 void offcpu_stop(struct offcpu *oc)
 {
+	oc->final = 1; /* the idle threads' kept ticks are counted now */
 	offcpu_tick(oc, timeutil_clock_ns(CLOCK_MONOTONIC));
+	oc->final = 0;
 	if (oc->o.event == OFFCPU_EVENT_WALL)
 		offcpu_on_cpu(oc);
 }

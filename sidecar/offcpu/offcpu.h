@@ -57,6 +57,16 @@
 #define OFFCPU_FDS_MAX		  2048 /* schedstat files kept open */
 #define OFFCPU_FDS_SPARE	  512  /* fds left for everything else */
 #define OFFCPU_EXEC_MAX		  1024 /* executable mappings kept per process */
+/* Looks in a row that count a thread's last chain again because it blocked
+ * at the same wait point (offcpu.c): then it is walked anew. */
+#define OFFCPU_SAME_POINT_MAX 16
+/* A thread blocked at one place (schedstat unchanged) for OFFCPU_IDLE_AFTER
+ * looks in a row is looked at every OFFCPU_IDLE_EVERY ticks (offcpu.c). */
+#define OFFCPU_IDLE_AFTER 8
+#define OFFCPU_IDLE_EVERY 4
+/* The thread list of a process is read again after this (a new thread's
+ * first ms until then are not seen). */
+#define OFFCPU_TIDS_REFRESH_MS 100
 
 enum offcpu_event {
 	OFFCPU_EVENT_CPU = 0, /* not ours: the sampler's CPU profile */
@@ -79,6 +89,8 @@ struct offcpu_stats {
 	uint64_t thread_ticks;	    /* threads looked at, all ticks */
 	uint64_t blocked;	    /* samples of blocked threads */
 	uint64_t reused;	    /* of those, the last chain counted again */
+	uint64_t same_point;	    /* and of those, after a wake-up, at the same wait point */
+	uint64_t idle_skips;	    /* ticks an idle thread was not looked at (kept for it) */
 	uint64_t copies;	    /* user stacks copied */
 	uint64_t no_stack;	    /* blocked, but no user stack (kernel thread, gone) */
 	uint64_t capped;	    /* threads not looked at in a tick (cap, budget) */
@@ -122,6 +134,21 @@ const char *offcpu_state_frame(char state, char *buf);
  * thread blocked in (or outside, "-1 sp pc") a system call, 0 running or
  * unparsable. */
 int offcpu_parse_syscall(const char *line, uint64_t *sp, uint64_t *pc);
+
+/* Where a blocked thread waits, from its syscall line: the system call
+ * (UINT64_MAX: blocked outside one), its first argument (the futex word,
+ * the fd, ...), and the user sp and pc. */
+struct offcpu_wait_point {
+	uint64_t nr, arg0, sp, pc;
+};
+/* 1 with *wp from a syscall line offcpu_parse_syscall accepts, else 0. */
+int offcpu_parse_wait_point(const char *line, struct offcpu_wait_point *wp);
+/* 1 when a and b are the same wait point: the same system call, sp and pc,
+ * and first argument, except that a futex is the same within 8 bytes (a
+ * glibc condition variable waits on one of two words 4 bytes apart, its
+ * group alternating; no two futex objects, a mutex, a condition variable,
+ * HotSpot's Parker, are closer). */
+int offcpu_same_wait_point(const struct offcpu_wait_point *a, const struct offcpu_wait_point *b);
 
 /* Parse a /proc/<pid>/task/<tid>/stat line: its state letter and start
  * time (field 22). 0 or -EINVAL. */

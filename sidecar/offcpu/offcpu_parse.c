@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 #include "offcpu.h"
 
@@ -78,6 +79,31 @@ int offcpu_parse_syscall(const char *line, uint64_t *sp, uint64_t *pc)
 	*sp = v[fields - 2];
 	*pc = v[fields - 1];
 	return *sp && *pc;
+}
+
+int offcpu_parse_wait_point(const char *line, struct offcpu_wait_point *wp)
+{
+	memset(wp, 0, sizeof(*wp));
+	if (!offcpu_parse_syscall(line, &wp->sp, &wp->pc))
+		return 0;
+	/* the format is checked: "-1 sp pc" or "nr a1 ... sp pc" */
+	if (!strncmp(line, "-1 ", 3)) {
+		wp->nr = UINT64_MAX;
+		return 1;
+	}
+	const char *s = line;
+	if (offcpu_num(&s, &wp->nr, 10) < 0 || offcpu_num(&s, &wp->arg0, 0) < 0)
+		return 0;
+	return 1;
+}
+
+int offcpu_same_wait_point(const struct offcpu_wait_point *a, const struct offcpu_wait_point *b)
+{
+	if (a->nr != b->nr || a->sp != b->sp || a->pc != b->pc)
+		return 0;
+	if (a->nr == SYS_futex)
+		return (a->arg0 > b->arg0 ? a->arg0 - b->arg0 : b->arg0 - a->arg0) <= 8;
+	return a->arg0 == b->arg0;
 }
 
 int offcpu_parse_stat(const char *line, char *state, uint64_t *start)

@@ -26,6 +26,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (offcpu_parse_syscall(text, &sp, &pc) && (!sp || !pc))
 		abort();
+	struct offcpu_wait_point wp;
+	if (offcpu_parse_wait_point(text, &wp) && (wp.sp != sp || wp.pc != pc))
+		abort();
 	size_t n = offcpu_parse_kstack(text, names, 8);
 	if (n > 8)
 		abort();

@@ -178,3 +178,56 @@ has_args() { [ -n "$(args_file)" ]; }
 	[ "$(jq -r --arg id "$NAME" '.[] | select(.id == $id) | "\(.svg) \(.folded) \(.pprof)"' <<<"$output")" = \
 		"$svg $folded ${svg%.svg}.pb.gz" ]
 }
+
+@test "event=offcpu and wall reach run as --event; any other value is logged and profiles cpu" {
+	local ev
+	for ev in offcpu wall; do
+		start "$NAME-$ev" --annotate flamesidecar.io/profile=5s --annotate "flamesidecar.io/event=$ev"
+		fs_wait_for 10 has_args
+		run cat "$(args_file)"
+		[[ "$output" == *$'\n--event\n'"$ev"$'\n'* ]]
+		grep -q "$NAME-$ev: profiling: 5s .*(event $ev)" "$FS_RUN/hook.log"
+		touch "$FS_TMP/release"
+		fs_wait_for 20 test ! -e "$FS_RUN/profiling/$NAME-$ev.json"
+		rm -f "$FS_TMP/release" "$FS_TMP"/args.*
+	done
+	# hostile values: neither an argument of run nor a refusal of the profile
+	local i=0 bad long
+	long=$(printf 'wall%.0s' $(seq 1 40)) # past REGISTRY_ANNOTATION_MAX
+	for bad in "--output=/etc/x" "wall;rm -rf /" "OFFCPU" "$long" "off"$'\n'"FAKE LINE"; do
+		i=$((i + 1))
+		start "$NAME-b$i" --annotate flamesidecar.io/profile=5s --annotate "flamesidecar.io/event=$bad"
+		[ "$(runc state "$NAME-b$i" | jq -r .status)" = running ]
+		fs_wait_for 10 has_args
+		run cat "$(args_file)"
+		[[ "$output" == *$'\n--event\ncpu\n'* ]]
+		[[ "$output" != *"/etc/x"* && "$output" != *rm* && "$output" != *FAKE* ]]
+		grep -q "$NAME-b$i: profile trigger: flamesidecar.io/event \".*\" is not cpu, offcpu or wall: a cpu profile" "$FS_RUN/hook.log"
+		grep -q "$NAME-b$i: profiling: 5s .*(event cpu)" "$FS_RUN/hook.log"
+		touch "$FS_TMP/release"
+		fs_wait_for 20 test ! -e "$FS_RUN/profiling/$NAME-b$i.json"
+		rm -f "$FS_TMP/release" "$FS_TMP"/args.*
+	done
+	# the newline stayed inside its escaped log line
+	! grep -q '^FAKE LINE' "$FS_RUN/hook.log"
+	grep -q 'off\\x0aFAKE LINE' "$FS_RUN/hook.log"
+}
+
+@test "event=offcpu with the real profiler: a sleeping container's graph is its blocked time" {
+	"$FS_SIDECAR" run --help 2>&1 | grep -q -- --event || skip "run --event is not in this build"
+	set_config '.sidecar_path = $s' --arg s "$FS_SIDECAR"
+	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true --annotate flamesidecar.io/profile=2s \
+		--annotate flamesidecar.io/delay=0s --annotate flamesidecar.io/event=offcpu -- sleep 1000
+	fs_runc_run "$NAME" "$FS_TMP/b"
+	fs_wait_for 30 test ! -e "$FS_RUN/profiling/$NAME.json"
+	cat "$FS_TMP/profiles/$NAME"/*.log || true
+	folded=$(ls "$FS_TMP/profiles/$NAME"/*.folded)
+	cat "$folded"
+	# every microsecond of the one thread under its sleep: [sleeping] as the
+	# leaf, the 2 s window as the total (the poller's weight), not 99 Hz samples
+	total=$(awk '{ n += $NF } END { print n + 0 }' "$folded")
+	asleep=$(awk '/hrtimer_nanosleep_\[k\];\[sleeping\] [0-9]+$/ { n += $NF } END { print n + 0 }' "$folded")
+	[ "$total" -ge 1800000 ] && [ "$total" -le 2300000 ]
+	[ "$asleep" -ge $((total * 95 / 100)) ]
+	grep -q "(event offcpu)" "$FS_RUN/hook.log"
+}

@@ -62,14 +62,15 @@ app_require() {
 # Compile SqlLoad and the servlet once per build directory.
 app_build_java() {
 	local stamp="$APPS_CLASSES/.stamp" src
-	for src in "$APPS_JAVA_SRC"/oracle/*.java "$FS_TOP/tests/oracle/oracle.jfc"; do
+	for src in "$APPS_JAVA_SRC"/oracle/*.java "$FS_TOP/tests/oracle/oracle.jfc" \
+		"$FS_TOP/tests/oracle/offcpu.jfc"; do
 		[ "$stamp" -nt "$src" ] || { rm -f "$stamp"; break; }
 	done
 	[ -f "$stamp" ] && return 0
 	mkdir -p "$APPS_CLASSES"
 	"$JAVA_HOME_17/bin/javac" --release 11 -g -d "$APPS_CLASSES" \
 		-cp /usr/share/java/servlet-api.jar "$APPS_JAVA_SRC"/oracle/*.java >&2 &&
-		cp "$FS_TOP/tests/oracle/oracle.jfc" "$APPS_CLASSES/" &&
+		cp "$FS_TOP/tests/oracle/oracle.jfc" "$FS_TOP/tests/oracle/offcpu.jfc" "$APPS_CLASSES/" &&
 		touch "$stamp"
 }
 

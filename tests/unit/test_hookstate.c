@@ -20,7 +20,7 @@ static int state(const char *json, struct hook_state *st)
 
 int main(void)
 {
-	tap_plan(44);
+	tap_plan(48);
 	struct hook_state st;
 	enum hook_stage sg;
 	is_int(hook_stage_parse("createRuntime", &sg), 0, "createRuntime");
@@ -52,6 +52,15 @@ int main(void)
 	snprintf(big, sizeof(big),
 		 "{\"id\":\"a\",\"annotations\":{\"flamesidecar.io/profile\":\"%0200d\"}}", 0);
 	is_int(state(big, &st), -EINVAL, "oversize annotation refused");
+	is_int(state("{\"id\":\"a\",\"annotations\":{\"flamesidecar.io/event\":\"wall\"}}", &st), 0,
+	       "event annotation");
+	is_str(st.event, "wall", "event kept");
+	/* an event is never a reason to refuse the container: an oversize one
+	 * is cut (never a valid event then; the trigger logs it, gives cpu) */
+	snprintf(big, sizeof(big),
+		 "{\"id\":\"a\",\"annotations\":{\"flamesidecar.io/event\":\"%0200d\"}}", 0);
+	is_int(state(big, &st), 0, "oversize event annotation: the state is still read");
+	is_int((int)strlen(st.event), REGISTRY_ANNOTATION_MAX - 1, "cut to the annotation size");
 
 	char dir[] = "/tmp/fshook.XXXXXX";
 	ok(mkdtemp(dir) != NULL, "temp dir");

@@ -46,6 +46,39 @@ static void test_syscall(void)
 	ok(offcpu_parse_syscall("0 0x1 0x2 0x3 0x4 0x5 0x6 0x0 0x8\n", &sp, &pc) == 0,
 	   "syscall: a zero sp");
 	ok(offcpu_parse_syscall("", &sp, &pc) == 0, "syscall: empty");
+
+	struct offcpu_wait_point wp;
+	ok(offcpu_parse_wait_point("202 0x7f0f480030c0 0x80 0x3b 0x0 0x0 0x0 0x7f0fb559e420 "
+				   "0x7f0fe15fb2ec\n",
+				   &wp) == 1 &&
+	       wp.nr == 202 && wp.arg0 == 0x7f0f480030c0ull && wp.sp == 0x7f0fb559e420ull &&
+	       wp.pc == 0x7f0fe15fb2ecull,
+	   "wait point: futex, its word, sp, pc");
+	ok(offcpu_parse_wait_point("-1 0x7ffd0000 0x401000\n", &wp) == 1 && wp.nr == UINT64_MAX &&
+	       wp.arg0 == 0 && wp.sp == 0x7ffd0000,
+	   "wait point: outside a system call");
+	ok(offcpu_parse_wait_point("running\n", &wp) == 0 && wp.sp == 0, "wait point: running");
+	ok(offcpu_parse_wait_point("0 0x1 0x2\n", &wp) == 0, "wait point: too few fields");
+
+	struct offcpu_wait_point a = {.nr = 202, .arg0 = 0x7000, .sp = 0x9000, .pc = 0x4000}, b = a;
+	ok(offcpu_same_wait_point(&a, &b), "same: identical");
+	b.arg0 = 0x7004;
+	ok(offcpu_same_wait_point(&a, &b), "same: the other word of a condition variable");
+	b.arg0 = 0x7010;
+	ok(!offcpu_same_wait_point(&a, &b), "not: another futex 16 bytes away");
+	b = a;
+	b.sp += 16;
+	ok(!offcpu_same_wait_point(&a, &b), "not: another stack depth");
+	b = a;
+	b.pc += 1;
+	ok(!offcpu_same_wait_point(&a, &b), "not: another pc");
+	a.nr = b.nr = 0; /* read(2): the fd must be the same */
+	b = a;
+	b.arg0 = a.arg0 + 4;
+	ok(!offcpu_same_wait_point(&a, &b), "not: a read of another fd");
+	b.nr = 202;
+	b.arg0 = a.arg0;
+	ok(!offcpu_same_wait_point(&a, &b), "not: another system call");
 }
 
 static void test_kstack(void)
@@ -79,7 +112,7 @@ static void test_states(void)
 
 int main(void)
 {
-	tap_plan(21);
+	tap_plan(32);
 	test_stat();
 	test_syscall();
 	test_kstack();

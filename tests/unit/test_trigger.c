@@ -28,6 +28,59 @@ static int plan(const struct fs_config *cfg, const char *profile, const char *de
 	return trigger_plan(cfg, &e, p, note, note_len, &err);
 }
 
+/* The plan of profile=30s with flamesidecar.io/event ev. */
+static int plan_event(const struct fs_config *cfg, const char *ev, struct trigger_plan *p,
+		      char *note, size_t note_len)
+{
+	struct registry_entry e;
+	struct fs_error err;
+	memset(&e, 0, sizeof(e));
+	snprintf(e.id, sizeof(e.id), "ctr");
+	snprintf(e.profile, sizeof(e.profile), "30s");
+	snprintf(e.event, sizeof(e.event), "%s", ev);
+	return trigger_plan(cfg, &e, p, note, note_len, &err);
+}
+
+static void test_event(void)
+{
+	struct fs_config cfg;
+	struct trigger_plan p;
+	char note[512];
+	config_defaults(&cfg);
+	is_int(plan_event(&cfg, "", &p, note, sizeof(note)), 0, "no event annotation: a plan");
+	is_str(p.event, "cpu", "no event annotation: cpu");
+	is_str(note, "", "nothing noted");
+	const char *good[] = {"cpu", "offcpu", "wall"};
+	for (size_t i = 0; i < 3; i++) {
+		is_int(plan_event(&cfg, good[i], &p, note, sizeof(note)), 0, "%s: a plan", good[i]);
+		is_str(p.event, good[i], "event %s kept", good[i]);
+		is_str(note, "", "%s: nothing noted", good[i]);
+	}
+	/* hostile values: never an argument of `run`, never a refusal */
+	const char *bad[] = {"OFFCPU", "wall ",	     " cpu",	   "offcpu;rm", "--output=/etc/x",
+			     "-o",     "wall\nFAKE", "cpu,offcpu", "off",	"walls",
+			     "/tmp/x"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		is_int(plan_event(&cfg, bad[i], &p, note, sizeof(note)), 0,
+		       "bad value %zu: still a profile", i);
+		ok(!strcmp(p.event, "cpu") && strstr(note, "flamesidecar.io/event") &&
+		       strstr(note, "is not cpu, offcpu or wall: a cpu profile"),
+		   "bad value %zu: cpu, and the note says why", i);
+	}
+	/* noted beside a cap */
+	struct registry_entry e;
+	struct fs_error err;
+	memset(&e, 0, sizeof(e));
+	snprintf(e.id, sizeof(e.id), "ctr");
+	snprintf(e.profile, sizeof(e.profile), "2h");
+	snprintf(e.event, sizeof(e.event), "%063d", 7);
+	is_int(trigger_plan(&cfg, &e, &p, note, sizeof(note), &err), 0,
+	       "cap and bad event: a plan");
+	ok(strstr(note, "duration capped") && strstr(note, "; flamesidecar.io/event \"0000"),
+	   "both in the note: %s", note);
+	is_str(p.event, "cpu", "and cpu");
+}
+
 static void test_plan(void)
 {
 	struct fs_config cfg;
@@ -121,8 +174,9 @@ static void test_marker(const char *dir)
 
 int main(void)
 {
-	tap_plan(46);
+	tap_plan(46 + 3 + 9 + 22 + 3);
 	test_plan();
+	test_event();
 	char dir[] = "/tmp/test_trigger.XXXXXX";
 	if (!mkdtemp(dir)) {
 		ok(0, "mkdtemp");
