@@ -82,6 +82,8 @@ static const struct opt collapse_opts_table[] = {
      .off = CA(opts.event_filter)},
     {.name = "max-stack-table",
      .arg = "MIB",
+     .more = "Past it, the samples of new stacks are counted in one line per process name, "
+	     "with a warning.",
      .help = "memory for distinct stacks (default " OPT_XSTR(
 	 BUDGET_STACK_TABLE_MIB_DEFAULT) ", {lo} to {hi}); past it new stacks count as "
 					 "\"comm;" BUDGET_DROPPED_FRAME "\"",

@@ -220,6 +220,8 @@ static const struct opt list_opts_table[] = {
 	     "name, pod, namespace, container, and name_source: \"annotation\" (a claim: "
 	     "whoever can annotate a container can set it) or \"engine state\" (Docker, "
 	     "Podman)",
+     .more = "A profile names its svg, folded and pprof files (null when absent); a "
+	     "container's name_source is null when it has no name.",
      .kind = OPT_FLAG,
      .off = offsetof(struct list_args, json)},
     {.name = "profiles",

@@ -37,6 +37,11 @@ static const struct opt map_opts_table[] = {
 	     "vmstructs: read the code cache from the host through the JVM's VMStructs, no "
 	     "attach, nothing written in the container: for JVMs that cannot be attached to "
 	     "(run and top fall back to it)",
+     .more = "vmstructs reads every code blob of the JVM's code cache from the host through "
+	     "its VMStructs tables (compiled methods are split at their inlining boundaries). "
+	     "For JVMs that cannot be attached to (-XX:+DisableAttachMechanism, SIGQUIT "
+	     "ignored, no writable /tmp, read-only rootfs), map without --mode reports why "
+	     "attach is impossible; run and top fall back to vmstructs by themselves.",
      .kind = OPT_ENUM,
      .off = MA(o.mode),
      .choices = map_modes},
@@ -44,6 +49,9 @@ static const struct opt map_opts_table[] = {
      .key = 'c',
      .help = "the agent keeps the container's map up to date as code is compiled; run map "
 	     "again to copy it to the host",
+     .more = "The host map is a copy taken when map runs. A JVM runs one continuous session; "
+	     "when our agent is already loaded, --continuous first stops it and starts a new "
+	     "session, so repeating it is safe. Not with --mode jcmd or vmstructs.",
      .kind = OPT_FLAG,
      .off = MA(o.continuous)},
     {.name = "timeout",

@@ -95,6 +95,7 @@ static const struct opt top_opts[] = {
     {.name = "map-every",
      .arg = "TIME",
      .help = "refresh the JVMs' JIT maps this often (default 5s)",
+     .more = "JVMs running the agent's timed session are read from their JIT log instead.",
      .kind = OPT_DURATION,
      .off = TA(map_every_ms),
      .lo = TOP_MIN_MS,

@@ -325,11 +325,18 @@ void opt_help(const struct opt_verb *v, FILE *out)
 /* ---- the man page ------------------------------------------------------------ */
 
 /* roff text: '-' and '\' escaped, no line starting with '.' or '\''. A
- * '\n' in text starts a new paragraph (.IP) under the same tag. */
-static void opt_man_text(FILE *out, const char *text)
+ * '\n' in text starts a new paragraph (.IP) under the same tag. As a
+ * sentence: the help's first letter in capitals, a full stop at its end. */
+static void opt_man_text(FILE *out, const char *text, bool sentence)
 {
 	int col = 0;
+	size_t len = strlen(text);
 	for (const char *p = text; *p; p++) {
+		if (sentence && p == text && *p >= 'a' && *p <= 'z') {
+			fputc(*p - 'a' + 'A', out);
+			col++;
+			continue;
+		}
 		if (*p == '\n') {
 			fputs("\n.IP\n", out);
 			col = 0;
@@ -350,6 +357,8 @@ static void opt_man_text(FILE *out, const char *text)
 			fputc(*p, out);
 		col++;
 	}
+	if (sentence && len && text[len - 1] != '.')
+		fputc('.', out);
 	fputc('\n', out);
 }
 
@@ -393,10 +402,10 @@ void opt_man(const struct opt_verb *v, FILE *out)
 				continue;
 			char text[4096];
 			opt_man_tag(out, o);
-			opt_man_text(out, opt_expand(o, o->help, text, sizeof(text)));
+			opt_man_text(out, opt_expand(o, o->help, text, sizeof(text)), true);
 			if (o->more) {
 				fputs(".IP\n", out);
-				opt_man_text(out, opt_expand(o, o->more, text, sizeof(text)));
+				opt_man_text(out, opt_expand(o, o->more, text, sizeof(text)), false);
 			}
 		}
 	}
