@@ -405,7 +405,8 @@ void opt_man(const struct opt_verb *v, FILE *out)
 			opt_man_text(out, opt_expand(o, o->help, text, sizeof(text)), true);
 			if (o->more) {
 				fputs(".IP\n", out);
-				opt_man_text(out, opt_expand(o, o->more, text, sizeof(text)), false);
+				opt_man_text(out, opt_expand(o, o->more, text, sizeof(text)),
+					     false);
 			}
 		}
 	}
