@@ -176,17 +176,48 @@ static struct opt_flat *opt_find(struct opt_flat *f, size_t n, int c)
 	return NULL;
 }
 
+/* "--namespace and --container": the options that need the option named
+ * need, and how many. */
+static size_t opt_needers(const struct opt_flat *f, size_t n, const char *need, char *buf,
+			  size_t len)
+{
+	size_t k = 0, total = 0, used = 0;
+	for (size_t i = 0; i < n; i++)
+		total += f[i].o->needs && !strcmp(f[i].o->needs, need);
+	for (size_t i = 0; i < n && used < len; i++) {
+		if (!f[i].o->needs || strcmp(f[i].o->needs, need))
+			continue;
+		k++;
+		used += (size_t)snprintf(buf + used, len - used, "%s--%s",
+					 k == 1	      ? ""
+					 : k == total ? " and "
+						      : ", ",
+					 f[i].o->name);
+	}
+	return total;
+}
+
 /* Options that need another one given too. */
 static int opt_check_needs(const struct opt_flat *f, size_t n, struct fs_error *err)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (!f[i].seen || !f[i].o->needs)
 			continue;
+		const struct opt *need = NULL;
 		bool ok = false;
 		for (size_t j = 0; j < n; j++)
-			ok |= f[j].seen && !strcmp(f[j].o->name, f[i].o->needs);
-		if (!ok)
-			return fs_error_set(err, 0, "--%s needs --%s", f[i].o->name, f[i].o->needs);
+			if (!strcmp(f[j].o->name, f[i].o->needs)) {
+				need = f[j].o;
+				ok |= f[j].seen;
+			}
+		if (ok)
+			continue;
+		char who[256] = "";
+		size_t k = opt_needers(f, n, f[i].o->needs, who, sizeof(who));
+		return fs_error_set(err, 0, "--%s without --%s: %s need%s --%s%s%s", f[i].o->name,
+				    f[i].o->needs, who, k == 1 ? "s" : "", f[i].o->needs,
+				    need && need->arg ? " " : "",
+				    need && need->arg ? need->arg : "");
 	}
 	return 0;
 }

@@ -119,9 +119,9 @@ usage_error() {
 	usage_error list --profiles --unregistered
 	[[ "$output" == *"--profiles and --unregistered"* ]]
 	usage_error run x --namespace shop
-	[[ "$output" == *"--namespace needs --pod"* ]]
+	[[ "$output" == *"--namespace without --pod: --namespace and --container need --pod NAME"* ]]
 	usage_error top --container app x
-	[[ "$output" == *"--container needs --pod"* ]]
+	[[ "$output" == *"--container without --pod"* ]]
 	usage_error run x --pod checkout
 	[[ "$output" == *"a container id and --pod"* ]]
 	usage_error top
