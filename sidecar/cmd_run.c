@@ -88,6 +88,9 @@ static const struct opt run_opts[] = {
      .arg = "FILE",
      .help = "the SVG (default flamesidecar-<id>-<UTC time>.svg in the current directory; - "
 	     "for standard output)",
+     .more = "The default name holds the first 12 characters of the id and the UTC start "
+	     "time (YYYYMMDDTHHMMSSZ). With -, no summary is printed, and no folded file "
+	     "unless --folded names one.",
      .kind = OPT_STRING,
      .off = RA(output)},
     {.name = "folded",
@@ -119,6 +122,7 @@ static const struct opt run_opts[] = {
     {.name = "quiet",
      .key = 'q',
      .help = "no progress line and no summary (warnings and errors still go to stderr)",
+     .more = "The hook's annotation-triggered profiles use it.",
      .kind = OPT_FLAG,
      .off = RA(quiet)},
     {.name = "map-timeout",
@@ -140,7 +144,8 @@ static const struct opt run_opts[] = {
      .lo = 1,
      .hi = SYMBOLIZER_MAX_FRAMES},
     {.name = "with-pid",
-     .help = "root frame \"comm-PID\" (one tower per process)",
+     .help = "root frame \"comm-PID\" (one tower per process, like stackcollapse-perf.pl "
+	     "--pid)",
      .kind = OPT_FLAG,
      .off = RA(s.prof.with_pid)},
     {.name = "unwind",

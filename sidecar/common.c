@@ -130,6 +130,7 @@ static const struct opt common_session_opts[] = {
      .help = "samples per second per CPU (default 99, max " OPT_XSTR(
 	 SAMPLER_MAX_FREQUENCY) "); "
 				"with --event offcpu|wall, thread-state reads per second",
+     .more = "At most kernel.perf_event_max_sample_rate, too.",
      .kind = OPT_UINT,
      .off = CS(prof.frequency),
      .lo = 1,
@@ -138,6 +139,8 @@ static const struct opt common_session_opts[] = {
      .key = 'p',
      .arg = "PID",
      .help = "only this process of the container (host pid)",
+     .more = "Every thread of it, also threads started later. A pid that is not in the "
+	     "container's pid namespace is refused with exit status 3.",
      .kind = OPT_PID,
      .off = CS(prof.pid)},
     {.name = "event",
