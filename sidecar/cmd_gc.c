@@ -46,7 +46,8 @@ static void gc_profiles(const struct fs_config *cfg, int dry)
 	struct profquota_limits lim;
 	profquota_limits_from_config(cfg, &lim);
 	if (profquota_scan(cfg, &items, &n) < 0) {
-		fprintf(stderr, "flamesidecar gc: cannot read %s\n", cfg->profile_dir);
+		cli_warn("gc", "cannot read %s: its triggered profiles are not swept",
+			 cfg->profile_dir);
 		return;
 	}
 	profquota_plan(items, n, NULL, &lim, (int64_t)time(NULL));

@@ -1,4 +1,7 @@
-/* common.h - small helpers shared by the verbs. */
+/* common.h - what the verbs share: the config and the container lookup,
+ * the container and profile session option groups (opt.h) of run, top and
+ * map, and small helpers. These are part of the verb layer: where they
+ * fail they print through cli.h, as the verbs do, and return the exit code. */
 #ifndef FS_SIDECAR_COMMON_H
 #define FS_SIDECAR_COMMON_H
 
