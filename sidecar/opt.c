@@ -133,9 +133,7 @@ static int opt_bad(int c, const struct opt_flat *f, size_t n, char **argv, struc
 			o = f[i].o;
 	if (c == ':' && o)
 		return fs_error_set(err, 0, "--%s needs a value (%s)", o->name, o->arg);
-	if (o && o->arg)
-		return fs_error_set(err, 0, "option '-%c' needs a value (%s)", o->key, o->arg);
-	if (o)
+	if (o) /* '?' for a known option: a value given to a flag */
 		return fs_error_set(err, 0, "--%s takes no value", o->name);
 	if (optopt)
 		return fs_error_set(err, 0, "unknown option '-%c'", optopt);
@@ -230,7 +228,7 @@ static int opt_loop(const struct opt_verb *v, int argc, char **argv, struct opt_
 	char so[2 * OPT_MAX + 2];
 	int c;
 	opt_tables(f, n, lo, so);
-	optind = 1;
+	optind = 0; /* glibc: start afresh, also after a parse that stopped in "-abc" */
 	while ((c = v->long_only ? getopt_long_only(argc, argv, so, lo, NULL)
 				 : getopt_long(argc, argv, so, lo, NULL)) != -1) {
 		struct opt_flat *o = opt_find(f, n, c);

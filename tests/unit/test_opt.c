@@ -82,7 +82,11 @@ static const struct opt main_opts[] = {
      .off = offsetof(struct args, name),
      .needs = "where"},
     {.name = "call", .arg = "X", .help = "a setter", .kind = OPT_CALL, .set = set_call},
-    {.name = "alias", .help = "hidden", .kind = OPT_FLAG, .off = 0, .flags = OPT_HIDDEN},
+    {.name = "alias",
+     .help = "hidden",
+     .kind = OPT_FLAG,
+     .off = offsetof(struct args, flag),
+     .flags = OPT_HIDDEN},
 };
 static const struct opt grp_opts[] = {
     {.name = "where",
