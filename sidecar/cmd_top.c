@@ -268,10 +268,28 @@ static int top_once(struct profile *p, struct offcpu *oc, const struct top_args 
 	return perr;
 }
 
-/* A table every interval until q, a signal or an error. 0 or -errno with
- * err. */
+/* Whether the container top shows is still there: its process alive and
+ * still registered under that id (the poststop hook removes the entry when
+ * the engine deletes the container). 0, or -ESRCH with err. */
+static int top_still_there(const struct top_args *a, const struct registry_entry *e,
+			   const char *regdir, struct fs_error *err)
+{
+	struct registry_entry now;
+	struct fs_error lookup;
+	if (registry_entry_alive(e) &&
+	    registry_find_query(regdir, &a->s.target, &now, &lookup) == 0 &&
+	    !strcmp(now.id, e->id) && now.pid == e->pid)
+		return 0;
+	return fs_error_set(err, ESRCH,
+			    "container %.*s is gone (its process exited, or it was "
+			    "removed)",
+			    common_id_width(e->id), e->id);
+}
+
+/* A table every interval until q, a signal, an error, or the container
+ * gone (-ESRCH: exit 3). 0 or -errno with err. */
 static int top_live(struct profile *p, struct offcpu *oc, const struct top_args *a,
-		    const struct top_term *t, struct fs_error *err)
+		    const struct top_term *t, const char *regdir, struct fs_error *err)
 {
 	int perr = 0;
 	profile_map_jvms(p);
@@ -293,6 +311,8 @@ static int top_live(struct profile *p, struct offcpu *oc, const struct top_args 
 			top_show(p, a, t, a->cumulative ? now - start : now - t0);
 		if (quit)
 			return 0;
+		if ((perr = top_still_there(a, a->s.prof.entry, regdir, err)) < 0)
+			return perr;
 		if (!a->cumulative && (perr = profile_reset_table(p)) < 0)
 			return fs_error_set(err, -perr, "starting the next interval");
 	}
@@ -333,8 +353,10 @@ int cmd_top(int argc, char **argv)
 	if (common_profile_open(&a.s.prof, a.s.event, &p, &oc, &err) < 0)
 		return cli_fail("top", &err);
 	struct top_term t;
+	char regdir[PATH_MAX];
+	config_registry_dir(&cfg, regdir, sizeof(regdir));
 	top_term_open(&t, !a.once);
-	int perr = a.once ? top_once(p, oc, &a, &t, &err) : top_live(p, oc, &a, &t, &err);
+	int perr = a.once ? top_once(p, oc, &a, &t, &err) : top_live(p, oc, &a, &t, regdir, &err);
 	top_term_close(&t);
 	if (perr)
 		rc = cli_fail("top", &err); /* a process gone is FS_EXIT_NOTFOUND */

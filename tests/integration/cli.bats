@@ -178,3 +178,26 @@ start_busy() {
 		[[ "$output" == *"$name"* ]]
 	done
 }
+
+@test "top: a container that goes away ends the live view with exit 3, not an endless table" {
+	fs_require_root
+	fs_require_cmd runc jq
+	fs_setup
+	local name="fscli-top-$$"
+	start_busy "$name"
+	cd "$BATS_TEST_TMPDIR"
+	"$FS_SIDECAR" top "$name" -i 200ms >top.out 2>top.err </dev/null &
+	local tpid=$!
+	fs_wait_for 10 grep -q "SELF%" top.out
+	runc kill "$name" KILL
+	fs_wait_stopped runc "$name" 10
+	runc delete -f "$name"
+	local ended=0 rc=0
+	fs_wait_for 10 sh -c "! kill -0 $tpid" && ended=1
+	[ "$ended" = 1 ] || kill "$tpid"
+	wait "$tpid" || rc=$?
+	cat top.err
+	[ "$ended" = 1 ]
+	[ "$rc" -eq 3 ]
+	grep -q "flamesidecar top: container $name is gone" top.err
+}
