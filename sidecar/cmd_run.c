@@ -64,6 +64,7 @@ struct run_args {
 };
 
 #define RA(field) offsetof(struct run_args, field)
+_Static_assert(sizeof(enum profile_unwind) == sizeof(int), "OPT_ENUM stores an int");
 
 static const struct opt_choice run_unwinds[] = {{"auto", PROFILE_UNWIND_AUTO},
 						{"fp", PROFILE_UNWIND_FP},

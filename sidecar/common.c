@@ -115,6 +115,10 @@ int common_open_container(const char *verb, const char *why, const struct regist
 /* ---- the profile session options (run, top) ------------------------------ */
 
 #define CS(field) offsetof(struct common_session, field)
+/* OPT_ENUM stores an int */
+_Static_assert(sizeof(enum offcpu_event) == sizeof(int) && sizeof(enum map_mode) == sizeof(int) &&
+		   sizeof(enum sampler_kfilter) == sizeof(int),
+	       "the session's enums are int-sized");
 
 static const struct opt_choice common_events[] = {
     {"cpu", OFFCPU_EVENT_CPU}, {"offcpu", OFFCPU_EVENT_OFFCPU}, {"wall", OFFCPU_EVENT_WALL}, {0}};

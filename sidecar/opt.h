@@ -30,7 +30,7 @@ enum opt_kind {
 	OPT_UINT,     /* unsigned field, a whole number in [lo, hi] */
 	OPT_PID,      /* pid_t field, 1 to INT32_MAX */
 	OPT_DURATION, /* unsigned long long field, milliseconds: "30s", "500ms", in [lo, hi] ms */
-	OPT_ENUM,     /* int-sized enum field, one of choices */
+	OPT_ENUM,     /* int-sized enum field (assert it), one of choices */
 	OPT_CALL,     /* set() decides: anything the kinds above cannot say */
 };
 
