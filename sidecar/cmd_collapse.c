@@ -25,6 +25,8 @@ struct collapse_args {
 };
 
 #define CA(field) offsetof(struct collapse_args, field)
+/* the default in --max-stack-table's help */
+_Static_assert(BUDGET_STACK_TABLE_MIB_DEFAULT == 256, "say the new default in the help");
 
 /* -a, --all */
 static int collapse_set_all(void *args, const char *arg, struct fs_error *err)
@@ -84,9 +86,8 @@ static const struct opt collapse_opts_table[] = {
      .arg = "MIB",
      .more = "Past it, the samples of new stacks are counted in one line per process name, "
 	     "with a warning.",
-     .help = "memory for distinct stacks (default " OPT_XSTR(
-	 BUDGET_STACK_TABLE_MIB_DEFAULT) ", {lo} to {hi}); past it new stacks count as "
-					 "\"comm;" BUDGET_DROPPED_FRAME "\"",
+     .help = "memory for distinct stacks (default 256, {lo} to {hi}); past it new stacks "
+	     "count as \"comm;" BUDGET_DROPPED_FRAME "\"",
      .kind = OPT_UINT,
      .off = CA(cli.table_mib),
      .lo = BUDGET_STACK_TABLE_MIB_MIN,
