@@ -135,7 +135,7 @@ usage_error() {
 		/^\{$/ { inside = 1; start = FNR; name = prev }
 		/^\}$/ && inside { if (FNR - start > 80) print FILENAME ": " name " (" FNR - start " lines)"; inside = 0 }
 		{ prev = $0 }
-	' sidecar/cmd_*.c sidecar/cli.c sidecar/common.c sidecar/main.c sidecar/opt.c \
+	' sidecar/cmd_*.c sidecar/cli.c sidecar/common.c sidecar/main.c sidecar/opt.c sidecar/run_summary.c \
 		sidecar/*_cli.c sidecar/outfile.c sidecar/profiles.c)
 	[ -z "$long" ] || { echo "$long"; false; }
 }
