@@ -34,6 +34,19 @@ static void cli_vprint(const char *verb, const char *what, const char *fmt, va_l
 		textsafe(msg, safe, sizeof(safe), 0));
 }
 
+int cli_parse(const struct opt_verb *v, int argc, char **argv, void *args, int *first)
+{
+	struct fs_error err = {0};
+	int r = opt_parse(v, argc, argv, args, first, &err);
+	if (r == 1) {
+		opt_help(v, stdout);
+		return FS_EXIT_OK;
+	}
+	if (r < 0)
+		return cli_usage_error(v->name, "%s", err.msg);
+	return CLI_GO_ON;
+}
+
 int cli_fail(const char *verb, const struct fs_error *err)
 {
 	return cli_failf(verb, cli_exit_code(err->code), "%s", err->msg);

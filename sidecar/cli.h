@@ -1,16 +1,21 @@
 /* cli.h - the flamesidecar verbs. Each verb lives in its own file
- * (sidecar/<verb>.c) and defines
+ * (sidecar/cmd_<verb>.c) and defines
+ *     extern const struct opt_verb cmd_<verb>_opts;   its option table (opt.h)
  *     int cmd_<verb>(int argc, char **argv);
- * where argv[0] is the verb name; it parses its own options with
- * getopt_long, handles --help (usage with an EXAMPLES block, exit 0) and
- * returns one of the exit codes below. Only verbs print and exit, and they
- * print a failure one way: through cli_fail* / cli_usage_error below, which
- * write "flamesidecar VERB: what failed" on stderr and return the exit code.
+ * where argv[0] is the verb name; it parses its options with cli_parse
+ * (which handles --help: usage with an EXAMPLES block, exit 0) and returns
+ * one of the exit codes below. Only the verb layer prints: the cmd_*.c
+ * files and the helpers they share (common.c, cli.c), and a failure one
+ * way: through cli_fail* / cli_usage_error below, which write
+ * "flamesidecar VERB: what failed" on stderr and return the exit code.
+ * Errors about the container or its processes go through cli_exit_code
+ * (cli_fail), so that, for example, a process gone mid-window exits 3.
  */
 #ifndef FS_CLI_H
 #define FS_CLI_H
 
 #include "error.h"
+#include "opt.h"
 
 enum fs_exit {
 	FS_EXIT_OK = 0,
@@ -30,6 +35,16 @@ int cmd_collapse(int argc, char **argv);
 int cmd_render(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+
+extern const struct opt_verb cmd_run_opts, cmd_top_opts, cmd_map_opts, cmd_list_opts, cmd_gc_opts,
+    cmd_collapse_opts, cmd_render_opts, cmd_diff_opts, cmd_convert_opts;
+
+/* Parse a verb's command line by its table into args (opt_parse). Returns
+ * CLI_GO_ON with *first the index of its first operand; else the exit
+ * code, after printing: FS_EXIT_OK for --help (the usage on stdout),
+ * FS_EXIT_USAGE for a bad command line (the line naming the option). */
+#define CLI_GO_ON (-1)
+int cli_parse(const struct opt_verb *v, int argc, char **argv, void *args, int *first);
 
 /* The one errno -> exit code mapping (sign ignored), for errors about the
  * container or its processes: EPERM/EACCES -> FS_EXIT_PERM; ENOENT (not

@@ -1,7 +1,7 @@
 /* cmd_convert.c - `flamesidecar convert`: a folded profile (ours, or
  * stackcollapse-perf.pl's) -> pprof and/or speedscope (export/). */
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,87 +13,79 @@
 #include "export_cli.h"
 #include "export.h"
 
-static void convert_usage(FILE *out)
-{
-	fprintf(
-	    out,
-	    "Usage: flamesidecar convert [OPTIONS] [FILE]\n\n"
-	    "Turn folded stacks (\"frame;frame;frame count\" lines, as written by\n"
-	    "`flamesidecar run`, `flamesidecar collapse` or stackcollapse-perf.pl) into a\n"
-	    "pprof profile (go tool pprof, Pyroscope, Parca) and/or a speedscope file.\n"
-	    "FILE defaults to standard input. Frame kinds marked in the names (_[k]\n"
-	    "kernel, _[j] JIT, _[1] C1, _[0] interpreted, _[i] inlined, [lib.so]) are\n"
-	    "kept the way each format can (see docs/export.md).\n\n"
-	    "Options:\n"
-	    "      --pprof FILE        write a gzip-compressed pprof profile (- for stdout)\n"
-	    "      --speedscope FILE   write a speedscope JSON file (- for stdout)\n"
-	    "  -F, --frequency HZ      the sampling frequency the counts were taken at,\n"
-	    "                          for pprof's cpu time per sample (default 99)\n"
-	    "      --title TEXT        the profile's name (speedscope)\n"
-	    "      --process-root      the first frame of each stack is the process name\n"
-	    "                          (stackcollapse-perf.pl's default output and ours):\n"
-	    "                          a \"process\" label, one speedscope profile each\n"
-	    "  -h, --help              this text\n\n"
-	    "Examples:\n"
-	    "  flamesidecar convert --pprof cpu.pb.gz cpu.folded && go tool pprof -top cpu.pb.gz\n"
-	    "  perf script | stackcollapse-perf.pl | flamesidecar convert --process-root \\\n"
-	    "      --speedscope cpu.speedscope.json\n"
-	    "  flamesidecar convert -F 499 --pprof old.pb.gz --speedscope old.json old.folded\n\n"
-	    "Exit codes: 0 ok, 1 failed (unreadable input, no stacks), 2 usage.\n");
-}
-
-enum {
-	CONVERT_OPT_PPROF = 0x300,
-	CONVERT_OPT_SPEEDSCOPE,
-	CONVERT_OPT_TITLE,
-	CONVERT_OPT_PROCESS_ROOT,
-};
-
 struct convert_args {
 	const char *pprof, *speedscope, *title, *input;
 	unsigned frequency;
 	int process_root;
-	int help; /* --help: print the usage, nothing else */
 };
 
-static int convert_parse(int argc, char **argv, struct convert_args *a)
+#define CVA(field) offsetof(struct convert_args, field)
+
+static const struct opt convert_opts_table[] = {
+    {.name = "pprof",
+     .arg = "FILE",
+     .help = "write a gzip-compressed pprof profile (- for stdout)",
+     .kind = OPT_STRING,
+     .off = CVA(pprof)},
+    {.name = "speedscope",
+     .arg = "FILE",
+     .help = "write a speedscope JSON file (- for stdout)",
+     .kind = OPT_STRING,
+     .off = CVA(speedscope)},
+    {.name = "frequency",
+     .key = 'F',
+     .arg = "HZ",
+     .help = "the sampling frequency the counts were taken at, for pprof's cpu time per "
+	     "sample (default 99, {lo} to {hi})",
+     .kind = OPT_UINT,
+     .off = CVA(frequency),
+     .lo = 1,
+     .hi = 1000000000},
+    {.name = "title",
+     .arg = "TEXT",
+     .help = "the profile's name (speedscope)",
+     .kind = OPT_STRING,
+     .off = CVA(title)},
+    {.name = "process-root",
+     .help = "the first frame of each stack is the process name (stackcollapse-perf.pl's "
+	     "default output and ours): a \"process\" label, one speedscope profile each",
+     .kind = OPT_FLAG,
+     .off = CVA(process_root)},
+};
+static const struct opt_group convert_group = OPT_GROUP(NULL, convert_opts_table);
+static const struct opt_use convert_uses[] = {{&convert_group, 0}};
+
+static int convert_check(void *args, struct fs_error *err)
 {
-	static const struct option longopts[] = {
-	    {"pprof", required_argument, NULL, CONVERT_OPT_PPROF},
-	    {"speedscope", required_argument, NULL, CONVERT_OPT_SPEEDSCOPE},
-	    {"frequency", required_argument, NULL, 'F'},
-	    {"title", required_argument, NULL, CONVERT_OPT_TITLE},
-	    {"process-root", no_argument, NULL, CONVERT_OPT_PROCESS_ROOT},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "F:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case CONVERT_OPT_PPROF: a->pprof = optarg; break;
-		case CONVERT_OPT_SPEEDSCOPE: a->speedscope = optarg; break;
-		case CONVERT_OPT_TITLE: a->title = optarg; break;
-		case CONVERT_OPT_PROCESS_ROOT: a->process_root = 1; break;
-		case 'F':
-			if (common_parse_uint("convert", "--frequency", optarg, 1, 1000000000,
-					      &a->frequency) < 0)
-				return FS_EXIT_USAGE;
-			break;
-		case 'h': a->help = 1; return 0;
-		default: return cli_usage_error("convert", NULL);
-		}
-	}
-	if (argc - optind > 1)
-		return cli_usage_error("convert", "expected at most one input file");
+	const struct convert_args *a = args;
 	if (!a->pprof && !a->speedscope)
-		return cli_usage_error(
-		    "convert", "nothing to write: give --pprof FILE and/or --speedscope FILE");
+		return fs_error_set(err, 0,
+				    "nothing to write: give --pprof FILE and/or --speedscope FILE");
 	if (a->pprof && a->speedscope && !strcmp(a->pprof, "-") && !strcmp(a->speedscope, "-"))
-		return cli_usage_error("convert", "only one output can be standard output");
-	a->input = optind < argc ? argv[optind] : "-";
+		return fs_error_set(
+		    err, 0, "only one output can be standard output (--pprof, --speedscope)");
 	return 0;
 }
+
+const struct opt_verb cmd_convert_opts = {
+    .name = "convert",
+    .summary = "folded stacks -> pprof and speedscope profiles",
+    .synopsis = "[OPTIONS] [FILE]",
+    .intro = "Turn folded stacks (\"frame;frame;frame count\" lines, as written by\n"
+	     "`flamesidecar run`, `flamesidecar collapse` or stackcollapse-perf.pl) into a\n"
+	     "pprof profile (go tool pprof, Pyroscope, Parca) and/or a speedscope file.\n"
+	     "FILE defaults to standard input. Frame kinds marked in the names (_[k]\n"
+	     "kernel, _[j] JIT, _[1] C1, _[0] interpreted, _[i] inlined, [lib.so]) are\n"
+	     "kept the way each format can (see docs/export.md).\n",
+    .outro = "Examples:\n"
+	     "  flamesidecar convert --pprof cpu.pb.gz cpu.folded && go tool pprof -top cpu.pb.gz\n"
+	     "  perf script | stackcollapse-perf.pl | flamesidecar convert --process-root \\\n"
+	     "      --speedscope cpu.speedscope.json\n"
+	     "  flamesidecar convert -F 499 --pprof old.pb.gz --speedscope old.json old.folded\n\n"
+	     "Exit codes: 0 ok, 1 failed (unreadable input, no stacks), 2 usage.\n",
+    .uses = OPT_USES(convert_uses),
+    .check = convert_check,
+};
 
 /* Open the input (a file, or stdin unless it is a terminal). Prints what
  * failed and returns an exit code, or 0. */
@@ -114,13 +106,13 @@ static int convert_open(const char *input, FILE **in)
 int cmd_convert(int argc, char **argv)
 {
 	struct convert_args a = {0};
-	int rc = convert_parse(argc, argv, &a);
-	if (rc)
+	int first;
+	int rc = cli_parse(&cmd_convert_opts, argc, argv, &a, &first);
+	if (rc != CLI_GO_ON)
 		return rc;
-	if (a.help) {
-		convert_usage(stdout);
-		return FS_EXIT_OK;
-	}
+	if (argc - first > 1)
+		return cli_usage_error("convert", "expected at most one input file");
+	a.input = first < argc ? argv[first] : "-";
 	FILE *in = NULL;
 	if ((rc = convert_open(a.input, &in)))
 		return rc;

@@ -5,6 +5,7 @@
  * change. Stacks only in A have no width in B and so are not drawn. */
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,33 +18,58 @@
 #include "render.h"
 #include "render_cli.h"
 
-static void diff_usage(FILE *out)
-{
-	fprintf(
-	    out,
-	    "Usage: flamesidecar diff [OPTIONS] A.folded B.folded\n\n"
-	    "Compare two folded profiles (before A, after B) in a differential flame\n"
-	    "graph: widths from B, red where a function's own samples grew from A to B,\n"
-	    "blue where they shrank, white-grey where unchanged; the stronger the colour\n"
-	    "the larger the change. Tooltips give the change in percent of all samples.\n\n"
-	    "Options:\n"
-	    "  -o, --output FILE  write to FILE (default: standard output)\n"
-	    "  -n, --normalize    scale A's counts so its total equals B's (compare\n"
-	    "                     profiles of different length or sample rate)\n"
-	    "  --negate           draw widths from A instead (what went away); red still\n"
-	    "                     means more in B (= difffolded.pl B A | flamegraph.pl --negate)\n"
-	    "  --folded           print \"stack countA countB\" lines instead of an SVG\n"
-	    "                     (difffolded.pl output; A normalised with -n)\n"
-	    "%s"
-	    "  -h, --help         this text\n\n"
-	    "Examples:\n"
-	    "  flamesidecar diff before.folded after.folded > diff.svg\n"
-	    "  flamesidecar diff -n --title 'v2 vs v1' v1.folded v2.folded -o diff.svg\n"
-	    "  flamesidecar diff --negate before.folded after.folded > gone.svg\n"
-	    "  flamesidecar diff --folded a.folded b.folded | flamesidecar render > diff.svg\n\n"
-	    "Exit codes: 0 ok, 1 failed (unreadable input, no stacks), 2 usage.\n",
-	    render_opts_help);
-}
+struct diff_args {
+	struct render_opts o;
+	const char *output;
+	int normalize, folded;
+};
+
+#define DA(field) offsetof(struct diff_args, field)
+
+static const struct opt diff_opts_table[] = {
+    {.name = "output",
+     .key = 'o',
+     .arg = "FILE",
+     .help = "write to FILE (default: standard output)",
+     .kind = OPT_STRING,
+     .off = DA(output)},
+    {.name = "normalize",
+     .key = 'n',
+     .help = "scale A's counts so its total equals B's (compare profiles of different length "
+	     "or sample rate)",
+     .kind = OPT_FLAG,
+     .off = DA(normalize)},
+    {.name = "normalise", .help = "", .kind = OPT_FLAG, .off = DA(normalize), .flags = OPT_HIDDEN},
+    {.name = "negate",
+     .help = "draw widths from A instead (what went away); red still means more in B (= "
+	     "difffolded.pl B A | flamegraph.pl --negate)",
+     .kind = OPT_BOOL,
+     .off = DA(o.negate)},
+    {.name = "folded",
+     .help = "print \"stack countA countB\" lines instead of an SVG (difffolded.pl output; A "
+	     "normalised with -n)",
+     .kind = OPT_FLAG,
+     .off = DA(folded)},
+};
+static const struct opt_group diff_group = OPT_GROUP(NULL, diff_opts_table);
+static const struct opt_use diff_uses[] = {{&diff_group, 0}, {&render_cli_group, DA(o)}};
+
+const struct opt_verb cmd_diff_opts = {
+    .name = "diff",
+    .summary = "two folded profiles -> differential flame graph",
+    .synopsis = "[OPTIONS] A.folded B.folded",
+    .intro = "Compare two folded profiles (before A, after B) in a differential flame\n"
+	     "graph: widths from B, red where a function's own samples grew from A to B,\n"
+	     "blue where they shrank, white-grey where unchanged; the stronger the colour\n"
+	     "the larger the change. Tooltips give the change in percent of all samples.\n",
+    .outro = "Examples:\n"
+	     "  flamesidecar diff before.folded after.folded > diff.svg\n"
+	     "  flamesidecar diff -n --title 'v2 vs v1' v1.folded v2.folded -o diff.svg\n"
+	     "  flamesidecar diff --negate before.folded after.folded > gone.svg\n"
+	     "  flamesidecar diff --folded a.folded b.folded | flamesidecar render > diff.svg\n\n"
+	     "Exit codes: 0 ok, 1 failed (unreadable input, no stacks), 2 usage.\n",
+    .uses = OPT_USES(diff_uses),
+};
 
 /* Read one profile into tree; *bad and *lines get its malformed and
  * total line counts. */
@@ -80,46 +106,10 @@ static int diff_print_stack(void *ctx, const char *stack, size_t len, uint64_t a
 	return ferror(d->out) ? -EIO : 0;
 }
 
-int cmd_diff(int argc, char **argv)
+/* Load A, then B, into a new differential tree. An exit code. */
+static int diff_load_both(const char *path_a, const char *path_b, struct flame **out)
 {
-	static const struct option longopts[] = {
-	    {"output", required_argument, NULL, 'o'},
-	    {"normalize", no_argument, NULL, 'n'},
-	    {"normalise", no_argument, NULL, 'n'},
-	    {"negate", no_argument, NULL, 'N'},
-	    {"folded", no_argument, NULL, 'F'},
-	    {"help", no_argument, NULL, 'h'},
-	    RENDER_LONG_OPTIONS,
-	    {NULL, 0, NULL, 0},
-	};
-	struct render_opts o;
 	struct fs_error err = {0};
-	const char *output = NULL;
-	bool normalize = false, folded = false;
-	int opt, r;
-	render_opts_init(&o);
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "o:nh", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'o': output = optarg; break;
-		case 'n': normalize = true; break;
-		case 'N': o.negate = true; break;
-		case 'F': folded = true; break;
-		case 'h': diff_usage(stdout); return FS_EXIT_OK;
-		default:
-			r = render_opts_option(&o, opt, optarg, &err);
-			if (r > 0)
-				break;
-			return cli_usage_error("diff", r < 0 ? "%s" : NULL, err.msg);
-		}
-	}
-	if (argc - optind != 2)
-		return cli_usage_error(
-		    "diff", "expected two folded files (before and after), got %d", argc - optind);
-	const char *path_a = argv[optind], *path_b = argv[optind + 1];
-	if (!strcmp(path_a, "-") && !strcmp(path_b, "-"))
-		return cli_usage_error("diff", "only one of A and B can be standard input ('-')");
-
 	struct flame *tree = flame_new();
 	if (!tree)
 		return cli_failf("diff", FS_EXIT_FAIL, "out of memory");
@@ -139,6 +129,31 @@ int cmd_diff(int argc, char **argv)
 			    "%s: skipped %llu of %llu lines that are not \"frame;frame count\"",
 			    i ? path_b : path_a, (unsigned long long)bad[i],
 			    (unsigned long long)lines[i]);
+	*out = tree;
+	return FS_EXIT_OK;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	struct diff_args a = {0};
+	struct fs_error err = {0};
+	int first, r;
+	render_opts_init(&a.o);
+	int rc = cli_parse(&cmd_diff_opts, argc, argv, &a, &first);
+	if (rc != CLI_GO_ON)
+		return rc;
+	if (argc - first != 2)
+		return cli_usage_error(
+		    "diff", "expected two folded files (before and after), got %d", argc - first);
+	const char *path_a = argv[first], *path_b = argv[first + 1];
+	if (!strcmp(path_a, "-") && !strcmp(path_b, "-"))
+		return cli_usage_error("diff", "only one of A and B can be standard input ('-')");
+	struct flame *tree = NULL;
+	if ((rc = diff_load_both(path_a, path_b, &tree)))
+		return rc;
+	struct render_opts o = a.o;
+	const char *output = a.output;
+	bool normalize = a.normalize, folded = a.folded;
 	uint64_t total_a = flame_node_total_a(tree, FLAME_ROOT);
 	uint64_t total_b = flame_node_total(tree, FLAME_ROOT);
 	if (normalize && total_a && total_b)

@@ -1,5 +1,4 @@
 /* gc.c - `flamesidecar gc`: remove entries whose process is gone. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -12,27 +11,31 @@
 #include "profquota.h"
 #include "registry.h"
 
-static void gc_usage(FILE *out)
-{
-	fprintf(out,
-		"Usage: flamesidecar gc [--dry-run]\n\n"
-		"Remove registry entries whose process is gone or whose pid now belongs to\n"
-		"another process (start time differs). Every verb that reads the registry\n"
-		"(list, and the lookups of run, top, map...) already removes the entries it\n"
-		"meets that are proven stale, and the optional poststop hook removes them at\n"
-		"once; gc sweeps them all explicitly. It also brings the name index\n"
-		"(names/ beside the entries, which lookups by name and --pod read) in line\n"
-		"with the entries: built when missing, stale names dropped, missing ones added.\n"
-		"Triggered profiles (profile_dir) past profile_retention_seconds go, and\n"
-		"the oldest beyond the count and size quotas of the config (per container\n"
-		"name or pod, and in total), as the hook does before each new one.\n\n"
-		"Options:\n"
-		"  -n, --dry-run  print what would be removed\n"
-		"  -h, --help     this text\n\n"
-		"Examples:\n"
-		"  flamesidecar gc\n"
-		"  flamesidecar gc --dry-run\n");
-}
+static const struct opt gc_opts[] = {
+    {.name = "dry-run", .key = 'n', .help = "print what would be removed", .kind = OPT_FLAG},
+};
+static const struct opt_group gc_group = OPT_GROUP(NULL, gc_opts);
+static const struct opt_use gc_uses[] = {{&gc_group, 0}};
+
+const struct opt_verb cmd_gc_opts = {
+    .name = "gc",
+    .summary = "remove registry entries whose process is gone",
+    .synopsis = "[--dry-run]",
+    .intro = "Remove registry entries whose process is gone or whose pid now belongs to\n"
+	     "another process (start time differs). Every verb that reads the registry\n"
+	     "(list, and the lookups of run, top, map...) already removes the entries it\n"
+	     "meets that are proven stale, and the optional poststop hook removes them at\n"
+	     "once; gc sweeps them all explicitly. It also brings the name index\n"
+	     "(names/ beside the entries, which lookups by name and --pod read) in line\n"
+	     "with the entries: built when missing, stale names dropped, missing ones added.\n"
+	     "Triggered profiles (profile_dir) past profile_retention_seconds go, and\n"
+	     "the oldest beyond the count and size quotas of the config (per container\n"
+	     "name or pod, and in total), as the hook does before each new one.\n",
+    .outro = "Examples:\n"
+	     "  flamesidecar gc\n"
+	     "  flamesidecar gc --dry-run\n",
+    .uses = OPT_USES(gc_uses),
+};
 
 /* Retention and quotas of the triggered profiles, as a sweep. */
 static void gc_profiles(const struct fs_config *cfg, int dry)
@@ -43,7 +46,8 @@ static void gc_profiles(const struct fs_config *cfg, int dry)
 	struct profquota_limits lim;
 	profquota_limits_from_config(cfg, &lim);
 	if (profquota_scan(cfg, &items, &n) < 0) {
-		fprintf(stderr, "flamesidecar gc: cannot read %s\n", cfg->profile_dir);
+		cli_warn("gc", "cannot read %s: its triggered profiles are not swept",
+			 cfg->profile_dir);
 		return;
 	}
 	profquota_plan(items, n, NULL, &lim, (int64_t)time(NULL));
@@ -87,23 +91,13 @@ static void gc_deadmarks(const struct fs_config *cfg, const struct registry_entr
 
 int cmd_gc(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"dry-run", no_argument, NULL, 'n'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	int dry = 0, c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "nh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'n': dry = 1; break;
-		case 'h': gc_usage(stdout); return FS_EXIT_OK;
-		default: gc_usage(stderr); return FS_EXIT_USAGE;
-		}
-	}
+	int dry = 0, first;
+	int rc = cli_parse(&cmd_gc_opts, argc, argv, &dry, &first);
+	if (rc != CLI_GO_ON)
+		return rc;
 	struct fs_config cfg;
 	char regdir[PATH_MAX];
-	int rc = common_load_config("gc", &cfg, regdir, sizeof(regdir));
+	rc = common_load_config("gc", &cfg, regdir, sizeof(regdir));
 	if (rc)
 		return rc;
 	struct fs_error err;

@@ -1,6 +1,6 @@
 /* list.c - `flamesidecar list`: the registered containers. */
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,65 +210,88 @@ static void list_table(const struct registry_entry *all, size_t n, time_t now)
 	}
 }
 
-static void list_usage(FILE *out)
+struct list_args {
+	int json, only_profiles, only_unreg;
+};
+
+static const struct opt list_opts_table[] = {
+    {.name = "json",
+     .help = "one JSON object per container (or profile), in an array; full ids, and engine, "
+	     "name, pod, namespace, container, and name_source: \"annotation\" (a claim: "
+	     "whoever can annotate a container can set it) or \"engine state\" (Docker, "
+	     "Podman)",
+     .more = "A profile names its svg, folded and pprof files (null when absent); a "
+	     "container's name_source is null when it has no name.",
+     .kind = OPT_FLAG,
+     .off = offsetof(struct list_args, json)},
+    {.name = "profiles",
+     .help = "only the triggered profiles",
+     .kind = OPT_FLAG,
+     .off = offsetof(struct list_args, only_profiles)},
+    {.name = "unregistered",
+     .help = "only the opted-in containers the hook's deadline left unregistered (still "
+	     "running, no entry)",
+     .kind = OPT_FLAG,
+     .off = offsetof(struct list_args, only_unreg)},
+};
+static const struct opt_group list_group = OPT_GROUP(NULL, list_opts_table);
+static const struct opt_use list_uses[] = {{&list_group, 0}};
+
+static int list_check(void *args, struct fs_error *err)
 {
-	fprintf(out,
-		"Usage: flamesidecar list [--json] [--profiles | --unregistered]\n\n"
-		"List the containers the hook registered: id (engines' 64-digit ids as the\n"
-		"shortest unambiguous prefix of at least 12), the name the engine gave\n"
-		"(Docker/Podman name, or NAMESPACE/POD/CONTAINER for Kubernetes), host pid,\n"
-		"pid inside the container, uid, age, and whether it is alive (\"stale\"\n"
-		"entries are left by runtimes killed before poststop; `flamesidecar gc`\n"
-		"removes them); then the annotation-triggered profiles, in progress and\n"
-		"finished, with their files; then the opted-in containers that run\n"
-		"unregistered because the hook ran out of time (\"not registered: deadline\").\n\n"
-		"Options:\n"
-		"  --json      one JSON object per container (or profile), in an array;\n"
-		"              full ids, and engine, name, pod, namespace, container, and\n"
-		"              name_source: \"annotation\" (a claim: whoever can annotate a\n"
-		"              container can set it) or \"engine state\" (Docker, Podman)\n"
-		"  --profiles  only the triggered profiles\n"
-		"  --unregistered\n"
-		"              only the opted-in containers the hook's deadline left\n"
-		"              unregistered (still running, no entry)\n"
-		"  -h, --help  this text\n\n"
-		"Examples:\n"
-		"  flamesidecar list\n"
-		"  flamesidecar list --json | jq -r '.[] | select(.state == \"alive\") | .id'\n"
-		"  flamesidecar list --profiles --json | jq -r '.[] | select(.state == \"done\") | "
-		".svg'\n");
+	const struct list_args *a = args;
+	if (a->only_profiles && a->only_unreg)
+		return fs_error_set(err, 0, "--profiles and --unregistered: give one of them");
+	return 0;
 }
+
+const struct opt_verb cmd_list_opts = {
+    .name = "list",
+    .summary = "list registered containers (and profiles)",
+    .synopsis = "[--json] [--profiles | --unregistered]",
+    .intro = "List the containers the hook registered: id (engines' 64-digit ids as the\n"
+	     "shortest unambiguous prefix of at least 12), the name the engine gave\n"
+	     "(Docker/Podman name, or NAMESPACE/POD/CONTAINER for Kubernetes), host pid,\n"
+	     "pid inside the container, uid, age, and whether it is alive (\"stale\"\n"
+	     "entries are left by runtimes killed before poststop; `flamesidecar gc`\n"
+	     "removes them); then the annotation-triggered profiles, in progress and\n"
+	     "finished, with their files; then the opted-in containers that run\n"
+	     "unregistered because the hook ran out of time (\"not registered: deadline\").\n",
+    .outro = "Examples:\n"
+	     "  flamesidecar list\n"
+	     "  flamesidecar list --json | jq -r '.[] | select(.state == \"alive\") | .id'\n"
+	     "  flamesidecar list --profiles --json | jq -r '.[] | select(.state == \"done\") | "
+	     ".svg'\n",
+    .uses = OPT_USES(list_uses),
+    .check = list_check,
+};
+
+/* The registered containers, as a table or JSON. */
+static int list_registered(const struct fs_config *cfg, const char *regdir, int json,
+			   int only_unreg);
 
 int cmd_list(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"json", no_argument, NULL, 'j'},
-	    {"profiles", no_argument, NULL, 'p'},
-	    {"unregistered", no_argument, NULL, 'u'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	int json = 0, only_profiles = 0, only_unreg = 0, c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': json = 1; break;
-		case 'p': only_profiles = 1; break;
-		case 'u': only_unreg = 1; break;
-		case 'h': list_usage(stdout); return FS_EXIT_OK;
-		default: list_usage(stderr); return FS_EXIT_USAGE;
-		}
-	}
-	if (optind < argc) {
-		return cli_usage_error("list", "unexpected argument '%s'", argv[optind]);
-	}
+	struct list_args a = {0};
+	int first;
+	int rc = cli_parse(&cmd_list_opts, argc, argv, &a, &first);
+	if (rc != CLI_GO_ON)
+		return rc;
+	if (first < argc)
+		return cli_usage_error("list", "unexpected argument '%s'", argv[first]);
 	struct fs_config cfg;
 	char regdir[PATH_MAX];
-	int rc = common_load_config("list", &cfg, regdir, sizeof(regdir));
+	rc = common_load_config("list", &cfg, regdir, sizeof(regdir));
 	if (rc)
 		return rc;
-	if (only_profiles)
-		return list_profiles(&cfg, json);
+	if (a.only_profiles)
+		return list_profiles(&cfg, a.json);
+	return list_registered(&cfg, regdir, a.json, a.only_unreg);
+}
+
+static int list_registered(const struct fs_config *cfg, const char *regdir, int json,
+			   int only_unreg)
+{
 	struct fs_error err;
 	cleanup_free struct registry_entry *all = NULL;
 	size_t n;
@@ -279,7 +302,7 @@ int cmd_list(int argc, char **argv)
 	registry_sweep(regdir, all, &n);
 	time_t now = time(NULL);
 	cleanup_free struct deadmark_info *dead = NULL;
-	size_t ndead = list_unregistered(&cfg, all, n, &dead);
+	size_t ndead = list_unregistered(cfg, all, n, &dead);
 	if (only_unreg) {
 		list_unregistered_print(dead, ndead, now, json);
 		return FS_EXIT_OK;
@@ -307,7 +330,7 @@ int cmd_list(int argc, char **argv)
 	list_table(all, n, now);
 	cleanup_free struct profile_info *profs = NULL;
 	size_t np = 0;
-	profiles_list(&cfg, &profs, &np);
+	profiles_list(cfg, &profs, &np);
 	if (np) {
 		printf("\n");
 		list_profiles_table(profs, np, now);

@@ -3,6 +3,7 @@
 #include "profile.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,13 +13,6 @@
 #include "cleanup.h"
 #include "cli.h"
 #include "offcpu.h"
-
-/* The --pod options main() took out of argv (common_take_target). */
-static struct registry_query common_target;
-/* --exact-process PID:START (common_take_target). */
-static pid_t common_exact_pid;
-static uint64_t common_exact_start;
-char common_pod_arg[] = "(--pod)";
 
 int common_load_config(const char *verb, struct fs_config *cfg, char *regdir, size_t len)
 {
@@ -30,102 +24,84 @@ int common_load_config(const char *verb, struct fs_config *cfg, char *regdir, si
 	return FS_EXIT_OK;
 }
 
-/* "--pod X", "--pod=X": 1 and *val when argv[*i] is opt, *i moved past
- * it; -1 when its value is missing. */
-static int common_target_opt(int argc, char **argv, int *i, const char *opt, const char **val)
+/* --exact-process PID:START */
+static int common_set_exact(void *group, const char *arg, struct fs_error *err)
 {
-	size_t l = strlen(opt);
-	if (strncmp(argv[*i], opt, l))
-		return 0;
-	if (argv[*i][l] == '=') {
-		*val = argv[*i] + l + 1;
-		(*i)++;
-		return 1;
-	}
-	if (argv[*i][l])
-		return 0;
-	if (*i + 1 >= argc)
-		return -1;
-	*val = argv[*i + 1];
-	*i += 2;
-	return 1;
+	struct registry_query *q = group;
+	char *end;
+	errno = 0;
+	unsigned long pid = strtoul(arg, &end, 10);
+	unsigned long long st = 0;
+	if (!errno && *end == ':' && end > arg && arg[0] != '-' && end[1] != '-')
+		st = strtoull(end + 1, &end, 10);
+	if (errno || *end || pid < 1 || pid > INT32_MAX || st == 0)
+		return fs_error_set(err, 0,
+				    "--exact-process takes PID:START (a pid and its start time in "
+				    "clock ticks), not '%s'",
+				    arg);
+	q->exact_pid = (pid_t)pid;
+	q->exact_start = st;
+	return 0;
 }
 
-int common_take_target(const char *verb, int *argc, char **argv)
+static const struct opt common_target_opts[] = {
+    {.name = "pod",
+     .arg = "NAME",
+     .help = "the container is in this Kubernetes pod (instead of CONTAINER)",
+     .kind = OPT_STRING,
+     .off = offsetof(struct registry_query, pod)},
+    {.name = "namespace",
+     .arg = "NS",
+     .help = "the pod's namespace (default: any, if the name is unique)",
+     .kind = OPT_STRING,
+     .off = offsetof(struct registry_query, pod_namespace),
+     .needs = "pod"},
+    {.name = "container",
+     .arg = "NAME",
+     .help = "the container of the pod, when it has several",
+     .kind = OPT_STRING,
+     .off = offsetof(struct registry_query, container),
+     .needs = "pod"},
+    {.name = "exact-process",
+     .arg = "PID:START",
+     .help = "CONTAINER is an exact id whose process must still be this pid with this "
+	     "start time (clock ticks): a triggered profile never profiles a restarted "
+	     "container",
+     .kind = OPT_CALL,
+     .set = common_set_exact},
+};
+const struct opt_group common_target_group = OPT_GROUP("Container options", common_target_opts);
+
+int common_target_operand(const char *verb, struct registry_query *q, int argc, char **argv,
+			  int first)
 {
-	static const char *const opts[] = {"--pod", "--namespace", "--container",
-					   "--exact-process"};
-	const char *exact = NULL;
-	const char **vals[] = {&common_target.pod, &common_target.pod_namespace,
-			       &common_target.container, &exact};
-	int out = 1, i = 1;
-	while (i < *argc) {
-		if (!strcmp(argv[i], "--"))
-			break;
-		int taken = 0;
-		for (size_t k = 0; k < FS_ARRAY_SIZE(opts) && !taken; k++) {
-			taken = common_target_opt(*argc, argv, &i, opts[k], vals[k]);
-			if (taken < 0) {
-				fprintf(stderr, "flamesidecar %s: %s needs a value\n", verb,
-					opts[k]);
-				return FS_EXIT_USAGE;
-			}
-		}
-		if (!taken)
-			argv[out++] = argv[i++];
-	}
-	while (i < *argc)
-		argv[out++] = argv[i++];
-	if (!common_target.pod && (common_target.pod_namespace || common_target.container)) {
-		fprintf(stderr, "flamesidecar %s: --namespace and --container need --pod NAME\n",
-			verb);
-		return FS_EXIT_USAGE;
-	}
-	if (exact) {
-		char *end;
-		errno = 0;
-		unsigned long pid = strtoul(exact, &end, 10);
-		unsigned long long st = 0;
-		if (!errno && *end == ':' && end > exact && exact[0] != '-' && end[1] != '-')
-			st = strtoull(end + 1, &end, 10);
-		if (errno || *end || pid < 1 || pid > INT32_MAX || st == 0) {
-			fprintf(stderr,
-				"flamesidecar %s: --exact-process takes PID:START (a pid and "
-				"its start time in clock ticks)\n",
-				verb);
-			return FS_EXIT_USAGE;
-		}
-		common_exact_pid = (pid_t)pid;
-		common_exact_start = st;
-	}
-	/* Each option took at least one slot, so there is room. */
-	if (common_target.pod)
-		argv[out++] = common_pod_arg;
-	argv[out] = NULL;
-	*argc = out;
-	return FS_EXIT_OK;
+	if (q->pod && first < argc)
+		return cli_usage_error(verb, "a container id and --pod: give one of them");
+	if (q->pod)
+		return 0;
+	if (argc - first != 1)
+		return cli_usage_error(
+		    verb, "expected one container id or unique prefix (see `flamesidecar list`)");
+	q->ref = argv[first];
+	return 0;
 }
 
-int common_find_container(const char *verb, const char *regdir, const char *id,
+int common_find_container(const char *verb, const char *regdir, const struct registry_query *q,
 			  struct registry_entry *e)
 {
 	struct fs_error err;
-	struct registry_query q = {
-	    .ref = id, .exact_pid = common_exact_pid, .exact_start = common_exact_start};
-	if (id == common_pod_arg)
-		q = common_target;
-	int r = registry_find_query(regdir, &q, e, &err);
+	int r = registry_find_query(regdir, q, e, &err);
 	if (r == 0)
 		return FS_EXIT_OK;
-	if (r == -EINVAL && id == common_pod_arg) /* a bad --pod name is a usage error */
+	if (r == -EINVAL && q->pod) /* a bad --pod name is a usage error */
 		return cli_usage_error(verb, "%s", err.msg);
 	if (r == -EINVAL) /* a malformed id is simply not registered */
 		err.code = ENOENT;
 	return cli_fail(verb, &err);
 }
 
-int common_open_container(const char *verb, const char *why, const char *id, struct fs_config *cfg,
-			  struct registry_entry *e)
+int common_open_container(const char *verb, const char *why, const struct registry_query *q,
+			  struct fs_config *cfg, struct registry_entry *e)
 {
 	char regdir[PATH_MAX];
 	if (geteuid() != 0)
@@ -133,52 +109,94 @@ int common_open_container(const char *verb, const char *why, const char *id, str
 	int rc = common_load_config(verb, cfg, regdir, sizeof(regdir));
 	if (rc)
 		return rc;
-	return common_find_container(verb, regdir, id, e);
+	return common_find_container(verb, regdir, q, e);
 }
 
-int common_parse_uint(const char *verb, const char *opt, const char *arg, unsigned long lo,
-		      unsigned long hi, unsigned *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(arg, &end, 10);
-	if (errno || end == arg || *end || arg[0] == '-' || v < lo || v > hi) {
-		cli_usage_error(verb, "%s takes a number from %lu to %lu, not '%s'", opt, lo, hi,
-				arg);
-		return -EINVAL;
-	}
-	*out = (unsigned)v;
-	return 0;
-}
+/* ---- the profile session options (run, top) ------------------------------ */
 
-int common_parse_map_mode(const char *verb, const char *opt, const char *arg, enum map_mode *mode)
-{
-	if (!strcmp(arg, "agent"))
-		*mode = MAP_MODE_AGENT;
-	else if (!strcmp(arg, "jcmd"))
-		*mode = MAP_MODE_JCMD;
-	else if (!strcmp(arg, "vmstructs"))
-		*mode = MAP_MODE_VMSTRUCTS;
-	else {
-		cli_usage_error(verb, "%s must be agent, jcmd or vmstructs, not '%s'", opt, arg);
-		return -EINVAL;
-	}
-	return 0;
-}
+#define CS(field) offsetof(struct common_session, field)
+/* OPT_ENUM stores an int */
+_Static_assert(sizeof(enum offcpu_event) == sizeof(int) && sizeof(enum map_mode) == sizeof(int) &&
+		   sizeof(enum sampler_kfilter) == sizeof(int),
+	       "the session's enums are int-sized");
 
-int common_parse_kernel_filter(const char *verb, const char *arg, enum sampler_kfilter *out)
+static const struct opt_choice common_events[] = {
+    {"cpu", OFFCPU_EVENT_CPU}, {"offcpu", OFFCPU_EVENT_OFFCPU}, {"wall", OFFCPU_EVENT_WALL}, {0}};
+static const struct opt_choice common_map_modes[] = {
+    {"agent", MAP_MODE_AGENT}, {"jcmd", MAP_MODE_JCMD}, {"vmstructs", MAP_MODE_VMSTRUCTS}, {0}};
+static const struct opt_choice common_kfilters[] = {
+    {"auto", SAMPLER_KFILTER_AUTO}, {"on", SAMPLER_KFILTER_ON}, {"off", SAMPLER_KFILTER_OFF}, {0}};
+
+static const struct opt common_session_opts[] = {
+    {.name = "frequency",
+     .key = 'F',
+     .arg = "HZ",
+     .help = "samples per second per CPU (default 99, max " OPT_XSTR(
+	 SAMPLER_MAX_FREQUENCY) "); "
+				"with --event offcpu|wall, thread-state reads per second",
+     .more = "At most kernel.perf_event_max_sample_rate, too.",
+     .kind = OPT_UINT,
+     .off = CS(prof.frequency),
+     .lo = 1,
+     .hi = SAMPLER_MAX_FREQUENCY},
+    {.name = "pid",
+     .key = 'p',
+     .arg = "PID",
+     .help = "only this process of the container (host pid)",
+     .more = "Every thread of it, also threads started later. A pid that is not in the "
+	     "container's pid namespace is refused with exit status 3.",
+     .kind = OPT_PID,
+     .off = CS(prof.pid)},
+    {.name = "event",
+     .arg = "EVENT",
+     .help = "cpu (default: CPU samples), offcpu (the time threads are blocked, under the "
+	     "stack they block at, kernel frames and the thread state as the leaf) or wall "
+	     "(offcpu plus on-CPU and runnable time: each thread's total is the window); "
+	     "counts are then microseconds of thread time",
+     .more = "With offcpu and wall, -F is the rate at which thread states are read from "
+	     "/proc (docs/run.md).",
+     .kind = OPT_ENUM,
+     .off = CS(event),
+     .choices = common_events},
+    {.name = "no-map",
+     .help = "do not attach to JVMs (Java frames stay [unknown])",
+     .kind = OPT_FLAG,
+     .off = CS(prof.no_map)},
+    {.name = "map-mode",
+     .arg = "MODE",
+     .help = "agent (default when the bundle is mounted), jcmd, or vmstructs (read the code "
+	     "cache from the host, no attach; the fallback when attach is impossible or fails)",
+     .kind = OPT_ENUM,
+     .off = CS(prof.map.mode),
+     .choices = common_map_modes},
+    {.name = "user-only", .help = "no kernel frames", .kind = OPT_FLAG, .off = CS(prof.user_only)},
+    {.name = "kernel-filter",
+     .arg = "MODE",
+     .help = "how samples are kept to the container (or --pid): auto (default: a tiny BPF "
+	     "program on system-wide events drops other tasks' samples in the kernel; where "
+	     "it cannot load, per-cgroup events, or the pid checked here, and the summary "
+	     "says why), on (the BPF filter or fail), off (per-cgroup events, whose cost the "
+	     "kernel pays at every context switch into or out of the container; with --pid, "
+	     "every host sample read and checked here)",
+     .more = "The BPF program (BPF_PROG_TYPE_PERF_EVENT, loaded with bpf(2)) drops every "
+	     "sample of a task outside the container's cgroup v2 directory and its "
+	     "sub-cgroups (or of another process than --pid), so nothing is paid at context "
+	     "switches. It cannot load without cgroup v2, without CONFIG_BPF_SYSCALL, without "
+	     "root or CAP_BPF with CAP_PERFMON, or in a cgroup namespace. The summary's "
+	     "container line (top: the header) says which one ran: scope \"cgroup (kernel "
+	     "filter)\" or \"cgroup (cgroup events)\"; see docs/perf-run.md for the costs.",
+     .kind = OPT_ENUM,
+     .off = CS(prof.kernel_filter),
+     .choices = common_kfilters},
+};
+const struct opt_group common_session_group =
+    OPT_GROUP("Profile session options", common_session_opts);
+
+void common_session_init(struct common_session *s)
 {
-	if (!strcmp(arg, "auto"))
-		*out = SAMPLER_KFILTER_AUTO;
-	else if (!strcmp(arg, "on"))
-		*out = SAMPLER_KFILTER_ON;
-	else if (!strcmp(arg, "off"))
-		*out = SAMPLER_KFILTER_OFF;
-	else {
-		cli_usage_error(verb, "--kernel-filter takes auto, on or off; not '%s'", arg);
-		return -EINVAL;
-	}
-	return 0;
+	s->prof.map.mode = MAP_MODE_AUTO;
+	s->prof.map.fallback = 1; /* JVMs that cannot be attached to: vmstructs */
+	s->prof.map.timeout_ms = MAP_DEFAULT_TIMEOUT_MS;
 }
 
 int common_id_width(const char *id)

@@ -1,29 +1,42 @@
 /* main.c - flamesidecar: dispatch to the verbs (one file per verb). */
 #include "cli.h"
-#include "common.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct verb {
-	const char *name;
 	int (*fn)(int, char **);
-	const char *summary;
-	int takes_container; /* accepts --pod NAME [--namespace NS] [--container NAME] */
+	const struct opt_verb *opts; /* its name, summary and options */
 };
 
 static const struct verb verbs[] = {
-    {"run", cmd_run, "profile a registered container and write a flame graph", 1},
-    {"top", cmd_top, "live view of the hottest frames in a container", 1},
-    {"map", cmd_map, "write /tmp/perf-<host pid>.map for the JVMs in a container", 1},
-    {"list", cmd_list, "list registered containers (and profiles)", 0},
-    {"gc", cmd_gc, "remove registry entries whose process is gone", 0},
-    {"collapse", cmd_collapse, "perf script text -> folded stacks (stackcollapse-perf.pl)", 0},
-    {"render", cmd_render, "folded stacks -> interactive SVG flame graph", 0},
-    {"diff", cmd_diff, "two folded profiles -> differential flame graph", 0},
-    {"convert", cmd_convert, "folded stacks -> pprof and speedscope profiles", 0},
+    {cmd_run, &cmd_run_opts},	    {cmd_top, &cmd_top_opts},	{cmd_map, &cmd_map_opts},
+    {cmd_list, &cmd_list_opts},	    {cmd_gc, &cmd_gc_opts},	{cmd_collapse, &cmd_collapse_opts},
+    {cmd_render, &cmd_render_opts}, {cmd_diff, &cmd_diff_opts}, {cmd_convert, &cmd_convert_opts},
 };
+
+static const struct verb *find_verb(const char *name)
+{
+	for (size_t v = 0; v < sizeof(verbs) / sizeof(verbs[0]); v++)
+		if (!strcmp(name, verbs[v].opts->name))
+			return &verbs[v];
+	return NULL;
+}
+
+/* --print-man-options VERB: the OPTIONS of the verb's section of
+ * docs/man/flamesidecar.1, from its table (tests/integration/cli.bats
+ * checks that the page holds exactly this). */
+static int print_man_options(const char *name)
+{
+	const struct verb *v = name ? find_verb(name) : NULL;
+	if (!v) {
+		fprintf(stderr, "flamesidecar: --print-man-options takes a verb\n");
+		return FS_EXIT_USAGE;
+	}
+	opt_man(v->opts, stdout);
+	return FS_EXIT_OK;
+}
 
 static void usage(FILE *out)
 {
@@ -32,7 +45,7 @@ static void usage(FILE *out)
 		"CPU flame graphs of JVMs and other processes in containers, from the host.\n\n"
 		"Verbs:\n");
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
-		fprintf(out, "  %-9s %s\n", verbs[i].name, verbs[i].summary);
+		fprintf(out, "  %-9s %s\n", verbs[i].opts->name, verbs[i].opts->summary);
 	fprintf(out, "\nGlobal options:\n"
 		     "  --config FILE  host configuration (default /etc/flamesidecar/config.json,\n"
 		     "                 or $FLAMESIDECAR_CONFIG)\n"
@@ -60,6 +73,8 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
 			return FS_EXIT_OK;
+		} else if (!strcmp(argv[i], "--print-man-options")) {
+			return print_man_options(i + 1 < argc ? argv[i + 1] : NULL);
 		} else if (!strcmp(argv[i], "--config") && i + 1 < argc) {
 			cli_config_path = argv[++i];
 		} else if (!strncmp(argv[i], "--config=", 9)) {
@@ -74,22 +89,9 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return FS_EXIT_USAGE;
 	}
-	for (size_t v = 0; v < sizeof(verbs) / sizeof(verbs[0]); v++) {
-		if (strcmp(argv[i], verbs[v].name))
-			continue;
-		if (!verbs[v].fn) {
-			fprintf(stderr, "flamesidecar: '%s' is not available in this build\n",
-				argv[i]);
-			return FS_EXIT_FAIL;
-		}
-		int vargc = argc - i;
-		if (verbs[v].takes_container) {
-			int rc = common_take_target(argv[i], &vargc, argv + i);
-			if (rc)
-				return rc;
-		}
-		return verbs[v].fn(vargc, argv + i);
-	}
+	const struct verb *v = find_verb(argv[i]);
+	if (v)
+		return v->fn(argc - i, argv + i);
 	fprintf(stderr, "flamesidecar: unknown verb '%s' (see flamesidecar --help)\n", argv[i]);
 	return FS_EXIT_USAGE;
 }
