@@ -209,7 +209,7 @@ has_args() { [ -n "$(args_file)" ]; }
 		rm -f "$FS_TMP/release" "$FS_TMP"/args.*
 	done
 	# the newline stayed inside its escaped log line
-	! grep -q '^FAKE LINE' "$FS_RUN/hook.log"
+	! grep -q '^FAKE LINE' "$FS_RUN/hook.log" || false
 	grep -q 'off\\x0aFAKE LINE' "$FS_RUN/hook.log"
 }
 
