@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *buf = grown ? grown : (const char *)data + 1;
 	if (grown)
 		len = ATTACH_REPLY_MAX;
-	uint64_t t0 = fuzz_bound_start();
+	struct fuzz_bound t0 = fuzz_bound_start();
 	struct attach_reply r;
 	struct fs_error err = {0};
 	if (attach_parse_reply(buf, len, &r, &err) < 0) {

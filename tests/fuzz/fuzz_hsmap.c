@@ -41,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		else
 			img.mem[off % HSI_SIZE] ^= data[i + 2];
 	}
-	uint64_t t0 = fuzz_bound_start();
+	struct fuzz_bound t0 = fuzz_bound_start();
 	struct hs_reader r = {.read = hsi_read, .ctx = &img};
 	struct hotspot *hs = NULL;
 	struct fs_error err = {0};

@@ -3,7 +3,8 @@
  * stat (proc_stat_parse_start), cgroup (cgroup_perf_dir_of), timens_offsets
  * (map_parse_clock_offset), cmdline and environ (the PreserveFramePointer
  * decision and the attach-disabling options), and maps (libjvm discovery,
- * libjvm_scan_maps). The process chooses its comm, its command line, its
+ * libjvm_scan_maps), and maps with mount tables (the unsafe ranges of
+ * procmem_guard_parse). The process chooses its comm, its command line, its
  * environment and the paths of its mappings; the kernel frames them.
  *
  * Byte 0: bits 0-2 pick the file, bit 7 stretches the rest of the input to
@@ -23,21 +24,35 @@
 #include "jvmflags.h"
 #include "map.h"
 #include "proc.h"
+#include "procmem_guard.h"
+
+/* procmem_guard_parse: the first half as maps, the rest as mountinfo. */
+static void pf_guard(const char *text, size_t len)
+{
+	static uint64_t r[64][2];
+	size_t half = len / 2;
+	size_t n = procmem_guard_parse(text, half, text + half, len - half, NULL, 0, r, 64);
+	if (n > 64)
+		abort();
+	for (size_t i = 0; i < n; i++)
+		if (r[i][0] >= r[i][1])
+			abort();
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Defined by sidecar/main.c, which fuzz targets are not linked with. */
 __attribute__((weak)) const char *cli_config_path;
 
-enum { PF_STATUS, PF_STAT, PF_CGROUP, PF_TIMENS, PF_CMDLINE, PF_MAPS, PF_COUNT };
+enum { PF_STATUS, PF_STAT, PF_CGROUP, PF_TIMENS, PF_CMDLINE, PF_MAPS, PF_GUARD, PF_COUNT };
 
 /* What the real reader of each file accepts at most. */
 static const size_t pf_cap[PF_COUNT] = {
-    [PF_STATUS] = 64 * 1024, [PF_STAT] = 4096,	      [PF_CGROUP] = 64 * 1024,
-    [PF_TIMENS] = 4096,	     [PF_CMDLINE] = 1u << 20, [PF_MAPS] = 1u << 20,
+    [PF_STATUS] = 64 * 1024, [PF_STAT] = 4096,	   [PF_CGROUP] = 64 * 1024, [PF_TIMENS] = 4096,
+    [PF_CMDLINE] = 1u << 20, [PF_MAPS] = 1u << 20, [PF_GUARD] = 1u << 20,
 };
-static const char *const pf_name[PF_COUNT] = {"status",		"stat",	   "cgroup",
-					      "timens_offsets", "cmdline", "maps"};
+static const char *const pf_name[PF_COUNT] = {"status",	 "stat", "cgroup",	  "timens_offsets",
+					      "cmdline", "maps", "maps+mountinfo"};
 
 static void pf_status(char *text)
 {
@@ -127,7 +142,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(text, data + 1, len);
 		text[len] = '\0';
 	}
-	uint64_t t0 = fuzz_bound_start();
+	struct fuzz_bound t0 = fuzz_bound_start();
 	switch (which) {
 	case PF_STATUS: pf_status(text); break;
 	case PF_STAT: pf_stat(text); break;

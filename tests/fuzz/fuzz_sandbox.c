@@ -67,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *out = NULL;
 	size_t len = 0;
 	struct fs_error err = {0};
-	uint64_t t0 = fuzz_bound_start();
+	struct fuzz_bound t0 = fuzz_bound_start();
 	int r = sandbox_parent_records(sv[0], &job, timeutil_now_ms() + 50, &out, &len, &err);
 	if (r == 0) {
 		if (!out || len > job.max_out || out[len] != '\0')
