@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "budget.h"
@@ -26,6 +29,10 @@ struct pg_entry {
 
 static struct pg_entry pg_table[PROCMEM_GUARD_PIDS];
 static unsigned long pg_refused;
+/* The kernel's internal tmpfs (memfd, shared anonymous memory, SysV shm):
+ * in no mount table, on an anonymous device, read by the kernel alone. */
+static int pg_shm_known;
+static uint64_t pg_shm_maj, pg_shm_min;
 static pthread_mutex_t pg_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* A number in base 10 or 16 at *p (before end); advances *p. 0 digits: -1. */
@@ -94,6 +101,8 @@ static int pg_dev_local(uint64_t maj, uint64_t min, const char *a, size_t alen, 
 			size_t blen)
 {
 	char type[64];
+	if (pg_shm_known && maj == pg_shm_maj && min == pg_shm_min)
+		return 1;
 	if ((a && pg_dev_type(a, alen, maj, min, type, sizeof(type))) ||
 	    (b && pg_dev_type(b, blen, maj, min, type, sizeof(type))))
 		return localfs_type_local(type);
@@ -204,6 +213,22 @@ static ssize_t pg_read(const char *path, size_t max, char **out)
 	return (ssize_t)got;
 }
 
+/* The device of the kernel's internal tmpfs, from a memfd of our own. */
+static void pg_shm_probe(void)
+{
+	if (pg_shm_known)
+		return;
+	struct stat sb;
+	int fd = memfd_create("flamesidecar-probe", MFD_CLOEXEC);
+	if (fd >= 0 && fstat(fd, &sb) == 0) {
+		pg_shm_maj = major(sb.st_dev);
+		pg_shm_min = minor(sb.st_dev);
+		pg_shm_known = 1;
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
 /* Build pid's ranges into e. */
 static void pg_build(struct pg_entry *e, pid_t pid)
 {
@@ -212,6 +237,7 @@ static void pg_build(struct pg_entry *e, pid_t pid)
 	e->pid = pid;
 	e->built_ms = timeutil_now_ms();
 	e->n = 0;
+	pg_shm_probe();
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	ssize_t ml = pg_read(path, BUDGET_MAPS_FILE_BYTES, &maps);
 	if (ml < 0) {

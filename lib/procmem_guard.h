@@ -9,7 +9,8 @@
  * daemon lives. procmem_read (procmem.h) therefore reads no byte of a
  * mapping whose file is not on a local file system (localfs.h: the type
  * of the mapping's device in the process's mount table, then ours; a
- * device in neither is local only when it is a block device).
+ * device in neither is local only when it is a block device or the
+ * kernel's internal tmpfs of memfds and shared anonymous memory).
  *
  * The unsafe ranges of a process are built from /proc/<pid>/maps (at most
  * BUDGET_MAPS_FILE_BYTES; past that, and past PROCMEM_GUARD_RANGES unsafe
@@ -40,7 +41,8 @@ unsigned long procmem_guard_refused(void);
 void procmem_guard_forget(pid_t pid);
 
 /* The unsafe ranges of maps text (len bytes) whose devices' types are
- * found in mountinfo text a (then b; either may be NULL): sorted start/end
+ * found in mountinfo text a (then b; either may be NULL; the internal
+ * tmpfs is known once a process was guarded): sorted start/end
  * pairs into r (at most max), their count. Exposed for tests and fuzzing:
  * linear in len. */
 size_t procmem_guard_parse(const char *maps, size_t len, const char *a, size_t alen, const char *b,

@@ -159,16 +159,25 @@ static void test_stalled(void)
 		void *m = f < 0 ? MAP_FAILED : mmap(NULL, FILE_SIZE, PROT_READ, MAP_PRIVATE, f, 0);
 		int l = open("/proc/self/exe", O_RDONLY);
 		void *lm = l < 0 ? MAP_FAILED : mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, l, 0);
-		uint64_t a[2] = {m == MAP_FAILED ? 0 : (uint64_t)(uintptr_t)m,
-				 lm == MAP_FAILED ? 0 : (uint64_t)(uintptr_t)lm};
+		/* memfd and shared anonymous memory: the kernel's own tmpfs */
+		int mf = memfd_create("fs-test", MFD_CLOEXEC);
+		void *mm = mf < 0 || ftruncate(mf, 4096) < 0
+			       ? MAP_FAILED
+			       : mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, mf, 0);
+		void *sa =
+		    mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		uint64_t a[4] = {m == MAP_FAILED ? 0 : (uint64_t)(uintptr_t)m,
+				 lm == MAP_FAILED ? 0 : (uint64_t)(uintptr_t)lm,
+				 mm == MAP_FAILED ? 0 : (uint64_t)(uintptr_t)mm,
+				 sa == MAP_FAILED ? 0 : (uint64_t)(uintptr_t)sa};
 		if (write(addr_pipe[1], a, sizeof(a)) < 0)
 			_exit(1);
 		pause();
 		_exit(0);
 	}
 	close(addr_pipe[1]);
-	uint64_t a[2] = {0, 0};
-	if (read(addr_pipe[0], a, sizeof(a)) != sizeof(a) || !a[0] || !a[1]) {
+	uint64_t a[4] = {0, 0, 0, 0};
+	if (read(addr_pipe[0], a, sizeof(a)) != sizeof(a) || !a[0] || !a[1] || !a[2] || !a[3]) {
 		tap_skip(5, "the target could not map the FUSE file");
 	} else {
 		pid_t stuck = 0;
@@ -182,8 +191,11 @@ static void test_stalled(void)
 		ok(poll(&p, 1, 0) == 0, "the daemon was asked nothing");
 		ok(read_in_child(target, (uint64_t)(uintptr_t)anon, sizeof(anon), 3000, &stuck) ==
 			   0 &&
-		       read_in_child(target, a[1], 64, 3000, &stuck) == 0,
-		   "its anonymous memory and a local file's mapping are read");
+		       read_in_child(target, a[1], 64, 3000, &stuck) == 0 &&
+		       read_in_child(target, a[2], 64, 3000, &stuck) == 0 &&
+		       read_in_child(target, a[3], 64, 3000, &stuck) == 0,
+		   "its anonymous memory, a local file's mapping, a memfd and shared "
+		   "anonymous memory are read");
 		/* the count lives in the children; ours must not have moved */
 		ok(procmem_guard_refused() == before, "the parent read nothing itself");
 		if (stuck)
