@@ -115,23 +115,25 @@ struct sampler_stats {
 	 * with the kernel filter out-of-scope samples never reach the ring and
 	 * are not counted anywhere */
 	uint64_t filtered;
-	uint64_t lost;		/* PERF_RECORD_LOST: records dropped by the kernel */
-	uint64_t throttled;	/* PERF_RECORD_THROTTLE events */
-	uint64_t truncated;	/* callchains at max_stack (maybe cut) */
-	uint64_t malformed;	/* records that did not parse */
-	uint64_t stack_copies;	/* samples with user registers and a stack copy */
-	uint64_t stack_bytes;	/* bytes of stack copied in all */
-	unsigned ring_pages;	/* data pages per CPU as opened */
-	unsigned stack_copy;	/* bytes asked per sample (0: off) */
-	uint64_t tasks;		/* fork/exit/comm records seen */
-	uint64_t tasks_dropped; /* of them, of tasks out of scope: not passed on */
-	unsigned cpus;		/* CPUs with an event */
-	int hardware;		/* 1: cycles, 0: cpu-clock */
-	const char *scope;	/* "cgroup", "pid_ns", "pid", "all" */
+	uint64_t lost;	       /* PERF_RECORD_LOST: records dropped by the kernel */
+	uint64_t throttled;    /* PERF_RECORD_THROTTLE events */
+	uint64_t truncated;    /* callchains at max_stack (maybe cut) */
+	uint64_t malformed;    /* records that did not parse */
+	uint64_t stack_copies; /* samples with user registers and a stack copy */
+	uint64_t stack_bytes;  /* bytes of stack copied in all */
+	unsigned ring_pages;   /* data pages per CPU as opened */
+	unsigned stack_copy;   /* bytes asked per sample (0: off) */
+	uint64_t tasks;	       /* fork/exit/comm records seen */
+	unsigned cpus;	       /* CPUs with an event */
+	int hardware;	       /* 1: cycles, 0: cpu-clock */
+	const char *scope;     /* "cgroup", "pid_ns", "pid", "all" */
 	/* how the scope is enforced: "kernel filter", "cgroup events",
 	 * "user-space filter" or "none" */
 	const char *events;
 	char filter_why[256]; /* AUTO without the kernel filter: why ("" else) */
+	/* Of the fork/exit/comm records, those of tasks out of scope (not
+	 * passed on: the kernel filter does not see side-band records). */
+	uint64_t tasks_dropped;
 };
 
 /* Open and enable the events. 0 or -errno: -EACCES/-EPERM with a message
