@@ -23,6 +23,7 @@
 struct pg_entry {
 	pid_t pid;
 	uint64_t built_ms;
+	uint64_t every_ms; /* rebuilt this often: PROCMEM_GUARD_MS, or 20x what a build took */
 	size_t n;
 	uint64_t r[PROCMEM_GUARD_RANGES][2];
 };
@@ -236,6 +237,7 @@ static void pg_build(struct pg_entry *e, pid_t pid)
 	cleanup_free char *maps = NULL, *mi = NULL, *self = NULL;
 	e->pid = pid;
 	e->built_ms = timeutil_now_ms();
+	e->every_ms = PROCMEM_GUARD_MS;
 	e->n = 0;
 	pg_shm_probe();
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
@@ -251,6 +253,10 @@ static void pg_build(struct pg_entry *e, pid_t pid)
 	e->n = procmem_guard_parse(maps, (size_t)ml, al >= 0 ? mi : NULL, al >= 0 ? (size_t)al : 0,
 				   bl >= 0 ? self : NULL, bl >= 0 ? (size_t)bl : 0, e->r,
 				   PROCMEM_GUARD_RANGES);
+	/* A process with a huge maps file does not get to spend our CPU on
+	 * it four times a second: at most 5 % of our time goes to it. */
+	uint64_t took = timeutil_now_ms() - e->built_ms;
+	e->every_ms = took * 20 > PROCMEM_GUARD_MS ? took * 20 : PROCMEM_GUARD_MS;
 }
 
 static struct pg_entry *pg_find(pid_t pid)
@@ -260,7 +266,7 @@ static struct pg_entry *pg_find(pid_t pid)
 	for (unsigned i = 0; i < PROCMEM_GUARD_PIDS; i++) {
 		struct pg_entry *e = &pg_table[i];
 		if (e->pid == pid) {
-			if (now - e->built_ms >= PROCMEM_GUARD_MS)
+			if (now - e->built_ms >= e->every_ms)
 				pg_build(e, pid);
 			return e;
 		}

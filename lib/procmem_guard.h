@@ -15,7 +15,9 @@
  * The unsafe ranges of a process are built from /proc/<pid>/maps (at most
  * BUDGET_MAPS_FILE_BYTES; past that, and past PROCMEM_GUARD_RANGES unsafe
  * ranges, everything above is unsafe) and rebuilt when older than
- * PROCMEM_GUARD_MS, for at most PROCMEM_GUARD_PIDS processes at a time.
+ * PROCMEM_GUARD_MS (or 20 times what the last build took, for a process
+ * with a huge maps file), for at most PROCMEM_GUARD_PIDS processes at a
+ * time.
  * A mapping made after a build is not known until the next one: a
  * process that maps a FUSE file and has it read within that window can
  * still stall the reader (docs/security.md). */
