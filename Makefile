@@ -197,6 +197,11 @@ $(BUILD)/tests/tools/%: $(BUILD)/obj/tests/tools/%.o $(BUILD)/libsidecar.a $(BUI
 	@mkdir -p $(dir $@)
 	$(CC) $(DYN_LDFLAGS) -o $@ $^ $(LIBS)
 
+# The FUSE server of the tests (tests/lib/fusetest.c), in what mounts one.
+FUSETEST_USERS := $(addprefix $(BUILD)/tests/,test_jailreap.t test_localfs.t \
+	test_procmemfuse.t tools/fusestall)
+$(FUSETEST_USERS): $(BUILD)/obj/tests/lib/fusetest.o
+
 # The JVMTI agent and anything else with its own rules.
 -include agent/agent.mk
 agent::

@@ -185,10 +185,22 @@ static int names_podman(const char *bundle, struct hook_state *st, struct fs_err
 int hook_names_from_engine_state(const char *bundle, const char *hostname_src,
 				 struct hook_state *st, struct fs_error *err)
 {
-	if (st->name[0] || st->pod[0])
-		return 0; /* the annotations said it */
+	/* Docker's own record first, annotations or not: anyone who can run
+	 * a container can annotate it (docker run --annotation
+	 * nerdctl/name=X), so a name there is a claim, and Docker's is its
+	 * own (one small file, found only under Docker's layout). */
+	char claimed[sizeof(st->name)], engine[sizeof(st->engine)];
+	memcpy(claimed, st->name, sizeof(claimed));
+	memcpy(engine, st->engine, sizeof(engine));
+	st->name[0] = '\0';
 	int r = names_docker(hostname_src, st, err);
-	if (r < 0 || st->name[0])
+	if (st->name[0])
+		return r;
+	memcpy(st->name, claimed, sizeof(st->name));
+	memcpy(st->engine, engine, sizeof(st->engine));
+	if (st->name[0] || st->pod[0])
+		return 0; /* the annotations said it (a claim: list says so) */
+	if (r < 0)
 		return r;
 	return names_podman(bundle, st, err);
 }

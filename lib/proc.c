@@ -32,6 +32,32 @@ int proc_read_file(const char *path, size_t max, char **out, size_t *len, struct
 	return 0;
 }
 
+int proc_stat_parse_start(const char *text, uint64_t *out)
+{
+	/* comm may contain spaces and ')': fields start after the last ')'.
+	 * Field 3 (state) is the first after it; start time is field 22. */
+	const char *p = strrchr(text, ')');
+	if (!p)
+		return -EINVAL;
+	p++;
+	for (int field = 3; field <= 22; field++) {
+		if (*p != ' ')
+			return -EINVAL;
+		p++;
+		if (field < 22 && !(p = strchr(p, ' ')))
+			return -EINVAL;
+	}
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(p, &end, 10);
+	if (errno || end == p)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
 int proc_start_time(pid_t pid, uint64_t *out, struct fs_error *err)
 {
 	char path[64];
@@ -42,23 +68,8 @@ int proc_start_time(pid_t pid, uint64_t *out, struct fs_error *err)
 	int r = proc_read_file(path, 4096, &buf, NULL, err);
 	if (r < 0)
 		return r == -ENOENT ? fs_error_set(err, ESRCH, "process %d", (int)pid) : r;
-	/* comm may contain spaces and ')': fields start after the last ')'. */
-	char *p = strrchr(buf, ')');
-	if (!p)
-		return fs_error_set(err, EINVAL, "parsing %s", path);
-	p++;
-	/* field 3 (state) is the first after ')'; start time is field 22. */
-	for (int field = 3; field < 22 && p; field++) {
-		p = strchr(p + 1, ' ');
-	}
-	if (!p)
-		return fs_error_set(err, EINVAL, "parsing %s", path);
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(p + 1, &end, 10);
-	if (errno || end == p + 1)
+	if (proc_stat_parse_start(buf, out) < 0)
 		return fs_error_set(err, EINVAL, "parsing start time in %s", path);
-	*out = v;
 	return 0;
 }
 
@@ -78,19 +89,8 @@ static void parse_ids(const char *s, unsigned *ids)
 	}
 }
 
-int proc_status_read(pid_t pid, struct proc_status *st, struct fs_error *err)
+void proc_status_parse(char *buf, struct proc_status *st)
 {
-	char path[64];
-	cleanup_free char *buf = NULL;
-	if (pid < 0)
-		return fs_error_set(err, EINVAL, "invalid pid %d", (int)pid);
-	if (pid == 0)
-		snprintf(path, sizeof(path), "/proc/self/status");
-	else
-		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	int r = proc_read_file(path, 64 * 1024, &buf, NULL, err);
-	if (r < 0)
-		return r == -ENOENT ? fs_error_set(err, ESRCH, "process %d", (int)pid) : r;
 	memset(st, 0, sizeof(*st));
 	char *save = NULL;
 	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -134,6 +134,22 @@ int proc_status_read(pid_t pid, struct proc_status *st, struct fs_error *err)
 		else if (!strcmp(line, "Seccomp"))
 			st->seccomp = atoi(v);
 	}
+}
+
+int proc_status_read(pid_t pid, struct proc_status *st, struct fs_error *err)
+{
+	char path[64];
+	cleanup_free char *buf = NULL;
+	if (pid < 0)
+		return fs_error_set(err, EINVAL, "invalid pid %d", (int)pid);
+	if (pid == 0)
+		snprintf(path, sizeof(path), "/proc/self/status");
+	else
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	int r = proc_read_file(path, 64 * 1024, &buf, NULL, err);
+	if (r < 0)
+		return r == -ENOENT ? fs_error_set(err, ESRCH, "process %d", (int)pid) : r;
+	proc_status_parse(buf, st);
 	return 0;
 }
 

@@ -28,6 +28,14 @@ int proc_start_time(pid_t pid, uint64_t *out, struct fs_error *err);
 /* Parse /proc/<pid>/status (pid 0 means "self"). 0 or -errno. */
 int proc_status_read(pid_t pid, struct proc_status *st, struct fs_error *err);
 
+/* The parsers behind those two, on NUL-terminated text (fuzzed:
+ * tests/fuzz/fuzz_procfiles.c). proc_status_parse cuts buf into lines in
+ * place; unknown or malformed lines are skipped. proc_stat_parse_start:
+ * 0, or -EINVAL unless fields 3..22 follow the last ')', each after one
+ * space, and field 22 is a number. */
+void proc_status_parse(char *buf, struct proc_status *st);
+int proc_stat_parse_start(const char *text, uint64_t *out);
+
 /* The pid as seen in the innermost pid namespace (last NSpid field). */
 static inline pid_t proc_status_ns_pid(const struct proc_status *st)
 {

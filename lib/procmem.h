@@ -8,6 +8,9 @@
  * is still alive after the read. A pid that was reused meanwhile belongs to
  * another process while the pidfd's own has exited, so the read is
  * refused (-ESRCH) and the buffer zeroed.
+ *
+ * No byte of a mapping of a file that a daemon serves (FUSE, a network
+ * file system) is read: such bytes count as unreadable (procmem_guard.h).
  */
 #ifndef FS_PROCMEM_H
 #define FS_PROCMEM_H

@@ -472,18 +472,37 @@ int registry_entry_dead(const struct registry_entry *e)
 	return r == 0 && now != e->start_time;
 }
 
+int registry_unlink_same(int dfd, const char *name, const char *grab, const char *aside)
+{
+	struct stat a, b;
+	if (fstatat(dfd, grab, &a, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0;
+	/* Take the name away (whatever file it is now), then compare. */
+	if (renameat(dfd, name, dfd, aside) < 0) {
+		unlinkat(dfd, grab, 0);
+		return 0;
+	}
+	int same = fstatat(dfd, aside, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_ino == b.st_ino &&
+		   a.st_dev == b.st_dev;
+	if (same || renameat2(dfd, aside, dfd, name, RENAME_NOREPLACE) < 0)
+		unlinkat(dfd, aside, 0); /* ours, or older than the one there now */
+	unlinkat(dfd, grab, 0);
+	return same;
+}
+
 /* Remove the entry file of id if, and only if, the file itself says its
- * process is dead. The file is first renamed to a private name (a rename
- * moves the name, never follows a symlink, and is atomic against the
- * hook's own rename of a fresh entry under the same id), then read and
- * judged there: a file that turns out alive or unreadable (a new
- * container's entry that replaced the dead one after the caller read it)
- * is put back, unless a newer entry took the name meanwhile. 1 removed,
- * 0 kept. */
+ * process is dead. The entry stays where it is while it is judged, so that
+ * a concurrent reader never misses a live entry: the sweeper hard-links
+ * the file to a private name (a snapshot of that very file: writers only
+ * ever rename a new file over the name), reads and judges the snapshot,
+ * and only when it is dead takes the name away and removes it, if it is
+ * still that file (registry_unlink_same: a new container's entry that
+ * took the name meanwhile is put back at once). A sweeper that dies
+ * leaves a private link behind, never a hidden entry. 1 removed, 0 kept. */
 static int registry_remove_dead_at(int dfd, const char *dir, const char *id,
 				   struct registry_entry *kept)
 {
-	char name[REGISTRY_ID_MAX + 16], grab[REGISTRY_ID_MAX + 48];
+	char name[REGISTRY_ID_MAX + 16], grab[REGISTRY_ID_MAX + 48], aside[REGISTRY_ID_MAX + 48];
 	struct registry_entry e;
 	struct fs_error err;
 	int readable;
@@ -491,17 +510,19 @@ static int registry_remove_dead_at(int dfd, const char *dir, const char *id,
 	/* Leading '.': registry_list skips it, as it skips the writer's
 	 * temporary files. */
 	snprintf(grab, sizeof(grab), ".sweep.%d.%s", (int)getpid(), name);
-	if (renameat(dfd, name, dfd, grab) < 0)
+	snprintf(aside, sizeof(aside), ".swept.%d.%s", (int)getpid(), name);
+	unlinkat(dfd, grab, 0); /* a link left by an earlier sweep of ours */
+	if (linkat(dfd, name, dfd, grab, 0) < 0)
 		return 0;
 	readable = registry_read_at(dfd, dir, grab, &e, &err) == 0 && !strcmp(e.id, id);
 	if (readable && registry_entry_dead(&e)) {
-		unlinkat(dfd, grab, 0);
+		if (!registry_unlink_same(dfd, name, grab, aside))
+			return 0; /* a new entry has the name */
 		registry_index_remove(dfd, dir, &e);
 		return 1;
 	}
-	if (renameat2(dfd, grab, dfd, name, RENAME_NOREPLACE) < 0)
-		unlinkat(dfd, grab, 0); /* a newer entry has the name: ours is older */
-	else if (readable && kept)
+	unlinkat(dfd, grab, 0);
+	if (readable && kept)
 		*kept = e; /* the caller's listing gets the entry that is there now */
 	return 0;
 }

@@ -128,7 +128,9 @@ int registry_entry_dead(const struct registry_entry *e);
  * process is registry_entry_dead is removed from dir (each file judged
  * again by its own content after an atomic rename, so a new container's
  * entry of the same id is never removed; no symlink followed) and from the
- * array (compacted, order kept; *n updated). At most REGISTRY_SWEEP_MAX
+ * array (compacted, order kept; *n updated). A live entry is never out of
+ * sight of a concurrent reader while it is judged (it is linked, not
+ * moved). At most REGISTRY_SWEEP_MAX
  * removals per call; errors leave the entry (best effort, never fatal).
  * Returns the number removed. */
 /* One entry, by the same rule: 1 removed (its file said dead), 0 kept. */
@@ -163,9 +165,9 @@ int registry_index_add(int dfd, const struct registry_entry *e, struct fs_error 
 void registry_index_remove(int dfd, const char *dir, const struct registry_entry *e);
 
 /* Drop the index file of (kind, name) -> id unless <id>.json (read again
- * after the index file was renamed to a private name) carries that name: a
- * hook registering the id again meanwhile keeps its index file. 1 dropped,
- * 0 kept or absent. */
+ * after the index file was linked to a private name; it stays visible
+ * meanwhile) carries that name: a hook registering the id again meanwhile
+ * keeps its index file. 1 dropped, 0 kept or absent. */
 int registry_index_drop(int dfd, const char *dir, char kind, const char *name, const char *id);
 
 /* The ids the index files of (kind, name) name, malloc'd (free *ids), in

@@ -134,7 +134,7 @@ int registry_index_add(int dfd, const struct registry_entry *e, struct fs_error 
 int registry_index_drop(int dfd, const char *dir, char kind, const char *name, const char *id)
 {
 	char key[REGISTRY_INDEX_KEY_MAX + 1], grab[REGISTRY_ID_MAX + 32],
-	    file[REGISTRY_ID_MAX + 16];
+	    aside[REGISTRY_ID_MAX + 32], file[REGISTRY_ID_MAX + 16];
 	if (index_key(kind, name, key) < 0 || registry_validate_id(id, NULL) < 0)
 		return 0;
 	cleanup_close int root = index_open(dfd, REGISTRY_INDEX_DIR);
@@ -143,11 +143,15 @@ int registry_index_drop(int dfd, const char *dir, char kind, const char *name, c
 	cleanup_close int kfd = index_open(root, key);
 	if (kfd < 0)
 		return 0;
-	/* Grab the index file first, then judge the entry: a hook writes the
-	 * entry before its index file, so an entry that carries the name now
-	 * is seen, and its index file put back. */
+	/* Link the index file first (it stays visible to lookups meanwhile),
+	 * then judge the entry: a hook writes the entry before its index
+	 * file, so an entry that carries the name now is seen and the index
+	 * file kept; a stale one is removed only if it is still the file
+	 * linked (registry_unlink_same). */
 	snprintf(grab, sizeof(grab), ".drop.%d.%s", (int)getpid(), id);
-	if (renameat(kfd, id, kfd, grab) < 0)
+	snprintf(aside, sizeof(aside), ".dropped.%d.%s", (int)getpid(), id);
+	unlinkat(kfd, grab, 0);
+	if (linkat(kfd, id, kfd, grab, 0) < 0)
 		return 0;
 	struct registry_entry e;
 	struct fs_error ignored;
@@ -156,11 +160,13 @@ int registry_index_drop(int dfd, const char *dir, char kind, const char *name, c
 	int carries = r == 0 && !strcmp(e.id, id) && !strcmp(index_name_of(&e, kind), name);
 	/* Unreadable for another reason than absence: not proven stale. */
 	int keep = carries || (r < 0 && r != -ENOENT && r != -EINVAL);
-	if (keep && renameat2(kfd, grab, kfd, id, RENAME_NOREPLACE) == 0)
+	if (keep) {
+		unlinkat(kfd, grab, 0);
 		return 0;
-	unlinkat(kfd, grab, 0);		   /* stale, or a newer index file has the name */
+	}
+	int removed = registry_unlink_same(kfd, id, grab, aside);
 	unlinkat(root, key, AT_REMOVEDIR); /* fails unless empty */
-	return !keep;
+	return removed;
 }
 
 void registry_index_remove(int dfd, const char *dir, const struct registry_entry *e)

@@ -18,4 +18,11 @@ int registry_read_at(int dfd, const char *dir, const char *name, struct registry
 /* "<id>.json" into name (room for REGISTRY_ID_MAX + 6), without validating id. */
 void registry_file_name(const char *id, char *name, size_t len);
 
+/* Remove name from dfd if it is still the file grab is a hard link to
+ * (taken by the caller), and grab with it; when name is another file now
+ * (a writer renamed a new one over it), it is put back (unless a newer
+ * one took the name again). aside: a private name for the moment between.
+ * 1 removed, 0 not. grab is gone either way. */
+int registry_unlink_same(int dfd, const char *name, const char *grab, const char *aside);
+
 #endif

@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "error.h"
@@ -120,6 +121,14 @@ int hsmem_read_uint(const struct hs_reader *r, uint64_t addr, int width, uint64_
 int hsmem_read_cstr(const struct hs_reader *r, uint64_t addr, char *buf, size_t max);
 
 /* ---- libjvm.c ----------------------------------------------------------- */
+
+struct libjvm_map {
+	uint64_t start, end, pgoff;
+};
+/* The first libjvm.so mapping at file offset 0 in maps text f, and the
+ * lowest and highest address of any libjvm.so mapping: 0 or -ENOENT.
+ * Reads at most LIBJVM_MAX_MAPS_LINES lines. Fuzzed (fuzz_procfiles.c). */
+int libjvm_scan_maps(FILE *f, struct libjvm_map *m, uint64_t *lo, uint64_t *hi);
 
 /* Find libjvm.so in /proc/<pid>/maps, open it as /proc/<pid>/map_files/...
  * and resolve the hs_sym symbols from its dynamic symbol table. 0, -ENOENT

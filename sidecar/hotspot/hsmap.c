@@ -207,6 +207,14 @@ int hsmap_build(pid_t pid, struct perfmap **out, struct hsmap_stats *st, struct 
 	int rc = hotspot_open(pid, &hs, err);
 	if (rc < 0)
 		return rc;
+	return hsmap_build_from(hs, pid, deadline, out, st, err);
+}
+
+int hsmap_build_from(struct hotspot *hs, pid_t pid, uint64_t deadline, struct perfmap **out,
+		     struct hsmap_stats *st, struct fs_error *err)
+{
+	int rc;
+	*out = NULL;
 	st->major = hotspot_major_version(hs);
 	struct hsmap_text *t = calloc(1, sizeof(*t));
 	if (!t) {

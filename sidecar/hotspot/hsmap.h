@@ -45,4 +45,12 @@ struct hsmap_stats {
  * err saying why (see hotspot_open). */
 int hsmap_build(pid_t pid, struct perfmap **out, struct hsmap_stats *st, struct fs_error *err);
 
+/* The same from an open reader (closed here, whatever happens), with the
+ * time budget ending at deadline (CLOCK_MONOTONIC ms); pid only names
+ * the JVM in errors. st must be zeroed with st->cut "" (as hsmap_build
+ * does). For the fuzzer, over a fake image (tests/fuzz/fuzz_hsmap.c). */
+struct hotspot;
+int hsmap_build_from(struct hotspot *hs, pid_t pid, uint64_t deadline, struct perfmap **out,
+		     struct hsmap_stats *st, struct fs_error *err);
+
 #endif

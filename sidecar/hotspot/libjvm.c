@@ -45,10 +45,6 @@ const char *const hs_sym_names[HS_SYM_COUNT] = {
     [HS_SYM_LONG_STRIDE] = "gHotSpotVMLongConstantEntryArrayStride",
 };
 
-struct libjvm_map {
-	uint64_t start, end, pgoff;
-};
-
 /* The first mapping of a file named .../libjvm.so at file offset 0. */
 static int libjvm_find_map(pid_t pid, struct libjvm_map *m, uint64_t *lo, uint64_t *hi,
 			   struct fs_error *err)
@@ -58,13 +54,26 @@ static int libjvm_find_map(pid_t pid, struct libjvm_map *m, uint64_t *lo, uint64
 	cleanup_fclose FILE *f = fopen(path, "re");
 	if (!f)
 		return fs_error_set(err, errno == ENOENT ? ESRCH : errno, "opening %s", path);
+	if (libjvm_scan_maps(f, m, lo, hi) < 0)
+		return fs_error_set(err, ENOENT, "pid %d maps no libjvm.so: not a HotSpot JVM",
+				    (int)pid);
+	return 0;
+}
+
+int libjvm_scan_maps(FILE *f, struct libjvm_map *m, uint64_t *lo, uint64_t *hi)
+{
 	char line[LIBJVM_MAX_MAPS_LINE];
-	int found = 0;
+	int found = 0, tail = 0;
 	*lo = UINT64_MAX;
 	*hi = 0;
 	for (size_t n = 0; n < LIBJVM_MAX_MAPS_LINES && fgets(line, sizeof(line), f); n++) {
 		uint64_t s, e, off;
-		int name = 0;
+		int name = 0, cont = tail;
+		/* The rest of a line longer than the buffer is path text, the
+		 * process's to choose: never read as a line of its own. */
+		tail = !strchr(line, '\n');
+		if (cont)
+			continue;
 		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*4s %" SCNx64 " %*s %*u %n", &s, &e,
 			   &off, &name) < 3 ||
 		    name == 0)
@@ -88,10 +97,7 @@ static int libjvm_find_map(pid_t pid, struct libjvm_map *m, uint64_t *lo, uint64
 			found = 1;
 		}
 	}
-	if (!found)
-		return fs_error_set(err, ENOENT, "pid %d maps no libjvm.so: not a HotSpot JVM",
-				    (int)pid);
-	return 0;
+	return found ? 0 : -ENOENT;
 }
 
 /* The load bias: where the PT_LOAD that starts at the mapping's file

@@ -521,13 +521,20 @@ static int64_t map_clock_offset(pid_t pid)
 {
 	char path[64];
 	cleanup_free char *text = NULL;
-	long long sec = 0, nsec = 0;
 	snprintf(path, sizeof(path), "/proc/%d/timens_offsets", (int)pid);
 	if (proc_read_file(path, 4096, &text, NULL, NULL) < 0)
 		return 0; /* no time namespaces: the same clock */
+	return map_parse_clock_offset(text);
+}
+
+int64_t map_parse_clock_offset(const char *text)
+{
+	long long sec = 0, nsec = 0;
 	const char *m = strstr(text, "monotonic");
+	/* The kernel keeps nsec in [0, 1e9): anything else (or an offset of
+	 * more than 2^32 s) is not its file; the sum cannot overflow. */
 	if (!m || sscanf(m, "monotonic %lld %lld", &sec, &nsec) != 2 || sec < -(1ll << 32) ||
-	    sec > (1ll << 32))
+	    sec > (1ll << 32) || nsec < 0 || nsec >= 1000000000)
 		return 0;
 	return (int64_t)sec * 1000000000 + nsec;
 }

@@ -99,4 +99,9 @@ const struct map_result *map_window_result(const struct map_window *w);
 /* Stops the session if still running, then frees. */
 void map_window_free(struct map_window *w);
 
+/* The JVM's CLOCK_MONOTONIC minus ours in ns, from the text of its
+ * /proc/<pid>/timens_offsets; 0 when the text says nothing usable. Fuzzed
+ * (tests/fuzz/fuzz_procfiles.c). */
+int64_t map_parse_clock_offset(const char *text);
+
 #endif

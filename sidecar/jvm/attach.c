@@ -458,6 +458,28 @@ static const char *attach_disabled_by(const char *buf, size_t len)
 	return NULL;
 }
 
+const char *attach_options_disable(char *buf, size_t len, int environ)
+{
+	if (environ) {
+		/* Only the variables the JVM reads options from. */
+		size_t kept = 0, at = 0;
+		while (at < len) {
+			const char *v = buf + at;
+			size_t l = strnlen(v, len - at);
+			if (!strncmp(v, "JAVA_TOOL_OPTIONS=", 18) ||
+			    !strncmp(v, "JDK_JAVA_OPTIONS=", 17) ||
+			    !strncmp(v, "_JAVA_OPTIONS=", 14)) {
+				memmove(buf + kept, v, l);
+				kept += l;
+				buf[kept++] = '\0';
+			}
+			at += l + 1;
+		}
+		len = kept;
+	}
+	return attach_disabled_by(buf, len);
+}
+
 static int attach_check_options(pid_t pid, struct fs_error *err)
 {
 	char path[64];
@@ -469,24 +491,7 @@ static int attach_check_options(pid_t pid, struct fs_error *err)
 		snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, files[i]);
 		if (proc_read_file(path, 1u << 20, &buf, &len, &ignored) < 0)
 			continue;
-		if (i == 1) {
-			/* Only the variables the JVM reads options from. */
-			size_t kept = 0, at = 0;
-			while (at < len) {
-				const char *v = buf + at;
-				size_t l = strnlen(v, len - at);
-				if (!strncmp(v, "JAVA_TOOL_OPTIONS=", 18) ||
-				    !strncmp(v, "JDK_JAVA_OPTIONS=", 17) ||
-				    !strncmp(v, "_JAVA_OPTIONS=", 14)) {
-					memmove(buf + kept, v, l);
-					kept += l;
-					buf[kept++] = '\0';
-				}
-				at += l + 1;
-			}
-			len = kept;
-		}
-		const char *flag = attach_disabled_by(buf, len);
+		const char *flag = attach_options_disable(buf, len, i == 1);
 		if (!flag)
 			continue;
 		if (!strcmp(flag, "-XX:+DisableAttachMechanism"))

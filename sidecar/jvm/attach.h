@@ -88,6 +88,12 @@ int attach_check_hotspot(pid_t pid, struct fs_error *err);
  * with a message that says what to change. */
 int attach_check_signal(pid_t pid, struct fs_error *err);
 
+/* The option that disables attach or SIGQUIT handling in a NUL-separated
+ * block of len bytes (/proc/<pid>/cmdline; environ when environ is set:
+ * only its *JAVA*_OPTIONS variables count, and buf, len + 1 bytes as
+ * proc_read_file gives, is compacted in place), or NULL. Fuzzed (tests/fuzz/fuzz_procfiles.c). */
+const char *attach_options_disable(char *buf, size_t len, int environ);
+
 /* Send SIGQUIT through pidfd after re-checking that pid still has
  * start_time. 0 or -errno (-ESRCH when gone). */
 int attach_send_sigquit(int pidfd, pid_t pid, uint64_t start_time, struct fs_error *err);

@@ -56,6 +56,11 @@ int jvmflags_fp_missing(pid_t pid, struct fs_error *err)
 	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
 	if (proc_read_file(path, JVMFLAGS_ENV_MAX, &env, &elen, NULL) < 0)
 		elen = 0; /* unreadable or huge: decide on the command line alone */
+	return jvmflags_decide_blocks(cmd, clen, env, elen);
+}
+
+int jvmflags_decide_blocks(const char *cmd, size_t clen, const char *env, size_t elen)
+{
 	return jvmflags_decide(env ? jvmflags_env_get(env, elen, JVMOPTS_ENV_TOOL) : NULL,
 			       env ? jvmflags_env_get(env, elen, JVMOPTS_ENV_JDK) : NULL, cmd, clen,
 			       env ? jvmflags_env_get(env, elen, JVMOPTS_ENV_UNDERSCORE) : NULL);

@@ -20,4 +20,8 @@ int jvmflags_fp_missing(pid_t pid, struct fs_error *err);
 int jvmflags_decide(const char *tool_opts, const char *jdk_opts, const char *cmdline,
 		    size_t cmdline_len, const char *underscore_opts);
 
+/* The same decision on /proc/<pid>/cmdline and environ as read (both
+ * NUL-separated and NUL-terminated; env may be NULL). Fuzzed. */
+int jvmflags_decide_blocks(const char *cmd, size_t clen, const char *env, size_t elen);
+
 #endif

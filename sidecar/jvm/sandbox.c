@@ -18,6 +18,7 @@
 #include "cleanup.h"
 #include "jail.h"
 #include "proc.h"
+#include "textsafe.h"
 #include "timeutil.h"
 
 enum {
@@ -323,8 +324,11 @@ static int sb_parent_loop(struct sb_parent *p, struct fs_error *err)
 			if (code <= 0)
 				code = EIO;
 			if (err) {
-				snprintf(err->msg, sizeof(err->msg), "%s",
-					 h.len >= sizeof(code) ? buf + sizeof(code) : "");
+				/* The child works for the container and may be
+				 * its: its words reach terminals and logs escaped. */
+				textsafe_n(buf + sizeof(code),
+					   h.len >= sizeof(code) ? h.len - sizeof(code) : 0,
+					   err->msg, sizeof(err->msg), 0);
 				err->code = code;
 			}
 			p->child_error = code;
@@ -388,6 +392,19 @@ static int sb_result(struct sb_parent *p, int r, int status, const struct fs_err
 	*out_len = p->len;
 	*out = steal_pointer(&data);
 	return 0;
+}
+
+int sandbox_parent_records(int fd, const struct sandbox_job *job, uint64_t deadline, char **out,
+			   size_t *out_len, struct fs_error *err)
+{
+	static const struct sandbox_target none = {0};
+	struct sb_parent p = {
+	    .t = &none, .job = job, .fd = fd, .target_pidfd = -1, .deadline = deadline};
+	struct fs_error lerr = {0};
+	*out = NULL;
+	*out_len = 0;
+	int r = sb_parent_loop(&p, &lerr);
+	return sb_result(&p, r, 0, &lerr, out, out_len, err);
 }
 
 int sandbox_run(const struct sandbox_target *t, const struct sandbox_job *job, char **out,

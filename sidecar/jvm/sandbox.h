@@ -67,6 +67,12 @@ struct sandbox_job {
 int sandbox_run(const struct sandbox_target *t, const struct sandbox_job *job, char **out,
 		size_t *out_len, struct fs_error *err);
 
+/* The parent's half of sandbox_run over an open channel fd (the child's
+ * records, read until EOF, deadline or a bad record, with the same checks
+ * and result), for the fuzzer (tests/fuzz/fuzz_sandbox.c). */
+int sandbox_parent_records(int fd, const struct sandbox_job *job, uint64_t deadline, char **out,
+			   size_t *out_len, struct fs_error *err);
+
 /* Child side. Append data to the output. 0 or -errno. */
 int sandbox_child_write(struct sandbox_child *c, const void *buf, size_t len, struct fs_error *err);
 /* Ask the parent to do something (e.g. "sigquit") and wait for its answer

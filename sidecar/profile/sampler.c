@@ -517,6 +517,30 @@ static int sampler_in_scope(struct sampler *s, pid_t pid)
 	return state == PID_IN;
 }
 
+/* Whether a side-band record (fork, exit, exec) is of a task in scope.
+ * Cgroup events filter them in the kernel as they do samples; the kernel
+ * filter (kfilter.h) does not see them, so every task of the host would
+ * reach the profile (its caches, its /proc reads on exec). There a task is
+ * in scope once a sample of it came through the filter, or when it was
+ * forked by one that is: a task never sampled has nothing to forget. */
+static int sampler_task_in_scope(struct sampler *s, const struct sampler_task *t)
+{
+	switch (s->scope) {
+	case SCOPE_ALL: return 1;
+	case SCOPE_PID: return t->pid == s->pid;
+	case SCOPE_PIDNS:
+		return t->kind == SAMPLER_TASK_EXEC ? sampler_in_scope(s, t->pid)
+						    : sampler_pid_state(s, t->pid) == PID_IN;
+	case SCOPE_CGROUP: break;
+	}
+	if (s->prog_fd < 0)
+		return 1; /* cgroup events: the kernel filtered */
+	if (t->kind == SAMPLER_TASK_FORK && sampler_pid_state(s, t->ppid) == PID_IN &&
+	    sampler_pid_state(s, t->pid) != PID_IN)
+		sampler_pid_set(s, t->pid, PID_IN); /* a cgroup's child starts in it */
+	return sampler_pid_state(s, t->pid) == PID_IN;
+}
+
 /* ---- records ------------------------------------------------------------ */
 
 struct sampler_task_rec {
@@ -541,8 +565,10 @@ static void sampler_task_record(struct sampler *s, const struct perf_event_heade
 		t.pid = (pid_t)p[0];
 		t.tid = (pid_t)p[1];
 		t.comm = comm;
-		t.in_scope = sampler_in_scope(s, t.pid);
-		if (s->on_task && t.pid == t.tid)
+		t.in_scope = sampler_task_in_scope(s, &t);
+		if (!t.in_scope)
+			s->st.tasks_dropped++;
+		else if (s->on_task && t.pid == t.tid)
 			s->on_task(&t, s->task_ctx);
 		return;
 	}
@@ -565,9 +591,10 @@ static void sampler_task_record(struct sampler *s, const struct perf_event_heade
 	} else {
 		t.kind = SAMPLER_TASK_EXIT;
 	}
-	t.in_scope = s->scope == SCOPE_PIDNS ? sampler_pid_state(s, t.pid) == PID_IN
-					     : sampler_in_scope(s, t.pid);
-	if (s->on_task)
+	t.in_scope = sampler_task_in_scope(s, &t);
+	if (!t.in_scope)
+		s->st.tasks_dropped++; /* another container's or the host's */
+	else if (s->on_task)
 		s->on_task(&t, s->task_ctx);
 	if (t.kind == SAMPLER_TASK_EXIT && r.pid == r.tid && sampler_pid_state(s, t.pid))
 		sampler_pid_set(s, t.pid, PID_UNKNOWN); /* the pid may be reused */
@@ -645,6 +672,8 @@ static int sampler_sample_record(struct sampler *s, const struct perf_event_head
 		s->st.filtered++;
 		return 0;
 	}
+	if (s->scope == SCOPE_CGROUP && s->prog_fd >= 0 && sampler_pid_state(s, smp.pid) != PID_IN)
+		sampler_pid_set(s, smp.pid, PID_IN); /* the filter let it through */
 	if (s->stack_copy && sampler_user_regs(s, p + 6 + smp.nr, words - 6 - smp.nr, &smp) < 0) {
 		s->st.malformed++;
 		return 0;

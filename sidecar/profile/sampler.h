@@ -131,6 +131,9 @@ struct sampler_stats {
 	 * "user-space filter" or "none" */
 	const char *events;
 	char filter_why[256]; /* AUTO without the kernel filter: why ("" else) */
+	/* Of the fork/exit/comm records, those of tasks out of scope (not
+	 * passed on: the kernel filter does not see side-band records). */
+	uint64_t tasks_dropped;
 };
 
 /* Open and enable the events. 0 or -errno: -EACCES/-EPERM with a message

@@ -2,6 +2,9 @@
 # Run each libFuzzer target for a short time so that none of them can rot:
 # it must still build, start, and survive SECONDS of mutation from an empty
 # corpus (a crash, a leak or a sanitizer report fails it). `make fuzz-smoke`.
+# Memory is bounded per run (-rss_limit_mb, which also caps any one
+# allocation); time per input by the targets that include fuzz_bound.h
+# (FUZZ_INPUT_MS: an input slower than that is a finding).
 #   tests/fuzz/smoke.sh SECONDS TARGET...
 set -eu
 secs=$1

@@ -14,7 +14,6 @@
  * file a host process touches. Needs root. */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/fuse.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +21,8 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "fusetest.h"
 
 #define ROOT_ID 1
 #define FILE_ID 2
@@ -40,13 +41,7 @@ static void on_usr1(int sig)
 
 static void reply(int fd, uint64_t unique, int error, const void *body, size_t len)
 {
-	static char out[BUFSZ];
-	struct fuse_out_header h = {
-	    .len = (uint32_t)(sizeof(h) + len), .error = error, .unique = unique};
-	memcpy(out, &h, sizeof(h));
-	if (len)
-		memcpy(out + sizeof(h), body, len);
-	if (write(fd, out, h.len) < 0 && errno != ENOENT)
+	if (fusetest_reply(fd, unique, error, body, len) < 0)
 		perror("fusestall: write");
 }
 
@@ -69,20 +64,12 @@ static void attr_of(uint64_t id, struct fuse_attr *a)
 static void serve(int fd, const struct fuse_in_header *in, const char *arg)
 {
 	switch (in->opcode) {
-	case FUSE_INIT: {
-		const struct fuse_init_in *ii = (const void *)arg;
-		struct fuse_init_out o = {.major = FUSE_KERNEL_VERSION,
-					  .minor = FUSE_KERNEL_MINOR_VERSION,
-					  .max_readahead = ii->max_readahead,
-					  .max_write = 65536,
-					  .time_gran = 1,
-					  .max_background = 16,
-					  .congestion_threshold = 12};
-		reply(fd, in->unique, 0, &o, sizeof(o));
+	case FUSE_INIT:
+		if (fusetest_answer_init(fd, in, arg) < 0)
+			perror("fusestall: write");
 		printf("ready\n");
 		fflush(stdout);
 		return;
-	}
 	case FUSE_LOOKUP: {
 		if (in->nodeid != ROOT_ID || strcmp(arg, name) != 0) {
 			reply(fd, in->unique, -ENOENT, NULL, 0);
@@ -151,33 +138,21 @@ int main(int argc, char **argv)
 	close(src);
 	struct sigaction sa = {.sa_handler = on_usr1};
 	sigaction(SIGUSR1, &sa, NULL);
-	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	int fd = fusetest_mount(argv[1], "fusestall", 1, 1);
 	if (fd < 0) {
-		perror("fusestall: /dev/fuse");
-		return 1;
-	}
-	char opts[128];
-	snprintf(opts, sizeof(opts), "fd=%d,rootmode=40000,user_id=0,group_id=0,allow_other", fd);
-	if (mount("fusestall", argv[1], "fuse", MS_NOSUID | MS_NODEV | MS_RDONLY, opts) < 0) {
-		perror("fusestall: mount");
+		fprintf(stderr, "fusestall: mounting: %s\n", strerror(-fd));
 		return 1;
 	}
 	static char buf[BUFSZ];
-	for (;;) {
-		ssize_t n = read(fd, buf, sizeof(buf));
-		if (n < 0 && (errno == EINTR || errno == ENOENT || errno == EAGAIN))
-			continue;
-		if (n < 0) {
-			if (errno != ENODEV)
-				perror("fusestall: read");
-			return 0; /* unmounted */
-		}
-		if ((size_t)n < sizeof(struct fuse_in_header))
-			continue;
+	ssize_t n;
+	while ((n = fusetest_read(fd, buf, sizeof(buf))) > 0) {
 		if (stalled)
 			continue; /* read, so the waiter cannot back out; never answered */
 		buf[n < (ssize_t)sizeof(buf) ? n : n - 1] = '\0';
 		const struct fuse_in_header *in = (const void *)buf;
 		serve(fd, in, buf + sizeof(*in));
 	}
+	if (n < 0)
+		fprintf(stderr, "fusestall: read: %s\n", strerror((int)-n));
+	return 0; /* unmounted */
 }

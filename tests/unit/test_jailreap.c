@@ -11,7 +11,6 @@
  * FUSE part needs root and /dev/fuse (skipped otherwise). */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/fuse.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,6 +22,7 @@
 #include <unistd.h>
 
 #include "jail.h"
+#include "fusetest.h"
 #include "tap.h"
 #include "timeutil.h"
 
@@ -80,36 +80,6 @@ static void test_deadline_kills(void)
 	ok(jail_abandoned() == before, "a child that dies when killed is not abandoned");
 }
 
-/* The daemon: answers INIT, then reads every request and answers none;
- * writes a byte to tell for each request it holds. */
-static __attribute__((noreturn)) void daemon_main(int fuse_fd, int tell)
-{
-	static char buf[1 << 17];
-	for (;;) {
-		ssize_t n = read(fuse_fd, buf, sizeof(buf));
-		if (n < 0 && (errno == EINTR || errno == ENOENT))
-			continue;
-		if (n < (ssize_t)sizeof(struct fuse_in_header))
-			_exit(0);
-		const struct fuse_in_header *in = (const void *)buf;
-		if (in->opcode == FUSE_INIT) {
-			struct {
-				struct fuse_out_header h;
-				struct fuse_init_out o;
-			} rep = {.h = {.len = sizeof(rep), .unique = in->unique},
-				 .o = {.major = FUSE_KERNEL_VERSION,
-				       .minor = FUSE_KERNEL_MINOR_VERSION,
-				       .max_write = 65536,
-				       .time_gran = 1}};
-			if (write(fuse_fd, &rep, sizeof(rep)) < 0)
-				_exit(1);
-			continue;
-		}
-		if (write(tell, "h", 1) < 0)
-			_exit(1);
-	}
-}
-
 static void test_stuck_child(void)
 {
 	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0) {
@@ -123,20 +93,16 @@ static void test_stuck_child(void)
 		tap_skip(6, "no temporary directory or pipe");
 		return;
 	}
-	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
-	char opts[96];
-	snprintf(opts, sizeof(opts), "fd=%d,rootmode=40000,user_id=0,group_id=0", fd);
-	if (fd < 0 || mount("fs-jailreap", mnt, "fuse", MS_NOSUID | MS_NODEV, opts) < 0) {
-		tap_diag("mount: %s", strerror(errno));
+	int fd = fusetest_mount(mnt, "fs-jailreap", 0, 0);
+	if (fd < 0) {
+		tap_diag("mount: %s", strerror(-fd));
 		tap_skip(6, "cannot mount a FUSE file system here");
-		if (fd >= 0)
-			close(fd);
 		rmdir(mnt);
 		return;
 	}
 	pid_t daemon = fork();
 	if (daemon == 0)
-		daemon_main(fd, tell[1]);
+		_exit(fusetest_hold(fd, tell[1]));
 	close(fd);
 	close(tell[1]);
 	snprintf(path, sizeof(path), "%s/x", mnt);

@@ -4,7 +4,6 @@
  * after INIT refused at once (needs root and /dev/fuse). */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/fuse.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fusetest.h"
 #include "localfs.h"
 #include "tap.h"
 #include "timeutil.h"
@@ -87,32 +87,6 @@ static void test_local(void)
 	}
 }
 
-/* Answers INIT, then reads every request and answers none. */
-static __attribute__((noreturn)) void daemon_main(int fuse_fd)
-{
-	static char buf[1 << 17];
-	for (;;) {
-		ssize_t n = read(fuse_fd, buf, sizeof(buf));
-		if (n < 0 && (errno == EINTR || errno == ENOENT))
-			continue;
-		if (n < (ssize_t)sizeof(struct fuse_in_header))
-			_exit(0);
-		const struct fuse_in_header *in = (const void *)buf;
-		if (in->opcode != FUSE_INIT)
-			continue;
-		struct {
-			struct fuse_out_header h;
-			struct fuse_init_out o;
-		} rep = {.h = {.len = sizeof(rep), .unique = in->unique},
-			 .o = {.major = FUSE_KERNEL_VERSION,
-			       .minor = FUSE_KERNEL_MINOR_VERSION,
-			       .max_write = 65536,
-			       .time_gran = 1}};
-		if (write(fuse_fd, &rep, sizeof(rep)) < 0)
-			_exit(1);
-	}
-}
-
 static void test_fuse(void)
 {
 	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0) {
@@ -120,19 +94,15 @@ static void test_fuse(void)
 		return;
 	}
 	char mnt[] = "/tmp/fs-localfs-XXXXXX";
-	int fd = mkdtemp(mnt) ? open("/dev/fuse", O_RDWR | O_CLOEXEC) : -1;
-	char opts[96];
-	snprintf(opts, sizeof(opts), "fd=%d,rootmode=40000,user_id=0,group_id=0", fd);
-	if (fd < 0 || mount("fs-localfs", mnt, "fuse", MS_NOSUID | MS_NODEV, opts) < 0) {
+	int fd = mkdtemp(mnt) ? fusetest_mount(mnt, "fs-localfs", 0, 0) : -ENOENT;
+	if (fd < 0) {
 		tap_skip(3, "cannot mount a FUSE file system here");
-		if (fd >= 0)
-			close(fd);
 		rmdir(mnt);
 		return;
 	}
 	pid_t daemon = fork();
 	if (daemon == 0)
-		daemon_main(fd);
+		_exit(fusetest_hold(fd, -1));
 	close(fd);
 	/* The mount's root: an O_PATH open and the check ask the daemon
 	 * nothing, so they return although it answers nothing. */

@@ -99,6 +99,17 @@ static void docker_and_podman(const char *dir)
 	    0, "docker state read");
 	is_str(st.name, "flame-web", "docker name without its slash");
 	is_str(st.engine, "docker", "engine docker");
+	/* docker run --annotation nerdctl/name=victim: a claim; Docker's
+	 * own record names the container. */
+	memset(&st, 0, sizeof(st));
+	snprintf(st.id, sizeof(st.id), "%s", ID64);
+	snprintf(st.name, sizeof(st.name), "victim");
+	snprintf(st.engine, sizeof(st.engine), "nerdctl");
+	is_int(
+	    hook_names_from_engine_state("/run/docker/containerd/moby/" ID64, hostname, &st, &err),
+	    0, "docker state read under a name annotation");
+	ok(!strcmp(st.name, "flame-web") && !strcmp(st.engine, "docker"),
+	   "Docker's record wins over the annotation's claim (%s, %s)", st.name, st.engine);
 
 	/* --network container:X: the hostname is X's; the name is still ours. */
 	char shared[600];
@@ -158,7 +169,7 @@ static void docker_and_podman(const char *dir)
 
 int main(void)
 {
-	tap_plan(40);
+	tap_plan(42);
 	annotations();
 	char dir[] = "/tmp/fsnames.XXXXXX";
 	ok(mkdtemp(dir) != NULL, "temp dir");

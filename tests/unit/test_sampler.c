@@ -320,17 +320,51 @@ static int cgroup2_root(char *out, size_t len)
 	return -ENOENT;
 }
 
+/* Task records the callback got: of the cgroup's processes, of others. */
+struct task_seen {
+	pid_t cg; /* the cgroup's first process */
+	pid_t host[64];
+	unsigned nhost, in, out;
+};
+
+static void count_task(const struct sampler_task *t, void *ctx)
+{
+	struct task_seen *ts = ctx;
+	int host = 0;
+	for (unsigned i = 0; i < ts->nhost; i++)
+		host |= ts->host[i] == t->pid;
+	if (host)
+		ts->out++;
+	else
+		ts->in++;
+}
+
+/* Host processes (outside the cgroup) that fork and exit: their fork,
+ * exit and exec records must not reach the profile. */
+static void host_churn(struct task_seen *ts)
+{
+	while (ts->nhost < 64) {
+		pid_t c = fork();
+		if (c == 0)
+			_exit(0);
+		if (c < 0)
+			break;
+		ts->host[ts->nhost++] = c;
+		waitpid(c, NULL, 0);
+	}
+}
+
 static void test_cgroup_scope(struct symbolizer *sym)
 {
 	char root[128], dir[256], procs[300];
 	if (cgroup2_root(root, sizeof(root)) < 0) {
-		tap_skip(3, "no cgroup v2 hierarchy mounted");
+		tap_skip(4, "no cgroup v2 hierarchy mounted");
 		return;
 	}
 	snprintf(dir, sizeof(dir), "%s/fs-test-sampler.%d", root, (int)getpid());
 	if (mkdir(dir, 0755) < 0) {
 		tap_diag("cannot create %s: %s", dir, strerror(errno));
-		tap_skip(3, "cannot create a cgroup");
+		tap_skip(4, "cannot create a cgroup");
 		return;
 	}
 	snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
@@ -357,7 +391,7 @@ static void test_cgroup_scope(struct symbolizer *sym)
 	close(ready[1]);
 	char c = 'n';
 	if (read(ready[0], &c, 1) != 1 || c != 'y') {
-		tap_skip(3, "cannot move a process into the cgroup");
+		tap_skip(4, "cannot move a process into the cgroup");
 	} else {
 		struct sampler_opts o = {.frequency = 499, .cgroup_path = dir};
 		struct sampler *s = NULL;
@@ -365,16 +399,25 @@ static void test_cgroup_scope(struct symbolizer *sym)
 		int r = sampler_open(&o, &s, &err);
 		if (r < 0) {
 			tap_diag("%s", err.msg);
-			tap_skip(3, "perf cgroup events unavailable here");
+			tap_skip(4, "perf cgroup events unavailable here");
 		} else {
 			if (write(go[1], "g", 1) != 1)
 				tap_diag("write go: %s", strerror(errno));
 			struct found f = {.sym = sym, .names = {"cg_spin", "cg_late_spin"}};
+			struct task_seen ts = {.cg = child};
+			sampler_set_task_cb(s, count_task, &ts);
+			host_churn(&ts);
 			sample_until(s, &f, 0, 10000);
 			diag_stats(s);
 			struct sampler_stats st;
 			sampler_stats(s, &st);
 			is_str(st.scope, "cgroup", "cgroup scope in use");
+			ok(ts.out == 0 &&
+			       (strcmp(st.events, "kernel filter") || st.tasks_dropped >= 64),
+			   "no fork/exit record of %u host processes reached the profile (%u; %s, "
+			   "%llu dropped, %u of the cgroup kept)",
+			   ts.nhost, ts.out, st.events, (unsigned long long)st.tasks_dropped,
+			   ts.in);
 			ok(f.hits[0] >= 3, "process in the cgroup found (%u)", f.hits[0]);
 			ok(f.hits[1] >= 3, "its child forked during the recording found (%u)",
 			   f.hits[1]);
@@ -620,7 +663,7 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--profile"))
 		return profile_main(argc, argv);
-	tap_plan(36);
+	tap_plan(37);
 	test_cpulist();
 	test_bad_options();
 	struct sampler_opts probe = {.frequency = 10, .ring_pages = 1};
