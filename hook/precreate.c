@@ -206,8 +206,8 @@ int hook_precreate(const char *config_path, int in_fd)
 		precreate_write_raw(in ? in : "", len);
 		if (whole == 0)
 			precreate_pump(in_fd);
-		hook_warn(PRECREATE_STAGE, NULL, "config passed through unchanged: %s",
-			  whole == 0 ? "larger than 4 MiB" : strerror(-whole));
+		log_warn(PRECREATE_STAGE, NULL, "config passed through unchanged: %s",
+			 whole == 0 ? "larger than 4 MiB" : strerror(-whole));
 		return 0;
 	}
 	precreate_echo_len = len;
@@ -216,7 +216,7 @@ int hook_precreate(const char *config_path, int in_fd)
 		alarm(0);
 		precreate_echo = NULL;
 		precreate_write_raw(in, len);
-		hook_warn(PRECREATE_STAGE, NULL, "configuration unusable, config unchanged: %s",
+		log_error(PRECREATE_STAGE, NULL, "configuration unusable, config unchanged: %s",
 			  err.msg);
 		return 0;
 	}
@@ -233,8 +233,8 @@ int hook_precreate(const char *config_path, int in_fd)
 	else
 		precreate_write_raw(in, len);
 	if (r < 0)
-		hook_warn(PRECREATE_STAGE, NULL, "%s", note);
+		log_warn(PRECREATE_STAGE, NULL, "%s", note);
 	else if (note[0])
-		hook_log(PRECREATE_STAGE, NULL, "%s", note);
+		log_info(PRECREATE_STAGE, NULL, "%s", note);
 	return 0;
 }

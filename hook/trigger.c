@@ -160,8 +160,8 @@ static int trigger_quota(const struct fs_config *cfg, const struct registry_entr
 {
 	cleanup_close int lock = profquota_lock(cfg);
 	if (lock < 0) {
-		hook_warn(stage, e->id, "profile trigger refused: quota lock in %s: %s",
-			  cfg->profile_dir, strerror(-lock));
+		log_warn(stage, e->id, "profile trigger refused: quota lock in %s: %s",
+			 cfg->profile_dir, strerror(-lock));
 		return -1;
 	}
 	struct profquota_limits lim;
@@ -170,8 +170,8 @@ static int trigger_quota(const struct fs_config *cfg, const struct registry_entr
 	size_t n = 0;
 	int r = profquota_scan(cfg, &items, &n);
 	if (r < 0) {
-		hook_warn(stage, e->id, "profile trigger refused: reading %s: %s", cfg->profile_dir,
-			  strerror(-r));
+		log_warn(stage, e->id, "profile trigger refused: reading %s: %s", cfg->profile_dir,
+			 strerror(-r));
 		return -1;
 	}
 	int room = profquota_plan(items, n, key, &lim, (int64_t)time(NULL));
@@ -187,30 +187,30 @@ static int trigger_quota(const struct fs_config *cfg, const struct registry_entr
 		if (!items[i].remove)
 			continue;
 		logfile_escape(items[i].key, ekey, sizeof(ekey), 0);
-		hook_log(stage, e->id, "profile quota: removing %s/%s/%s (%s, %s)",
+		log_info(stage, e->id, "profile quota: removing %s/%s/%s (%s, %s)",
 			 cfg->profile_dir, items[i].id, items[i].base, items[i].why, ekey);
 	}
 	profquota_apply(cfg, items, n);
 	if (full) {
 		char ekey[PROFQUOTA_KEY_MAX * 4 + 1];
 		logfile_escape(key, ekey, sizeof(ekey), 0);
-		hook_warn(stage, e->id,
-			  "profile trigger refused: %s (%s; %u profiles, %u MiB per container, "
-			  "%u profiles, %u MiB in all)",
-			  full, ekey, cfg->max_profiles_per_container,
-			  cfg->max_profile_mib_per_container, cfg->max_profiles_total,
-			  cfg->max_profile_mib_total);
+		log_warn(stage, e->id,
+			 "profile trigger refused: %s (%s; %u profiles, %u MiB per container, "
+			 "%u profiles, %u MiB in all)",
+			 full, ekey, cfg->max_profiles_per_container,
+			 cfg->max_profile_mib_per_container, cfg->max_profiles_total,
+			 cfg->max_profile_mib_total);
 		return -1;
 	}
 	if (fileio_mkdir_p(outdir, 0755, 0700) < 0) {
-		hook_warn(stage, e->id, "profile trigger refused: cannot create %s", outdir);
+		log_warn(stage, e->id, "profile trigger refused: cannot create %s", outdir);
 		return -1;
 	}
 	cleanup_close int dfd = open(outdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	struct fs_error err;
 	if (dfd < 0 ||
 	    fileio_replace_buf(dfd, outdir, PROFQUOTA_KEY_FILE, 0600, key, strlen(key), &err) < 0)
-		hook_warn(stage, e->id, "profile quota key not written in %s", outdir);
+		log_warn(stage, e->id, "profile quota key not written in %s", outdir);
 	return 0;
 }
 
@@ -328,16 +328,16 @@ static void trigger_monitor(const struct fs_config *cfg, const char *config_path
 				      &status);
 	unlink(marker);
 	if (pid < 0)
-		hook_warn("profile", e->id, "cannot start the profiler: %s", strerror(errno));
+		log_error("profile", e->id, "cannot start the profiler: %s", strerror(errno));
 	else if (waited > 0)
-		hook_warn("profile", e->id,
-			  "profiler %s at its deadline (%u s window + %u s); see %s",
-			  waited == 1 ? "killed" : "killed but stuck in the kernel, abandoned",
-			  p->duration_s, TRIGGER_RUN_MARGIN_S, logp);
+		log_warn("profile", e->id,
+			 "profiler %s at its deadline (%u s window + %u s); see %s",
+			 waited == 1 ? "killed" : "killed but stuck in the kernel, abandoned",
+			 p->duration_s, TRIGGER_RUN_MARGIN_S, logp);
 	else if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		hook_log("profile", e->id, "profile written: %s", svg);
+		log_info("profile", e->id, "profile written: %s", svg);
 	else
-		hook_warn("profile", e->id, "profiler failed (status %d); see %s", status, logp);
+		log_error("profile", e->id, "profiler failed (status %d); see %s", status, logp);
 	_exit(0);
 }
 
@@ -348,27 +348,27 @@ int hook_trigger(const struct fs_config *cfg, const char *config_path,
 	struct trigger_plan plan;
 	char note[256];
 	if (trigger_plan(cfg, e, &plan, note, sizeof(note), &err) < 0) {
-		hook_warn(stage, e->id, "profile trigger refused: %s", err.msg);
+		log_warn(stage, e->id, "profile trigger refused: %s", err.msg);
 		return 0;
 	}
 	if (note[0])
-		hook_warn(stage, e->id, "profile trigger: %s", note);
+		log_warn(stage, e->id, "profile trigger: %s", note);
 	char markdir[PATH_MAX], marker[PATH_MAX + 140], outdir[PATH_MAX + 140],
 	    base[PATH_MAX + 180];
 	snprintf(markdir, sizeof(markdir), "%s/" MARKER_DIR, cfg->run_dir);
 	if (fileio_mkdir_p(markdir, 0755, 0700) < 0) {
-		hook_warn(stage, e->id, "profile trigger refused: cannot create %s", markdir);
+		log_warn(stage, e->id, "profile trigger refused: cannot create %s", markdir);
 		return 0;
 	}
 	int mdfd = open(markdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (mdfd < 0) {
-		hook_warn(stage, e->id, "profile trigger refused: cannot open %s", markdir);
+		log_warn(stage, e->id, "profile trigger refused: cannot open %s", markdir);
 		return 0;
 	}
 	struct fs_error derr;
 	if (fileio_check_private_dir(mdfd, markdir, &derr) < 0) {
 		close(mdfd);
-		hook_warn(stage, e->id, "profile trigger refused: %s", derr.msg);
+		log_warn(stage, e->id, "profile trigger refused: %s", derr.msg);
 		return 0;
 	}
 	const char *why;
@@ -380,10 +380,10 @@ int hook_trigger(const struct fs_config *cfg, const char *config_path,
 		if (held > cfg->max_concurrent_profiles_per_container) {
 			char ekey[PROFQUOTA_KEY_MAX * 4 + 1];
 			logfile_escape(key, ekey, sizeof(ekey), 0);
-			hook_warn(stage, e->id,
-				  "profile trigger refused: %s already has %u profiles running "
-				  "(max_concurrent_profiles_per_container %u)",
-				  ekey, held - 1, cfg->max_concurrent_profiles_per_container);
+			log_warn(stage, e->id,
+				 "profile trigger refused: %s already has %u profiles running "
+				 "(max_concurrent_profiles_per_container %u)",
+				 ekey, held - 1, cfg->max_concurrent_profiles_per_container);
 			close(slot);
 			close(mdfd);
 			return 0;
@@ -392,13 +392,13 @@ int hook_trigger(const struct fs_config *cfg, const char *config_path,
 	close(mdfd);
 	if (slot < 0) {
 		if (why)
-			hook_warn(stage, e->id, "profile trigger refused: slot in %s: %s", markdir,
-				  why);
+			log_warn(stage, e->id, "profile trigger refused: slot in %s: %s", markdir,
+				 why);
 		else
-			hook_warn(stage, e->id,
-				  "profile trigger refused: %u profiles already running "
-				  "(max_concurrent_profiles %u)",
-				  cfg->max_concurrent_profiles, cfg->max_concurrent_profiles);
+			log_warn(stage, e->id,
+				 "profile trigger refused: %u profiles already running "
+				 "(max_concurrent_profiles %u)",
+				 cfg->max_concurrent_profiles, cfg->max_concurrent_profiles);
 		return 0;
 	}
 	snprintf(outdir, sizeof(outdir), "%s/%s", cfg->profile_dir, e->id);
@@ -416,7 +416,7 @@ int hook_trigger(const struct fs_config *cfg, const char *config_path,
 
 	pid_t child = fork();
 	if (child < 0) {
-		hook_warn(stage, e->id, "profile trigger failed: fork: %s", strerror(errno));
+		log_error(stage, e->id, "profile trigger failed: fork: %s", strerror(errno));
 		close(slot);
 		return 0;
 	}
@@ -449,7 +449,7 @@ int hook_trigger(const struct fs_config *cfg, const char *config_path,
 	int st;
 	while (waitpid(child, &st, 0) < 0 && errno == EINTR)
 		;
-	hook_log(stage, e->id, "profiling: %us at %u Hz after %us -> %s.svg", plan.duration_s,
+	log_info(stage, e->id, "profiling: %us at %u Hz after %us -> %s.svg", plan.duration_s,
 		 plan.frequency, plan.delay_s, base);
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include "budget.h"
 #include "cleanup.h"
 #include "json.h"
+#include "log.h"
 
 #define CONFIG_MAX_BYTES (256 * 1024)
 
@@ -19,6 +20,7 @@ void config_defaults(struct fs_config *cfg)
 	snprintf(cfg->bundle_dir, sizeof(cfg->bundle_dir), "/usr/lib/flamesidecar/bundle");
 	snprintf(cfg->mount_point, sizeof(cfg->mount_point), "/opt/flamesidecar");
 	snprintf(cfg->run_dir, sizeof(cfg->run_dir), "/run/flamesidecar");
+	cfg->log_level = FS_LOG_INFO;
 	snprintf(cfg->log_file, sizeof(cfg->log_file), "/run/flamesidecar/hook.log");
 	snprintf(cfg->profile_dir, sizeof(cfg->profile_dir), "/var/lib/flamesidecar/profiles");
 	snprintf(cfg->sidecar_path, sizeof(cfg->sidecar_path), "/usr/bin/flamesidecar");
@@ -156,6 +158,15 @@ int config_load(const char *path, struct fs_config *cfg, struct fs_error *err)
 	if (!YAJL_IS_OBJECT(root))
 		return fs_error_set(err, EINVAL, "config %s: the top level must be an object",
 				    path);
+
+	const char *ll = json_get_string(root, "log_level");
+	if (ll && (cfg->log_level = log_level_parse(ll)) < 0)
+		return fs_error_set(
+		    err, EINVAL,
+		    "config %s: \"log_level\" must be \"error\", \"warn\", \"info\" or \"debug\"",
+		    path);
+	if (!ll && yajl_tree_get(root, (const char *[]){"log_level", NULL}, yajl_t_any))
+		return fs_error_set(err, EINVAL, "config %s: \"log_level\" must be a string", path);
 
 	const char *en = json_get_string(root, "enable");
 	if (en) {

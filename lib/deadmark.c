@@ -14,6 +14,7 @@
 #include "cleanup.h"
 #include "fileio.h"
 #include "json.h"
+#include "log.h"
 #include "logfile.h"
 
 void deadmark_slot(const char *id, char *name, size_t len)
@@ -34,7 +35,7 @@ void deadmark_prepare(struct deadmark *d, int log_fd, const char *run_dir, int w
 	d->dir_fd = -1;
 	d->phase = "start";
 	snprintf(msg, sizeof(msg), "deadline of %u ms reached after phase ", timeout_ms);
-	size_t n = logfile_format(d->line, sizeof(d->line), "flamehook", stage, id, msg);
+	size_t n = log_format(d->line, sizeof(d->line), FS_LOG_ERROR, "flamehook", stage, id, msg);
 	if (n && d->line[n - 1] == '\n')
 		n--;
 	d->line_len = n;
@@ -59,7 +60,7 @@ void deadmark_prepare(struct deadmark *d, int log_fd, const char *run_dir, int w
 	d->content_len = c > 0 && (size_t)c < sizeof(d->content) ? (size_t)c : 0;
 }
 
-/* "YYYY-MM-DDTHH:MM:SS.mmmZ" (24 bytes, as logfile_format starts a line)
+/* "YYYY-MM-DDTHH:MM:SS.mmmZ" (24 bytes, as log_format starts a line)
  * with nothing but arithmetic: no stdio in a signal handler. */
 static void deadmark_stamp(char *out)
 {
