@@ -139,15 +139,8 @@ void deadmark_fire(const struct deadmark *d)
 static int deadmark_read_at(int dfd, const char *name, struct deadmark_info *m)
 {
 	memset(m, 0, sizeof(*m));
-	cleanup_close int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	cleanup_free char *buf = NULL;
-	size_t len;
 	cleanup_json yajl_val v = NULL;
-	int r = json_read_fd(fd, DEADMARK_MAX, &buf, &len, NULL);
-	if (r == 0)
-		r = json_parse(buf, len, 2, &v, NULL);
+	int r = json_read_at(dfd, name, DEADMARK_MAX, 2, &v, NULL);
 	if (r < 0)
 		return r;
 	const char *id = json_get_string(v, "id"), *st = json_get_string(v, "stage"),
