@@ -97,30 +97,25 @@ int hook_precreate_filter(const struct fs_config *cfg, const char *in, size_t le
 			 "rewrite");
 		return -EINVAL;
 	}
-	struct jvmenv_plan p;
+	cleanup_jvmenv_plan struct jvmenv_plan p = {0};
 	const struct jvmenv_want want = {.fp = cfg->preserve_frame_pointer,
 					 .dns = cfg->debug_nonsafepoints};
 	int r = jvmenv_plan_want(root, &want, &p, &err);
 	if (r < 0) {
-		jvmenv_plan_free(&p);
 		snprintf(note, note_len, "JAVA_TOOL_OPTIONS left alone: %s", err.msg);
 		return r;
 	}
 	jvmenv_describe(&p, note, note_len);
-	if (!p.entry) {
-		jvmenv_plan_free(&p);
+	if (!p.entry)
 		return 0;
-	}
 	cleanup_free char *buf = NULL;
 	size_t blen = 0;
 	FILE *f = open_memstream(&buf, &blen);
 	if (!f) {
-		jvmenv_plan_free(&p);
 		snprintf(note, note_len, "config unchanged: out of memory");
 		return -ENOMEM;
 	}
 	jvmenv_write_config(f, root, &p);
-	jvmenv_plan_free(&p);
 	if (ferror(f) | fclose(f)) {
 		snprintf(note, note_len, "config unchanged: out of memory");
 		return -ENOMEM;

@@ -343,7 +343,7 @@ int render_svg(const struct flame *tree, FILE *out, const struct render_opts *op
 	if (!o.name_type)
 		o.name_type = "Function:";
 
-	struct flame *rev = NULL;
+	cleanup_flame struct flame *rev = NULL;
 	if (o.reverse) {
 		rev = flame_reverse(tree, err);
 		if (!rev)
@@ -379,7 +379,6 @@ int render_svg(const struct flame *tree, FILE *out, const struct render_opts *op
 		r = render_collect(&c, FLAME_ROOT, 0, 0, false);
 	if (r < 0) {
 		free(c.v);
-		flame_free(rev);
 		return fs_error_set(err, -r, "laying out the flame graph");
 	}
 
@@ -414,7 +413,6 @@ int render_svg(const struct flame *tree, FILE *out, const struct render_opts *op
 			g.W / 2, g.ypad1 + g.fh);
 	fputs("</svg>\n", out);
 	free(c.v);
-	flame_free(rev);
 	if (fflush(out) != 0 || ferror(out))
 		return fs_error_set(err, errno ? errno : EIO, "writing the SVG");
 	return 0;

@@ -64,6 +64,7 @@
 #include "registry.h"
 #include "sampler.h"
 #include "symbols.h"
+#include "cleanup.h"
 
 #define PROFILE_RAW_MAX_WORDS  BUDGET_RAW_WORDS	 /* raw callchain words (budget.h) */
 #define PROFILE_RAW_MAX_CHAINS BUDGET_RAW_CHAINS /* distinct raw chains (budget.h) */
@@ -341,5 +342,7 @@ uint32_t profile_name_index(struct profile *p, const char *name);
 /* Stops the JVMs' timed agent sessions (warnings through opts.warn), closes
  * everything. */
 void profile_close(struct profile *p);
+FS_DEFINE_CLEANUP(struct profile, profile_close)
+#define cleanup_profile __attribute__((cleanup(profile_close_cleanup)))
 
 #endif
