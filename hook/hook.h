@@ -83,7 +83,6 @@ int hook_names_from_engine_state(const char *bundle, const char *hostname_src,
 
 /* bundle.c */
 int hook_bundle_read(const char *bundle_dir, struct hook_bundle *b, struct fs_error *err);
-/* Map an id through an OCI idMappings array text form (exposed for tests). */
 
 /* mount.c: whether mount mnt_id is shared (in a peer group) according to
  * the mountinfo text f (container input: fuzzed); 1 also when it is not
