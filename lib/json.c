@@ -12,7 +12,8 @@
 #include "fileio.h"
 
 /* Walk the text once: depth of [ and { outside strings. Cheap, and it keeps
- * yajl from building (and later recursively freeing) a deep tree. */
+ * yajl from building (and later recursively freeing) a deep tree. 0, or -1
+ * when it goes deeper than max_depth (the caller says why). */
 static int json_check_depth(const char *buf, size_t len, unsigned max_depth)
 {
 	unsigned depth = 0;

@@ -50,7 +50,8 @@ static void delete_remove(const struct wrapper_config *cfg, const struct wrapper
 }
 
 /* Run the real runtime as our child and return its exit status (128 +
- * signal when it was killed, 127 when it could not be executed). */
+ * signal when it was killed, 127 when it could not be executed), or -1
+ * with errno set when it could not be forked (the caller then execs it). */
 static int delete_run_runtime(const char *rt, char **argv, int *ok)
 {
 	static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};

@@ -36,6 +36,7 @@ struct elfjail_reply {
 
 /* ---- the child ---------------------------------------------------------- */
 
+/* All of buf to sock: 0, or -errno (-EPIPE when the peer is gone). */
 static int elfjail_send_all(int sock, const void *buf, size_t len)
 {
 	const char *p = buf;
@@ -44,7 +45,7 @@ static int elfjail_send_all(int sock, const void *buf, size_t len)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			return -1;
+			return n < 0 ? -errno : -EPIPE;
 		p += n;
 		len -= (size_t)n;
 	}
