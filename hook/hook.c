@@ -163,12 +163,10 @@ static int hook_entry_process(const struct hook_state *st, int pidfd, struct reg
 	return 0;
 }
 
-static int hook_create(const struct fs_config *cfg, struct hook_state *st, const char *stage)
+/* Whether the state names a container to register: 1, or 0 after logging
+ * why not. */
+static int hook_create_wanted(const struct hook_state *st, const char *stage)
 {
-	struct fs_error err;
-	char regdir[PATH_MAX];
-	config_registry_dir(cfg, regdir, sizeof(regdir));
-
 	if (st->pid <= 1) {
 		log_warn(stage, st->id, "refusing: state has pid %d", (int)st->pid);
 		return 0;
@@ -184,6 +182,40 @@ static int hook_create(const struct fs_config *cfg, struct hook_state *st, const
 			 st->pod);
 		return 0;
 	}
+	return 1;
+}
+
+/* The entry's facts from the bundle and the state's annotations. */
+static void hook_entry_bundle(struct registry_entry *e, const struct hook_state *st,
+			      const struct hook_bundle *b)
+{
+	e->uid = b->uid;
+	e->gid = b->gid;
+	snprintf(e->rootfs, sizeof(e->rootfs), "%s", b->rootfs);
+	snprintf(e->bundle, sizeof(e->bundle), "%s", st->bundle);
+	snprintf(e->hook_version, sizeof(e->hook_version), "%s", FS_VERSION);
+	snprintf(e->profile, sizeof(e->profile), "%s", st->profile);
+	snprintf(e->delay, sizeof(e->delay), "%s", st->delay);
+	snprintf(e->frequency, sizeof(e->frequency), "%s", st->frequency);
+	e->created = (int64_t)time(NULL);
+}
+
+static void hook_log_registered(const char *stage, const struct registry_entry *e)
+{
+	log_info(stage, e->id, "registered pid %d (ns pid %d, uid %u)%s%s%s%s%s%s%s%s", (int)e->pid,
+		 (int)e->ns_pid, (unsigned)e->uid,
+		 e->mount_point[0] ? ", bundle at " : ", no bundle", e->mount_point,
+		 e->name[0] ? ", name " : "", e->name, e->pod[0] ? ", pod " : "", e->pod_namespace,
+		 e->pod[0] ? "/" : "", e->pod);
+}
+
+static int hook_create(const struct fs_config *cfg, struct hook_state *st, const char *stage)
+{
+	struct fs_error err;
+	char regdir[PATH_MAX];
+	config_registry_dir(cfg, regdir, sizeof(regdir));
+	if (!hook_create_wanted(st, stage))
+		return 0;
 	/* Pin the process first, then read its facts: they are then its. */
 	hook_mark("config+state");
 	cleanup_close int pidfd = proc_pidfd_open_checked(st->pid, 0, &err);
@@ -201,15 +233,7 @@ static int hook_create(const struct fs_config *cfg, struct hook_state *st, const
 		log_warn(stage, st->id, "not registered: %s", err.msg);
 		return 0;
 	}
-	e.uid = b.uid;
-	e.gid = b.gid;
-	snprintf(e.rootfs, sizeof(e.rootfs), "%s", b.rootfs);
-	snprintf(e.bundle, sizeof(e.bundle), "%s", st->bundle);
-	snprintf(e.hook_version, sizeof(e.hook_version), "%s", FS_VERSION);
-	snprintf(e.profile, sizeof(e.profile), "%s", st->profile);
-	snprintf(e.delay, sizeof(e.delay), "%s", st->delay);
-	snprintf(e.frequency, sizeof(e.frequency), "%s", st->frequency);
-	e.created = (int64_t)time(NULL);
+	hook_entry_bundle(&e, st, &b);
 	hook_mark("bundle");
 	hook_entry_names(st, &b, &e, stage);
 	hook_mark("names");
@@ -259,10 +283,7 @@ static int hook_create(const struct fs_config *cfg, struct hook_state *st, const
 		}
 	}
 	hook_mark("attach");
-	log_info(stage, st->id, "registered pid %d (ns pid %d, uid %u)%s%s%s%s%s%s%s%s", (int)e.pid,
-		 (int)e.ns_pid, (unsigned)e.uid, e.mount_point[0] ? ", bundle at " : ", no bundle",
-		 e.mount_point, e.name[0] ? ", name " : "", e.name, e.pod[0] ? ", pod " : "",
-		 e.pod_namespace, e.pod[0] ? "/" : "", e.pod);
+	hook_log_registered(stage, &e);
 	hook_mark("log");
 	hook_timing_log(stage, st->id);
 	return 0;
@@ -301,6 +322,27 @@ static int hook_poststop(const struct fs_config *cfg, const struct hook_state *s
 		log_warn(stage, st->id, "removing the registry entry: %s", err.msg);
 	else if (r == 0)
 		log_info(stage, st->id, "unregistered");
+	return 0;
+}
+
+/* The container's state from stdin (bounded, container input): 0, or -1
+ * after logging why it is unusable. */
+static int hook_read_state(const struct fs_config *cfg, int stdin_fd, const char *stage,
+			   struct hook_state *st)
+{
+	struct fs_error err;
+	cleanup_free char *buf = NULL;
+	size_t len = 0;
+	if (json_read_fd(stdin_fd, HOOK_STATE_MAX, &buf, &len, &err) < 0) {
+		hook_log_open(cfg);
+		log_error(stage, NULL, "state unreadable, nothing done: %s", err.msg);
+		return -1;
+	}
+	if (hook_state_parse(buf, len, st, &err) < 0) {
+		hook_log_open(cfg);
+		log_warn(stage, NULL, "state rejected, nothing done: %s", err.msg);
+		return -1;
+	}
 	return 0;
 }
 
@@ -353,19 +395,9 @@ int hook_main(int argc, char **argv, int stdin_fd)
 	hook_dead_pending = 1;
 	hook_deadline(cfg.hook_timeout_ms);
 
-	cleanup_free char *buf = NULL;
-	size_t len = 0;
-	if (json_read_fd(stdin_fd, HOOK_STATE_MAX, &buf, &len, &err) < 0) {
-		hook_log_open(&cfg);
-		log_error(stage, NULL, "state unreadable, nothing done: %s", err.msg);
-		return 0;
-	}
 	struct hook_state st;
-	if (hook_state_parse(buf, len, &st, &err) < 0) {
-		hook_log_open(&cfg);
-		log_warn(stage, NULL, "state rejected, nothing done: %s", err.msg);
+	if (hook_read_state(&cfg, stdin_fd, stage, &st) < 0)
 		return 0;
-	}
 	if (!hook_opted_in(&cfg, &st, opt_in))
 		return 0;
 	/* A pod sandbox is never registered (hook_create says so once). */
