@@ -326,7 +326,7 @@ static int profile_want_copies(struct profile *p)
 		return 0;
 	/* Every process in scope noted now: those without frame pointers want
 	 * copies, and their files' CFI is walked before the window. */
-	int native = profile_native_scan(p);
+	int native = profile_pid_scan(p);
 	if (o->unwind == PROFILE_UNWIND_HOTSPOT || native)
 		return 1;
 	cleanup_free pid_t *jvms = NULL;
