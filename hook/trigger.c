@@ -316,8 +316,8 @@ static void trigger_monitor(const struct fs_config *cfg, const char *config_path
 		argv[a] = NULL;
 		char *const envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL};
 		execve(cfg->sidecar_path, (char *const *)argv, envp);
-		dprintf(STDERR_FILENO, "flamehook: cannot run %s: %s\n", cfg->sidecar_path,
-			strerror(errno));
+		log_error("profile", e->id, "cannot run %s: %s", cfg->sidecar_path,
+			  strerror(errno));
 		_exit(127);
 	}
 	int status = 0, waited = 0;
