@@ -124,11 +124,10 @@ static int elfjail_serve_debug(char kind, int fd, char **buf, size_t *len, struc
 		*len = sizeof(*l);
 		return 0;
 	}
-	struct elfsyms *es = NULL;
+	cleanup_elfsyms struct elfsyms *es = NULL;
 	int r = elfdebug_debugdata_fd(fd, &es, e);
 	if (r == 0 && (r = elfflat_encode(es, 0, buf, len)) < 0)
 		fs_error_set(e, -r, "encoding the MiniDebugInfo symbols");
-	elfsyms_free(es);
 	return r;
 }
 
