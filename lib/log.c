@@ -156,7 +156,9 @@ void log_vmsg(enum fs_log_level level, const char *stage, const char *id, const 
 	int saved = errno;
 	char msg[1024], line[LOG_LINE_MAX];
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	if (stage)
+	/* Written only when it changes: the agent's threads all pass the same
+	 * literal, so they only read it. */
+	if (stage && stage != log_state.stage)
 		log_state.stage = stage;
 	size_t n = log_format(line, sizeof(line), level, log_state.prog, log_state.stage, id, msg);
 	if (log_state.fd >= 0)
