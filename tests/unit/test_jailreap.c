@@ -80,6 +80,23 @@ static void test_deadline_kills(void)
 	ok(jail_abandoned() == before, "a child that dies when killed is not abandoned");
 }
 
+/* cleanup_jail_child: a child left at scope exit is killed and reaped. */
+static void test_cleanup_kills(void)
+{
+	pid_t pid = 0;
+	stat_path = NULL;
+	{
+		cleanup_jail_child struct jail_child c = {0};
+		if (!ok(spawn(&c) == 0, "cleanup: a child that never ends starts"))
+			return;
+		pid = c.pid;
+	}
+	/* Reaped: the pid is no child of ours any more. */
+	errno = 0;
+	ok(waitpid(pid, NULL, WNOHANG) < 0 && errno == ECHILD,
+	   "cleanup_jail_child killed and reaped it at scope exit");
+}
+
 /* The daemon: answers INIT, then reads every request and answers none;
  * writes a byte to tell for each request it holds. */
 static __attribute__((noreturn)) void daemon_main(int fuse_fd, int tell)
@@ -177,8 +194,9 @@ static void test_stuck_child(void)
 
 int main(void)
 {
-	tap_plan(4 + 6);
+	tap_plan(4 + 2 + 6);
 	test_deadline_kills();
+	test_cleanup_kills();
 	test_stuck_child();
 	return tap_done();
 }
