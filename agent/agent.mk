@@ -10,9 +10,10 @@
 # Also here: the Java test workloads (tests/java) -> $(BUILD)/java.
 
 AGENT_SRC := agent/flameagent.c agent/agentmap.c agent/mhintrinsic.c agent/debuginfo.c \
-	agent/vmflag.c agent/selfmem.c lib/error.c
+	agent/vmflag.c agent/selfmem.c lib/error.c lib/log.c \
+	lib/textsafe.c
 AGENT_HDR := agent/agentmap.h agent/mhintrinsic.h agent/debuginfo.h agent/vmflag.h agent/selfmem.h \
-	agent/agentcompat.h lib/error.h
+	agent/agentcompat.h lib/error.h lib/log.h lib/textsafe.h
 AGENT_JNI_INC := -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux
 AGENT_CFLAGS := -std=gnu11 -O2 -g $(WARN) -D_GNU_SOURCE -U_FORTIFY_SOURCE \
 	-fPIC -fvisibility=hidden -fstack-protector-strong -fstack-clash-protection \

@@ -1,6 +1,7 @@
 /* debuginfo.c - see debuginfo.h */
 #include "debuginfo.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,12 +58,13 @@ static struct debuginfo_code *debuginfo_find(uint64_t start, uint64_t mid)
 	return NULL;
 }
 
+/* Double the table (tombstones dropped): 0, or -ENOMEM (table unchanged). */
 static int debuginfo_grow(void)
 {
 	size_t cap = di.cap ? di.cap * 2 : 4096;
 	struct debuginfo_code *n = calloc(cap, sizeof(*n));
 	if (!n)
-		return -1;
+		return -ENOMEM;
 	size_t used = 0;
 	for (size_t i = 0; i < di.cap; i++) {
 		const struct debuginfo_code *c = &di.code[i];

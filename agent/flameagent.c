@@ -30,6 +30,7 @@
 
 #include "agentmap.h"
 #include "debuginfo.h"
+#include "log.h"
 #include "mhintrinsic.h"
 
 #define AGENT_EXPORT __attribute__((visibility("default")))
@@ -83,20 +84,14 @@ static struct session timed_session = {
 /* Serialises load, attach, stop and unload. */
 static pthread_mutex_t control_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void agent_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void agent_log(const char *fmt, ...)
+/* The agent's lines go to the JVM's stderr, in lib/log.h's format and
+ * levels (one write per line, so that lines of several threads do not mix). */
+#define agent_log(level, ...) log_msg(level, "agent", NULL, __VA_ARGS__)
+
+static void agent_log_setup(void)
 {
-	char line[FS_ERROR_MSG_MAX + 64];
-	va_list ap;
-	int n = snprintf(line, sizeof(line), "flameagent[%d]: ", (int)getpid());
-	va_start(ap, fmt);
-	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
-	va_end(ap);
-	size_t len = strlen(line);
-	line[len++] = '\n';
-	/* One write so that lines from several threads do not mix. */
-	ssize_t w = write(STDERR_FILENO, line, len);
-	(void)w;
+	if (log_get_fd() < 0)
+		log_setup("flameagent", STDERR_FILENO, LOG_NO_STDERR);
 }
 
 /* CLOCK_MONOTONIC ns; by system call (clock_gettime is GLIBC_2.17 in libc). */
@@ -560,7 +555,8 @@ static int session_env(JavaVM *vm, struct session *s, struct fs_error *err)
 		caps.can_get_source_file_name = 1;
 		caps.can_get_line_numbers = 1;
 		if ((*env)->AddCapabilities(env, &caps) != JVMTI_ERROR_NONE) {
-			agent_log("sourcepos: the JVM cannot give source files and line "
+			agent_log(FS_LOG_WARN,
+				  "sourcepos: the JVM cannot give source files and line "
 				  "numbers now; continuing without them");
 			s->opt.sourcepos = false;
 		}
@@ -624,7 +620,8 @@ static void debuginfo_report(struct session *s, enum debuginfo_state st, bool lo
 	char status[256];
 	debuginfo_status(status, sizeof(status));
 	if (logged && (st != DEBUGINFO_SET || s->opt.verbose))
-		agent_log("%s: %s", DEBUGINFO_FLAG, status);
+		agent_log(st != DEBUGINFO_SET ? FS_LOG_WARN : FS_LOG_INFO, "%s: %s", DEBUGINFO_FLAG,
+			  status);
 	if (s->opt.timed) {
 		struct agentmap_buf b = {0};
 		if (agentmap_append_status(&b, status) == 0)
@@ -697,8 +694,8 @@ static double now_ms(void)
 static void session_report(struct session *s, double started)
 {
 	if (s->opt.verbose)
-		agent_log("%s: %lu code events, %llu bytes to /tmp/%s in %.1f ms%s", s->what,
-			  s->events, s->bytes, s->file, now_ms() - started,
+		agent_log(FS_LOG_INFO, "%s: %lu code events, %llu bytes to /tmp/%s in %.1f ms%s",
+			  s->what, s->events, s->bytes, s->file, now_ms() - started,
 			  s->dropped ? " (the size cap was reached: events dropped)" : "");
 }
 
@@ -733,6 +730,7 @@ static jint agent_run(JavaVM *vm, char *options, bool attached)
 	struct fs_error err = {0};
 	int r;
 
+	agent_log_setup();
 	r = agentmap_parse_options(options, &o, &err);
 	if (r < 0)
 		goto fail;
@@ -770,7 +768,7 @@ static jint agent_run(JavaVM *vm, char *options, bool attached)
 		goto fail;
 	return JNI_OK;
 fail:
-	agent_log("%s", err.msg);
+	agent_log(FS_LOG_ERROR, "%s", err.msg);
 	/* At startup a profiler must never stop the JVM: carry on without us. */
 	return attached ? JNI_ERR : JNI_OK;
 }

@@ -65,7 +65,7 @@ static void hook_arm_deadline(const struct fs_config *cfg, const struct hook_sta
 	uint64_t start_time = 0;
 	if (registering && st->pid > 1)
 		proc_start_time(st->pid, &start_time, NULL);
-	deadmark_prepare(&hook_dead, hook_log_fd(), cfg->run_dir, registering && st->pid > 1, stage,
+	deadmark_prepare(&hook_dead, log_get_fd(), cfg->run_dir, registering && st->pid > 1, stage,
 			 st->id, st->pid, start_time, cfg->hook_timeout_ms);
 	hook_dead_armed = 1;
 }
@@ -115,7 +115,7 @@ static void hook_entry_names(struct hook_state *st, const struct hook_bundle *b,
 {
 	struct fs_error err;
 	if (hook_names_from_engine_state(st->bundle, b->hostname_src, st, &err) < 0)
-		hook_warn(stage, st->id, "container name unknown: %s", err.msg);
+		log_warn(stage, st->id, "container name unknown: %s", err.msg);
 	snprintf(e->engine, sizeof(e->engine), "%s", st->engine);
 	snprintf(e->name, sizeof(e->name), "%s", st->name);
 	snprintf(e->pod, sizeof(e->pod), "%s", st->pod);
@@ -140,13 +140,13 @@ static int hook_entry_process(const struct hook_state *st, int pidfd, struct reg
 	    proc_ns_inode(st->pid, "mnt", &e->mnt_ns, &err) < 0 ||
 	    proc_ns_inode(getpid(), "pid", &self_pid_ns, &err) < 0 ||
 	    proc_ns_inode(getpid(), "mnt", &self_mnt_ns, &err) < 0) {
-		hook_warn(stage, st->id, "not registered: %s", err.msg);
+		log_warn(stage, st->id, "not registered: %s", err.msg);
 		return -1;
 	}
 	/* A container has its own mount and pid namespaces; a state that
 	 * points at a host process would have us mount on the host. */
 	if (e->mnt_ns == self_mnt_ns || e->pid_ns == self_pid_ns) {
-		hook_warn(
+		log_warn(
 		    stage, st->id,
 		    "refusing: pid %d shares the hook's %s namespace (not a container process)",
 		    (int)st->pid, e->mnt_ns == self_mnt_ns ? "mount" : "pid");
@@ -155,7 +155,7 @@ static int hook_entry_process(const struct hook_state *st, int pidfd, struct reg
 	/* Everything above was read by pid string: still the pidfd's
 	 * process, started when we first read it? */
 	if (proc_pidfd_recheck(pidfd, st->pid, e->start_time, &err) < 0) {
-		hook_warn(stage, st->id, "not registered: %s", err.msg);
+		log_warn(stage, st->id, "not registered: %s", err.msg);
 		return -1;
 	}
 	e->ns_pid = proc_status_ns_pid(&ps);
@@ -163,32 +163,65 @@ static int hook_entry_process(const struct hook_state *st, int pidfd, struct reg
 	return 0;
 }
 
-static int hook_create(const struct fs_config *cfg, struct hook_state *st, const char *stage)
+/* Whether the state names a container to register: 1, or 0 after logging
+ * why not. */
+static int hook_create_wanted(const struct hook_state *st, const char *stage)
 {
-	struct fs_error err;
-	char regdir[PATH_MAX];
-	config_registry_dir(cfg, regdir, sizeof(regdir));
-
 	if (st->pid <= 1) {
-		hook_warn(stage, st->id, "refusing: state has pid %d", (int)st->pid);
+		log_warn(stage, st->id, "refusing: state has pid %d", (int)st->pid);
 		return 0;
 	}
 	if (!st->bundle[0]) {
-		hook_warn(stage, st->id, "refusing: state has no bundle path");
+		log_warn(stage, st->id, "refusing: state has no bundle path");
 		return 0;
 	}
 	if (st->sandbox) {
 		/* The pod's "pause" process: nothing to profile, and a pod
 		 * annotation reaches it like every container of the pod. */
-		hook_log(stage, st->id, "pod sandbox %s/%s: not registered", st->pod_namespace,
+		log_info(stage, st->id, "pod sandbox %s/%s: not registered", st->pod_namespace,
 			 st->pod);
 		return 0;
 	}
+	return 1;
+}
+
+/* The entry's facts from the bundle and the state's annotations. */
+static void hook_entry_bundle(struct registry_entry *e, const struct hook_state *st,
+			      const struct hook_bundle *b)
+{
+	e->uid = b->uid;
+	e->gid = b->gid;
+	snprintf(e->rootfs, sizeof(e->rootfs), "%s", b->rootfs);
+	snprintf(e->bundle, sizeof(e->bundle), "%s", st->bundle);
+	snprintf(e->hook_version, sizeof(e->hook_version), "%s", FS_VERSION);
+	snprintf(e->profile, sizeof(e->profile), "%s", st->profile);
+	snprintf(e->delay, sizeof(e->delay), "%s", st->delay);
+	snprintf(e->frequency, sizeof(e->frequency), "%s", st->frequency);
+	snprintf(e->event, sizeof(e->event), "%s", st->event);
+	e->created = (int64_t)time(NULL);
+}
+
+static void hook_log_registered(const char *stage, const struct registry_entry *e)
+{
+	log_info(stage, e->id, "registered pid %d (ns pid %d, uid %u)%s%s%s%s%s%s%s%s", (int)e->pid,
+		 (int)e->ns_pid, (unsigned)e->uid,
+		 e->mount_point[0] ? ", bundle at " : ", no bundle", e->mount_point,
+		 e->name[0] ? ", name " : "", e->name, e->pod[0] ? ", pod " : "", e->pod_namespace,
+		 e->pod[0] ? "/" : "", e->pod);
+}
+
+static int hook_create(const struct fs_config *cfg, struct hook_state *st, const char *stage)
+{
+	struct fs_error err;
+	char regdir[PATH_MAX];
+	config_registry_dir(cfg, regdir, sizeof(regdir));
+	if (!hook_create_wanted(st, stage))
+		return 0;
 	/* Pin the process first, then read its facts: they are then its. */
 	hook_mark("config+state");
 	cleanup_close int pidfd = proc_pidfd_open_checked(st->pid, 0, &err);
 	if (pidfd < 0) {
-		hook_warn(stage, st->id, "not registered: %s", err.msg);
+		log_warn(stage, st->id, "not registered: %s", err.msg);
 		return 0;
 	}
 	struct registry_entry e;
@@ -198,19 +231,10 @@ static int hook_create(const struct fs_config *cfg, struct hook_state *st, const
 	hook_mark("proc");
 	struct hook_bundle b;
 	if (hook_bundle_read(st->bundle, &b, &err) < 0) {
-		hook_warn(stage, st->id, "not registered: %s", err.msg);
+		log_warn(stage, st->id, "not registered: %s", err.msg);
 		return 0;
 	}
-	e.uid = b.uid;
-	e.gid = b.gid;
-	snprintf(e.rootfs, sizeof(e.rootfs), "%s", b.rootfs);
-	snprintf(e.bundle, sizeof(e.bundle), "%s", st->bundle);
-	snprintf(e.hook_version, sizeof(e.hook_version), "%s", FS_VERSION);
-	snprintf(e.profile, sizeof(e.profile), "%s", st->profile);
-	snprintf(e.delay, sizeof(e.delay), "%s", st->delay);
-	snprintf(e.frequency, sizeof(e.frequency), "%s", st->frequency);
-	snprintf(e.event, sizeof(e.event), "%s", st->event);
-	e.created = (int64_t)time(NULL);
+	hook_entry_bundle(&e, st, &b);
 	hook_mark("bundle");
 	hook_entry_names(st, &b, &e, stage);
 	hook_mark("names");
@@ -219,7 +243,7 @@ static int hook_create(const struct fs_config *cfg, struct hook_state *st, const
 	 * mount namespace, where no path of ours may be looked up again. */
 	cleanup_close int regfd = registry_dir_open(regdir, &err);
 	if (regfd < 0) {
-		hook_warn(stage, st->id, "not registered: %s", err.msg);
+		log_warn(stage, st->id, "not registered: %s", err.msg);
 		return 0;
 	}
 	/* The entry first, naming the mount point it is about to get: a full
@@ -228,42 +252,39 @@ static int hook_create(const struct fs_config *cfg, struct hook_state *st, const
 	struct stat sb;
 	int want_mount = stat(cfg->bundle_dir, &sb) == 0 && S_ISDIR(sb.st_mode);
 	if (!want_mount)
-		hook_warn(stage, st->id, "agent bundle %s is missing; registering without a mount",
-			  cfg->bundle_dir);
+		log_warn(stage, st->id, "agent bundle %s is missing; registering without a mount",
+			 cfg->bundle_dir);
 	else
 		snprintf(e.mount_point, sizeof(e.mount_point), "%s", cfg->mount_point);
 	if (registry_write_at(regfd, regdir, &e, &err) < 0) {
-		hook_warn(stage, st->id, "not registered, bundle not mounted: %s", err.msg);
+		log_warn(stage, st->id, "not registered, bundle not mounted: %s", err.msg);
 		return 0;
 	}
 	/* After the entry: a lookup by name never finds an index file
 	 * before the entry it names. A failure costs the index (set aside,
 	 * rebuilt by the next lookup), not the entry. */
 	if (registry_index_add(regfd, &e, &err) < 0)
-		hook_warn(stage, st->id, "%s", err.msg);
+		log_warn(stage, st->id, "%s", err.msg);
 	hook_mark("registry");
 	if (want_mount) {
 		int r = hook_mount_bundle(cfg, pidfd, st->pid, b.rootfs, &err);
 		if (r == -ENOTRECOVERABLE) {
-			hook_warn(stage, st->id, "FATAL: %s", err.msg);
+			log_error(stage, st->id, "FATAL: %s", err.msg);
 			registry_remove_at(regfd, e.id);
 			return 1;
 		}
 		if (r < 0) {
-			hook_warn(stage, st->id, "agent bundle not mounted: %s", err.msg);
+			log_warn(stage, st->id, "agent bundle not mounted: %s", err.msg);
 			e.mount_point[0] = '\0';
 			if (registry_write_at(regfd, regdir, &e, &err) < 0) {
-				hook_warn(stage, st->id, "not registered: %s", err.msg);
+				log_warn(stage, st->id, "not registered: %s", err.msg);
 				registry_remove_at(regfd, e.id);
 				return 0;
 			}
 		}
 	}
 	hook_mark("attach");
-	hook_log(stage, st->id, "registered pid %d (ns pid %d, uid %u)%s%s%s%s%s%s%s%s", (int)e.pid,
-		 (int)e.ns_pid, (unsigned)e.uid, e.mount_point[0] ? ", bundle at " : ", no bundle",
-		 e.mount_point, e.name[0] ? ", name " : "", e.name, e.pod[0] ? ", pod " : "",
-		 e.pod_namespace, e.pod[0] ? "/" : "", e.pod);
+	hook_log_registered(stage, &e);
 	hook_mark("log");
 	hook_timing_log(stage, st->id);
 	return 0;
@@ -277,13 +298,13 @@ static int hook_poststart(const struct fs_config *cfg, const char *config_path,
 	struct registry_entry e;
 	config_registry_dir(cfg, regdir, sizeof(regdir));
 	if (registry_read(regdir, st->id, &e, &err) < 0) {
-		hook_warn(stage, st->id, "no registry entry: %s", err.msg);
+		log_warn(stage, st->id, "no registry entry: %s", err.msg);
 		return 0;
 	}
 	if (!registry_entry_alive(&e) || (st->pid && st->pid != e.pid)) {
-		hook_warn(stage, st->id,
-			  "registry entry does not match the running container (pid %d)",
-			  (int)st->pid);
+		log_warn(stage, st->id,
+			 "registry entry does not match the running container (pid %d)",
+			 (int)st->pid);
 		return 0;
 	}
 	if (e.profile[0])
@@ -299,9 +320,30 @@ static int hook_poststop(const struct fs_config *cfg, const struct hook_state *s
 	config_registry_dir(cfg, regdir, sizeof(regdir));
 	int r = registry_remove(regdir, st->id, &err);
 	if (r < 0 && r != -ENOENT)
-		hook_warn(stage, st->id, "removing the registry entry: %s", err.msg);
+		log_warn(stage, st->id, "removing the registry entry: %s", err.msg);
 	else if (r == 0)
-		hook_log(stage, st->id, "unregistered");
+		log_info(stage, st->id, "unregistered");
+	return 0;
+}
+
+/* The container's state from stdin (bounded, container input): 0, or -1
+ * after logging why it is unusable. */
+static int hook_read_state(const struct fs_config *cfg, int stdin_fd, const char *stage,
+			   struct hook_state *st)
+{
+	struct fs_error err;
+	cleanup_free char *buf = NULL;
+	size_t len = 0;
+	if (json_read_fd(stdin_fd, HOOK_STATE_MAX, &buf, &len, &err) < 0) {
+		hook_log_open(cfg);
+		log_error(stage, NULL, "state unreadable, nothing done: %s", err.msg);
+		return -1;
+	}
+	if (hook_state_parse(buf, len, st, &err) < 0) {
+		hook_log_open(cfg);
+		log_warn(stage, NULL, "state rejected, nothing done: %s", err.msg);
+		return -1;
+	}
 	return 0;
 }
 
@@ -328,9 +370,10 @@ int hook_main(int argc, char **argv, int stdin_fd)
 		default: hook_usage(stderr); return 0;
 		}
 	}
+	hook_log_start();
 	hook_phase_start(timing);
 	if (optind >= argc) {
-		hook_warn("?", NULL, "no stage given; nothing done");
+		log_warn("?", NULL, "no stage given; nothing done");
 		return 0;
 	}
 	const char *stage = argv[optind];
@@ -340,32 +383,22 @@ int hook_main(int argc, char **argv, int stdin_fd)
 	logfile_escape(stage, estage, sizeof(estage), 0);
 	enum hook_stage st_kind;
 	if (hook_stage_parse(stage, &st_kind) < 0) {
-		hook_warn(estage, NULL, "unknown stage; nothing done");
+		log_warn(estage, NULL, "unknown stage; nothing done");
 		return 0;
 	}
 
 	struct fs_config cfg;
 	struct fs_error err;
 	if (config_load(config_path, &cfg, &err) < 0) {
-		hook_warn(stage, NULL, "configuration unusable, nothing done: %s", err.msg);
+		log_error(stage, NULL, "configuration unusable, nothing done: %s", err.msg);
 		return 0;
 	}
 	hook_dead_pending = 1;
 	hook_deadline(cfg.hook_timeout_ms);
 
-	cleanup_free char *buf = NULL;
-	size_t len = 0;
-	if (json_read_fd(stdin_fd, HOOK_STATE_MAX, &buf, &len, &err) < 0) {
-		hook_log_open(&cfg);
-		hook_warn(stage, NULL, "state unreadable, nothing done: %s", err.msg);
-		return 0;
-	}
 	struct hook_state st;
-	if (hook_state_parse(buf, len, &st, &err) < 0) {
-		hook_log_open(&cfg);
-		hook_warn(stage, NULL, "state rejected, nothing done: %s", err.msg);
+	if (hook_read_state(&cfg, stdin_fd, stage, &st) < 0)
 		return 0;
-	}
 	if (!hook_opted_in(&cfg, &st, opt_in))
 		return 0;
 	/* A pod sandbox is never registered (hook_create says so once). */

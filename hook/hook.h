@@ -10,6 +10,7 @@
 #include "config.h"
 #include "error.h"
 #include "json.h"
+#include "log.h"
 #include "registry.h"
 
 #define HOOK_STATE_MAX	       (1024 * 1024) /* bytes of state JSON we read */
@@ -86,7 +87,6 @@ int hook_names_from_engine_state(const char *bundle, const char *hostname_src,
 
 /* bundle.c */
 int hook_bundle_read(const char *bundle_dir, struct hook_bundle *b, struct fs_error *err);
-/* Map an id through an OCI idMappings array text form (exposed for tests). */
 
 /* mount.c: whether mount mnt_id is shared (in a peer group) according to
  * the mountinfo text f (container input: fuzzed); 1 also when it is not
@@ -132,15 +132,11 @@ int hook_bundle_tree(const char *bundle_dir, struct fs_error *err);
  * (a host volume) is -EXDEV with a reason, and nothing is created. */
 int hook_open_mount_point(int root_fd, const char *path, struct fs_error *err);
 
-/* log.c */
+/* log.c: lines through lib/log.h as "flamehook". hook_log_start: to stderr
+ * (warnings and errors), before the configuration is known; hook_log_open:
+ * also to the configuration's log file, at its level. */
+void hook_log_start(void);
 void hook_log_open(const struct fs_config *cfg);
-/* The log's fd (-1 when none), for the deadline handler. */
-int hook_log_fd(void);
-void hook_log(const char *stage, const char *id, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* Like hook_log, and also to stderr (for refusals and failures). */
-void hook_warn(const char *stage, const char *id, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 /* trigger.c: annotation-triggered profiling. */
 struct trigger_plan {

@@ -53,6 +53,6 @@ void hook_timing_log(const char *stage, const char *id)
 		return;
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	hook_log(stage, id, "timing: %stotal %ld us", hook_timing.line,
+	log_info(stage, id, "timing: %stotal %ld us", hook_timing.line,
 		 hook_us_since(&hook_timing.start, &now));
 }

@@ -97,30 +97,25 @@ int hook_precreate_filter(const struct fs_config *cfg, const char *in, size_t le
 			 "rewrite");
 		return -EINVAL;
 	}
-	struct jvmenv_plan p;
+	cleanup_jvmenv_plan struct jvmenv_plan p = {0};
 	const struct jvmenv_want want = {.fp = cfg->preserve_frame_pointer,
 					 .dns = cfg->debug_nonsafepoints};
 	int r = jvmenv_plan_want(root, &want, &p, &err);
 	if (r < 0) {
-		jvmenv_plan_free(&p);
 		snprintf(note, note_len, "JAVA_TOOL_OPTIONS left alone: %s", err.msg);
 		return r;
 	}
 	jvmenv_describe(&p, note, note_len);
-	if (!p.entry) {
-		jvmenv_plan_free(&p);
+	if (!p.entry)
 		return 0;
-	}
 	cleanup_free char *buf = NULL;
 	size_t blen = 0;
 	FILE *f = open_memstream(&buf, &blen);
 	if (!f) {
-		jvmenv_plan_free(&p);
 		snprintf(note, note_len, "config unchanged: out of memory");
 		return -ENOMEM;
 	}
 	jvmenv_write_config(f, root, &p);
-	jvmenv_plan_free(&p);
 	if (ferror(f) | fclose(f)) {
 		snprintf(note, note_len, "config unchanged: out of memory");
 		return -ENOMEM;
@@ -206,8 +201,8 @@ int hook_precreate(const char *config_path, int in_fd)
 		precreate_write_raw(in ? in : "", len);
 		if (whole == 0)
 			precreate_pump(in_fd);
-		hook_warn(PRECREATE_STAGE, NULL, "config passed through unchanged: %s",
-			  whole == 0 ? "larger than 4 MiB" : strerror(-whole));
+		log_warn(PRECREATE_STAGE, NULL, "config passed through unchanged: %s",
+			 whole == 0 ? "larger than 4 MiB" : strerror(-whole));
 		return 0;
 	}
 	precreate_echo_len = len;
@@ -216,7 +211,7 @@ int hook_precreate(const char *config_path, int in_fd)
 		alarm(0);
 		precreate_echo = NULL;
 		precreate_write_raw(in, len);
-		hook_warn(PRECREATE_STAGE, NULL, "configuration unusable, config unchanged: %s",
+		log_error(PRECREATE_STAGE, NULL, "configuration unusable, config unchanged: %s",
 			  err.msg);
 		return 0;
 	}
@@ -233,8 +228,8 @@ int hook_precreate(const char *config_path, int in_fd)
 	else
 		precreate_write_raw(in, len);
 	if (r < 0)
-		hook_warn(PRECREATE_STAGE, NULL, "%s", note);
+		log_warn(PRECREATE_STAGE, NULL, "%s", note);
 	else if (note[0])
-		hook_log(PRECREATE_STAGE, NULL, "%s", note);
+		log_info(PRECREATE_STAGE, NULL, "%s", note);
 	return 0;
 }

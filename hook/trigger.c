@@ -185,8 +185,8 @@ static int trigger_quota(const struct fs_config *cfg, const struct registry_entr
 {
 	cleanup_close int lock = profquota_lock(cfg);
 	if (lock < 0) {
-		hook_warn(stage, e->id, "profile trigger refused: quota lock in %s: %s",
-			  cfg->profile_dir, strerror(-lock));
+		log_warn(stage, e->id, "profile trigger refused: quota lock in %s: %s",
+			 cfg->profile_dir, strerror(-lock));
 		return -1;
 	}
 	struct profquota_limits lim;
@@ -195,8 +195,8 @@ static int trigger_quota(const struct fs_config *cfg, const struct registry_entr
 	size_t n = 0;
 	int r = profquota_scan(cfg, &items, &n);
 	if (r < 0) {
-		hook_warn(stage, e->id, "profile trigger refused: reading %s: %s", cfg->profile_dir,
-			  strerror(-r));
+		log_warn(stage, e->id, "profile trigger refused: reading %s: %s", cfg->profile_dir,
+			 strerror(-r));
 		return -1;
 	}
 	int room = profquota_plan(items, n, key, &lim, (int64_t)time(NULL));
@@ -212,30 +212,30 @@ static int trigger_quota(const struct fs_config *cfg, const struct registry_entr
 		if (!items[i].remove)
 			continue;
 		logfile_escape(items[i].key, ekey, sizeof(ekey), 0);
-		hook_log(stage, e->id, "profile quota: removing %s/%s/%s (%s, %s)",
+		log_info(stage, e->id, "profile quota: removing %s/%s/%s (%s, %s)",
 			 cfg->profile_dir, items[i].id, items[i].base, items[i].why, ekey);
 	}
 	profquota_apply(cfg, items, n);
 	if (full) {
 		char ekey[PROFQUOTA_KEY_MAX * 4 + 1];
 		logfile_escape(key, ekey, sizeof(ekey), 0);
-		hook_warn(stage, e->id,
-			  "profile trigger refused: %s (%s; %u profiles, %u MiB per container, "
-			  "%u profiles, %u MiB in all)",
-			  full, ekey, cfg->max_profiles_per_container,
-			  cfg->max_profile_mib_per_container, cfg->max_profiles_total,
-			  cfg->max_profile_mib_total);
+		log_warn(stage, e->id,
+			 "profile trigger refused: %s (%s; %u profiles, %u MiB per container, "
+			 "%u profiles, %u MiB in all)",
+			 full, ekey, cfg->max_profiles_per_container,
+			 cfg->max_profile_mib_per_container, cfg->max_profiles_total,
+			 cfg->max_profile_mib_total);
 		return -1;
 	}
 	if (fileio_mkdir_p(outdir, 0755, 0700) < 0) {
-		hook_warn(stage, e->id, "profile trigger refused: cannot create %s", outdir);
+		log_warn(stage, e->id, "profile trigger refused: cannot create %s", outdir);
 		return -1;
 	}
 	cleanup_close int dfd = open(outdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	struct fs_error err;
 	if (dfd < 0 ||
 	    fileio_replace_buf(dfd, outdir, PROFQUOTA_KEY_FILE, 0600, key, strlen(key), &err) < 0)
-		hook_warn(stage, e->id, "profile quota key not written in %s", outdir);
+		log_warn(stage, e->id, "profile quota key not written in %s", outdir);
 	return 0;
 }
 
@@ -343,8 +343,8 @@ static void trigger_monitor(const struct fs_config *cfg, const char *config_path
 		argv[a] = NULL;
 		char *const envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL};
 		execve(cfg->sidecar_path, (char *const *)argv, envp);
-		dprintf(STDERR_FILENO, "flamehook: cannot run %s: %s\n", cfg->sidecar_path,
-			strerror(errno));
+		log_error("profile", e->id, "cannot run %s: %s", cfg->sidecar_path,
+			  strerror(errno));
 		_exit(127);
 	}
 	int status = 0, waited = 0;
@@ -355,101 +355,77 @@ static void trigger_monitor(const struct fs_config *cfg, const char *config_path
 				      &status);
 	unlink(marker);
 	if (pid < 0)
-		hook_warn("profile", e->id, "cannot start the profiler: %s", strerror(errno));
+		log_error("profile", e->id, "cannot start the profiler: %s", strerror(errno));
 	else if (waited > 0)
-		hook_warn("profile", e->id,
-			  "profiler %s at its deadline (%u s window + %u s); see %s",
-			  waited == 1 ? "killed" : "killed but stuck in the kernel, abandoned",
-			  p->duration_s, TRIGGER_RUN_MARGIN_S, logp);
+		log_warn("profile", e->id,
+			 "profiler %s at its deadline (%u s window + %u s); see %s",
+			 waited == 1 ? "killed" : "killed but stuck in the kernel, abandoned",
+			 p->duration_s, TRIGGER_RUN_MARGIN_S, logp);
 	else if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		hook_log("profile", e->id, "profile written: %s", svg);
+		log_info("profile", e->id, "profile written: %s", svg);
 	else
-		hook_warn("profile", e->id, "profiler failed (status %d); see %s", status, logp);
+		log_error("profile", e->id, "profiler failed (status %d); see %s", status, logp);
 	_exit(0);
 }
 
-int hook_trigger(const struct fs_config *cfg, const char *config_path,
-		 const struct registry_entry *e, const char *stage)
+/* Make <run_dir>/profiling (private) and take one of its slots for e (key:
+ * its quota key). The slot's lock fd, or -1 after logging why not. */
+static int trigger_claim_slot(const struct fs_config *cfg, const struct registry_entry *e,
+			      const char *key, const char *stage, char *markdir, size_t mlen)
 {
-	struct fs_error err;
-	struct trigger_plan plan;
-	char note[512];
-	if (trigger_plan(cfg, e, &plan, note, sizeof(note), &err) < 0) {
-		hook_warn(stage, e->id, "profile trigger refused: %s", err.msg);
-		return 0;
-	}
-	if (note[0])
-		hook_warn(stage, e->id, "profile trigger: %s", note);
-	char markdir[PATH_MAX], marker[PATH_MAX + 140], outdir[PATH_MAX + 140],
-	    base[PATH_MAX + 180];
-	snprintf(markdir, sizeof(markdir), "%s/" MARKER_DIR, cfg->run_dir);
+	snprintf(markdir, mlen, "%s/" MARKER_DIR, cfg->run_dir);
 	if (fileio_mkdir_p(markdir, 0755, 0700) < 0) {
-		hook_warn(stage, e->id, "profile trigger refused: cannot create %s", markdir);
-		return 0;
+		log_warn(stage, e->id, "profile trigger refused: cannot create %s", markdir);
+		return -1;
 	}
-	int mdfd = open(markdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	cleanup_close int mdfd = open(markdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (mdfd < 0) {
-		hook_warn(stage, e->id, "profile trigger refused: cannot open %s", markdir);
-		return 0;
+		log_warn(stage, e->id, "profile trigger refused: cannot open %s", markdir);
+		return -1;
 	}
 	struct fs_error derr;
 	if (fileio_check_private_dir(mdfd, markdir, &derr) < 0) {
-		close(mdfd);
-		hook_warn(stage, e->id, "profile trigger refused: %s", derr.msg);
-		return 0;
+		log_warn(stage, e->id, "profile trigger refused: %s", derr.msg);
+		return -1;
 	}
 	const char *why;
-	int slot = trigger_take_slot(mdfd, cfg->max_concurrent_profiles, &why);
-	char key[PROFQUOTA_KEY_MAX + 1];
-	profquota_key(e, key, sizeof(key));
-	if (slot >= 0) {
-		unsigned held = trigger_slots_of(mdfd, slot, cfg->max_concurrent_profiles, key);
-		if (held > cfg->max_concurrent_profiles_per_container) {
-			char ekey[PROFQUOTA_KEY_MAX * 4 + 1];
-			logfile_escape(key, ekey, sizeof(ekey), 0);
-			hook_warn(stage, e->id,
-				  "profile trigger refused: %s already has %u profiles running "
-				  "(max_concurrent_profiles_per_container %u)",
-				  ekey, held - 1, cfg->max_concurrent_profiles_per_container);
-			close(slot);
-			close(mdfd);
-			return 0;
-		}
-	}
-	close(mdfd);
+	cleanup_close int slot = trigger_take_slot(mdfd, cfg->max_concurrent_profiles, &why);
 	if (slot < 0) {
 		if (why)
-			hook_warn(stage, e->id, "profile trigger refused: slot in %s: %s", markdir,
-				  why);
+			log_warn(stage, e->id, "profile trigger refused: slot in %s: %s", markdir,
+				 why);
 		else
-			hook_warn(stage, e->id,
-				  "profile trigger refused: %u profiles already running "
-				  "(max_concurrent_profiles %u)",
-				  cfg->max_concurrent_profiles, cfg->max_concurrent_profiles);
-		return 0;
+			log_warn(stage, e->id,
+				 "profile trigger refused: %u profiles already running "
+				 "(max_concurrent_profiles %u)",
+				 cfg->max_concurrent_profiles, cfg->max_concurrent_profiles);
+		return -1;
 	}
-	snprintf(outdir, sizeof(outdir), "%s/%s", cfg->profile_dir, e->id);
-	if (trigger_quota(cfg, e, key, outdir, stage) < 0) {
-		close(slot);
-		return 0;
+	unsigned held = trigger_slots_of(mdfd, slot, cfg->max_concurrent_profiles, key);
+	if (held > cfg->max_concurrent_profiles_per_container) {
+		char ekey[PROFQUOTA_KEY_MAX * 4 + 1];
+		logfile_escape(key, ekey, sizeof(ekey), 0);
+		log_warn(stage, e->id,
+			 "profile trigger refused: %s already has %u profiles running "
+			 "(max_concurrent_profiles_per_container %u)",
+			 ekey, held - 1, cfg->max_concurrent_profiles_per_container);
+		return -1;
 	}
-	char ts[32];
-	time_t now = time(NULL);
-	struct tm tm;
-	gmtime_r(&now, &tm);
-	strftime(ts, sizeof(ts), "%Y%m%dT%H%M%SZ", &tm);
-	snprintf(base, sizeof(base), "%s/%s", outdir, ts);
-	snprintf(marker, sizeof(marker), "%s/%s.json", markdir, e->id);
+	return steal_fd(&slot);
+}
 
+/* Start the monitor of e's profile: a first child in a new session forks
+ * it (so that it is reparented, never a runtime's child) with the slot
+ * lock as its fd 3 and nothing else of ours. 0 once the first child is
+ * reaped, or -errno when it could not be forked. */
+static int trigger_spawn(const struct fs_config *cfg, const char *config_path,
+			 const struct registry_entry *e, const struct trigger_plan *plan, int slot,
+			 const char *marker, const char *base)
+{
 	pid_t child = fork();
-	if (child < 0) {
-		hook_warn(stage, e->id, "profile trigger failed: fork: %s", strerror(errno));
-		close(slot);
-		return 0;
-	}
+	if (child < 0)
+		return -errno;
 	if (child == 0) {
-		/* First child: a new session, then the monitor as its child, so
-		 * the monitor is reparented and never a runtime's child. */
 		setsid();
 		signal(SIGHUP, SIG_IGN);
 		if (fork() != 0)
@@ -470,13 +446,49 @@ int hook_trigger(const struct fs_config *cfg, const char *config_path,
 		alarm(0);
 		if (chdir("/") < 0)
 			_exit(1);
-		trigger_monitor(cfg, config_path, e, &plan, marker, base);
+		trigger_monitor(cfg, config_path, e, plan, marker, base);
 	}
-	close(slot);
 	int st;
 	while (waitpid(child, &st, 0) < 0 && errno == EINTR)
 		;
-	hook_log(stage, e->id, "profiling: %us at %u Hz after %us -> %s.svg (event %s)",
+	return 0;
+}
+
+int hook_trigger(const struct fs_config *cfg, const char *config_path,
+		 const struct registry_entry *e, const char *stage)
+{
+	struct fs_error err;
+	struct trigger_plan plan;
+	char note[512];
+	if (trigger_plan(cfg, e, &plan, note, sizeof(note), &err) < 0) {
+		log_warn(stage, e->id, "profile trigger refused: %s", err.msg);
+		return 0;
+	}
+	if (note[0])
+		log_warn(stage, e->id, "profile trigger: %s", note);
+	char markdir[PATH_MAX], marker[PATH_MAX + 140], outdir[PATH_MAX + 140],
+	    base[PATH_MAX + 180];
+	char key[PROFQUOTA_KEY_MAX + 1];
+	profquota_key(e, key, sizeof(key));
+	cleanup_close int slot = trigger_claim_slot(cfg, e, key, stage, markdir, sizeof(markdir));
+	if (slot < 0)
+		return 0;
+	snprintf(outdir, sizeof(outdir), "%s/%s", cfg->profile_dir, e->id);
+	if (trigger_quota(cfg, e, key, outdir, stage) < 0)
+		return 0;
+	char ts[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(ts, sizeof(ts), "%Y%m%dT%H%M%SZ", &tm);
+	snprintf(base, sizeof(base), "%s/%s", outdir, ts);
+	snprintf(marker, sizeof(marker), "%s/%s.json", markdir, e->id);
+	int r = trigger_spawn(cfg, config_path, e, &plan, slot, marker, base);
+	if (r < 0) {
+		log_error(stage, e->id, "profile trigger failed: fork: %s", strerror(-r));
+		return 0;
+	}
+	log_info(stage, e->id, "profiling: %us at %u Hz after %us -> %s.svg (event %s)",
 		 plan.duration_s, plan.frequency, plan.delay_s, base, plan.event);
 	return 0;
 }

@@ -9,6 +9,16 @@
  * (yajl_val: cleanup_json in json.h)
  *   return steal_pointer(&s);             hand ownership on (s becomes NULL)
  *   return steal_fd(&fd);                 hand an fd on (fd becomes -1)
+ *
+ * Every owned project object has its own, declared in its header beside
+ * its free function with FS_DEFINE_CLEANUP (objects behind a pointer) or
+ * FS_DEFINE_CLEANUP_VALUE (structs held by value, released in place):
+ *   cleanup_flame struct flame *f = NULL;        flame_free'd (if not NULL)
+ *   cleanup_profile struct profile *p = NULL;    profile_close'd
+ *   cleanup_procmaps struct procmaps m = {0};    procmaps_release'd
+ * (cleanup_flame, cleanup_profile, cleanup_export, cleanup_fold,
+ * cleanup_collapse, cleanup_symbolizer, cleanup_sampler, cleanup_perfmap,
+ * cleanup_map_window, cleanup_elfsyms, ... : grep FS_DEFINE_CLEANUP.)
  */
 #ifndef FS_CLEANUP_H
 #define FS_CLEANUP_H
@@ -84,6 +94,22 @@ static inline int steal_fd(int *fd)
 	*fd = -1;
 	return v;
 }
+
+/* fn##_cleanup(type **p): fn(*p) when *p is not NULL. */
+#define FS_DEFINE_CLEANUP(type, fn)                                                                \
+	static inline void fn##_cleanup(type **p)                                                  \
+	{                                                                                          \
+		if (*p)                                                                            \
+			fn(*p);                                                                    \
+	}
+
+/* fn##_cleanup(type *p): fn(p), for a struct released in place (fn must
+ * accept a zeroed one). */
+#define FS_DEFINE_CLEANUP_VALUE(type, fn)                                                          \
+	static inline void fn##_cleanup(type *p)                                                   \
+	{                                                                                          \
+		fn(p);                                                                             \
+	}
 
 #define FS_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -9,6 +9,7 @@
 #include "budget.h"
 #include "cleanup.h"
 #include "json.h"
+#include "log.h"
 
 #define CONFIG_MAX_BYTES (256 * 1024)
 
@@ -19,6 +20,7 @@ void config_defaults(struct fs_config *cfg)
 	snprintf(cfg->bundle_dir, sizeof(cfg->bundle_dir), "/usr/lib/flamesidecar/bundle");
 	snprintf(cfg->mount_point, sizeof(cfg->mount_point), "/opt/flamesidecar");
 	snprintf(cfg->run_dir, sizeof(cfg->run_dir), "/run/flamesidecar");
+	cfg->log_level = FS_LOG_INFO;
 	snprintf(cfg->log_file, sizeof(cfg->log_file), "/run/flamesidecar/hook.log");
 	snprintf(cfg->profile_dir, sizeof(cfg->profile_dir), "/var/lib/flamesidecar/profiles");
 	snprintf(cfg->sidecar_path, sizeof(cfg->sidecar_path), "/usr/bin/flamesidecar");
@@ -132,30 +134,18 @@ static int config_quota_full(yajl_val root, int *refuse, struct fs_error *err)
 	return 0;
 }
 
-int config_load(const char *path, struct fs_config *cfg, struct fs_error *err)
+/* "log_level" and "enable": a keyword each. 0 or -EINVAL naming the key. */
+static int config_keywords(yajl_val root, struct fs_config *cfg, const char *path,
+			   struct fs_error *err)
 {
-	int explicit_path = path != NULL;
-	config_defaults(cfg);
-	if (!path)
-		path = CONFIG_DEFAULT_PATH;
-	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		if (errno == ENOENT && !explicit_path)
-			return 0;
-		return fs_error_set(err, errno, "opening config %s", path);
-	}
-	cleanup_free char *buf = NULL;
-	size_t len;
-	int r = json_read_fd(fd, CONFIG_MAX_BYTES, &buf, &len, err);
-	if (r < 0)
-		return fs_error_wrap(err, "config %s", path);
-	cleanup_json yajl_val root = NULL;
-	r = json_parse(buf, len, 16, &root, err);
-	if (r < 0)
-		return fs_error_wrap(err, "config %s", path);
-	if (!YAJL_IS_OBJECT(root))
-		return fs_error_set(err, EINVAL, "config %s: the top level must be an object",
-				    path);
+	const char *ll = json_get_string(root, "log_level");
+	if (ll && (cfg->log_level = log_level_parse(ll)) < 0)
+		return fs_error_set(
+		    err, EINVAL,
+		    "config %s: \"log_level\" must be \"error\", \"warn\", \"info\" or \"debug\"",
+		    path);
+	if (!ll && yajl_tree_get(root, (const char *[]){"log_level", NULL}, yajl_t_any))
+		return fs_error_set(err, EINVAL, "config %s: \"log_level\" must be a string", path);
 
 	const char *en = json_get_string(root, "enable");
 	if (en) {
@@ -173,6 +163,13 @@ int config_load(const char *path, struct fs_config *cfg, struct fs_error *err)
 	} else if (yajl_tree_get(root, (const char *[]){"enable", NULL}, yajl_t_any)) {
 		return fs_error_set(err, EINVAL, "config %s: \"enable\" must be a string", path);
 	}
+	return 0;
+}
+
+/* Every path, number and boolean key: 0, or -errno naming the key. */
+static int config_values(yajl_val root, struct fs_config *cfg, struct fs_error *err)
+{
+	int r;
 	if ((r = config_string(root, "bundle_dir", cfg->bundle_dir, sizeof(cfg->bundle_dir), 1, 0,
 			       err)) ||
 	    (r = config_string(root, "mount_point", cfg->mount_point, sizeof(cfg->mount_point), 1,
@@ -212,6 +209,38 @@ int config_load(const char *path, struct fs_config *cfg, struct fs_error *err)
 			       sizeof(cfg->debuginfod_urls), 0, 1, err)) ||
 	    (r = config_bool(root, "debuginfo", &cfg->debuginfo, err)) ||
 	    (r = config_bool(root, "debug_nonsafepoints", &cfg->debug_nonsafepoints, err)))
+		return r;
+	return 0;
+}
+
+int config_load(const char *path, struct fs_config *cfg, struct fs_error *err)
+{
+	int explicit_path = path != NULL;
+	config_defaults(cfg);
+	if (!path)
+		path = CONFIG_DEFAULT_PATH;
+	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		if (errno == ENOENT && !explicit_path)
+			return 0;
+		return fs_error_set(err, errno, "opening config %s", path);
+	}
+	cleanup_free char *buf = NULL;
+	size_t len;
+	int r = json_read_fd(fd, CONFIG_MAX_BYTES, &buf, &len, err);
+	if (r < 0)
+		return fs_error_wrap(err, "config %s", path);
+	cleanup_json yajl_val root = NULL;
+	r = json_parse(buf, len, 16, &root, err);
+	if (r < 0)
+		return fs_error_wrap(err, "config %s", path);
+	if (!YAJL_IS_OBJECT(root))
+		return fs_error_set(err, EINVAL, "config %s: the top level must be an object",
+				    path);
+
+	if ((r = config_keywords(root, cfg, path, err)) < 0)
+		return r;
+	if ((r = config_values(root, cfg, err)) < 0)
 		return fs_error_wrap(err, "config %s", path);
 	if (!strcmp(cfg->mount_point, "/"))
 		return fs_error_set(err, EINVAL, "config %s: \"mount_point\" cannot be /", path);

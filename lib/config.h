@@ -22,6 +22,7 @@ struct fs_config {
 	char mount_point[PATH_MAX]; /* where it appears inside the container */
 	char run_dir[PATH_MAX];	    /* registry root: <run_dir>/containers/<id>.json */
 	char log_file[PATH_MAX];    /* hook log ("" = none); also syslog */
+	int log_level;		    /* enum fs_log_level (lib/log.h), default info */
 	char profile_dir[PATH_MAX]; /* triggered profiles: <profile_dir>/<id>/<ts>.svg */
 	unsigned hook_timeout_ms;   /* hook's own deadline */
 	unsigned max_profile_seconds;

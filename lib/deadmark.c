@@ -14,6 +14,7 @@
 #include "cleanup.h"
 #include "fileio.h"
 #include "json.h"
+#include "log.h"
 #include "logfile.h"
 
 void deadmark_slot(const char *id, char *name, size_t len)
@@ -34,7 +35,7 @@ void deadmark_prepare(struct deadmark *d, int log_fd, const char *run_dir, int w
 	d->dir_fd = -1;
 	d->phase = "start";
 	snprintf(msg, sizeof(msg), "deadline of %u ms reached after phase ", timeout_ms);
-	size_t n = logfile_format(d->line, sizeof(d->line), "flamehook", stage, id, msg);
+	size_t n = log_format(d->line, sizeof(d->line), FS_LOG_ERROR, "flamehook", stage, id, msg);
 	if (n && d->line[n - 1] == '\n')
 		n--;
 	d->line_len = n;
@@ -59,7 +60,7 @@ void deadmark_prepare(struct deadmark *d, int log_fd, const char *run_dir, int w
 	d->content_len = c > 0 && (size_t)c < sizeof(d->content) ? (size_t)c : 0;
 }
 
-/* "YYYY-MM-DDTHH:MM:SS.mmmZ" (24 bytes, as logfile_format starts a line)
+/* "YYYY-MM-DDTHH:MM:SS.mmmZ" (24 bytes, as log_format starts a line)
  * with nothing but arithmetic: no stdio in a signal handler. */
 static void deadmark_stamp(char *out)
 {
@@ -138,15 +139,8 @@ void deadmark_fire(const struct deadmark *d)
 static int deadmark_read_at(int dfd, const char *name, struct deadmark_info *m)
 {
 	memset(m, 0, sizeof(*m));
-	cleanup_close int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	cleanup_free char *buf = NULL;
-	size_t len;
 	cleanup_json yajl_val v = NULL;
-	int r = json_read_fd(fd, DEADMARK_MAX, &buf, &len, NULL);
-	if (r == 0)
-		r = json_parse(buf, len, 2, &v, NULL);
+	int r = json_read_at(dfd, name, DEADMARK_MAX, 2, &v, NULL);
 	if (r < 0)
 		return r;
 	const char *id = json_get_string(v, "id"), *st = json_get_string(v, "stage"),

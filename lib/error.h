@@ -1,7 +1,13 @@
 /* error.h - error reporting shared by every flamesidecar module.
  *
  * Fallible functions return 0 on success or a negative errno, and fill a
- * struct fs_error with context as the error travels up. Only main() prints.
+ * struct fs_error with context as the error travels up (fs_error_wrap:
+ * "what the caller was doing: what failed: why"). Library code (lib/,
+ * sidecar/<folder>/) never prints or logs: the program reports the error
+ * once, where it decides what happens next: the sidecar's verbs print it
+ * (sidecar/cli.h), the hook, the wrapper and the agent log it (lib/log.h).
+ * A helper that cannot fail but for "no" returns -1 and says so in its
+ * comment (a parser's "not this form", a lookup's "none").
  */
 #ifndef FS_ERROR_H
 #define FS_ERROR_H

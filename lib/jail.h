@@ -112,6 +112,15 @@ int jail_spawn(const struct jail_spec *s, struct jail_child *c, struct fs_error 
  * blocking by later jail_spawn/jail_reap/jail_reap_abandoned calls. */
 #define JAIL_KILL_GRACE_MS 200
 int jail_reap(struct jail_child *c, uint64_t deadline);
+/* cleanup_jail_child struct jail_child c = {0}: a child still there at
+ * scope exit is killed and reaped at once (jail_reap, no wait), as crun's
+ * cleanup_pid does; hand it on by copying it and zeroing c.pid. */
+static inline void jail_child_cleanup(struct jail_child *c)
+{
+	if (c->pid > 0)
+		(void)jail_reap(c, 0);
+}
+#define cleanup_jail_child __attribute__((cleanup(jail_child_cleanup)))
 
 /* Reap what abandoned children have died since; how many are still stuck
  * (at most the 256 that are remembered; more are only counted). */

@@ -2,6 +2,7 @@
 #include "json.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,8 @@
 #include "fileio.h"
 
 /* Walk the text once: depth of [ and { outside strings. Cheap, and it keeps
- * yajl from building (and later recursively freeing) a deep tree. */
+ * yajl from building (and later recursively freeing) a deep tree. 0, or -1
+ * when it goes deeper than max_depth (the caller says why). */
 static int json_check_depth(const char *buf, size_t len, unsigned max_depth)
 {
 	unsigned depth = 0;
@@ -69,6 +71,23 @@ int json_parse(const char *buf, size_t len, unsigned max_depth, yajl_val *out, s
 int json_read_fd(int fd, size_t max, char **out, size_t *len, struct fs_error *err)
 {
 	return fileio_read_fd(fd, max, out, len, err);
+}
+
+int json_read_at(int dir_fd, const char *name, size_t max, unsigned max_depth, yajl_val *out,
+		 struct fs_error *err)
+{
+	*out = NULL;
+	cleanup_close int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return fs_error_set(err, errno, "opening %s", name);
+	cleanup_free char *buf = NULL;
+	size_t len;
+	int r = json_read_fd(fd, max, &buf, &len, err);
+	if (r == 0)
+		r = json_parse(buf, len, max_depth, out, err);
+	if (r < 0)
+		return err ? fs_error_wrap(err, "%s", name) : r;
+	return 0;
 }
 
 static yajl_val json_get(yajl_val obj, const char *key)

@@ -24,6 +24,14 @@ int json_parse(const char *buf, size_t len, unsigned max_depth, yajl_val *out,
  * beyond). */
 int json_read_fd(int fd, size_t max, char **out, size_t *len, struct fs_error *err);
 
+/* The JSON file name beneath dir_fd (never through a symlink: O_NOFOLLOW),
+ * at most max bytes, nesting at most max_depth: *out is the tree (free
+ * with yajl_tree_free, or hold it in a cleanup_json). 0, or -errno of the
+ * open (-ENOENT: no such file), the read (-E2BIG) or the parse (-EINVAL);
+ * err (may be NULL) says which and on what. */
+int json_read_at(int dir_fd, const char *name, size_t max, unsigned max_depth, yajl_val *out,
+		 struct fs_error *err);
+
 /* Lookups on an object: NULL when absent or of another type. */
 const char *json_get_string(yajl_val obj, const char *key);
 int json_get_int(yajl_val obj, const char *key, long long *out); /* 0 / -ENOENT / -ERANGE */

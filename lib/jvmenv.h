@@ -20,6 +20,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "error.h"
+#include "cleanup.h"
 
 /* A container annotated with this, value "false", keeps its environment
  * (e.g. a JVM older than 8u60, which refuses the unknown flag). */
@@ -68,6 +69,8 @@ int jvmenv_plan(yajl_val root, struct jvmenv_plan *p, struct fs_error *err);
 int jvmenv_plan_want(yajl_val root, const struct jvmenv_want *w, struct jvmenv_plan *p,
 		     struct fs_error *err);
 void jvmenv_plan_free(struct jvmenv_plan *p);
+FS_DEFINE_CLEANUP_VALUE(struct jvmenv_plan, jvmenv_plan_free)
+#define cleanup_jvmenv_plan __attribute__((cleanup(jvmenv_plan_free_cleanup)))
 
 /* Write the new value of the root's "process" (p->entry set):
  * every member as it was, env with the entry replaced in place or appended

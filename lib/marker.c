@@ -48,15 +48,8 @@ static unsigned marker_uint(yajl_val v, const char *key)
 int marker_read_at(int dir_fd, const char *name, struct marker *m)
 {
 	memset(m, 0, sizeof(*m));
-	cleanup_close int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	cleanup_free char *buf = NULL;
-	size_t len;
 	cleanup_json yajl_val v = NULL;
-	int r = json_read_fd(fd, MARKER_FILE_MAX, &buf, &len, NULL);
-	if (r == 0)
-		r = json_parse(buf, len, 4, &v, NULL);
+	int r = json_read_at(dir_fd, name, MARKER_FILE_MAX, 4, &v, NULL);
 	if (r < 0)
 		return r;
 	const char *id = json_get_string(v, "id"), *out = json_get_string(v, "output");

@@ -1,5 +1,6 @@
-/* registry_int.h - what registry.c shares with registry_lookup.c and
- * registry_index.c; not for other callers (use registry.h). */
+/* registry_int.h - what registry.c (entry files) shares with
+ * registry_index.c, registry_remove.c and registry_lookup.c; not for other
+ * callers (use registry.h). */
 #ifndef FS_REGISTRY_INT_H
 #define FS_REGISTRY_INT_H
 
@@ -14,6 +15,11 @@ int registry_open_dir(const char *dir, int create, struct fs_error *err);
  * at most 64 KiB. 0, or -errno (-ENOENT, -ELOOP, -EINVAL ...). */
 int registry_read_at(int dfd, const char *dir, const char *name, struct registry_entry *e,
 		     struct fs_error *err);
+
+/* The registry directory (returned, an fd) and the entry's file name for
+ * id, after validating id. The fd, or -errno. */
+int registry_entry_at(const char *dir, const char *id, char name[REGISTRY_ID_MAX + 16],
+		      struct fs_error *err);
 
 /* "<id>.json" into name (room for REGISTRY_ID_MAX + 6), without validating id. */
 void registry_file_name(const char *id, char *name, size_t len);

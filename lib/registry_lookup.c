@@ -92,7 +92,8 @@ static size_t lookup_collect(const struct registry_entry *entries, size_t n,
 	return hits;
 }
 
-/* One hit, or the only live one among several. */
+/* The index of the one hit, or of the only live one among several; -1
+ * when several are alive (ambiguous) or none is. */
 static int lookup_pick(const struct registry_entry *entries, const size_t *idx, size_t hits)
 {
 	if (hits == 1)

@@ -31,7 +31,7 @@ static void delete_forward(int sig)
 /* Log to the shared log file only: the runtime's --log is read by engines
  * for the runtime's own errors, and this is not one. */
 static void delete_log(const struct wrapper_config *cfg, const struct wrapper_args *a,
-		       const char *level, const char *msg, const char *detail)
+		       enum fs_log_level level, const char *msg, const char *detail)
 {
 	struct wrapper_args quiet = *a;
 	quiet.log = NULL;
@@ -44,13 +44,14 @@ static void delete_remove(const struct wrapper_config *cfg, const struct wrapper
 	struct fs_error err;
 	int r = registry_remove(regdir, a->id, &err);
 	if (r == 0)
-		delete_log(cfg, a, "info", "unregistered", why);
+		delete_log(cfg, a, FS_LOG_INFO, "unregistered", why);
 	else if (r != -ENOENT)
-		delete_log(cfg, a, "warning", "removing the registry entry", err.msg);
+		delete_log(cfg, a, FS_LOG_WARN, "removing the registry entry", err.msg);
 }
 
 /* Run the real runtime as our child and return its exit status (128 +
- * signal when it was killed, 127 when it could not be executed). */
+ * signal when it was killed, 127 when it could not be executed), or -1
+ * with errno set when it could not be forked (the caller then execs it). */
 static int delete_run_runtime(const char *rt, char **argv, int *ok)
 {
 	static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
@@ -103,7 +104,7 @@ int delete_unregister(const struct wrapper_config *cfg, int cfg_ok, const struct
 	 * not our JSON, too big): handled below. Anything else is about the
 	 * registry directory (refused by its checks): leave it alone. */
 	if (r < 0 && r != -ELOOP && r != -EINVAL && r != -E2BIG) {
-		delete_log(cfg, a, "warning", "registry entry not checked", err.msg);
+		delete_log(cfg, a, FS_LOG_WARN, "registry entry not checked", err.msg);
 		return -1;
 	}
 	if (r == 0 && !registry_entry_alive(&e)) {

@@ -55,21 +55,21 @@ static void wrapper_patch(const struct wrapper_config *cfg, const struct wrapper
 	struct fs_error err;
 	const char *bundle = a->bundle ? a->bundle : ".";
 	if (!cfg_ok) {
-		runtime_log(cfg, a, "warning", "configuration unusable, container not patched: %s",
-			    cfg_error);
+		runtime_log(cfg, a, FS_LOG_WARN,
+			    "configuration unusable, container not patched: %s", cfg_error);
 		return;
 	}
 	if (cfg->fs.enable == CONFIG_ENABLE_NEVER)
 		return;
 	if (a->unknown_option) {
-		runtime_log(cfg, a, "warning",
+		runtime_log(cfg, a, FS_LOG_WARN,
 			    "an option this wrapper does not know was given; bundle %s not patched",
 			    bundle);
 		return;
 	}
 	char hook[PATH_MAX];
 	if (runtime_hook_path(hook, sizeof(hook), &err) < 0) {
-		runtime_log(cfg, a, "warning", "not patched: %s", err.msg);
+		runtime_log(cfg, a, FS_LOG_WARN, "not patched: %s", err.msg);
 		return;
 	}
 	struct patch_opts o = {
@@ -86,16 +86,16 @@ static void wrapper_patch(const struct wrapper_config *cfg, const struct wrapper
 	struct patch_report rep;
 	int r = patch_bundle(a->bundle, &o, &rep, &err);
 	if (r < 0) {
-		runtime_log(cfg, a, "warning", "not patched: %s", err.msg);
+		runtime_log(cfg, a, FS_LOG_WARN, "not patched: %s", err.msg);
 		return;
 	}
 	if (r == PATCH_NOT_OPTED_IN)
 		return;
 	if (r == PATCH_ADDED && rep.hooks_added)
-		runtime_log(cfg, a, "info", "added %s to %s/config.json", hook, bundle);
+		runtime_log(cfg, a, FS_LOG_INFO, "added %s to %s/config.json", hook, bundle);
 	else
-		runtime_log(cfg, a, "info", "flamehook already in %s/config.json", bundle);
-	runtime_log(cfg, a, rep.fp_refused ? "warning" : "info", "%s", rep.fp_note);
+		runtime_log(cfg, a, FS_LOG_INFO, "flamehook already in %s/config.json", bundle);
+	runtime_log(cfg, a, rep.fp_refused ? FS_LOG_WARN : FS_LOG_INFO, "%s", rep.fp_note);
 }
 
 int wrapper_main(int argc, char **argv)
@@ -112,7 +112,8 @@ int wrapper_main(int argc, char **argv)
 
 	char rt[PATH_MAX];
 	if (runtime_find(&cfg, rt, sizeof(rt), &err) < 0) {
-		runtime_log(&cfg, &a, "error", "cannot run the container runtime: %s", err.msg);
+		runtime_log(&cfg, &a, FS_LOG_ERROR, "cannot run the container runtime: %s",
+			    err.msg);
 		fprintf(stderr, "flamesidecar-runtime: cannot run the container runtime: %s\n",
 			err.msg);
 		return WRAPPER_EXIT_NO_RUNTIME;
@@ -128,7 +129,7 @@ int wrapper_main(int argc, char **argv)
 	}
 	execv(rt, argv);
 	int e = errno;
-	runtime_log(&cfg, &a, "error", "executing %s: %s", rt, strerror(e));
+	runtime_log(&cfg, &a, FS_LOG_ERROR, "executing %s: %s", rt, strerror(e));
 	fprintf(stderr, "flamesidecar-runtime: executing %s: %s\n", rt, strerror(e));
 	return WRAPPER_EXIT_NO_RUNTIME;
 }

@@ -19,6 +19,7 @@
 
 #include "cleanup.h"
 #include "json.h"
+#include "log.h"
 #include "logfile.h"
 #include "wrapper.h"
 
@@ -171,54 +172,68 @@ static void runtime_append(const char *path, mode_t mode, const char *line, size
 	logfile_write(fd, line, n);
 }
 
-void runtime_log(const struct wrapper_config *cfg, const struct wrapper_args *a, const char *level,
-		 const char *fmt, ...)
+/* The wrapper's sink of lib/log.h: syslog for warnings and errors, and the
+ * runtime's own log (--log) in its format, which engines show on failure. */
+static void runtime_log_sink(void *ctx, enum fs_log_level level, const char *stage, const char *id,
+			     const char *msg, const char *line, size_t n)
 {
-	char msg[1024], esc[4096], eid[1024], line[6144], ts[32];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
+	const struct wrapper_args *a = ctx;
+	char esc[4096], eid[1024], out[6144], ts[32];
+	(void)stage;
+	(void)line;
+	(void)n;
+	logfile_escape(msg, esc, sizeof(esc), 1);
+	logfile_escape(id ? id : "-", eid, sizeof(eid), 1);
+	if (level <= FS_LOG_WARN) {
+		openlog("flamesidecar-runtime", LOG_PID, LOG_DAEMON);
+		syslog(level == FS_LOG_ERROR ? LOG_ERR : LOG_WARNING, "%s: %s", eid, esc);
+		closelog();
+	}
+	if (!a->log || a->log[0] != '/')
+		return;
+	/* runc's levels (logrus): warning, not warn. */
+	const char *lv = level == FS_LOG_WARN ? "warning" : log_level_name(level);
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	log_utc(now.tv_sec, ts, sizeof(ts));
+	int k;
+	if (a->log_json) {
+		runtime_escape_json(msg, esc, sizeof(esc));
+		runtime_escape_json(id ? id : "-", eid, sizeof(eid));
+		k = snprintf(out, sizeof(out),
+			     "{\"level\":\"%s\",\"msg\":\"flamesidecar-runtime: %s: "
+			     "%s\",\"time\":\"%sZ\"}\n",
+			     lv, eid, esc, ts);
+	} else {
+		k = snprintf(out, sizeof(out),
+			     "time=\"%sZ\" level=%s msg=\"flamesidecar-runtime: %s: %s\"\n", ts, lv,
+			     eid, esc);
+	}
+	if (k > 0)
+		runtime_append(a->log, 0644, out,
+			       (size_t)(k < (int)sizeof(out) ? k : (int)sizeof(out) - 1));
+}
+
+void runtime_log(const struct wrapper_config *cfg, const struct wrapper_args *a,
+		 enum fs_log_level level, const char *fmt, ...)
+{
 	const char *verb = a->verb == WRAPPER_VERB_RUN	    ? "run"
 			   : a->verb == WRAPPER_VERB_CREATE ? "create"
 			   : a->verb == WRAPPER_VERB_DELETE ? "delete"
 							    : "exec";
-	/* The log shared with the hook (lib/logfile.h). */
-	if (cfg->fs.log_file[0]) {
-		cleanup_close int fd = logfile_open(cfg->fs.log_file);
-		size_t n =
-		    logfile_format(line, sizeof(line), "flamesidecar-runtime", verb, a->id, msg);
-		logfile_write(fd, line, n);
-	}
-	logfile_escape(msg, esc, sizeof(esc), 1);
-	logfile_escape(a->id ? a->id : "-", eid, sizeof(eid), 1);
-	if (strcmp(level, "info")) {
-		openlog("flamesidecar-runtime", LOG_PID, LOG_DAEMON);
-		syslog(LOG_WARNING, "%s: %s", eid, esc);
-		closelog();
-	}
-	/* The runtime's own log, in its format: engines show it on failure. */
-	if (a->log && a->log[0] == '/') {
-		struct timespec now;
-		struct tm tm;
-		clock_gettime(CLOCK_REALTIME, &now);
-		gmtime_r(&now.tv_sec, &tm);
-		strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-		int n;
-		if (a->log_json) {
-			runtime_escape_json(msg, esc, sizeof(esc));
-			runtime_escape_json(a->id ? a->id : "-", eid, sizeof(eid));
-			n = snprintf(line, sizeof(line),
-				     "{\"level\":\"%s\",\"msg\":\"flamesidecar-runtime: %s: "
-				     "%s\",\"time\":\"%sZ\"}\n",
-				     level, eid, esc, ts);
-		} else {
-			n = snprintf(line, sizeof(line),
-				     "time=\"%sZ\" level=%s msg=\"flamesidecar-runtime: %s: %s\"\n",
-				     ts, level, eid, esc);
-		}
-		if (n > 0)
-			runtime_append(a->log, 0644, line,
-				       (size_t)(n < (int)sizeof(line) ? n : (int)sizeof(line) - 1));
-	}
+	/* The log shared with the hook (lib/logfile.h), opened per line: the
+	 * wrapper logs a line or two and then execs the runtime. */
+	log_setup("flamesidecar-runtime", -1, LOG_NO_STDERR);
+	log_set_level((enum fs_log_level)cfg->fs.log_level);
+	if (!log_enabled(level))
+		return;
+	cleanup_close int fd = cfg->fs.log_file[0] ? logfile_open(cfg->fs.log_file) : -1;
+	log_set_fd(fd);
+	log_set_sink(runtime_log_sink, (void *)a);
+	va_list ap;
+	va_start(ap, fmt);
+	log_vmsg(level, verb, a->id, fmt, ap);
+	va_end(ap);
+	log_set_fd(-1);
+	log_set_sink(NULL, NULL);
 }

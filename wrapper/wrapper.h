@@ -17,6 +17,7 @@
 
 #include "config.h"
 #include "error.h"
+#include "log.h"
 
 #define WRAPPER_BUNDLE_CONFIG_MAX (4 * 1024 * 1024) /* bytes of config.json we read */
 #define WRAPPER_JSON_DEPTH	  64
@@ -131,11 +132,13 @@ int runtime_find(const struct wrapper_config *cfg, char *out, size_t len, struct
  * checked to be an executable regular file. */
 int runtime_hook_path(char *out, size_t len, struct fs_error *err);
 
-/* Log one line to the config's log file, to syslog, and (when the runtime
- * was given --log) to the runtime's log in its format. Never to stderr:
+/* Log one line (lib/log.h, at the config's log_level) to the config's log
+ * file, warnings and errors also to syslog and (when the runtime was given
+ * --log) to the runtime's log in its format. Never to stderr:
  * on `create` that is the container's own stderr. */
-void runtime_log(const struct wrapper_config *cfg, const struct wrapper_args *a, const char *level,
-		 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void runtime_log(const struct wrapper_config *cfg, const struct wrapper_args *a,
+		 enum fs_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* args.c: take leading WRAPPER_OPT_IN arguments out of argv (keeping the
  * NULL at the end); returns 1 when there was one. */

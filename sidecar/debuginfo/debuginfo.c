@@ -230,7 +230,7 @@ static int debuginfo_try(struct debuginfo *d, struct elfsource *src, int fd, con
 			return 0;
 		}
 	}
-	struct elfsyms *dbg = NULL;
+	cleanup_elfsyms struct elfsyms *dbg = NULL;
 	if (elfsource_load_quiet(src, fd, st.st_size, &dbg, &e) < 0) {
 		d->st.refused++;
 		debuginfo_note(d, "debug file %s for %s refused: %s", where, w->label, e.msg);
@@ -245,17 +245,12 @@ static int debuginfo_try(struct debuginfo *d, struct elfsource *src, int fd, con
 		d->st.refused++;
 		debuginfo_note(d, "debug file %s for %s refused: build-id %s is not the file's %s",
 			       where, w->label, idlen ? have : "(none)", want);
-		elfsyms_free(dbg);
 		return 0;
 	}
-	if (elfsyms_count(dbg) == 0) { /* nothing to add: look further */
-		elfsyms_free(dbg);
+	if (elfsyms_count(dbg) == 0) /* nothing to add: look further */
 		return 0;
-	}
 	struct elfsyms *merged = NULL;
-	int r = debuginfo_merge(dbg, *es, &merged);
-	elfsyms_free(dbg);
-	if (r < 0)
+	if (debuginfo_merge(dbg, *es, &merged) < 0)
 		return 0;
 	elfsource_adopt(src, merged);
 	elfsyms_free(*es);

@@ -43,6 +43,7 @@
 #include "elfsource.h"
 #include "elfsyms.h"
 #include "error.h"
+#include "cleanup.h"
 
 #define DEBUGINFO_HOST_DIR   "/usr/lib/debug"
 #define DEBUGINFO_WARN_FILES 16 /* refusals warned, then one line that there are more */
@@ -82,6 +83,8 @@ struct debuginfo;
 /* opts may be NULL. 0 or -ENOMEM. */
 int debuginfo_new(const struct debuginfo_opts *opts, struct debuginfo **out, struct fs_error *err);
 void debuginfo_free(struct debuginfo *d);
+FS_DEFINE_CLEANUP(struct debuginfo, debuginfo_free)
+#define cleanup_debuginfo __attribute__((cleanup(debuginfo_free_cleanup)))
 
 /* The symbolizer's hook (symbolizer_debug_fn): the file open as fd, mapped
  * by pid at path (its path in the process's mount namespace, NULL when

@@ -35,6 +35,7 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "cleanup.h"
 
 #define EXPORT_MAX_FRAMES  (1u << 24) /* distinct frames */
 #define EXPORT_MAX_DEPTH   4096	      /* frames in one stack (more are cut at the leaf) */
@@ -118,6 +119,8 @@ struct export
 /* An empty profile, or NULL when out of memory. */
 struct export *export_new(void);
 void export_free(struct export *x);
+FS_DEFINE_CLEANUP(struct export, export_free)
+#define cleanup_export __attribute__((cleanup(export_free_cleanup)))
 
 /* Metadata. 0 or -ENOMEM; export_set_label -ENOSPC after EXPORT_MAX_LABELS.
  * An empty value is not stored (a label "where known"). */

@@ -564,10 +564,8 @@ int collapse_fd(struct collapse *c, int fd, const char *name, struct fs_error *e
 int collapse_buffer(const char *buf, size_t len, const struct collapse_opts *opts, struct fold *out,
 		    struct fs_error *err)
 {
-	struct collapse *c = collapse_new(opts, out);
+	cleanup_collapse struct collapse *c = collapse_new(opts, out);
 	if (!c)
 		return fs_error_set(err, ENOMEM, "creating the collapser");
-	int r = collapse_feed(c, buf, len, err);
-	collapse_free(c);
-	return r;
+	return collapse_feed(c, buf, len, err);
 }

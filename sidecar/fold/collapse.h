@@ -17,6 +17,7 @@
 
 #include "error.h"
 #include "fold.h"
+#include "cleanup.h"
 
 #define COLLAPSE_LINE_MAX (64u << 20) /* longest line read from a stream */
 
@@ -48,6 +49,8 @@ struct collapse;
 /* A collapser adding to out (which must outlive it). NULL on ENOMEM. */
 struct collapse *collapse_new(const struct collapse_opts *opts, struct fold *out);
 void collapse_free(struct collapse *c);
+FS_DEFINE_CLEANUP(struct collapse, collapse_free)
+#define cleanup_collapse __attribute__((cleanup(collapse_free_cleanup)))
 
 /* One line without its '\n' (may contain any other byte). 0 or -errno
  * (-ENOMEM). */

@@ -26,6 +26,7 @@
 
 #include "budget.h"
 #include "error.h"
+#include "cleanup.h"
 
 #define FOLD_STACK_MAX BUDGET_STACK_BYTES /* bytes in one folded stack */
 
@@ -34,6 +35,8 @@ struct fold;
 /* An empty table, or NULL when out of memory. */
 struct fold *fold_new(void);
 void fold_free(struct fold *f);
+FS_DEFINE_CLEANUP(struct fold, fold_free)
+#define cleanup_fold __attribute__((cleanup(fold_free_cleanup)))
 
 /* Cap the table's memory at bytes (0: no cap, the default). A budget
  * below what is held already refuses every new stack. */

@@ -403,10 +403,10 @@ static int flame_make_diff(struct flame *f)
 	return 0;
 }
 
-static int flame_add_counts(struct flame *f, const char *stack, size_t len, uint64_t a, uint64_t b)
+/* Frames shared with the previous stack: whole frames inside the common
+ * byte prefix that end at a frame boundary in both. */
+static uint32_t flame_shared_depth(const struct flame *f, const char *stack, size_t len)
 {
-	/* Frames shared with the previous stack: whole frames inside the
-	 * common byte prefix that end at a frame boundary in both. */
 	size_t l = 0, max = len < f->prev_len ? len : f->prev_len;
 	for (; l + 8 <= max; l += 8) {
 		uint64_t x, y;
@@ -424,7 +424,36 @@ static int flame_add_counts(struct flame *f, const char *stack, size_t len, uint
 			break;
 		k++;
 	}
+	return k;
+}
 
+/* Keep a copy of stack for the next call (none when out of memory: the
+ * next stack is then walked from the root). */
+static void flame_remember(struct flame *f, const char *stack, size_t len)
+{
+	if (len > f->prev_cap) {
+		size_t cap = f->prev_cap ? f->prev_cap : 256;
+		while (cap < len)
+			cap *= 2;
+		char *np = realloc(f->prev, cap);
+		if (!np) {
+			f->prev_depth = 0;
+			f->prev_len = 0;
+		} else {
+			f->prev = np;
+			f->prev_cap = cap;
+		}
+	}
+	if (len <= f->prev_cap) {
+		if (len)
+			memcpy(f->prev, stack, len);
+		f->prev_len = len;
+	}
+}
+
+static int flame_add_counts(struct flame *f, const char *stack, size_t len, uint64_t a, uint64_t b)
+{
+	uint32_t k = flame_shared_depth(f, stack, len);
 	uint32_t depth = k;
 	uint32_t parent = k ? f->prev_nodes[k - 1] : FLAME_ROOT;
 	size_t pos = k ? f->prev_ends[k - 1] + 1 : 0;
@@ -450,26 +479,7 @@ static int flame_add_counts(struct flame *f, const char *stack, size_t len, uint
 		}
 	}
 	f->prev_depth = depth;
-
-	/* remember this stack for the next call */
-	if (len > f->prev_cap) {
-		size_t cap = f->prev_cap ? f->prev_cap : 256;
-		while (cap < len)
-			cap *= 2;
-		char *np = realloc(f->prev, cap);
-		if (!np) {
-			f->prev_depth = 0;
-			f->prev_len = 0;
-		} else {
-			f->prev = np;
-			f->prev_cap = cap;
-		}
-	}
-	if (len <= f->prev_cap) {
-		if (len)
-			memcpy(f->prev, stack, len);
-		f->prev_len = len;
-	}
+	flame_remember(f, stack, len);
 
 	struct flame_node *nodes = f->nodes;
 	nodes[FLAME_ROOT].total = flame_sat_add(nodes[FLAME_ROOT].total, b);

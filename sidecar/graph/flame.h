@@ -23,6 +23,7 @@
 #include <stdio.h>
 
 #include "error.h"
+#include "cleanup.h"
 
 /* Bounds on input: longer lines are skipped (and counted as malformed),
  * deeper stacks keep their FLAME_DEPTH_MAX outermost frames. */
@@ -51,6 +52,8 @@ enum flame_column {
 /* NULL when out of memory. */
 struct flame *flame_new(void);
 void flame_free(struct flame *f);
+FS_DEFINE_CLEANUP(struct flame, flame_free)
+#define cleanup_flame __attribute__((cleanup(flame_free_cleanup)))
 
 /* Add count samples of stack (len bytes, frames separated by ';', root
  * first, no trailing count). An empty stack adds to the root only.

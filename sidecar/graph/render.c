@@ -325,25 +325,45 @@ static void render_header(FILE *out, const struct render_ctx *c, const struct re
 		g->height - g->fs / 2 - 2);
 }
 
+/* opts (NULL: none) with every unset field at its default. */
+static void render_opts_defaults(struct render_opts *o, const struct render_opts *opts)
+{
+	render_opts_init(o);
+	if (opts)
+		*o = *opts;
+	if (!o->width)
+		o->width = 1200;
+	if (!o->frame_height)
+		o->frame_height = 16;
+	if (!o->font_size)
+		o->font_size = 12;
+	if (!o->count_name)
+		o->count_name = "samples";
+	if (!o->name_type)
+		o->name_type = "Function:";
+}
+
+/* The largest change of a differential graph's nodes, either way. */
+static double render_max_delta(const struct render_ctx *c)
+{
+	double maxdelta = 0;
+	for (uint32_t i = 0; i < flame_node_count(c->f); i++) {
+		double d = render_delta(c, i);
+		if (d < 0)
+			d = -d;
+		if (d > maxdelta)
+			maxdelta = d;
+	}
+	return maxdelta;
+}
+
 int render_svg(const struct flame *tree, FILE *out, const struct render_opts *opts,
 	       struct fs_error *err)
 {
 	struct render_opts o;
-	render_opts_init(&o);
-	if (opts)
-		o = *opts;
-	if (!o.width)
-		o.width = 1200;
-	if (!o.frame_height)
-		o.frame_height = 16;
-	if (!o.font_size)
-		o.font_size = 12;
-	if (!o.count_name)
-		o.count_name = "samples";
-	if (!o.name_type)
-		o.name_type = "Function:";
+	render_opts_defaults(&o, opts);
 
-	struct flame *rev = NULL;
+	cleanup_flame struct flame *rev = NULL;
 	if (o.reverse) {
 		rev = flame_reverse(tree, err);
 		if (!rev)
@@ -379,20 +399,10 @@ int render_svg(const struct flame *tree, FILE *out, const struct render_opts *op
 		r = render_collect(&c, FLAME_ROOT, 0, 0, false);
 	if (r < 0) {
 		free(c.v);
-		flame_free(rev);
 		return fs_error_set(err, -r, "laying out the flame graph");
 	}
 
-	double maxdelta = 0;
-	if (c.diff) {
-		for (uint32_t i = 0; i < flame_node_count(tree); i++) {
-			double d = render_delta(&c, i);
-			if (d < 0)
-				d = -d;
-			if (d > maxdelta)
-				maxdelta = d;
-		}
-	}
+	double maxdelta = c.diff ? render_max_delta(&c) : 0;
 
 	const char *title = o.title;
 	if (!title)
@@ -414,7 +424,6 @@ int render_svg(const struct flame *tree, FILE *out, const struct render_opts *op
 			g.W / 2, g.ypad1 + g.fh);
 	fputs("</svg>\n", out);
 	free(c.v);
-	flame_free(rev);
 	if (fflush(out) != 0 || ferror(out))
 		return fs_error_set(err, errno ? errno : EIO, "writing the SVG");
 	return 0;

@@ -28,6 +28,7 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "cleanup.h"
 
 struct hotspot;
 
@@ -46,6 +47,8 @@ int hotspot_open_checked(pid_t pid, uint64_t start_time, struct hotspot **out,
  * procmem_read), or -1. */
 int hotspot_pidfd(const struct hotspot *hs);
 void hotspot_close(struct hotspot *hs);
+FS_DEFINE_CLEANUP(struct hotspot, hotspot_close)
+#define cleanup_hotspot __attribute__((cleanup(hotspot_close_cleanup)))
 
 /* The JVM's major version (11, 17, 21, 25...), 0 when unknown. */
 int hotspot_major_version(const struct hotspot *hs);

@@ -143,6 +143,8 @@ struct vmstructs;
 int vmstructs_read(const struct hs_reader *r, const struct hs_syms *syms, struct vmstructs **out,
 		   struct fs_error *err);
 void vmstructs_free(struct vmstructs *vs);
+FS_DEFINE_CLEANUP(struct vmstructs, vmstructs_free)
+#define cleanup_vmstructs __attribute__((cleanup(vmstructs_free_cleanup)))
 
 /* A non-static field: 0 with *offset and *width (bytes of its type, 0 when
  * unknown), or -ENOENT; an offset past HS_MAX_FIELD_OFFSET is -ERANGE. */

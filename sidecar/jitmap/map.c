@@ -326,20 +326,17 @@ static int map_finish(pid_t host_pid, const struct map_opts *o, const struct tim
 		      struct perfmap *m, struct perfmap **out, struct map_result *res,
 		      struct fs_error *err)
 {
+	cleanup_perfmap struct perfmap *own = m;
 	int r;
 	res->entries = m->count;
-	if (o->write_host && (r = perfmap_write_host(o->host_tmp, host_pid, m, err)) < 0) {
-		perfmap_free(m);
+	if (o->write_host && (r = perfmap_write_host(o->host_tmp, host_pid, m, err)) < 0)
 		return r;
-	}
 	struct timespec ts1;
 	clock_gettime(CLOCK_MONOTONIC, &ts1);
 	res->elapsed_us = (uint64_t)(ts1.tv_sec - ts0->tv_sec) * 1000000 +
 			  (uint64_t)((ts1.tv_nsec - ts0->tv_nsec) / 1000);
 	if (out)
-		*out = m;
-	else
-		perfmap_free(m);
+		*out = steal_pointer(&own);
 	return 0;
 }
 
@@ -622,12 +619,11 @@ int map_window_stop(struct map_window *w, struct fs_error *err)
 	if (r == 0 && w->opts.write_host) {
 		cleanup_free char *text = NULL;
 		size_t len = 0;
-		struct perfmap *m = NULL;
+		cleanup_perfmap struct perfmap *m = NULL;
 		if (jitlog_perfmap_text(&w->log, &text, &len) < 0)
 			return fs_error_set(err, ENOMEM, "perf map of pid %d", (int)w->host_pid);
 		if ((r = perfmap_parse(text, len, 0, &m, err)) == 0)
 			r = perfmap_write_host(w->opts.host_tmp, w->host_pid, m, err);
-		perfmap_free(m);
 	}
 	return r;
 }

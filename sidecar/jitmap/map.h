@@ -17,6 +17,7 @@
 #include "jitlog.h"
 #include "perfmap.h"
 #include "registry.h"
+#include "cleanup.h"
 
 #define MAP_AGENT_NAME	       "libflameagent.so"
 #define MAP_DEFAULT_TIMEOUT_MS 5000
@@ -98,6 +99,8 @@ void map_window_set_budget(struct map_window *w, size_t bytes);
 const struct map_result *map_window_result(const struct map_window *w);
 /* Stops the session if still running, then frees. */
 void map_window_free(struct map_window *w);
+FS_DEFINE_CLEANUP(struct map_window, map_window_free)
+#define cleanup_map_window __attribute__((cleanup(map_window_free_cleanup)))
 
 /* The JVM's CLOCK_MONOTONIC minus ours in ns, from the text of its
  * /proc/<pid>/timens_offsets; 0 when the text says nothing usable. Fuzzed

@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "cleanup.h"
 
 #define ATTACH_REPLY_MAX (1u << 20) /* bytes of reply read at most */
 #define ATTACH_CMD_MAX	 16	    /* HotSpot's limits on a request */
@@ -62,6 +63,8 @@ int attach_execute(int fd, const char *cmd, const char *const args[3], uint64_t 
  * first line is not a number. r->text must be freed (attach_reply_free). */
 int attach_parse_reply(const char *buf, size_t len, struct attach_reply *r, struct fs_error *err);
 void attach_reply_free(struct attach_reply *r);
+FS_DEFINE_CLEANUP_VALUE(struct attach_reply, attach_reply_free)
+#define cleanup_attach_reply __attribute__((cleanup(attach_reply_free_cleanup)))
 
 /* Interpret the reply to `load <agent> true <options>`. JDK 9+ answers
  * "0\nreturn code: N", JDK 8 "0\nN"; N is Agent_OnAttach's result. A

@@ -133,6 +133,7 @@ static size_t jitlog_grow(const struct jitlog *l, size_t cap, size_t need, size_
 
 /* ---- parsing ------------------------------------------------------------- */
 
+/* The value of hex digit c, or -1 when c is not one. */
 static int jitlog_hexval(char c)
 {
 	if (c >= '0' && c <= '9')
@@ -145,7 +146,8 @@ static int jitlog_hexval(char c)
 }
 
 /* A number at *p (base 16 or 10, 1..20 digits, no overflow), then one
- * space or the end of the line. */
+ * space or the end of the line: 0, *v set and *p past the space; or -1
+ * (nothing moved) when there is no such number. */
 static int jitlog_num(const char **p, const char *end, int base, uint64_t *v)
 {
 	const char *s = *p;

@@ -34,6 +34,7 @@
 
 #include "budget.h"
 #include "error.h"
+#include "cleanup.h"
 
 #define JITLOG_MAX_BYTES   BUDGET_JIT_FILE_BYTES /* log text accepted per JVM (budget.h) */
 #define JITLOG_MAX_ENTRIES BUDGET_JIT_ENTRIES
@@ -122,6 +123,8 @@ struct jitlog {
  * until jitlog_set_limit. */
 void jitlog_init(struct jitlog *l, int64_t clock_offset);
 void jitlog_release(struct jitlog *l);
+FS_DEFINE_CLEANUP_VALUE(struct jitlog, jitlog_release)
+#define cleanup_jitlog __attribute__((cleanup(jitlog_release_cleanup)))
 
 /* The bytes the log may hold (jitlog_memory) from now on: past it, new
  * entries and loads are dropped and counted. */

@@ -22,6 +22,7 @@ struct perfmap_raw {
 	size_t seq;  /* line order: larger is newer */
 };
 
+/* The value of hex digit c, or -1 when c is not one. */
 static int perfmap_hexval(char c)
 {
 	if (c >= '0' && c <= '9')
@@ -33,7 +34,8 @@ static int perfmap_hexval(char c)
 	return -1;
 }
 
-/* Parse a hex number at *p (optional 0x, 1..16 digits) up to end. */
+/* Parse a hex number at *p (optional 0x, 1..16 digits) up to end: 0, *v
+ * set and *p past it; or -1 (nothing moved) for no digits or too many. */
 static int perfmap_hex(const char **p, const char *end, uint64_t *v)
 {
 	const char *s = *p;

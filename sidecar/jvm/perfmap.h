@@ -16,6 +16,7 @@
 
 #include "budget.h"
 #include "error.h"
+#include "cleanup.h"
 
 /* What one JVM's map may cost; what all JVMs' maps together may cost is
  * BUDGET_JIT_BYTES (lib/budget.h), enforced where maps are kept (profile). */
@@ -48,6 +49,8 @@ int perfmap_parse(const char *buf, size_t len, int partial_tail, struct perfmap 
 		  struct fs_error *err);
 
 void perfmap_free(struct perfmap *m);
+FS_DEFINE_CLEANUP(struct perfmap, perfmap_free)
+#define cleanup_perfmap __attribute__((cleanup(perfmap_free_cleanup)))
 
 /* The entry containing addr, or NULL. */
 const struct perfmap_entry *perfmap_lookup(const struct perfmap *m, uint64_t addr);

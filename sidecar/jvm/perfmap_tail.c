@@ -103,7 +103,8 @@ static int perfmap_tail_merge(const struct perfmap *old, const struct perfmap *d
 static int perfmap_tail_add_lines(struct perfmap_tail *t, const char *buf, size_t len,
 				  struct fs_error *err)
 {
-	struct perfmap *delta = NULL, *merged = NULL;
+	cleanup_perfmap struct perfmap *delta = NULL;
+	struct perfmap *merged = NULL;
 	size_t dropped = 0;
 	int r = perfmap_parse(buf, len, 0, &delta, err);
 	if (r < 0)
@@ -115,11 +116,9 @@ static int perfmap_tail_add_lines(struct perfmap_tail *t, const char *buf, size_
 		/* at the cap: keep the older names, drop the new */
 		t->full = 1;
 		t->skipped += delta->count;
-		perfmap_free(delta);
 		return 0;
 	}
 	r = delta->count ? perfmap_tail_merge(t->map, delta, &merged, &dropped) : 0;
-	perfmap_free(delta);
 	if (r < 0)
 		return fs_error_set(err, -r, "merging perf map lines");
 	if (merged) {

@@ -45,6 +45,7 @@
 #include "error.h"
 #include "profile.h"
 #include "registry.h"
+#include "cleanup.h"
 
 #define OFFCPU_MAX_PROCS	  256
 #define OFFCPU_MAX_THREADS	  4096 /* per tick, all processes together */
@@ -121,6 +122,8 @@ void offcpu_stop(struct offcpu *oc);
 
 void offcpu_stats(const struct offcpu *oc, struct offcpu_stats *st);
 void offcpu_free(struct offcpu *oc);
+FS_DEFINE_CLEANUP(struct offcpu, offcpu_free)
+#define cleanup_offcpu __attribute__((cleanup(offcpu_free_cleanup)))
 
 /* "cpu", "offcpu" or "wall" into *out: 0 or -EINVAL. */
 int offcpu_parse_event(const char *s, enum offcpu_event *out);

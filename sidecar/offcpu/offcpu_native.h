@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "cleanup.h"
 
 struct cfi;
 struct offcpu_native;
@@ -20,6 +21,8 @@ struct offcpu_native;
  * read (then offcpu_native_walk gives pc alone). */
 struct offcpu_native *offcpu_native_new(struct cfi *c, pid_t pid);
 void offcpu_native_free(struct offcpu_native *n);
+FS_DEFINE_CLEANUP(struct offcpu_native, offcpu_native_free)
+#define cleanup_offcpu_native __attribute__((cleanup(offcpu_native_free_cleanup)))
 
 /* The chain from pc (bp: a guess of rbp, 0 unknown) (leaf first, return addresses after it) into
  * out (at most max words). Returns the number of words (1 at least when pc is a user address). */

@@ -23,6 +23,7 @@
 #include "error.h"
 #include "sampler.h"
 #include "unwind.h"
+#include "cleanup.h"
 
 #define JVMUNWIND_MAX_JVMS	  64
 #define JVMUNWIND_BLOB_CACHE	  4096 /* blobs cached per JVM */
@@ -54,6 +55,8 @@ struct jvmunwind_jvm_stats {
  * NULL for one of its own. */
 int jvmunwind_new(struct cfi *shared, struct jvmunwind **out);
 void jvmunwind_free(struct jvmunwind *ju);
+FS_DEFINE_CLEANUP(struct jvmunwind, jvmunwind_free)
+#define cleanup_jvmunwind __attribute__((cleanup(jvmunwind_free_cleanup)))
 
 /* Start unwinding pid (a HotSpot JVM): open its VMStructs and maps.
  * 0, or -errno with err saying why (then the kernel's chain is used for

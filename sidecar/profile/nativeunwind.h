@@ -27,6 +27,7 @@
 #include "error.h"
 #include "sampler.h"
 #include "unwind.h"
+#include "cleanup.h"
 
 #define NATIVEUNWIND_MAX_PROCS 256
 
@@ -48,6 +49,8 @@ struct nativeunwind_stats {
  * -ENOMEM. */
 int nativeunwind_new(struct cfi *c, struct nativeunwind **out);
 void nativeunwind_free(struct nativeunwind *nu);
+FS_DEFINE_CLEANUP(struct nativeunwind, nativeunwind_free)
+#define cleanup_nativeunwind __attribute__((cleanup(nativeunwind_free_cleanup)))
 
 /* Unwind pid from now on: its mappings are read now (while it runs).
  * lacks: what the summary says chose it. 0 (also when already added),

@@ -326,7 +326,7 @@ static int profile_want_copies(struct profile *p)
 		return 0;
 	/* Every process in scope noted now: those without frame pointers want
 	 * copies, and their files' CFI is walked before the window. */
-	int native = profile_native_scan(p);
+	int native = profile_pid_scan(p);
 	if (o->unwind == PROFILE_UNWIND_HOTSPOT || native)
 		return 1;
 	cleanup_free pid_t *jvms = NULL;
@@ -478,7 +478,7 @@ int profile_open(const struct profile_opts *o, struct profile **out, struct fs_e
 			    "or `flamesidecar map %s`)",
 			    (int)o->pid, e->id, e->id);
 	}
-	struct profile *p = calloc(1, sizeof(*p));
+	cleanup_profile struct profile *p = calloc(1, sizeof(*p));
 	if (!p)
 		return fs_error_set(err, ENOMEM, "allocating the profile");
 	p->o = *o;
@@ -498,22 +498,16 @@ int profile_open(const struct profile_opts *o, struct profile **out, struct fs_e
 	p->line = malloc(PROFILE_LINE_MAX);
 	if (o->per_thread)
 		p->threads = threadnames_new(NULL);
-	if (!p->pids || !p->table || !p->line || (o->per_thread && !p->threads)) {
-		profile_close(p);
+	if (!p->pids || !p->table || !p->line || (o->per_thread && !p->threads))
 		return fs_error_set(err, ENOMEM, "allocating the profile");
-	}
 	struct debuginfo_opts dopts = {
 	    .urls = o->debuginfod_urls, .warn = o->warn, .warn_ctx = o->warn_ctx};
-	if (!o->no_debuginfo && (r = debuginfo_new(&dopts, &p->dbg, err)) < 0) {
-		profile_close(p);
+	if (!o->no_debuginfo && (r = debuginfo_new(&dopts, &p->dbg, err)) < 0)
 		return r;
-	}
 	yo.debug = p->dbg ? debuginfo_augment : NULL;
 	yo.debug_ctx = p->dbg;
-	if ((r = symbolizer_open(&yo, &p->sym, err)) < 0) {
-		profile_close(p);
+	if ((r = symbolizer_open(&yo, &p->sym, err)) < 0)
 		return r;
-	}
 	/* The JVMs running now: warn about frame pointers before the window,
 	 * and start their JIT logs. */
 	cleanup_free pid_t *jvms = NULL;
@@ -534,12 +528,10 @@ int profile_open(const struct profile_opts *o, struct profile **out, struct fs_e
 	 * make profile_warm pay it while the workload is being measured. */
 	if (!o->user_only)
 		symbolizer_addr(p->sym, 0, PROFILE_KERNEL_PROBE, 1, NULL, NULL);
-	if ((r = profile_open_sampler(p, err)) < 0) {
-		profile_close(p);
+	if ((r = profile_open_sampler(p, err)) < 0)
 		return r;
-	}
 	p->window_read_us = timeutil_now_us();
-	*out = p;
+	*out = steal_pointer(&p);
 	return 0;
 }
 

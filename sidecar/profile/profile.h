@@ -37,17 +37,18 @@
  * "comm;[dropped: stack table full]" stack per process, and a chain the
  * kernel or the unwinder cut at the root end gets "[truncated: deeper
  * stack]" under the process name (lib/budget.h), so the graph's total is
- * still every sample and says what was lost. Frames are counted per kind weighted by samples for
- *the summary.
+ * still every sample and says what was lost. Frames are counted per kind,
+ * weighted by samples, for the summary.
  *
- * Usage:
+ * Usage (each call 0 or -errno with err filled):
+ *	cleanup_profile struct profile *p = NULL;
  *	profile_open(&opts, &p, &err);
  *	while (!stop)
  *		profile_poll(p, 100, &err);
  *	profile_stop(p);            // close the events: the window ends
- *	profile_fold(p, &err);      // map JVMs, symbolize into profile_table(p)
+ *	profile_fold(p, 0, &err);   // map JVMs, symbolize into profile_table(p)
  *	fold_write(profile_table(p), out);
- *	profile_close(p);
+ *	                            // profile_close(p) at scope exit
  */
 #ifndef FS_PROFILE_H
 #define FS_PROFILE_H
@@ -64,6 +65,7 @@
 #include "registry.h"
 #include "sampler.h"
 #include "symbols.h"
+#include "cleanup.h"
 
 #define PROFILE_RAW_MAX_WORDS  BUDGET_RAW_WORDS	 /* raw callchain words (budget.h) */
 #define PROFILE_RAW_MAX_CHAINS BUDGET_RAW_CHAINS /* distinct raw chains (budget.h) */
@@ -341,5 +343,7 @@ uint32_t profile_name_index(struct profile *p, const char *name);
 /* Stops the JVMs' timed agent sessions (warnings through opts.warn), closes
  * everything. */
 void profile_close(struct profile *p);
+FS_DEFINE_CLEANUP(struct profile, profile_close)
+#define cleanup_profile __attribute__((cleanup(profile_close_cleanup)))
 
 #endif

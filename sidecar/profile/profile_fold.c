@@ -12,41 +12,6 @@
 #include "timeutil.h"
 #include "utf8.h"
 
-size_t profile_jit_room(const struct profile *p, pid_t pid)
-{
-	size_t held = 0;
-	for (size_t i = 0; i < p->njit; i++) {
-		const struct profile_jit *j = &p->jit[i];
-		if (j->map && j->pid != pid)
-			held += j->map->memory;
-		if (j->win && j->pid != pid)
-			held += jitlog_memory(map_window_log(j->win));
-	}
-	return held < PROFILE_JIT_BUDGET ? PROFILE_JIT_BUDGET - held : 0;
-}
-
-int profile_jit_full(struct profile *p, pid_t pid, size_t more)
-{
-	size_t held = 0;
-	for (size_t i = 0; i < p->njit; i++) {
-		const struct profile_jit *j = &p->jit[i];
-		if (j->map && j->pid != pid) /* a new map of pid replaces its old one */
-			held += j->map->memory;
-		if (j->win)
-			held += jitlog_memory(map_window_log(j->win));
-	}
-	held += profile_rtmaps_memory(p); /* other runtimes' perf maps */
-	if (held <= PROFILE_JIT_BUDGET && more <= PROFILE_JIT_BUDGET - held)
-		return 0;
-	if (!p->jit_full)
-		profile_warn(p,
-			     "the JIT names of all processes reached %llu MiB (the memory budget): "
-			     "pid %d keeps what was read so far, code named later stays [unknown]",
-			     (unsigned long long)(PROFILE_JIT_BUDGET >> 20), (int)pid);
-	p->jit_full = 1;
-	return 1;
-}
-
 /* A symbolizer_jit_fn for JVMs named by a map taken at the end (ctx: the
  * profile): that map, else the compiled methods the HotSpot unwinder found
  * during the window (code freed or replaced before the end). */

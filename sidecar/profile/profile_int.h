@@ -1,7 +1,11 @@
 /* profile_int.h - what profile.c (open, poll, the raw table, close) and
  * profile_fold.c (mapping JVMs, symbolizing chains into the fold table)
  * share: the state of a struct profile. Not for use outside
- * sidecar/profile/: profile.h is the contract. */
+ * sidecar/profile/: profile.h is the contract.
+ *
+ * The files call one way (no circle): each calls only files after it in
+ *   profile.c, profile_fold.c, profile_pids.c, profile_rtmaps.c,
+ *   profile_native.c, profile_jvms.c (which calls none of them). */
 #ifndef FS_PROFILE_INT_H
 #define FS_PROFILE_INT_H
 
@@ -115,24 +119,27 @@ static inline size_t profile_table_budget(const struct profile_opts *o)
 	return o->table_bytes ? o->table_bytes : (size_t)BUDGET_STACK_TABLE_MIB_DEFAULT << 20;
 }
 
-/* One line of warning through the caller's callback (dropped without one). */
+/* profile_jvms.c. One line of warning through the caller's callback
+ * (dropped without one). */
 void profile_warn(struct profile *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* pid's slot in p->jit (a new one when there is room), or NULL. */
 struct profile_jit *profile_jit_slot(struct profile *p, pid_t pid);
-/* JIT names of every JVM together (their perf maps and JIT logs) are
- * bounded: 1 (and a warning, once) when adding more bytes to pid's would
- * pass PROFILE_JIT_BUDGET; the caller then keeps what it has. */
+/* profile_rtmaps.c. JIT names of every process together (the JVMs' perf
+ * maps and JIT logs, other runtimes' perf maps) are bounded: 1 (and a
+ * warning, once) when adding more bytes to pid's would pass
+ * PROFILE_JIT_BUDGET; the caller then keeps what it has. */
 #define PROFILE_JIT_BUDGET BUDGET_JIT_BYTES
 int profile_jit_full(struct profile *p, pid_t pid, size_t more);
 /* What the budget leaves for pid's JIT names (everything but its own). */
 size_t profile_jit_room(const struct profile *p, pid_t pid);
 
-/* Warn that reading pid's JIT log failed (r, why). */
+/* profile_jvms.c. Warn that reading pid's JIT log failed (r, why). */
 void profile_window_warn(struct profile *p, pid_t pid, int r, const char *why);
 
 /* pid's slot in the process table (found or free), NULL when full. */
 struct profile_pid *profile_pid_slot(struct profile *p, pid_t pid);
-/* First sight of pid: cache its maps, note whether it runs HotSpot. */
+/* profile_pids.c. First sight of pid: cache its maps, note whether it
+ * runs HotSpot (profile_pid_jvm) or not (profile_pid_native). */
 struct profile_pid *profile_pid_note(struct profile *p, pid_t pid);
 /* pp runs HotSpot: count it and choose its unwinder. */
 void profile_pid_jvm(struct profile *p, struct profile_pid *pp);
@@ -151,9 +158,9 @@ void profile_pid_native(struct profile *p, struct profile_pid *pp);
 void profile_native_known(struct profile *p);
 /* pp exec'd: forget what was decided (and its unwinder's mappings). */
 void profile_native_forget(struct profile *p, struct profile_pid *pp);
-/* Before the events open: note every process in scope (profile_pid_note).
- * 1 when one of them lacks frame pointers. */
-int profile_native_scan(struct profile *p);
+/* profile_pids.c. Before the events open: note every process in scope
+ * (profile_pid_note). 1 when one of them lacks frame pointers. */
+int profile_pid_scan(struct profile *p);
 /* The native unwinder's part of profile_stats. */
 void profile_native_stats(const struct profile *p, struct profile_stats *st);
 

@@ -1,8 +1,7 @@
 /* profile_jvms.c - the processes and JVMs of a window: the pid table, which
  * JVM gets the HotSpot unwinder and what it loads before the window, the
- * JIT slots, and the warnings about them (profile_int.h). Used by the
- * sampling loop (profile.c) and the end of the window (profile_fold.c);
- * uses neither. */
+ * JIT slots, and the warnings about them (profile_int.h). Used by every
+ * other file of the folder; calls none of them. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -107,27 +106,6 @@ void profile_pid_jvm(struct profile *p, struct profile_pid *pp)
 	}
 	if (p->opened)
 		profile_pid_unwinder(p, pp);
-}
-
-/* First sight of pid: cache its maps for the symbolizer (so it can be
- * symbolized after it exits), note whether it is a JVM, warn about frame
- * pointers once. */
-struct profile_pid *profile_pid_note(struct profile *p, pid_t pid)
-{
-	struct profile_pid *pp = profile_pid_slot(p, pid);
-	if (pp->pid == pid)
-		return pp;
-	if (p->npids >= PROFILE_MAX_PIDS)
-		return NULL; /* still symbolized, lazily; just not remembered */
-	pp->pid = pid;
-	p->npids++;
-	proc_start_time(pid, &pp->start_time, NULL);
-	symbolizer_load_pid(p->sym, pid, NULL);
-	if (attach_check_hotspot(pid, NULL) == 0)
-		profile_pid_jvm(p, pp);
-	else
-		profile_pid_native(p, pp);
-	return pp;
 }
 
 /* libjvm.so's symbol table of every JVM unwound, loaded now (the ELF

@@ -79,39 +79,6 @@ void profile_native_forget(struct profile *p, struct profile_pid *pp)
 	pp->native_checked = 0;
 }
 
-/* 1 when pid's pid namespace is ns. */
-static int profile_native_in_ns(long pid, uint64_t ns)
-{
-	char path[64];
-	struct stat st;
-	snprintf(path, sizeof(path), "/proc/%ld/ns/pid", pid);
-	return stat(path, &st) == 0 && (uint64_t)st.st_ino == ns;
-}
-
-int profile_native_scan(struct profile *p)
-{
-	if (p->o.unwind == PROFILE_UNWIND_FP)
-		return 0;
-	if (p->o.pid) {
-		struct profile_pid *pp = profile_pid_note(p, p->o.pid);
-		return pp && pp->native;
-	}
-	DIR *d = opendir("/proc");
-	struct dirent *de;
-	int any = 0;
-	while (d && (de = readdir(d)) && p->npids < PROFILE_MAX_PIDS) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-		if (*end || pid <= 0 || !profile_native_in_ns(pid, p->entry.pid_ns))
-			continue;
-		struct profile_pid *pp = profile_pid_note(p, (pid_t)pid);
-		any |= pp && pp->native;
-	}
-	if (d)
-		closedir(d);
-	return any;
-}
-
 /* The nativeunwind counts of one process, as the summary shows them. */
 static void profile_native_entry(const struct nativeunwind_stats *ns, struct profile_unwinder *u)
 {

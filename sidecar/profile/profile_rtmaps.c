@@ -311,3 +311,42 @@ void profile_rtmaps_free(struct profile *p)
 	free(p->rt);
 	p->rt = NULL;
 }
+
+/* The budget of JIT names of the window (profile_int.h): the JVMs' perf
+ * maps and JIT logs and the other runtimes' perf maps above, together.
+ * Here, beside the other runtimes' share, so that the calls go one way:
+ * profile_fold.c -> profile_rtmaps.c -> profile_jvms.c. */
+size_t profile_jit_room(const struct profile *p, pid_t pid)
+{
+	size_t held = 0;
+	for (size_t i = 0; i < p->njit; i++) {
+		const struct profile_jit *j = &p->jit[i];
+		if (j->map && j->pid != pid)
+			held += j->map->memory;
+		if (j->win && j->pid != pid)
+			held += jitlog_memory(map_window_log(j->win));
+	}
+	return held < PROFILE_JIT_BUDGET ? PROFILE_JIT_BUDGET - held : 0;
+}
+
+int profile_jit_full(struct profile *p, pid_t pid, size_t more)
+{
+	size_t held = 0;
+	for (size_t i = 0; i < p->njit; i++) {
+		const struct profile_jit *j = &p->jit[i];
+		if (j->map && j->pid != pid) /* a new map of pid replaces its old one */
+			held += j->map->memory;
+		if (j->win)
+			held += jitlog_memory(map_window_log(j->win));
+	}
+	held += profile_rtmaps_memory(p); /* other runtimes' perf maps */
+	if (held <= PROFILE_JIT_BUDGET && more <= PROFILE_JIT_BUDGET - held)
+		return 0;
+	if (!p->jit_full)
+		profile_warn(p,
+			     "the JIT names of all processes reached %llu MiB (the memory budget): "
+			     "pid %d keeps what was read so far, code named later stays [unknown]",
+			     (unsigned long long)(PROFILE_JIT_BUDGET >> 20), (int)pid);
+	p->jit_full = 1;
+	return 1;
+}

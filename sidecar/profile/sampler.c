@@ -408,7 +408,7 @@ int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct f
 	o.frequency = freq;
 	o.max_stack = max_stack;
 
-	struct sampler *s = calloc(1, sizeof(*s));
+	cleanup_sampler struct sampler *s = calloc(1, sizeof(*s));
 	if (!s)
 		return fs_error_set(err, ENOMEM, "allocating the sampler");
 	s->prog_fd = -1;
@@ -422,11 +422,9 @@ int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct f
 	if (o.cgroup_path && *o.cgroup_path) {
 		s->scope = SCOPE_CGROUP;
 		cgfd = open(o.cgroup_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (cgfd < 0) {
-			int e = errno;
-			free(s);
-			return fs_error_set(err, e, "opening cgroup directory %s", o.cgroup_path);
-		}
+		if (cgfd < 0)
+			return fs_error_set(err, errno, "opening cgroup directory %s",
+					    o.cgroup_path);
 	} else if (o.pid_ns) {
 		s->scope = SCOPE_PIDNS;
 		s->pid_ns = o.pid_ns;
@@ -438,34 +436,26 @@ int sampler_open(const struct sampler_opts *opts, struct sampler **out, struct f
 
 	int cpus[SAMPLER_MAX_CPUS];
 	int ncpu = sampler_online_cpus(cpus, SAMPLER_MAX_CPUS, err);
-	if (ncpu < 0) {
-		free(s);
+	if (ncpu < 0)
 		return ncpu;
-	}
 	if (o.stack_copy && !o.ring_pages) {
 		pages = sampler_copy_ring_pages(o.stack_copy, pages, ncpu);
 		s->st.ring_pages = (unsigned)pages;
 	}
 	s->rings = calloc((size_t)ncpu, sizeof(*s->rings));
 	s->pfds = calloc((size_t)ncpu, sizeof(*s->pfds));
-	if (!s->rings || !s->pfds) {
-		sampler_close(s);
+	if (!s->rings || !s->pfds)
 		return fs_error_set(err, ENOMEM, "allocating rings for %d CPUs", ncpu);
-	}
 	r = sampler_open_scoped(s, &o, cpus, ncpu, pages, cgfd, err);
-	if (r < 0) {
-		sampler_close(s);
+	if (r < 0)
 		return r;
-	}
 	s->st.cpus = s->nrings;
 	for (unsigned i = 0; i < s->nrings; i++) {
-		if (ioctl(s->rings[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
-			int e = errno, cpu = s->rings[i].cpu;
-			sampler_close(s);
-			return fs_error_set(err, e, "enabling the perf event on CPU %d", cpu);
-		}
+		if (ioctl(s->rings[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+			return fs_error_set(err, errno, "enabling the perf event on CPU %d",
+					    s->rings[i].cpu);
 	}
-	*out = s;
+	*out = steal_pointer(&s);
 	return 0;
 }
 

@@ -33,6 +33,7 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "cleanup.h"
 
 #define SAMPLER_DEFAULT_FREQUENCY  99
 #define SAMPLER_MAX_FREQUENCY	   10000
@@ -158,6 +159,8 @@ void sampler_stats(const struct sampler *s, struct sampler_stats *st);
 
 /* Disable, unmap, close. */
 void sampler_close(struct sampler *s);
+FS_DEFINE_CLEANUP(struct sampler, sampler_close)
+#define cleanup_sampler __attribute__((cleanup(sampler_close_cleanup)))
 
 /* Online CPUs from a /sys/devices/system/cpu/online style list ("0-3,6").
  * Fills cpus (up to max), returns the count or -EINVAL. */

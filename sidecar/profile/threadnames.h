@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "cleanup.h"
 
 #define THREADNAMES_MAX	       65536	   /* thread indexes per profile */
 #define THREADNAMES_NAME_MAX   48	   /* bytes of a name: 15 of comm, each may become U+FFFD */
@@ -35,6 +36,8 @@ struct threadnames;
  * out of memory. */
 struct threadnames *threadnames_new(const char *proc_root);
 void threadnames_free(struct threadnames *t);
+FS_DEFINE_CLEANUP(struct threadnames, threadnames_free)
+#define cleanup_threadnames __attribute__((cleanup(threadnames_free_cleanup)))
 
 /* The index of thread tid of process pid as named at time now (ns, any
  * monotonic clock): 1-based, 0 when the table is full or out of memory. */

@@ -31,7 +31,8 @@ static int cfiflat_small(int64_t v)
 }
 
 /* CFA + off, the form libdw gives for the offset(N) register rule:
- * call_frame_cfa, then nothing, plus_uconst N or (const N, plus). */
+ * call_frame_cfa, then nothing, plus_uconst N or (const N, plus). 0 and
+ * *off, or -1 for any other expression or an offset out of range. */
 static int cfiflat_cfa_plus(const Dwarf_Op *ops, size_t nops, int32_t *off)
 {
 	int64_t v = 0;

@@ -36,6 +36,7 @@ struct elfjail_reply {
 
 /* ---- the child ---------------------------------------------------------- */
 
+/* All of buf to sock: 0, or -errno (-EPIPE when the peer is gone). */
 static int elfjail_send_all(int sock, const void *buf, size_t len)
 {
 	const char *p = buf;
@@ -44,7 +45,7 @@ static int elfjail_send_all(int sock, const void *buf, size_t len)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			return -1;
+			return n < 0 ? -errno : -EPIPE;
 		p += n;
 		len -= (size_t)n;
 	}
@@ -123,11 +124,10 @@ static int elfjail_serve_debug(char kind, int fd, char **buf, size_t *len, struc
 		*len = sizeof(*l);
 		return 0;
 	}
-	struct elfsyms *es = NULL;
+	cleanup_elfsyms struct elfsyms *es = NULL;
 	int r = elfdebug_debugdata_fd(fd, &es, e);
 	if (r == 0 && (r = elfflat_encode(es, 0, buf, len)) < 0)
 		fs_error_set(e, -r, "encoding the MiniDebugInfo symbols");
-	elfsyms_free(es);
 	return r;
 }
 

@@ -33,6 +33,7 @@
 #include "elfdebug.h"
 #include "elfsyms.h"
 #include "error.h"
+#include "cleanup.h"
 
 #define ELFJAIL_TIMEOUT_MS	5000	     /* per file, sending to decoding */
 #define ELFJAIL_NAME_TIMEOUT_MS 250	     /* per C++ name demangled */
@@ -51,6 +52,8 @@ struct elfjail;
 int elfjail_open(const struct elfjail_opts *opts, struct elfjail **out, struct fs_error *err);
 /* Kills and reaps the child if it runs. */
 void elfjail_close(struct elfjail *j);
+FS_DEFINE_CLEANUP(struct elfjail, elfjail_close)
+#define cleanup_elfjail __attribute__((cleanup(elfjail_close_cleanup)))
 
 /* Symbols of the regular file open as fd (elfsyms_load_fd's bounds, then
  * elfflat's), parsed in the child. flags: ELFJAIL_DEMANGLE every C++ name

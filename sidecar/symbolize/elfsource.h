@@ -17,6 +17,7 @@
 #include "elfdebug.h"
 #include "elfsyms.h"
 #include "error.h"
+#include "cleanup.h"
 
 #define ELFSOURCE_WARN_FILES 16 /* files whose refusal is logged, then one summary */
 #define ELFSOURCE_MAX_KILLS  4	/* missed deadlines before the child gets no more work */
@@ -31,6 +32,8 @@ struct elfsource;
 /* opts may be NULL. No child is started yet. 0 or -ENOMEM. */
 int elfsource_new(const struct elfsource_opts *opts, struct elfsource **out, struct fs_error *err);
 void elfsource_free(struct elfsource *s);
+FS_DEFINE_CLEANUP(struct elfsource, elfsource_free)
+#define cleanup_elfsource __attribute__((cleanup(elfsource_free_cleanup)))
 
 /* Open path (a /proc/<pid>/map_files link) as O_PATH, refuse a file on a
  * file system the container could stall (lib/localfs.h; pid's mount table,

@@ -247,7 +247,7 @@ static int elfsyms_from_elf(Elf *elf, int objects, struct elfsyms **out, struct 
 	GElf_Ehdr eh;
 	if (!gelf_getehdr(elf, &eh))
 		return fs_error_set(err, ENOEXEC, "bad ELF header: %s", elf_errmsg(-1));
-	struct elfsyms *es = calloc(1, sizeof(*es));
+	cleanup_elfsyms struct elfsyms *es = calloc(1, sizeof(*es));
 	if (!es)
 		return fs_error_set(err, ENOMEM, "allocating a symbol table");
 	int r = elfsyms_read_loads(es, elf);
@@ -268,10 +268,8 @@ static int elfsyms_from_elf(Elf *elf, int objects, struct elfsyms **out, struct 
 	}
 	if (r == 0 && !objects)
 		r = elfsyms_add_plt(es, elf);
-	if (r < 0) {
-		elfsyms_free(es);
+	if (r < 0)
 		return fs_error_set(err, -r, "reading ELF symbols");
-	}
 	if (es->n) {
 		qsort(es->syms, es->n, sizeof(*es->syms), elfsyms_cmp);
 		size_t w = 1; /* one symbol per address */
@@ -280,12 +278,10 @@ static int elfsyms_from_elf(Elf *elf, int objects, struct elfsyms **out, struct 
 				es->syms[w++] = es->syms[i];
 		es->n = w;
 		es->demangled = calloc(es->n, sizeof(*es->demangled));
-		if (!es->demangled) {
-			elfsyms_free(es);
+		if (!es->demangled)
 			return fs_error_set(err, ENOMEM, "allocating a symbol table");
-		}
 	}
-	*out = es;
+	*out = steal_pointer(&es);
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "cleanup.h"
 
 #define ELFSYMS_MAX_FILE      (1ull << 30) /* files larger than this are skipped */
 #define ELFSYMS_MAX_SYMBOLS   (4u << 20)   /* symbols kept per file */
@@ -91,6 +92,8 @@ const unsigned char *elfsyms_build_id(const struct elfsyms *es, size_t *len);
 size_t elfsyms_memory(const struct elfsyms *es);
 
 void elfsyms_free(struct elfsyms *es);
+FS_DEFINE_CLEANUP(struct elfsyms, elfsyms_free)
+#define cleanup_elfsyms __attribute__((cleanup(elfsyms_free_cleanup)))
 
 /* Demangle an Itanium C++ name into out and strip its argument list,
  * qualifiers and (for templates) return type: "_ZN9JavaCalls11call_helperE..."

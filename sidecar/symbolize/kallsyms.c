@@ -144,7 +144,7 @@ static int kallsyms_line(struct kallsyms *ks, const char *line, size_t len, uint
 
 int kallsyms_parse(const char *buf, size_t len, struct kallsyms **out, struct fs_error *err)
 {
-	struct kallsyms *ks = calloc(1, sizeof(*ks));
+	cleanup_kallsyms struct kallsyms *ks = calloc(1, sizeof(*ks));
 	if (!ks)
 		return fs_error_set(err, ENOMEM, "kallsyms: allocating the table");
 	uint32_t last_mod = UINT32_MAX;
@@ -157,15 +157,13 @@ int kallsyms_parse(const char *buf, size_t len, struct kallsyms **out, struct fs
 		int r = kallsyms_line(ks, p, ll, &last_mod, &last_mod_str, &last_mod_len);
 		if (r == -E2BIG)
 			break; /* keep what fits: the bound is documented */
-		if (r < 0) {
-			kallsyms_free(ks);
+		if (r < 0)
 			return fs_error_set(err, -r, "kallsyms: building the symbol table");
-		}
 		p += ll + 1;
 	}
 	if (ks->n)
 		qsort(ks->syms, ks->n, sizeof(*ks->syms), kallsyms_cmp);
-	*out = ks;
+	*out = steal_pointer(&ks);
 	return 0;
 }
 

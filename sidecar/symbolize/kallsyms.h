@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "cleanup.h"
 
 #define KALLSYMS_PATH	     "/proc/kallsyms"
 #define KALLSYMS_MAX_SYMBOLS (4u << 20) /* bound on lines kept */
@@ -35,5 +36,7 @@ const char *kallsyms_lookup(const struct kallsyms *ks, uint64_t addr, uint64_t *
 size_t kallsyms_count(const struct kallsyms *ks);
 
 void kallsyms_free(struct kallsyms *ks);
+FS_DEFINE_CLEANUP(struct kallsyms, kallsyms_free)
+#define cleanup_kallsyms __attribute__((cleanup(kallsyms_free_cleanup)))
 
 #endif

@@ -31,6 +31,7 @@
 
 #include "budget.h"
 #include "error.h"
+#include "cleanup.h"
 
 #define PROCMAPS_MAX_FILE    BUDGET_MAPS_FILE_BYTES
 #define PROCMAPS_MAX_ENTRIES BUDGET_MAPS_PER_PID
@@ -78,6 +79,8 @@ int procmaps_read(const char *proc_root, pid_t pid, struct procmaps *out, struct
 
 /* Free what out holds (and uncount it); out is zeroed. */
 void procmaps_release(struct procmaps *m);
+FS_DEFINE_CLEANUP_VALUE(struct procmaps, procmaps_release)
+#define cleanup_procmaps __attribute__((cleanup(procmaps_release_cleanup)))
 
 /* The mapping containing addr, or NULL. */
 struct procmaps_map *procmaps_find(const struct procmaps *m, uint64_t addr);

@@ -31,6 +31,7 @@
 
 #include "budget.h"
 #include "error.h"
+#include "cleanup.h"
 
 /* The numbers are lib/budget.h's; /proc/<pid>/maps is read and bounded by
  * procmaps.h (per file, per process and for all processes together). */
@@ -151,6 +152,8 @@ void symbolizer_set_time(struct symbolizer *sym, uint64_t time);
 int symbolizer_open(const struct symbolizer_opts *opts, struct symbolizer **out,
 		    struct fs_error *err);
 void symbolizer_close(struct symbolizer *sym);
+FS_DEFINE_CLEANUP(struct symbolizer, symbolizer_close)
+#define cleanup_symbolizer __attribute__((cleanup(symbolizer_close_cleanup)))
 
 /* Register (fn != NULL) or remove the JIT lookup for pid; pid 0 is the
  * fallback for every process without its own. 0 or -ENOSPC (64 max). */

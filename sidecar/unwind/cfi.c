@@ -112,17 +112,15 @@ static int cfi_proc_read_maps(struct cfi_proc *p)
 
 int cfi_proc_open(struct cfi *c, pid_t pid, struct cfi_proc **out, struct fs_error *err)
 {
-	struct cfi_proc *p = calloc(1, sizeof(*p));
+	cleanup_cfi_proc struct cfi_proc *p = calloc(1, sizeof(*p));
 	if (!p)
 		return fs_error_set(err, ENOMEM, "allocating the CFI maps of pid %d", (int)pid);
 	p->c = c;
 	p->pid = pid;
 	int r = cfi_proc_read_maps(p);
-	if (r < 0) {
-		cfi_proc_free(p);
+	if (r < 0)
 		return fs_error_set(err, -r, "reading the maps of pid %d", (int)pid);
-	}
-	*out = p;
+	*out = steal_pointer(&p);
 	return 0;
 }
 

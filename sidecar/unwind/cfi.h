@@ -31,6 +31,7 @@
 #include "budget.h"
 #include "error.h"
 #include "unwind.h"
+#include "cleanup.h"
 
 #define CFI_MAX_FILES	  BUDGET_CFI_FILES
 #define CFI_REFRESH_MS	  1000
@@ -53,10 +54,14 @@ struct cfi_proc; /* one process's executable mappings */
 /* proc_root: NULL = /proc (tests). 0 or -ENOMEM. */
 int cfi_new(const char *proc_root, struct cfi **out);
 void cfi_free(struct cfi *c);
+FS_DEFINE_CLEANUP(struct cfi, cfi_free)
+#define cleanup_cfi __attribute__((cleanup(cfi_free_cleanup)))
 
 /* Read pid's maps now (while it runs). 0 or -errno (-ESRCH gone). */
 int cfi_proc_open(struct cfi *c, pid_t pid, struct cfi_proc **out, struct fs_error *err);
 void cfi_proc_free(struct cfi_proc *p);
+FS_DEFINE_CLEANUP(struct cfi_proc, cfi_proc_free)
+#define cleanup_cfi_proc __attribute__((cleanup(cfi_proc_free_cleanup)))
 
 /* 1 when pc lies in an executable file mapping (or the vDSO) of the
  * process. */

@@ -96,7 +96,7 @@ int cfitable_decode(const void *buf, size_t len, struct cfitable **out, struct f
 	int r = cfitable_check_hdr(&h, len, err);
 	if (r < 0)
 		return r;
-	struct cfitable *t = calloc(1, sizeof(*t));
+	cleanup_cfitable struct cfitable *t = calloc(1, sizeof(*t));
 	if (!t)
 		return fs_error_set(err, ENOMEM, "allocating a CFI table");
 	t->nloads = h.nloads;
@@ -105,10 +105,8 @@ int cfitable_decode(const void *buf, size_t len, struct cfitable **out, struct f
 	/* Copied out: buf may be unaligned, and the table outlives it. */
 	t->rules = malloc(h.nrules ? h.nrules * sizeof(*t->rules) : 1);
 	t->rows = malloc(h.nrows ? h.nrows * sizeof(*t->rows) : 1);
-	if (!t->rules || !t->rows) {
-		cfitable_free(t);
+	if (!t->rules || !t->rows)
 		return fs_error_set(err, ENOMEM, "copying a CFI table");
-	}
 	const char *p = (const char *)buf + sizeof(h);
 	if (h.nloads)
 		memcpy(t->loads, p, h.nloads * sizeof(*t->loads));
@@ -118,11 +116,9 @@ int cfitable_decode(const void *buf, size_t len, struct cfitable **out, struct f
 	p += h.nrules * sizeof(*t->rules);
 	if (h.nrows)
 		memcpy(t->rows, p, h.nrows * sizeof(*t->rows));
-	if ((r = cfitable_check(t, err)) < 0) {
-		cfitable_free(t);
+	if ((r = cfitable_check(t, err)) < 0)
 		return r;
-	}
-	*out = t;
+	*out = steal_pointer(&t);
 	return 0;
 }
 

@@ -18,12 +18,15 @@
 #include "cfiflat.h"
 #include "error.h"
 #include "unwind.h"
+#include "cleanup.h"
 
 struct cfitable;
 
 /* 0, -EBADMSG (the reason in err) or -ENOMEM. buf is not kept. */
 int cfitable_decode(const void *buf, size_t len, struct cfitable **out, struct fs_error *err);
 void cfitable_free(struct cfitable *t);
+FS_DEFINE_CLEANUP(struct cfitable, cfitable_free)
+#define cleanup_cfitable __attribute__((cleanup(cfitable_free_cleanup)))
 
 size_t cfitable_rows(const struct cfitable *t);
 

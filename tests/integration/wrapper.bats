@@ -401,3 +401,23 @@ C
 }
 
 # A real containerd (private daemon, ctr run --runc-binary) is in containerd.bats.
+
+@test "log_level: warn drops the info lines; FLAMESIDECAR_LOG_LEVEL wins over it; one line format" {
+	fs_require_cmd jq
+	fake_runtime
+	set_config '.log_level = "warn"'
+	fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true -- sleep 1000
+	cp -a "$FS_TMP/b" "$FS_TMP/b2"
+	run "$WRAPPER" create --bundle "$FS_TMP/b" "$NAME"
+	[ "$status" -eq 42 ]
+	# Patched, but its info line is below the level.
+	[ "$(jq -r '.hooks.createRuntime[-1].args[0]' "$FS_TMP/b/config.json")" = flamehook ]
+	# (no hook.log at all: nothing passed the level)
+	run grep -c "added $FS_BUILD/flamehook" "$FS_RUN/hook.log"
+	[ "$output" = 0 ] || [ ! -e "$FS_RUN/hook.log" ]
+
+	FLAMESIDECAR_LOG_LEVEL=info run "$WRAPPER" create --bundle "$FS_TMP/b2" "$NAME-2"
+	[ "$status" -eq 42 ]
+	grep -qE "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.[0-9]{3}Z info flamesidecar-runtime\[[0-9]+\] create $NAME-2: added $FS_BUILD/flamehook to $FS_TMP/b2/config.json\$" \
+		"$FS_RUN/hook.log"
+}

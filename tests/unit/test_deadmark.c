@@ -32,12 +32,13 @@ static void test_fire(const char *tmp)
 	close(fd);
 	buf[n > 0 ? n : 0] = '\0';
 	regex_t re;
-	regcomp(&re,
-		"^20[0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-5][0-9]\\.[0-9]{3}Z "
-		"flamehook\\[[0-9]+\\] createRuntime ctr-1: deadline of 25 ms reached after phase "
-		"names; gave up, the container runs on: opted in, not registered or bundle not "
-		"mounted\n$",
-		REG_EXTENDED);
+	regcomp(
+	    &re,
+	    "^20[0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-5][0-9]\\.[0-9]{3}Z error "
+	    "flamehook\\[[0-9]+\\] createRuntime ctr-1: deadline of 25 ms reached after phase "
+	    "names; gave up, the container runs on: opted in, not registered or bundle not "
+	    "mounted\n$",
+	    REG_EXTENDED);
 	ok(regexec(&re, buf, 0, NULL, 0) == 0, "one whole log line, stamped");
 	regfree(&re);
 

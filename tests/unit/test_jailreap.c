@@ -80,6 +80,23 @@ static void test_deadline_kills(void)
 	ok(jail_abandoned() == before, "a child that dies when killed is not abandoned");
 }
 
+/* cleanup_jail_child: a child left at scope exit is killed and reaped. */
+static void test_cleanup_kills(void)
+{
+	pid_t pid = 0;
+	stat_path = NULL;
+	{
+		cleanup_jail_child struct jail_child c = {0};
+		if (!ok(spawn(&c) == 0, "cleanup: a child that never ends starts"))
+			return;
+		pid = c.pid;
+	}
+	/* Reaped: the pid is no child of ours any more. */
+	errno = 0;
+	ok(waitpid(pid, NULL, WNOHANG) < 0 && errno == ECHILD,
+	   "cleanup_jail_child killed and reaped it at scope exit");
+}
+
 static void test_stuck_child(void)
 {
 	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0) {
@@ -143,8 +160,9 @@ static void test_stuck_child(void)
 
 int main(void)
 {
-	tap_plan(4 + 6);
+	tap_plan(4 + 2 + 6);
 	test_deadline_kills();
+	test_cleanup_kills();
 	test_stuck_child();
 	return tap_done();
 }

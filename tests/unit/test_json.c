@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "json.h"
+#include "log.h"
 #include "tap.h"
 
 #define PARSE(lit) parse(lit, sizeof(lit) - 1)
@@ -32,7 +33,7 @@ static int write_file(const char *path, const char *text)
 
 int main(void)
 {
-	tap_plan(39);
+	tap_plan(48);
 	is_int(PARSE("{\"a\":[1,2,{\"b\":\"c\"}]}"), 0, "plain JSON");
 	is_int(PARSE("{\"a\":\"x\\u0000y\"}"), 0, "escaped NUL inside a string is JSON");
 	is_int(PARSE("{\"a\":\"x\0y\"}"), -EINVAL, "raw NUL byte refused");
@@ -113,6 +114,34 @@ int main(void)
 	write_file(path, "{\"max_stack_table_mib\":0}");
 	ok(config_load(path, &cfg, &err) < 0 && strstr(err.msg, "max_stack_table_mib"),
 	   "max_stack_table_mib 0 refused, key named");
+	/* log_level: a level name or refused, key named. */
+	ok(config_load(path, &cfg, &err) < 0 && cfg.log_level == FS_LOG_INFO,
+	   "log_level defaults to info");
+	write_file(path, "{\"log_level\":\"debug\"}");
+	ok(config_load(path, &cfg, &err) == 0 && cfg.log_level == FS_LOG_DEBUG, "log_level debug");
+	write_file(path, "{\"log_level\":\"verbose\"}");
+	ok(config_load(path, &cfg, &err) < 0 && strstr(err.msg, "log_level"),
+	   "log_level verbose refused, key named");
+
+	/* json_read_at: beneath a directory, never through a symlink. */
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	yajl_val tree = NULL;
+	write_file(path, "{\"a\":{\"b\":1}}");
+	const char *base = strrchr(path, '/') + 1;
+	is_int(json_read_at(dfd, base, 1024, 4, &tree, &err), 0, "json_read_at reads and parses");
+	ok(tree && json_get_object(tree, "a"), "the tree is there");
+	if (tree)
+		yajl_tree_free(tree);
+	is_int(json_read_at(dfd, base, 4, 4, &tree, NULL), -E2BIG, "over max: -E2BIG");
+	is_int(json_read_at(dfd, base, 1024, 1, &tree, &err), -EINVAL,
+	       "deeper than allowed: -EINVAL");
+	is_int(json_read_at(dfd, "missing.json", 1024, 4, &tree, &err), -ENOENT,
+	       "missing: -ENOENT");
+	ok(symlinkat(base, dfd, "link.json") == 0 &&
+	       json_read_at(dfd, "link.json", 1024, 4, &tree, &err) == -ELOOP &&
+	       strstr(err.msg, "link.json") && tree == NULL,
+	   "a symlink is not followed (-ELOOP, named)");
+	close(dfd);
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	ok(system(cmd) == 0, "cleanup");

@@ -3,7 +3,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "logfile.h"
+#include "log.h"
 #include "tap.h"
 
 int main(void)
@@ -18,7 +18,7 @@ int main(void)
 		time_t tt = (time_t)t;
 		gmtime_r(&tt, &tm);
 		strftime(want, sizeof(want), "%Y-%m-%dT%H:%M:%S", &tm);
-		logfile_utc(tt, got, sizeof(got));
+		log_utc(tt, got, sizeof(got));
 		if (strcmp(got, want) && bad++ < 3)
 			tap_diag("%lld: got %s, want %s", t, got, want);
 	}
@@ -35,7 +35,7 @@ int main(void)
 	};
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
 		char got[32];
-		logfile_utc((time_t)fixed[i].t, got, sizeof(got));
+		log_utc((time_t)fixed[i].t, got, sizeof(got));
 		is_str(got, fixed[i].s, "%lld", fixed[i].t);
 	}
 	return tap_done();
