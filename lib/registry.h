@@ -190,6 +190,7 @@ int registry_index_build(int dfd, const char *dir, const struct registry_entry *
  * name directories and set-aside indexes removed. */
 struct registry_index_stats {
 	size_t dropped, added;
+	size_t leftovers; /* private files of dead droppers and sweepers removed */
 	int built;
 };
 int registry_index_check(const char *dir, const struct registry_entry *all, size_t n,

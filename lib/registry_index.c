@@ -5,6 +5,8 @@
  * and follows no symlink. */
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -304,6 +306,42 @@ int registry_index_build(int dfd, const char *dir, const struct registry_entry *
 	return 0;
 }
 
+/* A private name another registry process made (".<what>.<pid>.<rest>":
+ * a dropper's grab, a sweeper's link) whose maker is gone: it dies with
+ * that process's work, so gc may remove it. */
+static int index_leftover(const char *name, const char *what)
+{
+	size_t l = strlen(what);
+	if (strncmp(name, what, l))
+		return 0;
+	char *end;
+	errno = 0;
+	long pid = strtol(name + l, &end, 10);
+	if (errno || end == name + l || *end != '.' || pid <= 0 || pid > INT32_MAX)
+		return 0;
+	return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+}
+
+/* Remove the leftovers of dead droppers (prefix what) in directory fd. */
+static size_t index_remove_leftovers(int fd, const char *what)
+{
+	size_t gone = 0;
+	int fd2 = dup(fd);
+	cleanup_closedir DIR *d = fd2 < 0 ? NULL : fdopendir(fd2);
+	if (!d && fd2 >= 0)
+		close(fd2);
+	if (!d)
+		return 0;
+	/* The dup shares fd's offset: start at the top, leave it there. */
+	rewinddir(d);
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (index_leftover(de->d_name, what) && unlinkat(fd, de->d_name, 0) == 0)
+			gone++;
+	rewinddir(d);
+	return gone;
+}
+
 /* gc: one name directory of the index (key, a name of kind) against the
  * listing: ids nobody listed with that name are dropped (judged again on
  * the entry's file). */
@@ -330,6 +368,9 @@ static void index_check_key(int dfd, const char *dir, int root, const char *key,
 		st->dropped += (size_t)registry_index_drop(dfd, dir, kind, name, ids[i]);
 	}
 	free(ids);
+	cleanup_close int kfd = index_open(root, key);
+	if (kfd >= 0)
+		st->leftovers += index_remove_leftovers(kfd, ".drop.");
 	unlinkat(root, key, AT_REMOVEDIR); /* when empty */
 }
 
@@ -342,6 +383,9 @@ int registry_index_check(const char *dir, const struct registry_entry *all, size
 		return 0;
 	if (dfd < 0)
 		return dfd;
+	/* A dead sweeper's private links to entry files (registry_remove.c). */
+	st->leftovers += index_remove_leftovers(dfd, ".sweep.");
+	st->leftovers += index_remove_leftovers(dfd, ".swept.");
 	/* Set-aside and abandoned indexes first. */
 	{
 		int fd2 = dup(dfd);

@@ -139,5 +139,7 @@ int cmd_gc(int argc, char **argv)
 	else
 		printf("name index: %zu stale names dropped, %zu missing added\n", st.dropped,
 		       st.added);
+	if (st.leftovers)
+		printf("registry: %zu files left by interrupted sweeps removed\n", st.leftovers);
 	return rc;
 }

@@ -188,6 +188,21 @@ static void index_rules(const char *regdir)
 	struct registry_index_stats st;
 	touch(regdir, "names/n.web/nosuch");
 	char path[1024], cmd[1100];
+	/* Private files of a dropper and a sweeper that died (a reaped child's
+	 * pid), and of one that still runs (ours): only the dead ones go. */
+	pid_t dead = fork();
+	if (dead == 0)
+		_exit(0);
+	waitpid(dead, NULL, 0);
+	char gone1[128], gone2[128], live1[128], live2[128];
+	snprintf(gone1, sizeof(gone1), "names/n.web/.drop.%d.aaa111", (int)dead);
+	snprintf(gone2, sizeof(gone2), ".sweep.%d.aaa111.json", (int)dead);
+	snprintf(live1, sizeof(live1), "names/n.web/.drop.%d.bbb222", (int)getpid());
+	snprintf(live2, sizeof(live2), ".swept.%d.bbb222.json", (int)getpid());
+	touch(regdir, gone1);
+	touch(regdir, gone2);
+	touch(regdir, live1);
+	touch(regdir, live2);
 	snprintf(path, sizeof(path), "%s/names/n.api/ccc333", regdir);
 	unlink(path);
 	is_int(registry_list(regdir, &all, &n, NULL, NULL, &err), 0, "list");
@@ -196,6 +211,14 @@ static void index_rules(const char *regdir)
 	is_int(st.added, 1, "one missing added");
 	ok(!exists(regdir, "names/n.web/nosuch") && exists(regdir, "names/n.api/ccc333"),
 	   "the index agrees with the entries");
+	is_int(st.leftovers, 2, "the dead dropper's and sweeper's files removed");
+	ok(!exists(regdir, gone1) && !exists(regdir, gone2) && exists(regdir, live1) &&
+	       exists(regdir, live2),
+	   "a live process's private files are left alone");
+	snprintf(path, sizeof(path), "%s/%s", regdir, live1);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/%s", regdir, live2);
+	unlink(path);
 	snprintf(path, sizeof(path), ".names.aside.%d", (int)getpid());
 	ok(!exists(regdir, path), "the index set aside earlier is removed");
 	free(all);
@@ -272,7 +295,7 @@ static void scale(const char *regdir)
 
 int main(void)
 {
-	tap_plan(76);
+	tap_plan(78);
 	/* On a tmpfs, as /run is on hosts (a disk makes 1,000 entries slow). */
 	char dir[64], regdir[256], cmd[300];
 	struct stat sb;
