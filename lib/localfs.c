@@ -30,6 +30,27 @@ int localfs_type_local(const char *type)
 	return 0;
 }
 
+int localfs_line_fstype(const char *from, const char *end, char *type, size_t typelen)
+{
+	/* the separator " - ", then the type up to the next space */
+	for (const char *q = from; q + 3 <= end; q++) {
+		if (q[0] != ' ' || q[1] != '-' || q[2] != ' ')
+			continue;
+		const char *t = q + 3, *te = t;
+		while (te < end && *te != ' ' && *te != '\0')
+			te++;
+		size_t n = (size_t)(te - t);
+		if (!n || typelen < 2)
+			return 0;
+		if (n >= typelen)
+			n = typelen - 1;
+		memcpy(type, t, n);
+		type[n] = '\0';
+		return 1;
+	}
+	return 0;
+}
+
 int localfs_mountinfo_type(const char *buf, size_t len, uint64_t mnt_id, char *type, size_t typelen)
 {
 	const char *p = buf, *end = buf + len;
@@ -45,25 +66,8 @@ int localfs_mountinfo_type(const char *buf, size_t len, uint64_t mnt_id, char *t
 			q++;
 			digits++;
 		}
-		if (digits && q < le && *q == ' ' && id == mnt_id) {
-			/* the separator " - ", then the type up to the next space */
-			for (; q + 3 <= le; q++) {
-				if (q[0] != ' ' || q[1] != '-' || q[2] != ' ')
-					continue;
-				const char *t = q + 3, *te = t;
-				while (te < le && *te != ' ' && *te != '\0')
-					te++;
-				size_t n = (size_t)(te - t);
-				if (!n || typelen < 2)
-					return 0;
-				if (n >= typelen)
-					n = typelen - 1;
-				memcpy(type, t, n);
-				type[n] = '\0';
-				return 1;
-			}
-			return 0;
-		}
+		if (digits && q < le && *q == ' ' && id == mnt_id)
+			return localfs_line_fstype(q, le, type, typelen);
 		p = le + 1;
 	}
 	return 0;

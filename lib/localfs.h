@@ -56,4 +56,10 @@ int localfs_mountinfo_type(const char *buf, size_t len, uint64_t mnt_id, char *t
  * alone: block device and memory file systems, overlay. */
 int localfs_type_local(const char *type);
 
+/* The file system type of one mountinfo line, from any point before its
+ * " - " separator (from) to the line's end: the word after the separator
+ * copied into type (NUL-terminated, cut to typelen - 1; typelen >= 2).
+ * 1 when found, 0 when the line has no separator or an empty type. */
+int localfs_line_fstype(const char *from, const char *end, char *type, size_t typelen);
+
 #endif

@@ -75,24 +75,8 @@ static int pg_dev_type(const char *buf, size_t len, uint64_t maj, uint64_t min, 
 		if (pg_num(&q, le, 10, &id) == 0 && pg_skip(&q, le, ' ') == 0 &&
 		    pg_num(&q, le, 10, &parent) == 0 && pg_skip(&q, le, ' ') == 0 &&
 		    pg_num(&q, le, 10, &a) == 0 && pg_skip(&q, le, ':') == 0 &&
-		    pg_num(&q, le, 10, &b) == 0 && a == maj && b == min) {
-			for (; q + 3 <= le; q++) {
-				if (q[0] != ' ' || q[1] != '-' || q[2] != ' ')
-					continue;
-				const char *t = q + 3, *te = t;
-				while (te < le && *te != ' ' && *te != '\0')
-					te++;
-				size_t n = (size_t)(te - t);
-				if (!n)
-					return 0;
-				if (n >= typelen)
-					n = typelen - 1;
-				memcpy(type, t, n);
-				type[n] = '\0';
-				return 1;
-			}
-			return 0;
-		}
+		    pg_num(&q, le, 10, &b) == 0 && a == maj && b == min)
+			return localfs_line_fstype(q, le, type, typelen);
 		p = le + 1;
 	}
 	return 0;
