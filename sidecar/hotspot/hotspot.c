@@ -258,6 +258,7 @@ int hotspot_open_reader(const struct hs_reader *r, const struct hs_syms *syms, s
 	if (!hs)
 		return fs_error_set(err, ENOMEM, "allocating a HotSpot reader");
 	hs->r = *r;
+	hs->r.counts = &hs->reads;
 	int rc = vmstructs_read(&hs->r, syms, &hs->vs, err);
 	if (rc == 0) {
 		struct hs_resolve x = {.vs = hs->vs, .err = err, .rc = 0};
@@ -370,6 +371,12 @@ void hotspot_frame_layout(const struct hotspot *hs, struct hotspot_frame_layout 
 	out->interp_bcp_off = HS_X86_INTERP_BCP * HS_WORD;
 	out->saved_fp_off = HS_X86_LINK * HS_WORD;
 	out->return_addr_off = HS_X86_RETURN_ADDR * HS_WORD;
+}
+
+void hotspot_read_counts(const struct hotspot *hs, uint64_t *calls, uint64_t *bytes)
+{
+	*calls = hs->reads.calls;
+	*bytes = hs->reads.bytes;
 }
 
 int hotspot_read(struct hotspot *hs, uint64_t addr, void *buf, size_t len)

@@ -129,4 +129,8 @@ void hotspot_frame_layout(const struct hotspot *hs, struct hotspot_frame_layout 
  * (-EFAULT when not mapped). */
 int hotspot_read(struct hotspot *hs, uint64_t addr, void *buf, size_t len);
 
+/* The reads of the target's memory made so far (every one above: blob
+ * lookups, names, scopes), and their bytes: what a cache saves, counted. */
+void hotspot_read_counts(const struct hotspot *hs, uint64_t *calls, uint64_t *bytes);
+
 #endif

@@ -55,9 +55,15 @@ static inline int hs_fits(uint64_t off, uint64_t width, uint64_t size)
  * mapped or short). Never more than HS_MAX_READ at a time. */
 typedef int (*hs_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
 
+/* Reads that reached the reader (after the bound and range checks). */
+struct hs_read_counts {
+	uint64_t calls, bytes;
+};
+
 struct hs_reader {
 	hs_read_fn read;
 	void *ctx;
+	struct hs_read_counts *counts; /* NULL: not counted */
 };
 
 /* Where the exported symbols of libjvm.so are in the target (load bias
@@ -222,6 +228,7 @@ struct hs_name_slot {
 
 struct hotspot {
 	struct hs_reader r;
+	struct hs_read_counts reads; /* every read of the target through r */
 	pid_t pid;
 	struct hs_proc *proc; /* hotspot_open's target (NULL over a fake image) */
 	struct vmstructs *vs;

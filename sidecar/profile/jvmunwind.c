@@ -172,7 +172,7 @@ static struct jvmunwind_blob *jvmunwind_entry(struct jvmunwind_jvm *j, uint64_t 
 }
 
 /* hotspot_find_blob through the cache: code blobs live long, a lookup
- * reads the JVM's memory several times. */
+ * reads the JVM's memory twice (segment map, block). */
 static int jvmunwind_find_blob(void *ctx, uint64_t pc, struct hotspot_blob *out)
 {
 	struct jvmunwind_jvm *j = ctx;
@@ -183,6 +183,10 @@ static int jvmunwind_find_blob(void *ctx, uint64_t pc, struct hotspot_blob *out)
 		*out = e->b;
 		return e->found;
 	}
+	if (!e)
+		j->st.blob_new++;
+	else
+		j->st.blob_expired++;
 	int r = hotspot_find_blob(j->hs, pc, out);
 	if (r < 0)
 		return r;
@@ -214,6 +218,8 @@ static int jvmunwind_leaf_frame(void *ctx, uint64_t pc, int *bp_saved)
 	}
 	uint8_t code[LEAFCALL_CODE_BYTES];
 	ssize_t got = procmem_read_some(j->pid, hotspot_pidfd(j->hs), pc, code, sizeof(code));
+	j->st.leaf_reads++;
+	j->st.read_bytes += sizeof(code);
 	int x = -1, saved = 0;
 	if (got > 0) {
 		x = leafcall_exit(code, (size_t)got);
@@ -341,9 +347,14 @@ size_t jvmunwind_sample(struct jvmunwind *ju, const struct sample *smp, uint64_t
 	struct unwind_stack st = {.sp = smp->user_sp, .data = smp->stack, .size = smp->stack_size};
 	struct unwind_result res;
 	j->now_ms = timeutil_now_ms();
+	uint64_t calls0, bytes0, calls1, bytes1, leaf0 = j->st.leaf_reads;
+	hotspot_read_counts(j->hs, &calls0, &bytes0);
 	uint64_t t0 = timeutil_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	size_t got = unwind_walk(&j->ops, &regs, &st, out + n, max - n, &res);
 	j->st.unwind_ns += timeutil_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+	hotspot_read_counts(j->hs, &calls1, &bytes1);
+	j->st.reads += calls1 - calls0 + (j->st.leaf_reads - leaf0);
+	j->st.read_bytes += bytes1 - bytes0;
 	j->st.samples++;
 	j->st.frames += got;
 	j->st.interpreted += res.interpreted;

@@ -43,6 +43,12 @@ struct jvmunwind_jvm_stats {
 	uint64_t interpreted, compiled, native_cfi, native_fp;
 	uint64_t ends[UNWIND_END_COUNT];
 	uint64_t blob_lookups, blob_hits;
+	/* the misses: pcs not in the cache, entries past their time (and of
+	 * those, found unchanged by one read: none yet) */
+	uint64_t blob_new, blob_expired, blob_revalidated;
+	/* reads of the JVM's memory during walks (process_vm_readv calls),
+	 * their bytes, and the leaf code reads among them */
+	uint64_t reads, read_bytes, leaf_reads;
 	uint64_t spliced;   /* walks continued with the kernel's frame-pointer chain */
 	uint64_t unwind_ns; /* thread CPU time spent in jvmunwind_sample */
 	/* stack used by walks that reached the thread's base, per KiB (the

@@ -754,6 +754,13 @@ void profile_stats(const struct profile *p, struct profile_stats *st)
 			u->interpreted = js.interpreted;
 			u->frames = js.frames;
 			u->unwind_ns = js.unwind_ns;
+			u->blob_lookups = js.blob_lookups;
+			u->blob_hits = js.blob_hits;
+			u->blob_new = js.blob_new;
+			u->blob_expired = js.blob_expired;
+			u->blob_revalidated = js.blob_revalidated;
+			u->reads = js.reads;
+			u->read_bytes = js.read_bytes;
 			profile_depths(&js, u);
 		}
 	}
