@@ -180,6 +180,11 @@ static void cc_blob_kind(struct hotspot *hs, const uint8_t *hdr, const char *nam
 		}
 		if (out->comp_level < 0 || out->comp_level > 4)
 			out->comp_level = 0;
+		if (l->nm_compile_id_off) {
+			int32_t id;
+			memcpy(&id, hdr + l->nm_compile_id_off, sizeof(id));
+			out->compile_id = id >= 0 ? id : -1;
+		}
 		return;
 	}
 	if (hs->interp_end == 0)
@@ -273,6 +278,7 @@ static void cc_blob_none(struct hotspot_blob *out)
 	memset(out, 0, sizeof(*out));
 	out->kind = HOTSPOT_BLOB_NONE;
 	out->frame_complete = -1;
+	out->compile_id = -1;
 }
 
 int codecache_read_blob(struct hotspot *hs, uint64_t blob, struct hotspot_blob *out)
@@ -378,6 +384,33 @@ int hotspot_find_blob(struct hotspot *hs, uint64_t pc, struct hotspot_blob *out)
 	if (hs->blob_ttl_ms)
 		cc_remember(hs, pc, h->low + (seg << h->log2_segment), end, now, &b);
 	return 1;
+}
+
+/* Every field a walk or a name uses, the same. */
+static int cc_same_blob(const struct hotspot_blob *a, const struct hotspot_blob *b)
+{
+	return a->kind == b->kind && a->blob == b->blob && a->code_begin == b->code_begin &&
+	       a->code_end == b->code_end && a->frame_size == b->frame_size &&
+	       a->frame_complete == b->frame_complete && a->method == b->method &&
+	       a->comp_level == b->comp_level && a->compile_id == b->compile_id &&
+	       strncmp(a->name, b->name, sizeof(a->name)) == 0;
+}
+
+int hotspot_blob_check(struct hotspot *hs, uint64_t pc, const struct hotspot_blob *b)
+{
+	const struct hs_heap *h = cc_heap_of(hs, pc);
+	uint64_t hb = hs->l.hb_size, end = 0;
+	if (!h || b->kind == HOTSPOT_BLOB_NONE || b->blob < h->low + hb || b->blob > pc)
+		return 0;
+	uint64_t off = b->blob - hb - h->low;
+	if (off & ((1ull << h->log2_segment) - 1))
+		return 0; /* not where a block starts */
+	struct hotspot_blob now;
+	cc_blob_none(&now);
+	int rc = cc_read_block(hs, h, off >> h->log2_segment, pc, &now, &end);
+	if (rc <= 0)
+		return rc;
+	return cc_same_blob(&now, b);
 }
 
 void hotspot_forget(struct hotspot *hs)

@@ -104,6 +104,12 @@ static void hs_resolve_blob(struct hs_resolve *x, struct hs_layout *l)
 	l->nm_method_off = hs_need(x, NULL, "nmethod", "_method", "CompiledMethod", "_method");
 	l->nm_comp_level_off =
 	    hs_need(x, &l->nm_comp_level_width, "nmethod", "_comp_level", NULL, NULL);
+	/* optional: what tells a new nmethod at the same address from the old */
+	int cw = 0;
+	if (x->rc == 0 &&
+	    (vmstructs_field(x->vs, "nmethod", "_compile_id", &l->nm_compile_id_off, &cw) < 0 ||
+	     (cw != 0 && cw != 4)))
+		l->nm_compile_id_off = 0;
 	if (x->rc < 0)
 		return;
 	if (l->cb_fco_width != 2 && l->cb_fco_width != 4)
@@ -121,6 +127,8 @@ static void hs_resolve_blob(struct hs_resolve *x, struct hs_layout *l)
 		hs_bump(&end, l->cb_kind_off, l->cb_kind_width);
 	hs_bump(&end, l->nm_method_off, 8);
 	hs_bump(&end, l->nm_comp_level_off, l->nm_comp_level_width);
+	if (l->nm_compile_id_off)
+		hs_bump(&end, l->nm_compile_id_off, 4);
 	if (end > HS_MAX_BLOB_HEADER)
 		x->rc = fs_error_set(x->err, ENOTSUP, "nmethod fields beyond %d bytes",
 				     HS_MAX_BLOB_HEADER);

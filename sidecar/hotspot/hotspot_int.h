@@ -186,7 +186,8 @@ struct hs_layout {
 	/* nmethod */
 	uint64_t nm_method_off, nm_comp_level_off;
 	int nm_comp_level_width;
-	uint64_t blob_read; /* bytes of header read per blob (covers all of the above) */
+	uint64_t nm_compile_id_off; /* 0: no _compile_id field (optional) */
+	uint64_t blob_read;	    /* bytes of header read per blob (covers all of the above) */
 	/* Method -> name */
 	uint64_t m_const_off, cm_constants_off, cm_name_index_off, cp_holder_off, cp_size;
 	uint64_t k_name_off, sym_len_off, sym_body_off;

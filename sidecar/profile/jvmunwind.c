@@ -172,7 +172,8 @@ static struct jvmunwind_blob *jvmunwind_entry(struct jvmunwind_jvm *j, uint64_t 
 }
 
 /* hotspot_find_blob through the cache: code blobs live long, a lookup
- * reads the JVM's memory twice (segment map, block). */
+ * reads the JVM's memory twice (segment map, block). An entry past its
+ * time is renewed by one read when its blob is still the one at pc. */
 static int jvmunwind_find_blob(void *ctx, uint64_t pc, struct hotspot_blob *out)
 {
 	struct jvmunwind_jvm *j = ctx;
@@ -183,10 +184,24 @@ static int jvmunwind_find_blob(void *ctx, uint64_t pc, struct hotspot_blob *out)
 		*out = e->b;
 		return e->found;
 	}
-	if (!e)
+	if (!e) {
 		j->st.blob_new++;
-	else
+	} else {
 		j->st.blob_expired++;
+		int c = e->found == 1 ? hotspot_blob_check(j->hs, pc, &e->b) : 0;
+		if (c < 0)
+			return c;
+		if (c == 1) {
+			j->st.blob_revalidated++;
+			e->expires = j->now_ms + JVMUNWIND_BLOB_TTL_MS;
+			/* the same compilation: the same code at pc (without
+			 * a compile id, the code is read again) */
+			if (e->b.kind == HOTSPOT_BLOB_NMETHOD && e->b.compile_id < 0)
+				e->frame = JVMUNWIND_FRAME_UNKNOWN;
+			*out = e->b;
+			return 1;
+		}
+	}
 	int r = hotspot_find_blob(j->hs, pc, out);
 	if (r < 0)
 		return r;

@@ -4,8 +4,10 @@
  * A table of JVMs (at most PROFILE_MAX_JVMS), each with its hotspot reader
  * (VMStructs, hotspot.h), its executable mappings for CFI (cfi.h) and a
  * set-associative cache of code blobs by pc, so the unwinder reads the
- * JVM's memory once per distinct pc, not once per frame (entries live
- * JVMUNWIND_BLOB_TTL_MS: code is compiled and freed during a window).
+ * JVM's memory once per distinct pc, not once per frame (entries are
+ * trusted JVMUNWIND_BLOB_TTL_MS: code is compiled and freed during a
+ * window; then one read of the blob's header, hotspot_blob_check, renews
+ * an entry whose blob is still there).
  *
  * jvmunwind_sample() rebuilds a sample's callchain: the kernel part as the
  * kernel gave it, then PERF_CONTEXT_USER and the unwound user frames, with
@@ -44,7 +46,7 @@ struct jvmunwind_jvm_stats {
 	uint64_t ends[UNWIND_END_COUNT];
 	uint64_t blob_lookups, blob_hits;
 	/* the misses: pcs not in the cache, entries past their time (and of
-	 * those, found unchanged by one read: none yet) */
+	 * those, found unchanged by hotspot_blob_check) */
 	uint64_t blob_new, blob_expired, blob_revalidated;
 	/* reads of the JVM's memory during walks (process_vm_readv calls),
 	 * their bytes, and the leaf code reads among them */

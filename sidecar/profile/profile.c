@@ -761,6 +761,7 @@ void profile_stats(const struct profile *p, struct profile_stats *st)
 			u->blob_revalidated = js.blob_revalidated;
 			u->reads = js.reads;
 			u->read_bytes = js.read_bytes;
+			u->leaf_reads = js.leaf_reads;
 			profile_depths(&js, u);
 		}
 	}

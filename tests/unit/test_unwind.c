@@ -31,10 +31,10 @@
 #define CALLSTUB  0x7f0000020000ull /* frame size 0: rbp frame */
 
 static const struct hotspot_blob blobs[] = {
-    {HOTSPOT_BLOB_NMETHOD, 1, NMETHOD_A, NMETHOD_A + 0x100, 32, 16, 0x111000, 4, ""},
-    {HOTSPOT_BLOB_NMETHOD, 2, NMETHOD_B, NMETHOD_B + 0x100, 48, 16, 0x222000, 1, ""},
-    {HOTSPOT_BLOB_INTERPRETER, 3, INTERP, INTERP + 0x1000, 0, -1, 0, 0, ""},
-    {HOTSPOT_BLOB_STUB, 4, CALLSTUB, CALLSTUB + 0x100, 0, -1, 0, 0, "StubRoutines (1)"},
+    {HOTSPOT_BLOB_NMETHOD, 1, NMETHOD_A, NMETHOD_A + 0x100, 32, 16, 0x111000, 4, 1, ""},
+    {HOTSPOT_BLOB_NMETHOD, 2, NMETHOD_B, NMETHOD_B + 0x100, 48, 16, 0x222000, 1, 2, ""},
+    {HOTSPOT_BLOB_INTERPRETER, 3, INTERP, INTERP + 0x1000, 0, -1, 0, 0, -1, ""},
+    {HOTSPOT_BLOB_STUB, 4, CALLSTUB, CALLSTUB + 0x100, 0, -1, 0, 0, -1, "StubRoutines (1)"},
 };
 
 static int fx_in_code_cache(void *ctx, uint64_t pc)
