@@ -353,6 +353,7 @@ void hotspot_close(struct hotspot *hs)
 		free(hs->mcache);
 	}
 	free(hs->bcache);
+	free(hs->scache);
 	if (hs->kcache) {
 		for (size_t i = 0; i < HS_KLASS_CACHE_SIZE; i++)
 			free(hs->kcache[i].name);

@@ -35,7 +35,9 @@
 #define HS_MAX_SYMBOL	     1024	       /* bytes of a Symbol's body read */
 #define HS_METHOD_CACHE_SIZE 4096	       /* Method* -> name slots (direct-mapped) */
 #define HS_KLASS_CACHE_SIZE  1024	       /* Klass* -> dotted class name */
-#define HS_BLOB_CACHE_SIZE   4096	       /* pc -> blob entries (2-way sets) */
+#define HS_BLOB_CACHE_SIZE   4096	       /* block -> blob entries (2-way sets) */
+#define HS_SEGMAP_PAGE	     4096u	       /* bytes of segment map cached together */
+#define HS_SEGMAP_CACHE	     64		       /* segment-map pages kept (direct-mapped) */
 #define HS_BLOB_CACHE_TTL_MS 1000	       /* a cached blob is trusted this long */
 #define HS_NAME_CACHE_SIZE   64		       /* blob name pointer -> name */
 #define HS_DBG_CACHE	     16		       /* nmethods whose debug info is kept */
@@ -217,9 +219,18 @@ struct hs_method_slot {
 };
 
 struct hs_blob_slot {
-	uint64_t lo, hi; /* the block; hi 0: empty */
+	uint64_t lo, hi; /* the block [lo, hi); hi 0: empty */
 	uint64_t stamp_ms;
 	struct hotspot_blob b;
+};
+
+/* A page of a heap's segment map as read at stamp_ms: [lo, hi) of the
+ * map (a page, or less at the map's ends). */
+struct hs_segmap_slot {
+	uint64_t lo, hi; /* hi 0: empty */
+	uint64_t stamp_ms;
+	uint64_t seq; /* hs->segmap_seq of the lookup that read it */
+	uint8_t data[HS_SEGMAP_PAGE];
 };
 
 struct hs_name_slot {
@@ -243,6 +254,13 @@ struct hotspot {
 	struct hs_method_slot *kcache; /* HS_KLASS_CACHE_SIZE slots (Klass* -> class) */
 	struct hs_blob_slot *bcache;   /* HS_BLOB_CACHE_SIZE slots */
 	uint64_t blob_ttl_ms;	       /* 0: no blob cache (tests) */
+	/* segment-map pages (HS_SEGMAP_CACHE, allocated at the first lookup),
+	 * trusted blob_ttl_ms to find a block's start, whose header is then
+	 * read or found cached; a lookup they mislead is made again from the
+	 * map as it is now (segmap_seq numbers the passes) */
+	struct hs_segmap_slot *scache;
+	uint64_t segmap_seq;
+	int segmap_cached_used; /* the pass used a page read before it */
 	struct hs_name_slot ncache[HS_NAME_CACHE_SIZE];
 	struct hs_nm_dbg dcache[HS_DBG_CACHE];
 	char namebuf[HS_MAX_SYMBOL * 2 + 2];

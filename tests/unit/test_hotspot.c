@@ -337,7 +337,8 @@ static void test_cache(void)
 	hotspot_method_name(hs, b.method, name, sizeof(name));
 	memset(img.mem + HSI_SEGMAP, 0xFF, HSI_SEGS); /* the JVM frees everything */
 	is_int(hotspot_find_blob(hs, pc, &b), 1, "cached blob: found without a read");
-	is_int(hotspot_find_blob(hs, pc + 0x80, &b), 0, "another line of the block: read, free");
+	is_int(hotspot_find_blob(hs, pc + 0x80, &b), 1,
+	       "another pc of the block: cached too (the block, within its time)");
 	hotspot_forget(hs);
 	is_int(hotspot_find_blob(hs, pc, &b), 0, "after hotspot_forget: read again, free");
 	is_int(hotspot_method_name(hs, HSI_METHOD, name, sizeof(name)), 1, "name read again");
@@ -453,15 +454,64 @@ static void test_blob_check(int style)
 	hotspot_close(hs);
 }
 
+/* The segment-map pages are cached too: a new pc of a known block costs
+ * the block's read at most; a page out of date never hides a block nor
+ * names a freed one. */
+static void test_segmap_cache(void)
+{
+	struct fs_error err = {0};
+	struct hotspot_blob b;
+	int rc;
+	hsi_build(&img, 17);
+	struct hotspot *hs = open_img(&err, &rc);
+	if (!ok(hs, "opens"))
+		return;
+	uint64_t pc = HSI_BLOB(HSI_NM_SEG) + HSI_CODE_OFF + 8;
+	uint64_t pc2 = HSI_BLOB(HSI_NM_SEG) + HSI_CODE_OFF + 0x180;
+	uint64_t newpc = HSI_BLOB(30) + HSI_CODE_OFF;
+	is_int(hotspot_find_blob(hs, pc, &b), 1, "found");
+	memset(hs->bcache, 0, HS_BLOB_CACHE_SIZE * sizeof(*hs->bcache));
+	uint64_t c0 = hs->reads.calls;
+	is_int(hotspot_find_blob(hs, pc2, &b), 1, "another pc, blob cache empty: found");
+	is_int(hs->reads.calls - c0, 1, "  with one read (the block; the map's page is cached)");
+	c0 = hs->reads.calls;
+	is_int(hotspot_find_blob(hs, newpc, &b), 0, "a free segment: none");
+	/* code compiled into the free segments: the cached page says free */
+	hsi_block(&img, 17, 30, 4, "StubRoutines (2)", 0, 0);
+	is_int(hotspot_find_blob(hs, newpc, &b), 1,
+	       "new code where the cached map says free: found");
+	is_int(b.blob, HSI_BLOB(30), "  its blob");
+	/* the nmethod freed: the cached page still says it is there */
+	memset(hs->bcache, 0, HS_BLOB_CACHE_SIZE * sizeof(*hs->bcache));
+	img.mem[HSI_HEAP + (HSI_NM_SEG << HSI_LOG2) + 8] = 0;
+	memset(img.mem + HSI_SEGMAP + HSI_NM_SEG, 0xFF, HSI_STUB_SEG - HSI_NM_SEG);
+	is_int(hotspot_find_blob(hs, pc2, &b), 0, "freed where the cached map says used: none");
+	is_int(b.kind, HOTSPOT_BLOB_NONE, "  kind none");
+	/* split: the nmethod's block shrank to 2 segments, a new block starts
+	 * at segment +2 and holds pc2 */
+	hsi_build(&img, 17);
+	hotspot_forget(hs);
+	is_int(hotspot_find_blob(hs, pc2, &b), 1, "found again");
+	memset(hs->bcache, 0, HS_BLOB_CACHE_SIZE * sizeof(*hs->bcache));
+	hsi_block(&img, 17, HSI_NM_SEG, 2, "nmethod", 6, 1);
+	hsi_block(&img, 17, HSI_NM_SEG + 2, HSI_STUB_SEG - HSI_NM_SEG - 2, "StubRoutines (3)", 0,
+		  0);
+	is_int(hotspot_find_blob(hs, pc2, &b), 1, "a block split where the cached map says one");
+	is_int(b.blob, HSI_BLOB(HSI_NM_SEG + 2), "  the new block's blob, not the old");
+	is_int(b.kind, HOTSPOT_BLOB_STUB, "  a stub");
+	hotspot_close(hs);
+}
+
 int main(void)
 {
-	tap_plan(206);
+	tap_plan(219);
 	test_style(17);
 	test_style(25);
 	test_lies();
 	test_wraparound();
 	test_hidden_class();
 	test_cache();
+	test_segmap_cache();
 	test_interp_bci();
 	test_scopes(17);
 	test_scopes(25);
