@@ -25,6 +25,16 @@ struct jvmunwind_blob {
 
 #define JVMUNWIND_FRAME_UNKNOWN (-2)
 
+/* Code of a compilation, read JVMUNWIND_CODE_CHUNK bytes at a time for the
+ * leaf's analysis (a hot loop's leaf pcs are many, and close together). */
+struct jvmunwind_code {
+	uint64_t chunk; /* its aligned start; 0: empty */
+	uint64_t blob;	/* the nmethod it was read for, and its compile id */
+	int32_t compile_id;
+	uint32_t len; /* bytes held */
+	uint8_t bytes[JVMUNWIND_CODE_CHUNK + LEAFCALL_CODE_BYTES];
+};
+
 /* A compiled method the walk found, by its code's start (open addressing,
  * JVMUNWIND_SEEN_SLOTS slots, filled to half at most). */
 struct jvmunwind_seen {
@@ -42,6 +52,7 @@ struct jvmunwind_jvm {
 	struct cfi_proc *maps;
 	struct unwind_ops ops;
 	struct jvmunwind_blob *blobs;	/* JVMUNWIND_BLOB_CACHE */
+	struct jvmunwind_code *code;	/* JVMUNWIND_CODE_SLOTS, allocated on first use */
 	struct jvmunwind_seen *seen;	/* JVMUNWIND_SEEN_SLOTS, allocated on first use */
 	struct jvmunwind_seen *by_addr; /* the seen ones sorted by begin (lookups) */
 	size_t nseen, nsorted;		/* nsorted != nseen: by_addr is stale */
@@ -81,6 +92,7 @@ static void jvmunwind_jvm_free(struct jvmunwind_jvm *j)
 	hotspot_close(j->hs);
 	cfi_proc_free(j->maps);
 	free(j->blobs);
+	free(j->code);
 	for (size_t i = 0; j->seen && i < JVMUNWIND_SEEN_SLOTS; i++)
 		free(j->seen[i].name);
 	free(j->seen);
@@ -220,6 +232,44 @@ static int jvmunwind_find_blob(void *ctx, uint64_t pc, struct hotspot_blob *out)
 	return r;
 }
 
+/* The LEAFCALL_CODE_BYTES of code at pc of nmethod b (NULL: unknown)
+ * into code: from the chunk cache when b's compilation was read there
+ * (its code does not change while it lives: another compilation has
+ * another compile id), else read. Returns the bytes got, or -errno. */
+static ssize_t jvmunwind_code_at(struct jvmunwind_jvm *j, const struct hotspot_blob *b, uint64_t pc,
+				 uint8_t *code)
+{
+	uint64_t chunk = pc & ~(uint64_t)(JVMUNWIND_CODE_CHUNK - 1);
+	struct jvmunwind_code *c = NULL;
+	if (b && b->kind == HOTSPOT_BLOB_NMETHOD && b->compile_id >= 0 && pc >= b->code_begin &&
+	    pc < b->code_end &&
+	    (j->code || (j->code = calloc(JVMUNWIND_CODE_SLOTS, sizeof(*j->code)))))
+		c = &j->code[(chunk / JVMUNWIND_CODE_CHUNK) % JVMUNWIND_CODE_SLOTS];
+	if (c && (c->chunk != chunk || c->blob != b->blob || c->compile_id != b->compile_id)) {
+		c->chunk = 0;
+		ssize_t n = procmem_read_some(j->pid, hotspot_pidfd(j->hs), chunk, c->bytes,
+					      sizeof(c->bytes));
+		j->st.leaf_reads++;
+		j->st.read_bytes += sizeof(c->bytes);
+		if (n < 0)
+			return n;
+		c->chunk = chunk;
+		c->blob = b->blob;
+		c->compile_id = b->compile_id;
+		c->len = (uint32_t)n;
+	}
+	if (c) {
+		size_t at = (size_t)(pc - chunk), n = 0;
+		if (at < c->len)
+			n = c->len - at < LEAFCALL_CODE_BYTES ? c->len - at : LEAFCALL_CODE_BYTES;
+		memcpy(code, c->bytes + at, n);
+		return (ssize_t)n;
+	}
+	j->st.leaf_reads++;
+	j->st.read_bytes += LEAFCALL_CODE_BYTES;
+	return procmem_read_some(j->pid, hotspot_pidfd(j->hs), pc, code, LEAFCALL_CODE_BYTES);
+}
+
 /* Where a leaf compiled method's frame stands at pc (unwind_ops.leaf_frame):
  * its exit (leafcall_exit), else its entry (leafcall_locate). The code at pc
  * is read once per cached pc (the walk looked its blob up just before). */
@@ -232,9 +282,7 @@ static int jvmunwind_leaf_frame(void *ctx, uint64_t pc, int *bp_saved)
 		return e->frame;
 	}
 	uint8_t code[LEAFCALL_CODE_BYTES];
-	ssize_t got = procmem_read_some(j->pid, hotspot_pidfd(j->hs), pc, code, sizeof(code));
-	j->st.leaf_reads++;
-	j->st.read_bytes += sizeof(code);
+	ssize_t got = jvmunwind_code_at(j, e ? &e->b : NULL, pc, code);
 	int x = -1, saved = 0;
 	if (got > 0) {
 		x = leafcall_exit(code, (size_t)got);

@@ -30,6 +30,8 @@
 #define JVMUNWIND_BLOB_CACHE	  4096 /* blobs cached per JVM */
 #define JVMUNWIND_BLOB_WAYS	  4    /* entries per set of that cache */
 #define JVMUNWIND_BLOB_TTL_MS	  1000
+#define JVMUNWIND_CODE_CHUNK	  256	     /* bytes of compiled code read together for a leaf */
+#define JVMUNWIND_CODE_SLOTS	  256	     /* such chunks kept per JVM (direct-mapped) */
 #define JVMUNWIND_SEEN_MAX	  32768	     /* compiled methods remembered per JVM */
 #define JVMUNWIND_SEEN_NAME_BYTES (4u << 20) /* of their names, per JVM */
 #define JVMUNWIND_DEPTH_BUCKETS	  65
