@@ -762,6 +762,9 @@ void profile_stats(const struct profile *p, struct profile_stats *st)
 			u->reads = js.reads;
 			u->read_bytes = js.read_bytes;
 			u->leaf_reads = js.leaf_reads;
+			u->compiled = js.compiled;
+			u->native_cfi = js.native_cfi;
+			u->native_fp = js.native_fp;
 			u->end_stack = js.ends[UNWIND_END_STACK];
 			u->end_bad = js.ends[UNWIND_END_BAD];
 			u->end_unknown = js.ends[UNWIND_END_UNKNOWN];
