@@ -433,7 +433,8 @@ static void run_summary_unwind_work(const struct profile_unwinder *u)
 	printf("unwind work pid %d: per sample %.1f frames (%.1f compiled, %.1f interpreted, "
 	       "%.1f native by CFI, %.1f by frame pointer), %.2f blob lookups (%.1f%% cached; "
 	       "%.3f new pcs, %.3f expired, %.1f%% of them renewed by one read), %.3f reads "
-	       "of the JVM's memory (%.0f bytes; %.3f of a leaf's code); short walks: %.1f%% "
+	       "of the JVM's memory (%.0f bytes; %.3f of a leaf's code, %.3f of method names); "
+	       "short walks: %.1f%% "
 	       "past the stack copy, %.1f%% at a bad frame, %.1f%% at an unknown pc\n",
 	       (int)u->pid, run_per(u->frames, u->samples), run_per(u->compiled, u->samples),
 	       run_per(u->interpreted, u->samples), run_per(u->native_cfi, u->samples),
@@ -441,8 +442,9 @@ static void run_summary_unwind_work(const struct profile_unwinder *u)
 	       run_pct(u->blob_hits, u->blob_lookups), run_per(u->blob_new, u->samples),
 	       run_per(u->blob_expired, u->samples), run_pct(u->blob_revalidated, u->blob_expired),
 	       run_per(u->reads, u->samples), run_per(u->read_bytes, u->samples),
-	       run_per(u->leaf_reads, u->samples), run_pct(u->end_stack, u->samples),
-	       run_pct(u->end_bad, u->samples), run_pct(u->end_unknown, u->samples));
+	       run_per(u->leaf_reads, u->samples), run_per(u->name_reads, u->samples),
+	       run_pct(u->end_stack, u->samples), run_pct(u->end_bad, u->samples),
+	       run_pct(u->end_unknown, u->samples));
 }
 
 /* One line per JVM: which unwinder it got, and how deep it went. */

@@ -157,10 +157,14 @@ static void jvmunwind_seen_note(struct jvmunwind_jvm *j, const struct hotspot_bl
 	}
 	*e = (struct jvmunwind_seen){b->code_begin, b->code_end, b->method, NULL};
 	char name[512];
+	uint64_t calls0, calls1, bytes;
+	hotspot_read_counts(j->hs, &calls0, &bytes);
 	if (j->seen_bytes < JVMUNWIND_SEEN_NAME_BYTES &&
 	    hotspot_method_name(j->hs, b->method, name, sizeof(name)) == 1 &&
 	    (e->name = strdup(name)))
 		j->seen_bytes += strlen(name) + 1;
+	hotspot_read_counts(j->hs, &calls1, &bytes);
+	j->st.name_reads += calls1 - calls0;
 	j->nsorted = (size_t)-1; /* by_addr is stale */
 }
 

@@ -53,8 +53,9 @@ struct jvmunwind_jvm_stats {
 	/* reads of the JVM's memory during walks (process_vm_readv calls),
 	 * their bytes, and the leaf code reads among them */
 	uint64_t reads, read_bytes, leaf_reads;
-	uint64_t spliced;   /* walks continued with the kernel's frame-pointer chain */
-	uint64_t unwind_ns; /* thread CPU time spent in jvmunwind_sample */
+	uint64_t name_reads; /* of the names of compiled methods first seen */
+	uint64_t spliced;    /* walks continued with the kernel's frame-pointer chain */
+	uint64_t unwind_ns;  /* thread CPU time spent in jvmunwind_sample */
 	/* stack used by walks that reached the thread's base, per KiB (the
 	 * last bucket: 64 KiB and more): what sizes the stack copy */
 	uint64_t depth_kib[JVMUNWIND_DEPTH_BUCKETS];

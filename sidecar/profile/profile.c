@@ -762,6 +762,7 @@ void profile_stats(const struct profile *p, struct profile_stats *st)
 			u->reads = js.reads;
 			u->read_bytes = js.read_bytes;
 			u->leaf_reads = js.leaf_reads;
+			u->name_reads = js.name_reads;
 			u->compiled = js.compiled;
 			u->native_cfi = js.native_cfi;
 			u->native_fp = js.native_fp;
