@@ -59,6 +59,7 @@ struct jvmunwind_jvm {
 	size_t seen_bytes;		/* of names, at most JVMUNWIND_SEEN_NAME_BYTES */
 	uint64_t now_ms;		/* of the sample being unwound */
 	uint64_t libjvm_text;		/* start of libjvm.so's text, 0 unknown */
+	int names_later;		/* jvmunwind_names_at_sight off */
 	struct jvmunwind_jvm_stats st;
 };
 
@@ -67,6 +68,8 @@ struct jvmunwind {
 	int own_cfi;
 	struct jvmunwind_jvm *jvms[JVMUNWIND_MAX_JVMS];
 	size_t n;
+	pid_t later[JVMUNWIND_MAX_JVMS]; /* names_at_sight off before their add */
+	size_t nlater;
 };
 
 int jvmunwind_new(struct cfi *shared, struct jvmunwind **out)
@@ -156,6 +159,9 @@ static void jvmunwind_seen_note(struct jvmunwind_jvm *j, const struct hotspot_bl
 		free(e->name);
 	}
 	*e = (struct jvmunwind_seen){b->code_begin, b->code_end, b->method, NULL};
+	j->nsorted = (size_t)-1; /* by_addr is stale */
+	if (j->names_later)
+		return; /* named by jvmunwind_code_name if it is ever asked */
 	char name[512];
 	uint64_t calls0, calls1, bytes;
 	hotspot_read_counts(j->hs, &calls0, &bytes);
@@ -165,7 +171,6 @@ static void jvmunwind_seen_note(struct jvmunwind_jvm *j, const struct hotspot_bl
 		j->seen_bytes += strlen(name) + 1;
 	hotspot_read_counts(j->hs, &calls1, &bytes);
 	j->st.name_reads += calls1 - calls0;
-	j->nsorted = (size_t)-1; /* by_addr is stale */
 }
 
 /* The cache's set of pc: JVMUNWIND_BLOB_WAYS entries, most recent first
@@ -347,6 +352,9 @@ int jvmunwind_add(struct jvmunwind *ju, pid_t pid, struct fs_error *err)
 	j->libjvm_text = cfi_proc_preload(j->maps, "libjvm.so");
 	j->st.pid = pid;
 	j->st.major = hotspot_major_version(j->hs);
+	for (size_t i = 0; i < ju->nlater; i++)
+		if (ju->later[i] == pid)
+			j->names_later = 1;
 	ju->jvms[ju->n++] = j;
 	return 0;
 }
@@ -355,6 +363,20 @@ uint64_t jvmunwind_libjvm_text(const struct jvmunwind *ju, pid_t pid)
 {
 	const struct jvmunwind_jvm *j = jvmunwind_find(ju, pid);
 	return j ? j->libjvm_text : 0;
+}
+
+void jvmunwind_names_at_sight(struct jvmunwind *ju, pid_t pid, int on)
+{
+	struct jvmunwind_jvm *j = jvmunwind_find(ju, pid);
+	if (j)
+		j->names_later = !on;
+	size_t i = 0;
+	while (i < ju->nlater && ju->later[i] != pid)
+		i++;
+	if (on && i < ju->nlater)
+		ju->later[i] = ju->later[--ju->nlater];
+	else if (!on && i == ju->nlater && ju->nlater < JVMUNWIND_MAX_JVMS)
+		ju->later[ju->nlater++] = pid;
 }
 
 void jvmunwind_remove(struct jvmunwind *ju, pid_t pid)

@@ -75,6 +75,13 @@ int jvmunwind_add(struct jvmunwind *ju, pid_t pid, struct fs_error *err);
  * already (so that the first sample does not wait for it); 0 unknown. */
 uint64_t jvmunwind_libjvm_text(const struct jvmunwind *ju, pid_t pid);
 
+/* Whether the names of the compiled methods the walks find in pid are
+ * read when first seen (on: the default, for a JVM named by a map taken
+ * at the end, which lacks code freed during the window) or only if
+ * jvmunwind_code_name asks (off: a JVM whose agent logs its code over the
+ * window, JIT log, names them all). Before or after jvmunwind_add. */
+void jvmunwind_names_at_sight(struct jvmunwind *ju, pid_t pid, int on);
+
 /* Forget pid (it exec'd or exited). */
 void jvmunwind_remove(struct jvmunwind *ju, pid_t pid);
 

@@ -343,8 +343,12 @@ static int profile_want_copies(struct profile *p)
  * one, over the shared CFI cache. 0 or -ENOMEM (then neither). */
 static int profile_unwinders_new(struct profile *p)
 {
-	if (jvmunwind_new(p->cfi, &p->ju) == 0 && nativeunwind_new(p->cfi, &p->nu) == 0)
+	if (jvmunwind_new(p->cfi, &p->ju) == 0 && nativeunwind_new(p->cfi, &p->nu) == 0) {
+		for (size_t i = 0; i < p->njit; i++) /* their JIT logs name the code found */
+			if (p->jit[i].win && !p->jit[i].win_failed)
+				jvmunwind_names_at_sight(p->ju, p->jit[i].pid, 0);
 		return 0;
+	}
 	jvmunwind_free(p->ju);
 	p->ju = NULL;
 	return -ENOMEM;
@@ -457,6 +461,8 @@ static void profile_window_open(struct profile *p, pid_t pid)
 	}
 	j->win = w;
 	symbolizer_set_jit(p->sym, pid, symbolizer_jit_jitlog, (void *)map_window_log(w));
+	if (p->ju) /* the log names the code the unwinder finds: no reads for it */
+		jvmunwind_names_at_sight(p->ju, pid, 0);
 }
 
 int profile_open(const struct profile_opts *o, struct profile **out, struct fs_error *err)
@@ -560,6 +566,8 @@ static void profile_window_read(struct profile *p)
 		int r = map_window_read(j->win, &err);
 		if (r < 0) {
 			j->win_failed = 1;
+			if (p->ju)
+				jvmunwind_names_at_sight(p->ju, j->pid, 1);
 			profile_window_warn(p, j->pid, r, err.msg);
 		}
 	}
