@@ -432,7 +432,7 @@ static void run_summary_unwind_work(const struct profile_unwinder *u)
 		return;
 	printf("unwind work pid %d: per sample %.1f frames (%.1f compiled, %.1f interpreted, "
 	       "%.1f native by CFI, %.1f by frame pointer), %.2f blob lookups (%.1f%% cached; "
-	       "%.3f new pcs, %.3f expired, %.1f%% of them renewed by one read), %.3f reads "
+	       "%.3f new pcs, %.3f expired, %.1f%% of them renewed, one read at most), %.3f reads "
 	       "of the JVM's memory (%.0f bytes; %.3f of a leaf's code, %.3f of method names); "
 	       "short walks: %.1f%% "
 	       "past the stack copy, %.1f%% at a bad frame, %.1f%% at an unknown pc\n",
