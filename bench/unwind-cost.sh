@@ -3,7 +3,10 @@
 # application: jetty9 under wrk (tests/lib/apps.bash), no frame pointers,
 # `flamesidecar run` for a window under `perf record -g` (the profiler
 # profiled). Prints the summary's "us CPU per sample" line of the unwinder
-# and perf's hottest functions of the sidecar (self, children).
+# and perf's hottest functions of the sidecar (self, children). The
+# summary's "unwind work" line counts what that CPU is made of (blob
+# lookups, cache misses by cause, reads of the JVM's memory): compare
+# builds by it, the CPU figure moves by +-30% on a loaded machine.
 #
 # Usage: bench/unwind-cost.sh [WINDOW_SECONDS [BUILD_DIR]]   (default 10)
 #   KIND=jetty|h2|derby (default jetty), FP=1 for -XX:+PreserveFramePointer,

@@ -19,6 +19,34 @@ static double run_pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+static double run_per(uint64_t part, uint64_t whole)
+{
+	return whole ? (double)part / (double)whole : 0.0;
+}
+
+/* The HotSpot unwinder's work per sample, counted: what its CPU figure
+ * (thread CPU time, noisy on a loaded machine) is made of. */
+static void run_summary_unwind_work(const struct profile_unwinder *u)
+{
+	if (!u->samples)
+		return;
+	printf("unwind work pid %d: per sample %.1f frames (%.1f compiled, %.1f interpreted, "
+	       "%.1f native by CFI, %.1f by frame pointer), %.2f blob lookups (%.1f%% cached; "
+	       "%.3f new pcs, %.3f expired, %.1f%% of them renewed, one read at most), %.3f reads "
+	       "of the JVM's memory (%.0f bytes; %.3f of a leaf's code, %.3f of method names); "
+	       "short walks: %.1f%% "
+	       "past the stack copy, %.1f%% at a bad frame, %.1f%% at an unknown pc\n",
+	       (int)u->pid, run_per(u->frames, u->samples), run_per(u->compiled, u->samples),
+	       run_per(u->interpreted, u->samples), run_per(u->native_cfi, u->samples),
+	       run_per(u->native_fp, u->samples), run_per(u->blob_lookups, u->samples),
+	       run_pct(u->blob_hits, u->blob_lookups), run_per(u->blob_new, u->samples),
+	       run_per(u->blob_expired, u->samples), run_pct(u->blob_revalidated, u->blob_expired),
+	       run_per(u->reads, u->samples), run_per(u->read_bytes, u->samples),
+	       run_per(u->leaf_reads, u->samples), run_per(u->name_reads, u->samples),
+	       run_pct(u->end_stack, u->samples), run_pct(u->end_bad, u->samples),
+	       run_pct(u->end_unknown, u->samples));
+}
+
 /* One line per JVM: which unwinder it got, and how deep it went. */
 static void run_summary_unwind(const struct profile_stats *st)
 {
@@ -44,8 +72,10 @@ static void run_summary_unwind(const struct profile_stats *st)
 			       run_pct(u->within_kib[1], u->reached_root),
 			       run_pct(u->within_kib[2], u->reached_root),
 			       run_pct(u->within_kib[3], u->reached_root));
-		if (u->hotspot)
+		if (u->hotspot) {
+			run_summary_unwind_work(u);
 			continue;
+		}
 		if (u->why[0])
 			printf("unwinder   pid %d (%s): frame pointers (no hotspot unwinder: %s)\n",
 			       (int)u->pid, fp, u->why);

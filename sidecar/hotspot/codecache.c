@@ -20,7 +20,6 @@
 #define CC_MAX_LOG2	20 /* segments of at most 1 MiB */
 #define CC_MAX_BLOB	(1u << 30)
 #define CC_MAX_FRAME	(1u << 16) /* words */
-#define CC_WINDOW	256	   /* segment-map bytes read at a time */
 
 static int cc_read_int(struct hotspot *hs, uint64_t addr, int width, int64_t *v)
 {
@@ -121,26 +120,54 @@ int hotspot_in_code_cache(const struct hotspot *hs, uint64_t pc)
 	return cc_heap_of(hs, pc) != NULL;
 }
 
-/* The segment at which the block holding segment seg starts: walk the
- * segment map back, reading it CC_WINDOW bytes at a time. 1 found, 0 free or
- * not a block, -errno. */
-static int cc_block_start(struct hotspot *hs, const struct hs_heap *h, uint64_t *seg)
+/* Byte s of h's segment map, through the page cache: a page read in this
+ * lookup pass (hs->segmap_seq), or within blob_ttl_ms unless fresh. 0,
+ * -EFAULT (not committed), -errno. */
+static int cc_segmap_byte(struct hotspot *hs, const struct hs_heap *h, uint64_t s, int fresh,
+			  uint64_t now, uint8_t *out)
 {
-	uint8_t win[CC_WINDOW];
-	uint64_t wlo = 1, whi = 0; /* [wlo, whi] segments held in win; empty */
+	uint64_t a = h->segmap_low + s, page = a & ~(uint64_t)(HS_SEGMAP_PAGE - 1);
+	if (!hs->scache && !(hs->scache = calloc(HS_SEGMAP_CACHE, sizeof(*hs->scache))))
+		return -ENOMEM;
+	struct hs_segmap_slot *p = &hs->scache[(page / HS_SEGMAP_PAGE) % HS_SEGMAP_CACHE];
+	int held = p->hi && a >= p->lo && a < p->hi;
+	if (held && p->seq == hs->segmap_seq) {
+		*out = p->data[a - p->lo];
+		return 0;
+	}
+	if (held && !fresh && hs->blob_ttl_ms && now - p->stamp_ms < hs->blob_ttl_ms) {
+		hs->segmap_cached_used = 1;
+		*out = p->data[a - p->lo];
+		return 0;
+	}
+	uint64_t lo = page > h->segmap_low ? page : h->segmap_low;
+	uint64_t hi =
+	    page + HS_SEGMAP_PAGE < h->segmap_high ? page + HS_SEGMAP_PAGE : h->segmap_high;
+	p->hi = 0;
+	int rc = hsmem_read(&hs->r, lo, p->data, (size_t)(hi - lo));
+	if (rc < 0)
+		return rc;
+	p->lo = lo;
+	p->hi = hi;
+	p->stamp_ms = now;
+	p->seq = hs->segmap_seq;
+	*out = p->data[a - lo];
+	return 0;
+}
+
+/* The segment at which the block holding segment seg starts: walk the
+ * segment map back. 1 found, 0 free or not a block, -errno. */
+static int cc_block_start(struct hotspot *hs, const struct hs_heap *h, uint64_t *seg, int fresh,
+			  uint64_t now)
+{
 	uint64_t s = *seg;
 	for (int hops = 0; hops < HS_MAX_SEGMAP_HOPS; hops++) {
-		if (s < wlo || s > whi) {
-			wlo = s >= CC_WINDOW - 1 ? s - (CC_WINDOW - 1) : 0;
-			whi = s;
-			int rc =
-			    hsmem_read(&hs->r, h->segmap_low + wlo, win, (size_t)(whi - wlo + 1));
-			if (rc == -EFAULT)
-				return 0; /* not committed: no block there */
-			if (rc < 0)
-				return rc;
-		}
-		uint8_t b = win[s - wlo];
+		uint8_t b;
+		int rc = cc_segmap_byte(hs, h, s, fresh, now, &b);
+		if (rc == -EFAULT)
+			return 0; /* not committed: no block there */
+		if (rc < 0)
+			return rc;
 		if (b == CC_FREE_SEGMENT)
 			return 0;
 		if (b == 0) {
@@ -180,6 +207,11 @@ static void cc_blob_kind(struct hotspot *hs, const uint8_t *hdr, const char *nam
 		}
 		if (out->comp_level < 0 || out->comp_level > 4)
 			out->comp_level = 0;
+		if (l->nm_compile_id_off) {
+			int32_t id;
+			memcpy(&id, hdr + l->nm_compile_id_off, sizeof(id));
+			out->compile_id = id >= 0 ? id : -1;
+		}
 		return;
 	}
 	if (hs->interp_end == 0)
@@ -273,6 +305,7 @@ static void cc_blob_none(struct hotspot_blob *out)
 	memset(out, 0, sizeof(*out));
 	out->kind = HOTSPOT_BLOB_NONE;
 	out->frame_complete = -1;
+	out->compile_id = -1;
 }
 
 int codecache_read_blob(struct hotspot *hs, uint64_t blob, struct hotspot_blob *out)
@@ -294,34 +327,39 @@ static uint64_t cc_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* The blob cache: two-way sets chosen by a hash of the pc's 128-byte line;
- * an entry covers its whole block and is trusted for hs->blob_ttl_ms (code
+/* The blob cache: two-way sets chosen by a hash of the block's start; an
+ * entry covers its whole block and is trusted for hs->blob_ttl_ms (code
  * is flushed and its memory reused, so a stale entry could name the wrong
  * method). A new entry goes in way 0, the previous one moves to way 1. */
-static struct hs_blob_slot *cc_set(struct hotspot *hs, uint64_t pc)
+static struct hs_blob_slot *cc_set(struct hotspot *hs, uint64_t block)
 {
-	uint64_t h = (pc >> 7) * 0x9E3779B97F4A7C15ull;
+	uint64_t h = (block >> 4) * 0x9E3779B97F4A7C15ull;
 	return &hs->bcache[(size_t)(h >> 40) % (HS_BLOB_CACHE_SIZE / 2) * 2];
 }
 
-static const struct hs_blob_slot *cc_cached(struct hotspot *hs, uint64_t pc, uint64_t now)
+/* The fresh entry of the block at block, when it holds pc. */
+static const struct hs_blob_slot *cc_cached(struct hotspot *hs, uint64_t block, uint64_t pc,
+					    uint64_t now)
 {
-	const struct hs_blob_slot *set = cc_set(hs, pc);
+	const struct hs_blob_slot *set = cc_set(hs, block);
 	for (int w = 0; w < 2; w++) {
 		const struct hs_blob_slot *e = &set[w];
-		if (e->hi && pc >= e->lo && pc < e->hi && now - e->stamp_ms < hs->blob_ttl_ms)
+		if (e->hi && e->lo == block && pc < e->hi && now - e->stamp_ms < hs->blob_ttl_ms)
 			return e;
 	}
 	return NULL;
 }
 
-static void cc_remember(struct hotspot *hs, uint64_t pc, uint64_t lo, uint64_t hi, uint64_t now,
+static void cc_remember(struct hotspot *hs, uint64_t block, uint64_t end, uint64_t now,
 			const struct hotspot_blob *b)
 {
-	struct hs_blob_slot *set = cc_set(hs, pc);
-	set[1] = set[0];
-	set[0].lo = lo;
-	set[0].hi = hi;
+	struct hs_blob_slot *set = cc_set(hs, block);
+	if (set[1].lo == block)
+		set[1] = set[0]; /* renewed: the other way stays */
+	else if (set[0].lo != block)
+		set[1] = set[0];
+	set[0].lo = block;
+	set[0].hi = end;
 	set[0].stamp_ms = now;
 	set[0].b = *b;
 }
@@ -348,7 +386,39 @@ static int cc_read_block(struct hotspot *hs, const struct hs_heap *h, uint64_t s
 	*block_end = block + (len << h->log2_segment);
 	if (pc >= *block_end) /* the block must hold pc */
 		return 0;
+	int32_t size;
+	memcpy(&size, buf + l->hb_size + l->cb_size_off, sizeof(size));
+	if (size < 0 || (uint64_t)size > (len << h->log2_segment) - l->hb_size)
+		return 0; /* the blob must fit in its block */
 	return cc_parse_blob(hs, block + l->hb_size, buf + l->hb_size, out);
+}
+
+/* One pass of a lookup: the block's start from the segment map (cached
+ * pages unless fresh), its blob from the cache or one read. 1, 0, -errno. */
+static int cc_find_pass(struct hotspot *hs, const struct hs_heap *h, uint64_t pc, int fresh,
+			uint64_t now, struct hotspot_blob *out)
+{
+	uint64_t seg = (pc - h->low) >> h->log2_segment, end = 0;
+	hs->segmap_seq++;
+	hs->segmap_cached_used = 0;
+	int rc = cc_block_start(hs, h, &seg, fresh, now);
+	if (rc <= 0)
+		return rc;
+	uint64_t block = h->low + (seg << h->log2_segment);
+	const struct hs_blob_slot *hit = hs->blob_ttl_ms ? cc_cached(hs, block, pc, now) : NULL;
+	if (hit) {
+		*out = hit->b;
+		return 1;
+	}
+	struct hotspot_blob b;
+	cc_blob_none(&b);
+	rc = cc_read_block(hs, h, seg, pc, &b, &end);
+	if (rc <= 0)
+		return rc;
+	*out = b;
+	if (hs->blob_ttl_ms)
+		cc_remember(hs, block, end, now, &b);
+	return 1;
 }
 
 int hotspot_find_blob(struct hotspot *hs, uint64_t pc, struct hotspot_blob *out)
@@ -357,32 +427,60 @@ int hotspot_find_blob(struct hotspot *hs, uint64_t pc, struct hotspot_blob *out)
 	const struct hs_heap *h = cc_heap_of(hs, pc);
 	if (!h)
 		return 0;
-	uint64_t now = hs->blob_ttl_ms ? cc_now_ms() : 0;
-	const struct hs_blob_slot *hit = hs->blob_ttl_ms ? cc_cached(hs, pc, now) : NULL;
-	if (hit) {
-		*out = hit->b;
-		return 1;
-	}
-	uint64_t seg = (pc - h->low) >> h->log2_segment, end = 0;
-	if (seg >= h->segmap_high - h->segmap_low)
+	if ((pc - h->low) >> h->log2_segment >= h->segmap_high - h->segmap_low)
 		return 0;
-	int rc = cc_block_start(hs, h, &seg);
+	uint64_t now = hs->blob_ttl_ms ? cc_now_ms() : 0;
+	int rc = cc_find_pass(hs, h, pc, 0, now, out);
+	/* a page read before may be out of date: a block allocated, freed
+	 * or moved since. No block found with it: ask the map as it is now. */
+	if (rc == 0 && hs->segmap_cached_used)
+		rc = cc_find_pass(hs, h, pc, 1, now, out);
+	if (rc <= 0)
+		cc_blob_none(out);
+	return rc;
+}
+
+/* Every field a walk or a name uses, the same. */
+static int cc_same_blob(const struct hotspot_blob *a, const struct hotspot_blob *b)
+{
+	return a->kind == b->kind && a->blob == b->blob && a->code_begin == b->code_begin &&
+	       a->code_end == b->code_end && a->frame_size == b->frame_size &&
+	       a->frame_complete == b->frame_complete && a->method == b->method &&
+	       a->comp_level == b->comp_level && a->compile_id == b->compile_id &&
+	       strncmp(a->name, b->name, sizeof(a->name)) == 0;
+}
+
+int hotspot_blob_check(struct hotspot *hs, uint64_t pc, const struct hotspot_blob *b)
+{
+	const struct hs_heap *h = cc_heap_of(hs, pc);
+	uint64_t hb = hs->l.hb_size, end = 0;
+	if (!h || b->kind == HOTSPOT_BLOB_NONE || b->blob < h->low + hb || b->blob > pc)
+		return 0;
+	uint64_t off = b->blob - hb - h->low;
+	if (off & ((1ull << h->log2_segment) - 1))
+		return 0; /* not where a block starts */
+	uint64_t ms = hs->blob_ttl_ms ? cc_now_ms() : 0;
+	const struct hs_blob_slot *hit =
+	    hs->blob_ttl_ms ? cc_cached(hs, h->low + off, pc, ms) : NULL;
+	if (hit && cc_same_blob(&hit->b, b))
+		return 1; /* read within its time for another pc of the block */
+	struct hotspot_blob now;
+	cc_blob_none(&now);
+	int rc = cc_read_block(hs, h, off >> h->log2_segment, pc, &now, &end);
 	if (rc <= 0)
 		return rc;
-	struct hotspot_blob b;
-	cc_blob_none(&b);
-	rc = cc_read_block(hs, h, seg, pc, &b, &end);
-	if (rc <= 0)
-		return rc;
-	*out = b;
+	if (!cc_same_blob(&now, b))
+		return 0;
 	if (hs->blob_ttl_ms)
-		cc_remember(hs, pc, h->low + (seg << h->log2_segment), end, now, &b);
+		cc_remember(hs, h->low + off, end, ms, &now);
 	return 1;
 }
 
 void hotspot_forget(struct hotspot *hs)
 {
 	memset(hs->bcache, 0, HS_BLOB_CACHE_SIZE * sizeof(*hs->bcache));
+	free(hs->scache);
+	hs->scache = NULL;
 	memset(hs->ncache, 0, sizeof(hs->ncache));
 	hsscopes_forget(hs);
 	for (size_t i = 0; i < HS_METHOD_CACHE_SIZE; i++) {

@@ -104,6 +104,12 @@ static void hs_resolve_blob(struct hs_resolve *x, struct hs_layout *l)
 	l->nm_method_off = hs_need(x, NULL, "nmethod", "_method", "CompiledMethod", "_method");
 	l->nm_comp_level_off =
 	    hs_need(x, &l->nm_comp_level_width, "nmethod", "_comp_level", NULL, NULL);
+	/* optional: what tells a new nmethod at the same address from the old */
+	int cw = 0;
+	if (x->rc == 0 &&
+	    (vmstructs_field(x->vs, "nmethod", "_compile_id", &l->nm_compile_id_off, &cw) < 0 ||
+	     (cw != 0 && cw != 4)))
+		l->nm_compile_id_off = 0;
 	if (x->rc < 0)
 		return;
 	if (l->cb_fco_width != 2 && l->cb_fco_width != 4)
@@ -121,6 +127,8 @@ static void hs_resolve_blob(struct hs_resolve *x, struct hs_layout *l)
 		hs_bump(&end, l->cb_kind_off, l->cb_kind_width);
 	hs_bump(&end, l->nm_method_off, 8);
 	hs_bump(&end, l->nm_comp_level_off, l->nm_comp_level_width);
+	if (l->nm_compile_id_off)
+		hs_bump(&end, l->nm_compile_id_off, 4);
 	if (end > HS_MAX_BLOB_HEADER)
 		x->rc = fs_error_set(x->err, ENOTSUP, "nmethod fields beyond %d bytes",
 				     HS_MAX_BLOB_HEADER);
@@ -258,6 +266,7 @@ int hotspot_open_reader(const struct hs_reader *r, const struct hs_syms *syms, s
 	if (!hs)
 		return fs_error_set(err, ENOMEM, "allocating a HotSpot reader");
 	hs->r = *r;
+	hs->r.counts = &hs->reads;
 	int rc = vmstructs_read(&hs->r, syms, &hs->vs, err);
 	if (rc == 0) {
 		struct hs_resolve x = {.vs = hs->vs, .err = err, .rc = 0};
@@ -344,6 +353,7 @@ void hotspot_close(struct hotspot *hs)
 		free(hs->mcache);
 	}
 	free(hs->bcache);
+	free(hs->scache);
 	if (hs->kcache) {
 		for (size_t i = 0; i < HS_KLASS_CACHE_SIZE; i++)
 			free(hs->kcache[i].name);
@@ -370,6 +380,12 @@ void hotspot_frame_layout(const struct hotspot *hs, struct hotspot_frame_layout 
 	out->interp_bcp_off = HS_X86_INTERP_BCP * HS_WORD;
 	out->saved_fp_off = HS_X86_LINK * HS_WORD;
 	out->return_addr_off = HS_X86_RETURN_ADDR * HS_WORD;
+}
+
+void hotspot_read_counts(const struct hotspot *hs, uint64_t *calls, uint64_t *bytes)
+{
+	*calls = hs->reads.calls;
+	*bytes = hs->reads.bytes;
 }
 
 int hotspot_read(struct hotspot *hs, uint64_t addr, void *buf, size_t len)

@@ -71,6 +71,7 @@ struct hotspot_blob {
 				 * built (-1 unknown) */
 	uint64_t method;	/* NMETHOD: its Method*, else 0 */
 	int comp_level;		/* NMETHOD: 1-3 C1, 4 C2, 0 unknown */
+	int32_t compile_id;	/* NMETHOD: its compile id (one per compilation), -1 unknown */
 	char name[64];		/* STUB: the blob's name ("StubRoutines (1)") or "" */
 };
 
@@ -79,6 +80,14 @@ struct hotspot_blob {
  * Found blobs are cached for up to a second (a hit costs no read; a miss
  * two or three process_vm_readv calls). */
 int hotspot_find_blob(struct hotspot *hs, uint64_t pc, struct hotspot_blob *out);
+
+/* Whether b (hotspot_find_blob's answer for pc, some time ago) still is
+ * the blob at pc: one read of its block's header and the blob's header
+ * (where a lookup reads the segment map too), the block still allocated,
+ * still holding pc, and every field of b the same (an nmethod's compile
+ * id included: a new compilation freed code's memory went to has another).
+ * 1 unchanged, 0 changed or gone (look pc up again), -errno. */
+int hotspot_blob_check(struct hotspot *hs, uint64_t pc, const struct hotspot_blob *b);
 
 /* Drop every cached blob, blob name and method name (after a long pause,
  * or when the JVM is known to have flushed code). */
@@ -131,5 +140,9 @@ void hotspot_frame_layout(const struct hotspot *hs, struct hotspot_frame_layout 
 /* Read len bytes at addr of the target (bounded: len <= 64 KiB). 0 or -errno
  * (-EFAULT when not mapped). */
 int hotspot_read(struct hotspot *hs, uint64_t addr, void *buf, size_t len);
+
+/* The reads of the target's memory made so far (every one above: blob
+ * lookups, names, scopes), and their bytes: what a cache saves, counted. */
+void hotspot_read_counts(const struct hotspot *hs, uint64_t *calls, uint64_t *bytes);
 
 #endif

@@ -36,7 +36,9 @@
 #define HS_MAX_SYMBOL	     1024	       /* bytes of a Symbol's body read */
 #define HS_METHOD_CACHE_SIZE 4096	       /* Method* -> name slots (direct-mapped) */
 #define HS_KLASS_CACHE_SIZE  1024	       /* Klass* -> dotted class name */
-#define HS_BLOB_CACHE_SIZE   4096	       /* pc -> blob entries (2-way sets) */
+#define HS_BLOB_CACHE_SIZE   4096	       /* block -> blob entries (2-way sets) */
+#define HS_SEGMAP_PAGE	     4096u	       /* bytes of segment map cached together */
+#define HS_SEGMAP_CACHE	     64		       /* segment-map pages kept (direct-mapped) */
 #define HS_BLOB_CACHE_TTL_MS 1000	       /* a cached blob is trusted this long */
 #define HS_NAME_CACHE_SIZE   64		       /* blob name pointer -> name */
 #define HS_DBG_CACHE	     16		       /* nmethods whose debug info is kept */
@@ -56,9 +58,15 @@ static inline int hs_fits(uint64_t off, uint64_t width, uint64_t size)
  * mapped or short). Never more than HS_MAX_READ at a time. */
 typedef int (*hs_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
 
+/* Reads that reached the reader (after the bound and range checks). */
+struct hs_read_counts {
+	uint64_t calls, bytes;
+};
+
 struct hs_reader {
 	hs_read_fn read;
 	void *ctx;
+	struct hs_read_counts *counts; /* NULL: not counted */
 };
 
 /* Where the exported symbols of libjvm.so are in the target (load bias
@@ -191,7 +199,8 @@ struct hs_layout {
 	/* nmethod */
 	uint64_t nm_method_off, nm_comp_level_off;
 	int nm_comp_level_width;
-	uint64_t blob_read; /* bytes of header read per blob (covers all of the above) */
+	uint64_t nm_compile_id_off; /* 0: no _compile_id field (optional) */
+	uint64_t blob_read;	    /* bytes of header read per blob (covers all of the above) */
 	/* Method -> name */
 	uint64_t m_const_off, cm_constants_off, cm_name_index_off, cp_holder_off, cp_size;
 	uint64_t k_name_off, sym_len_off, sym_body_off;
@@ -221,9 +230,18 @@ struct hs_method_slot {
 };
 
 struct hs_blob_slot {
-	uint64_t lo, hi; /* the block; hi 0: empty */
+	uint64_t lo, hi; /* the block [lo, hi); hi 0: empty */
 	uint64_t stamp_ms;
 	struct hotspot_blob b;
+};
+
+/* A page of a heap's segment map as read at stamp_ms: [lo, hi) of the
+ * map (a page, or less at the map's ends). */
+struct hs_segmap_slot {
+	uint64_t lo, hi; /* hi 0: empty */
+	uint64_t stamp_ms;
+	uint64_t seq; /* hs->segmap_seq of the lookup that read it */
+	uint8_t data[HS_SEGMAP_PAGE];
 };
 
 struct hs_name_slot {
@@ -233,6 +251,7 @@ struct hs_name_slot {
 
 struct hotspot {
 	struct hs_reader r;
+	struct hs_read_counts reads; /* every read of the target through r */
 	pid_t pid;
 	struct hs_proc *proc; /* hotspot_open's target (NULL over a fake image) */
 	struct vmstructs *vs;
@@ -246,6 +265,13 @@ struct hotspot {
 	struct hs_method_slot *kcache; /* HS_KLASS_CACHE_SIZE slots (Klass* -> class) */
 	struct hs_blob_slot *bcache;   /* HS_BLOB_CACHE_SIZE slots */
 	uint64_t blob_ttl_ms;	       /* 0: no blob cache (tests) */
+	/* segment-map pages (HS_SEGMAP_CACHE, allocated at the first lookup),
+	 * trusted blob_ttl_ms to find a block's start, whose header is then
+	 * read or found cached; a lookup they mislead is made again from the
+	 * map as it is now (segmap_seq numbers the passes) */
+	struct hs_segmap_slot *scache;
+	uint64_t segmap_seq;
+	int segmap_cached_used; /* the pass used a page read before it */
 	struct hs_name_slot ncache[HS_NAME_CACHE_SIZE];
 	struct hs_nm_dbg dcache[HS_DBG_CACHE];
 	char namebuf[HS_MAX_SYMBOL * 2 + 2];

@@ -26,6 +26,10 @@ int hsmem_read(const struct hs_reader *r, uint64_t addr, void *buf, size_t len)
 		return -E2BIG;
 	if (addr < HS_PAGE || addr >= HS_USER_TOP || len > HS_USER_TOP - addr)
 		return -EFAULT;
+	if (r->counts) {
+		r->counts->calls++;
+		r->counts->bytes += len;
+	}
 	return r->read(r->ctx, addr, buf, len);
 }
 

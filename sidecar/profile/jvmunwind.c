@@ -25,6 +25,16 @@ struct jvmunwind_blob {
 
 #define JVMUNWIND_FRAME_UNKNOWN (-2)
 
+/* Code of a compilation, read JVMUNWIND_CODE_CHUNK bytes at a time for the
+ * leaf's analysis (a hot loop's leaf pcs are many, and close together). */
+struct jvmunwind_code {
+	uint64_t chunk; /* its aligned start; 0: empty */
+	uint64_t blob;	/* the nmethod it was read for, and its compile id */
+	int32_t compile_id;
+	uint32_t len; /* bytes held */
+	uint8_t bytes[JVMUNWIND_CODE_CHUNK + LEAFCALL_CODE_BYTES];
+};
+
 /* A compiled method the walk found, by its code's start (open addressing,
  * JVMUNWIND_SEEN_SLOTS slots, filled to half at most). */
 struct jvmunwind_seen {
@@ -42,12 +52,14 @@ struct jvmunwind_jvm {
 	struct cfi_proc *maps;
 	struct unwind_ops ops;
 	struct jvmunwind_blob *blobs;	/* JVMUNWIND_BLOB_CACHE */
+	struct jvmunwind_code *code;	/* JVMUNWIND_CODE_SLOTS, allocated on first use */
 	struct jvmunwind_seen *seen;	/* JVMUNWIND_SEEN_SLOTS, allocated on first use */
 	struct jvmunwind_seen *by_addr; /* the seen ones sorted by begin (lookups) */
 	size_t nseen, nsorted;		/* nsorted != nseen: by_addr is stale */
 	size_t seen_bytes;		/* of names, at most JVMUNWIND_SEEN_NAME_BYTES */
 	uint64_t now_ms;		/* of the sample being unwound */
 	uint64_t libjvm_text;		/* start of libjvm.so's text, 0 unknown */
+	int names_later;		/* jvmunwind_names_at_sight off */
 	struct jvmunwind_jvm_stats st;
 };
 
@@ -56,6 +68,8 @@ struct jvmunwind {
 	int own_cfi;
 	struct jvmunwind_jvm *jvms[JVMUNWIND_MAX_JVMS];
 	size_t n;
+	pid_t later[JVMUNWIND_MAX_JVMS]; /* names_at_sight off before their add */
+	size_t nlater;
 };
 
 int jvmunwind_new(struct cfi *shared, struct jvmunwind **out)
@@ -81,6 +95,7 @@ static void jvmunwind_jvm_free(struct jvmunwind_jvm *j)
 	hotspot_close(j->hs);
 	cfi_proc_free(j->maps);
 	free(j->blobs);
+	free(j->code);
 	for (size_t i = 0; j->seen && i < JVMUNWIND_SEEN_SLOTS; i++)
 		free(j->seen[i].name);
 	free(j->seen);
@@ -144,12 +159,18 @@ static void jvmunwind_seen_note(struct jvmunwind_jvm *j, const struct hotspot_bl
 		free(e->name);
 	}
 	*e = (struct jvmunwind_seen){b->code_begin, b->code_end, b->method, NULL};
+	j->nsorted = (size_t)-1; /* by_addr is stale */
+	if (j->names_later)
+		return; /* named by jvmunwind_code_name if it is ever asked */
 	char name[512];
+	uint64_t calls0, calls1, bytes;
+	hotspot_read_counts(j->hs, &calls0, &bytes);
 	if (j->seen_bytes < JVMUNWIND_SEEN_NAME_BYTES &&
 	    hotspot_method_name(j->hs, b->method, name, sizeof(name)) == 1 &&
 	    (e->name = strdup(name)))
 		j->seen_bytes += strlen(name) + 1;
-	j->nsorted = (size_t)-1; /* by_addr is stale */
+	hotspot_read_counts(j->hs, &calls1, &bytes);
+	j->st.name_reads += calls1 - calls0;
 }
 
 /* The cache's set of pc: JVMUNWIND_BLOB_WAYS entries, most recent first
@@ -172,7 +193,8 @@ static struct jvmunwind_blob *jvmunwind_entry(struct jvmunwind_jvm *j, uint64_t 
 }
 
 /* hotspot_find_blob through the cache: code blobs live long, a lookup
- * reads the JVM's memory several times. */
+ * reads the JVM's memory twice (segment map, block). An entry past its
+ * time is renewed by one read when its blob is still the one at pc. */
 static int jvmunwind_find_blob(void *ctx, uint64_t pc, struct hotspot_blob *out)
 {
 	struct jvmunwind_jvm *j = ctx;
@@ -182,6 +204,24 @@ static int jvmunwind_find_blob(void *ctx, uint64_t pc, struct hotspot_blob *out)
 		j->st.blob_hits++;
 		*out = e->b;
 		return e->found;
+	}
+	if (!e) {
+		j->st.blob_new++;
+	} else {
+		j->st.blob_expired++;
+		int c = e->found == 1 ? hotspot_blob_check(j->hs, pc, &e->b) : 0;
+		if (c < 0)
+			return c;
+		if (c == 1) {
+			j->st.blob_revalidated++;
+			e->expires = j->now_ms + JVMUNWIND_BLOB_TTL_MS;
+			/* the same compilation: the same code at pc (without
+			 * a compile id, the code is read again) */
+			if (e->b.kind == HOTSPOT_BLOB_NMETHOD && e->b.compile_id < 0)
+				e->frame = JVMUNWIND_FRAME_UNKNOWN;
+			*out = e->b;
+			return 1;
+		}
 	}
 	int r = hotspot_find_blob(j->hs, pc, out);
 	if (r < 0)
@@ -201,6 +241,44 @@ static int jvmunwind_find_blob(void *ctx, uint64_t pc, struct hotspot_blob *out)
 	return r;
 }
 
+/* The LEAFCALL_CODE_BYTES of code at pc of nmethod b (NULL: unknown)
+ * into code: from the chunk cache when b's compilation was read there
+ * (its code does not change while it lives: another compilation has
+ * another compile id), else read. Returns the bytes got, or -errno. */
+static ssize_t jvmunwind_code_at(struct jvmunwind_jvm *j, const struct hotspot_blob *b, uint64_t pc,
+				 uint8_t *code)
+{
+	uint64_t chunk = pc & ~(uint64_t)(JVMUNWIND_CODE_CHUNK - 1);
+	struct jvmunwind_code *c = NULL;
+	if (b && b->kind == HOTSPOT_BLOB_NMETHOD && b->compile_id >= 0 && pc >= b->code_begin &&
+	    pc < b->code_end &&
+	    (j->code || (j->code = calloc(JVMUNWIND_CODE_SLOTS, sizeof(*j->code)))))
+		c = &j->code[(chunk / JVMUNWIND_CODE_CHUNK) % JVMUNWIND_CODE_SLOTS];
+	if (c && (c->chunk != chunk || c->blob != b->blob || c->compile_id != b->compile_id)) {
+		c->chunk = 0;
+		ssize_t n = procmem_read_some(j->pid, hotspot_pidfd(j->hs), chunk, c->bytes,
+					      sizeof(c->bytes));
+		j->st.leaf_reads++;
+		j->st.read_bytes += sizeof(c->bytes);
+		if (n < 0)
+			return n;
+		c->chunk = chunk;
+		c->blob = b->blob;
+		c->compile_id = b->compile_id;
+		c->len = (uint32_t)n;
+	}
+	if (c) {
+		size_t at = (size_t)(pc - chunk), n = 0;
+		if (at < c->len)
+			n = c->len - at < LEAFCALL_CODE_BYTES ? c->len - at : LEAFCALL_CODE_BYTES;
+		memcpy(code, c->bytes + at, n);
+		return (ssize_t)n;
+	}
+	j->st.leaf_reads++;
+	j->st.read_bytes += LEAFCALL_CODE_BYTES;
+	return procmem_read_some(j->pid, hotspot_pidfd(j->hs), pc, code, LEAFCALL_CODE_BYTES);
+}
+
 /* Where a leaf compiled method's frame stands at pc (unwind_ops.leaf_frame):
  * its exit (leafcall_exit), else its entry (leafcall_locate). The code at pc
  * is read once per cached pc (the walk looked its blob up just before). */
@@ -213,7 +291,7 @@ static int jvmunwind_leaf_frame(void *ctx, uint64_t pc, int *bp_saved)
 		return e->frame;
 	}
 	uint8_t code[LEAFCALL_CODE_BYTES];
-	ssize_t got = procmem_read_some(j->pid, hotspot_pidfd(j->hs), pc, code, sizeof(code));
+	ssize_t got = jvmunwind_code_at(j, e ? &e->b : NULL, pc, code);
 	int x = -1, saved = 0;
 	if (got > 0) {
 		x = leafcall_exit(code, (size_t)got);
@@ -274,6 +352,9 @@ int jvmunwind_add(struct jvmunwind *ju, pid_t pid, struct fs_error *err)
 	j->libjvm_text = cfi_proc_preload(j->maps, "libjvm.so");
 	j->st.pid = pid;
 	j->st.major = hotspot_major_version(j->hs);
+	for (size_t i = 0; i < ju->nlater; i++)
+		if (ju->later[i] == pid)
+			j->names_later = 1;
 	ju->jvms[ju->n++] = j;
 	return 0;
 }
@@ -282,6 +363,20 @@ uint64_t jvmunwind_libjvm_text(const struct jvmunwind *ju, pid_t pid)
 {
 	const struct jvmunwind_jvm *j = jvmunwind_find(ju, pid);
 	return j ? j->libjvm_text : 0;
+}
+
+void jvmunwind_names_at_sight(struct jvmunwind *ju, pid_t pid, int on)
+{
+	struct jvmunwind_jvm *j = jvmunwind_find(ju, pid);
+	if (j)
+		j->names_later = !on;
+	size_t i = 0;
+	while (i < ju->nlater && ju->later[i] != pid)
+		i++;
+	if (on && i < ju->nlater)
+		ju->later[i] = ju->later[--ju->nlater];
+	else if (!on && i == ju->nlater && ju->nlater < JVMUNWIND_MAX_JVMS)
+		ju->later[ju->nlater++] = pid;
 }
 
 void jvmunwind_remove(struct jvmunwind *ju, pid_t pid)
@@ -341,9 +436,14 @@ size_t jvmunwind_sample(struct jvmunwind *ju, const struct sample *smp, uint64_t
 	struct unwind_stack st = {.sp = smp->user_sp, .data = smp->stack, .size = smp->stack_size};
 	struct unwind_result res;
 	j->now_ms = timeutil_now_ms();
+	uint64_t calls0, bytes0, calls1, bytes1, leaf0 = j->st.leaf_reads;
+	hotspot_read_counts(j->hs, &calls0, &bytes0);
 	uint64_t t0 = timeutil_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	size_t got = unwind_walk(&j->ops, &regs, &st, out + n, max - n, &res);
 	j->st.unwind_ns += timeutil_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+	hotspot_read_counts(j->hs, &calls1, &bytes1);
+	j->st.reads += calls1 - calls0 + (j->st.leaf_reads - leaf0);
+	j->st.read_bytes += bytes1 - bytes0;
 	j->st.samples++;
 	j->st.frames += got;
 	j->st.interpreted += res.interpreted;

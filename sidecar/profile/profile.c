@@ -343,8 +343,12 @@ static int profile_want_copies(struct profile *p)
  * one, over the shared CFI cache. 0 or -ENOMEM (then neither). */
 static int profile_unwinders_new(struct profile *p)
 {
-	if (jvmunwind_new(p->cfi, &p->ju) == 0 && nativeunwind_new(p->cfi, &p->nu) == 0)
+	if (jvmunwind_new(p->cfi, &p->ju) == 0 && nativeunwind_new(p->cfi, &p->nu) == 0) {
+		for (size_t i = 0; i < p->njit; i++) /* their JIT logs name the code found */
+			if (p->jit[i].win && !p->jit[i].win_failed)
+				jvmunwind_names_at_sight(p->ju, p->jit[i].pid, 0);
 		return 0;
+	}
 	jvmunwind_free(p->ju);
 	p->ju = NULL;
 	return -ENOMEM;
@@ -457,6 +461,8 @@ static void profile_window_open(struct profile *p, pid_t pid)
 	}
 	j->win = w;
 	symbolizer_set_jit(p->sym, pid, symbolizer_jit_jitlog, (void *)map_window_log(w));
+	if (p->ju) /* the log names the code the unwinder finds: no reads for it */
+		jvmunwind_names_at_sight(p->ju, pid, 0);
 }
 
 int profile_open(const struct profile_opts *o, struct profile **out, struct fs_error *err)
@@ -552,6 +558,8 @@ static void profile_window_read(struct profile *p)
 		int r = map_window_read(j->win, &err);
 		if (r < 0) {
 			j->win_failed = 1;
+			if (p->ju)
+				jvmunwind_names_at_sight(p->ju, j->pid, 1);
 			profile_window_warn(p, j->pid, r, err.msg);
 		}
 	}
@@ -746,6 +754,21 @@ void profile_stats(const struct profile *p, struct profile_stats *st)
 			u->interpreted = js.interpreted;
 			u->frames = js.frames;
 			u->unwind_ns = js.unwind_ns;
+			u->blob_lookups = js.blob_lookups;
+			u->blob_hits = js.blob_hits;
+			u->blob_new = js.blob_new;
+			u->blob_expired = js.blob_expired;
+			u->blob_revalidated = js.blob_revalidated;
+			u->reads = js.reads;
+			u->read_bytes = js.read_bytes;
+			u->leaf_reads = js.leaf_reads;
+			u->name_reads = js.name_reads;
+			u->compiled = js.compiled;
+			u->native_cfi = js.native_cfi;
+			u->native_fp = js.native_fp;
+			u->end_stack = js.ends[UNWIND_END_STACK];
+			u->end_bad = js.ends[UNWIND_END_BAD];
+			u->end_unknown = js.ends[UNWIND_END_UNKNOWN];
 			profile_depths(&js, u);
 		}
 	}

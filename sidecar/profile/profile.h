@@ -184,6 +184,11 @@ struct profile_unwinder {
 	/* whole walks (reached_root) that used at most 4, 8, 16, 32 KiB of
 	 * stack: how small a --stack-copy would still have served them */
 	uint64_t within_kib[PROFILE_DEPTH_MARKS];
+	/* hotspot: the work behind unwind_ns, counted (jvmunwind.h) */
+	uint64_t blob_lookups, blob_hits, blob_new, blob_expired, blob_revalidated;
+	uint64_t reads, read_bytes, leaf_reads, name_reads;
+	uint64_t compiled;			  /* hotspot: compiled frames (nmethods) */
+	uint64_t end_stack, end_bad, end_unknown; /* walks that stopped short, why */
 };
 
 /* A process of another runtime whose JIT frames were named from its own

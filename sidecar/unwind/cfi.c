@@ -40,11 +40,22 @@ struct cfi {
 	size_t bytes;	      /* of every table kept, at most CFI_MAX_BYTES */
 };
 
+/* A pc's CFI rule found before (pc 0: empty). */
+struct cfi_row_slot {
+	uint64_t pc;
+	const struct cfiflat_rule *rule;
+};
+
 struct cfi_proc {
 	struct cfi *c;
 	pid_t pid;
 	struct procmaps pm; /* shared reader and budget with the symbolizer */
 	uint64_t loaded_ms;
+	/* CFI_ROW_CACHE rules by pc (allocated at the first step), emptied
+	 * whenever the maps are read again: the return addresses of a
+	 * process repeat, and a binary search over a big library's table
+	 * (libjvm.so: 100k rows) misses the CPU's caches at every level */
+	struct cfi_row_slot *rows;
 };
 
 int cfi_new(const char *proc_root, struct cfi **out)
@@ -107,6 +118,8 @@ static int cfi_proc_read_maps(struct cfi_proc *p)
 	procmaps_carry(&fresh, &p->pm); /* keep the files of unchanged mappings */
 	procmaps_release(&p->pm);
 	p->pm = fresh;
+	if (p->rows)
+		memset(p->rows, 0, CFI_ROW_CACHE * sizeof(*p->rows));
 	return 0;
 }
 
@@ -129,6 +142,7 @@ void cfi_proc_free(struct cfi_proc *p)
 	if (!p)
 		return;
 	procmaps_release(&p->pm);
+	free(p->rows);
 	free(p);
 }
 
@@ -286,13 +300,22 @@ int cfi_proc_step(struct cfi_proc *p, struct unwind_regs *r, const struct unwind
 {
 	struct cfi *c = p->c;
 	uint64_t pc = leaf ? r->ip : r->ip - 1, vaddr;
-	struct procmaps_map *m = cfi_lookup(p, pc);
-	struct cfi_file *f = m ? cfi_file_of(p, m) : NULL;
-	const struct cfiflat_rule *u = NULL;
-	if (!f || !f->tab || cfitable_vaddr(f->tab, pc - m->start + m->pgoff, &vaddr) < 0 ||
-	    !(u = cfitable_lookup(f->tab, vaddr))) {
-		c->st.no_cfi++;
-		return 0;
+	if (!p->rows)
+		p->rows = calloc(CFI_ROW_CACHE, sizeof(*p->rows));
+	struct cfi_row_slot *s = p->rows ? &p->rows[(pc ^ (pc >> 12)) % CFI_ROW_CACHE] : NULL;
+	const struct cfiflat_rule *u = s && pc && s->pc == pc ? s->rule : NULL;
+	if (!u) {
+		struct procmaps_map *m = cfi_lookup(p, pc); /* may read the maps again */
+		struct cfi_file *f = m ? cfi_file_of(p, m) : NULL;
+		if (!f || !f->tab || cfitable_vaddr(f->tab, pc - m->start + m->pgoff, &vaddr) < 0 ||
+		    !(u = cfitable_lookup(f->tab, vaddr))) {
+			c->st.no_cfi++;
+			return 0;
+		}
+		if (s) { /* only what was found: a pc without CFI may get it (dlopen) */
+			s->pc = pc;
+			s->rule = u;
+		}
 	}
 	int ret = cfitable_step(u, r, st);
 	if (ret == 1 || ret == 2)

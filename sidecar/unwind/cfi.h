@@ -35,6 +35,7 @@
 
 #define CFI_MAX_FILES	  BUDGET_CFI_FILES
 #define CFI_REFRESH_MS	  1000
+#define CFI_ROW_CACHE	  1024 /* CFI rules kept by pc, per process */
 #define CFI_MAX_FILE_SIZE (1ull << 30)
 /* per file walked in the child: the sampler waits meanwhile (libjvm.so
  * takes ~150 ms) */

@@ -60,9 +60,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct hotspot_blob b;
 	char name[256];
 	for (uint32_t s = 0; s < HSI_SEGS + 2; s += 3) {
-		if (hotspot_find_blob(hs, HSI_SEG_ADDR(s) + 0x44, &b) > 0)
+		if (hotspot_find_blob(hs, HSI_SEG_ADDR(s) + 0x44, &b) > 0) {
 			hotspot_method_name(hs, b.method, name, sizeof(name));
+			hotspot_blob_check(hs, HSI_SEG_ADDR(s) + 0x44, &b);
+		}
 	}
+	b.blob = extra; /* a cached blob that lies */
+	hotspot_blob_check(hs, extra + (extra >> 60), &b);
 	hotspot_find_blob(hs, extra, &b);
 	hotspot_method_name(hs, extra, name, sizeof(name));
 	hotspot_method_name(hs, HSI_METHOD, name, sizeof(name));

@@ -53,6 +53,7 @@
 #define HSI_METHOD	(HSI_BASE + HSI_META)
 #define HSI_METHOD2	(HSI_BASE + HSI_META + 0x300)
 #define HSI_NM_CODE_END 0x200u /* the nmethod's code: [HSI_CODE_OFF, this) */
+#define HSI_COMPILE_ID	77u    /* the nmethod's compile id */
 
 struct hsi {
 	uint8_t mem[HSI_SIZE];
@@ -136,8 +137,10 @@ static inline void hsi_block(struct hsi *im, int style, uint32_t seg, uint32_t l
 		hsi_put(im, blob + 32, HSI_BASE + blob + code_end, 8);
 		hsi_put(im, blob + 56, 4, 4);
 	}
-	if (nmethod)
+	if (nmethod) {
 		hsi_put(im, blob + 48, HSI_METHOD, 8);
+		hsi_put(im, blob + 60, HSI_COMPILE_ID, 4);
+	}
 }
 
 static inline void hsi_tables(struct hsi *im, int style)
@@ -178,6 +181,7 @@ static inline void hsi_tables(struct hsi *im, int style)
 		hsi_field(im, "CompiledMethod", "_method", "Method*", 0, 48);
 		hsi_field(im, "nmethod", "_comp_level", "int", 0, 56);
 	}
+	hsi_field(im, "nmethod", "_compile_id", "int", 0, 60);
 	hsi_field(im, "PcDesc", "_pc_offset", "int", 0, 0);
 	hsi_field(im, "PcDesc", "_scope_decode_offset", "int", 0, 4);
 	hsi_field(im, "nmethod", "_scopes_pcs_offset", "int", 0, 64);

@@ -20,6 +20,11 @@ static struct hotspot *open_img(struct fs_error *err, int *rc)
 	return *rc == 0 ? hs : NULL;
 }
 
+static int fail_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return -EIO;
+}
+
 static int count_blob(void *ctx, const struct hotspot_blob *b)
 {
 	int *n = ctx;
@@ -332,7 +337,8 @@ static void test_cache(void)
 	hotspot_method_name(hs, b.method, name, sizeof(name));
 	memset(img.mem + HSI_SEGMAP, 0xFF, HSI_SEGS); /* the JVM frees everything */
 	is_int(hotspot_find_blob(hs, pc, &b), 1, "cached blob: found without a read");
-	is_int(hotspot_find_blob(hs, pc + 0x80, &b), 0, "another line of the block: read, free");
+	is_int(hotspot_find_blob(hs, pc + 0x80, &b), 1,
+	       "another pc of the block: cached too (the block, within its time)");
 	hotspot_forget(hs);
 	is_int(hotspot_find_blob(hs, pc, &b), 0, "after hotspot_forget: read again, free");
 	is_int(hotspot_method_name(hs, HSI_METHOD, name, sizeof(name)), 1, "name read again");
@@ -377,17 +383,139 @@ static void test_hidden_class(void)
 	hotspot_close(hs);
 }
 
+/* hotspot_blob_check: what renews a cached blob with one read. */
+static void test_blob_check(int style)
+{
+	struct fs_error err = {0};
+	struct hotspot_blob b, again, stub;
+	int rc;
+	hsi_build(&img, style);
+	struct hotspot *hs = open_img(&err, &rc);
+	if (!ok(hs, "style %d: opens", style))
+		return;
+	hs->blob_ttl_ms = 0; /* every lookup reads */
+	uint32_t hdr = HSI_HEAP + (HSI_NM_SEG << HSI_LOG2), blob = hdr + HSI_HB;
+	uint64_t pc = HSI_BLOB(HSI_NM_SEG) + HSI_CODE_OFF + 0x100;
+	uint64_t spc = HSI_BLOB(HSI_STUB_SEG) + HSI_CODE_OFF;
+	uint64_t c0 = hs->reads.calls;
+	is_int(hotspot_find_blob(hs, pc, &b), 1, "style %d: nmethod found", style);
+	is_int(b.compile_id, HSI_COMPILE_ID, "style %d: its compile id", style);
+	ok(hs->reads.calls - c0 >= 2, "style %d: a lookup reads the segment map and the block",
+	   style);
+	c0 = hs->reads.calls;
+	is_int(hotspot_blob_check(hs, pc, &b), 1, "style %d: unchanged", style);
+	is_int(hs->reads.calls - c0, 1, "style %d: the check is one read", style);
+	is_int(hotspot_find_blob(hs, spc, &stub), 1, "style %d: stub found", style);
+	is_int(stub.compile_id, -1, "style %d: a stub has no compile id", style);
+	is_int(hotspot_blob_check(hs, spc, &stub), 1, "style %d: stub unchanged", style);
+	is_int(hotspot_blob_check(hs, spc, &b), 0, "style %d: another pc's blob: no", style);
+
+	/* the code cache freed the nmethod and compiled the same method into
+	 * the same memory: same sizes, same Method*, a new compilation */
+	hsi_put(&img, blob + 60, HSI_COMPILE_ID + 1, 4);
+	is_int(hotspot_blob_check(hs, pc, &b), 0, "style %d: recompiled in place: changed", style);
+	is_int(hotspot_find_blob(hs, pc, &again), 1, "style %d: looked up again", style);
+	is_int(again.compile_id, HSI_COMPILE_ID + 1, "style %d: the new compilation", style);
+	hsi_build(&img, style);
+	/* another method there */
+	hsi_put(&img, blob + 48, HSI_METHOD2, 8);
+	is_int(hotspot_blob_check(hs, pc, &b), 0, "style %d: another method: changed", style);
+	hsi_build(&img, style);
+	/* another frame size */
+	hsi_put(&img, blob + 12, 8, 4);
+	is_int(hotspot_blob_check(hs, pc, &b), 0, "style %d: another frame size: changed", style);
+	hsi_build(&img, style);
+	/* freed (the header's used flag) */
+	img.mem[hdr + 8] = 0;
+	is_int(hotspot_blob_check(hs, pc, &b), 0, "style %d: freed: changed", style);
+	hsi_build(&img, style);
+	/* the block shrank: pc now past its end */
+	hsi_put(&img, hdr, 2, style == 25 ? 4 : 8);
+	is_int(hotspot_blob_check(hs, pc, &b), 0, "style %d: pc past the block: changed", style);
+	hsi_build(&img, style);
+	/* a larger block from an earlier segment took the memory: code where
+	 * the header was */
+	memset(img.mem + hdr, 0x90, 64);
+	is_int(hotspot_blob_check(hs, pc, &b), 0, "style %d: header overwritten: changed", style);
+	hsi_build(&img, style);
+	/* a blob address that is no block's start */
+	again = b;
+	again.blob += 8;
+	is_int(hotspot_blob_check(hs, pc, &again), 0, "style %d: not a block start: no", style);
+	again = b;
+	again.kind = HOTSPOT_BLOB_NONE;
+	is_int(hotspot_blob_check(hs, pc, &again), 0, "style %d: nothing cached: no", style);
+	is_int(hotspot_blob_check(hs, 0x1234, &b), 0, "style %d: pc outside the heaps: no", style);
+	/* unreadable: the error, not a verdict */
+	struct hs_reader keep = hs->r;
+	hs->r.read = fail_read;
+	is_int(hotspot_blob_check(hs, pc, &b), -EIO, "style %d: a failed read: the error", style);
+	hs->r = keep;
+	hotspot_close(hs);
+}
+
+/* The segment-map pages are cached too: a new pc of a known block costs
+ * the block's read at most; a page out of date never hides a block nor
+ * names a freed one. */
+static void test_segmap_cache(void)
+{
+	struct fs_error err = {0};
+	struct hotspot_blob b;
+	int rc;
+	hsi_build(&img, 17);
+	struct hotspot *hs = open_img(&err, &rc);
+	if (!ok(hs, "opens"))
+		return;
+	uint64_t pc = HSI_BLOB(HSI_NM_SEG) + HSI_CODE_OFF + 8;
+	uint64_t pc2 = HSI_BLOB(HSI_NM_SEG) + HSI_CODE_OFF + 0x180;
+	uint64_t newpc = HSI_BLOB(30) + HSI_CODE_OFF;
+	is_int(hotspot_find_blob(hs, pc, &b), 1, "found");
+	memset(hs->bcache, 0, HS_BLOB_CACHE_SIZE * sizeof(*hs->bcache));
+	uint64_t c0 = hs->reads.calls;
+	is_int(hotspot_find_blob(hs, pc2, &b), 1, "another pc, blob cache empty: found");
+	is_int(hs->reads.calls - c0, 1, "  with one read (the block; the map's page is cached)");
+	c0 = hs->reads.calls;
+	is_int(hotspot_find_blob(hs, newpc, &b), 0, "a free segment: none");
+	/* code compiled into the free segments: the cached page says free */
+	hsi_block(&img, 17, 30, 4, "StubRoutines (2)", 0, 0);
+	is_int(hotspot_find_blob(hs, newpc, &b), 1,
+	       "new code where the cached map says free: found");
+	is_int(b.blob, HSI_BLOB(30), "  its blob");
+	/* the nmethod freed: the cached page still says it is there */
+	memset(hs->bcache, 0, HS_BLOB_CACHE_SIZE * sizeof(*hs->bcache));
+	img.mem[HSI_HEAP + (HSI_NM_SEG << HSI_LOG2) + 8] = 0;
+	memset(img.mem + HSI_SEGMAP + HSI_NM_SEG, 0xFF, HSI_STUB_SEG - HSI_NM_SEG);
+	is_int(hotspot_find_blob(hs, pc2, &b), 0, "freed where the cached map says used: none");
+	is_int(b.kind, HOTSPOT_BLOB_NONE, "  kind none");
+	/* split: the nmethod's block shrank to 2 segments, a new block starts
+	 * at segment +2 and holds pc2 */
+	hsi_build(&img, 17);
+	hotspot_forget(hs);
+	is_int(hotspot_find_blob(hs, pc2, &b), 1, "found again");
+	memset(hs->bcache, 0, HS_BLOB_CACHE_SIZE * sizeof(*hs->bcache));
+	hsi_block(&img, 17, HSI_NM_SEG, 2, "nmethod", 6, 1);
+	hsi_block(&img, 17, HSI_NM_SEG + 2, HSI_STUB_SEG - HSI_NM_SEG - 2, "StubRoutines (3)", 0,
+		  0);
+	is_int(hotspot_find_blob(hs, pc2, &b), 1, "a block split where the cached map says one");
+	is_int(b.blob, HSI_BLOB(HSI_NM_SEG + 2), "  the new block's blob, not the old");
+	is_int(b.kind, HOTSPOT_BLOB_STUB, "  a stub");
+	hotspot_close(hs);
+}
+
 int main(void)
 {
-	tap_plan(162);
+	tap_plan(219);
 	test_style(17);
 	test_style(25);
 	test_lies();
 	test_wraparound();
 	test_hidden_class();
 	test_cache();
+	test_segmap_cache();
 	test_interp_bci();
 	test_scopes(17);
 	test_scopes(25);
+	test_blob_check(17);
+	test_blob_check(25);
 	return tap_done();
 }

@@ -31,10 +31,10 @@
 #define CALLSTUB  0x7f0000020000ull /* frame size 0: rbp frame */
 
 static const struct hotspot_blob blobs[] = {
-    {HOTSPOT_BLOB_NMETHOD, 1, NMETHOD_A, NMETHOD_A + 0x100, 32, 16, 0x111000, 4, ""},
-    {HOTSPOT_BLOB_NMETHOD, 2, NMETHOD_B, NMETHOD_B + 0x100, 48, 16, 0x222000, 1, ""},
-    {HOTSPOT_BLOB_INTERPRETER, 3, INTERP, INTERP + 0x1000, 0, -1, 0, 0, ""},
-    {HOTSPOT_BLOB_STUB, 4, CALLSTUB, CALLSTUB + 0x100, 0, -1, 0, 0, "StubRoutines (1)"},
+    {HOTSPOT_BLOB_NMETHOD, 1, NMETHOD_A, NMETHOD_A + 0x100, 32, 16, 0x111000, 4, 1, ""},
+    {HOTSPOT_BLOB_NMETHOD, 2, NMETHOD_B, NMETHOD_B + 0x100, 48, 16, 0x222000, 1, 2, ""},
+    {HOTSPOT_BLOB_INTERPRETER, 3, INTERP, INTERP + 0x1000, 0, -1, 0, 0, -1, ""},
+    {HOTSPOT_BLOB_STUB, 4, CALLSTUB, CALLSTUB + 0x100, 0, -1, 0, 0, -1, "StubRoutines (1)"},
 };
 
 static int fx_in_code_cache(void *ctx, uint64_t pc)
@@ -334,6 +334,16 @@ static void test_cfi(void)
 	int s = cfi_proc_step(p, &r, &st, 1);
 	is_int(s, 1, "cfi: stepped out of libc's getpid at its entry");
 	ok(r.ip == ret && r.sp == AT(1) && r.bp == 0x1234, "cfi: ra from sp, rbp unchanged");
+	/* again: the rule kept for that pc (CFI_ROW_CACHE) gives the same step */
+	r = (struct unwind_regs){.ip = fn, .sp = AT(0), .bp = 0x1234};
+	is_int(cfi_proc_step(p, &r, &st, 1), 1, "cfi: the same pc again");
+	ok(r.ip == ret && r.sp == AT(1) && r.bp == 0x1234, "cfi:   the same step");
+	/* a pc in no file whose slot in that cache is getpid's: not its rule */
+	uint64_t far = fn + (1ull << 22);
+	for (int k = 2; k < 64 && cfi_proc_is_text(p, far); k++)
+		far = fn + ((uint64_t)k << 22);
+	r = (struct unwind_regs){.ip = far, .sp = AT(0), .bp = 0};
+	is_int(cfi_proc_step(p, &r, &st, 1), 0, "cfi: another pc of the same slot: no CFI");
 	/* the program's entry: the return address is undefined (the base) */
 	r = (struct unwind_regs){.ip = (uint64_t)(uintptr_t)&_start + 4, .sp = AT(0), .bp = 0};
 	s = cfi_proc_step(p, &r, &st, 0);
@@ -429,7 +439,7 @@ static void test_symbolize_method(void)
 
 int main(void)
 {
-	tap_plan(54);
+	tap_plan(57);
 	test_whole_thread();
 	test_prologue();
 	test_exit();
