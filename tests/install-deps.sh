@@ -15,6 +15,8 @@ TEST_PKGS="$TEST_PKGS jetty9 wrk curl"
 TEST_PKGS="$TEST_PKGS time"
 # Real Java applications and the JFR oracle (tests/lib/apps.bash, tests/oracle).
 TEST_PKGS="$TEST_PKGS python3 libservlet-api-java libh2-java libderby-java"
+# The JDK's own sources, compiled in a loop by the big application (KIND=big).
+TEST_PKGS="$TEST_PKGS openjdk-17-source"
 PKGS="$BUILD_PKGS"
 PKGS="$PKGS libdw-dev liblzma-dev libbz2-dev" # CFI of native frames (sidecar/unwind/cfi.c)
 # Separate debug info (sidecar/debuginfo/): libdebuginfod to build the

@@ -7,6 +7,11 @@
 #                                   serves and is registered (needs fs_setup)
 #       KIND: jetty (jetty9 + a small webapp under wrk load) | h2 | derby
 #             (an embedded SQL engine running tests/oracle/java/oracle/SqlLoad)
+#             | big (tests/oracle/java/oracle/BigLoad: the JDK's own javac
+#             compiling java.util and java.lang from the JDK's src.zip in a
+#             loop, in-process, with H2 and Derby under SqlLoad in the same
+#             JVM: tens of thousands of JIT symbols, thousands of code loads
+#             in a 20 s window; needs a writable /tmp)
 #       --jdk 17|25       Debian's openjdk-17 (default) or Temurin 25
 #       --fp              add -XX:+PreserveFramePointer (default: not given)
 #       --wrapper         create through build/flamesidecar-runtime (no hooks
@@ -54,6 +59,12 @@ app_require() {
 		;;
 	h2) [ -f /usr/share/java/h2.jar ] || skip "libh2-java is not installed" ;;
 	derby) [ -f /usr/share/java/derby.jar ] || skip "libderby-java is not installed" ;;
+	big)
+		[ -f /usr/share/java/h2.jar ] || skip "libh2-java is not installed"
+		[ -f /usr/share/java/derby.jar ] || skip "libderby-java is not installed"
+		[ -f "$(app_java_home "$jdk")/lib/src.zip" ] ||
+			skip "no $(app_java_home "$jdk")/lib/src.zip (openjdk-17-source is not installed)"
+		;;
 	esac
 	[ -x "$FS_SIDECAR" ] || skip "flamesidecar is not built"
 	return 0
@@ -122,6 +133,9 @@ app_start() {
 	derby) args=("$java" "${opts[@]}" -Dderby.stream.error.file=/dev/null
 		-cp "/opt/oracle-java:/usr/share/java/derby.jar" oracle.SqlLoad
 		"jdbc:derby:memory:oracle;create=true" "$shape" 2) ;;
+	big) args=("$java" "${opts[@]}" -Dderby.stream.error.file=/dev/null
+		-cp "/opt/oracle-java:/usr/share/java/h2.jar:/usr/share/java/derby.jar" oracle.BigLoad
+		"$(app_java_home "$jdk")/lib/src.zip" /tmp/bigload 1 java.base/java/util java.base/java/lang) ;;
 	*) echo "app_start: unknown kind $kind" >&2; return 2 ;;
 	esac
 	[ "$wrapper" = 1 ] && hooks=(--no-hooks)
