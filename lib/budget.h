@@ -58,6 +58,13 @@
 #define BUDGET_MAPS_PER_PID    16384u /* executable mappings kept per process */
 #define BUDGET_MAX_PIDS	       4096u  /* processes cached */
 
+/* The symbolizer's frame cache (sidecar/symbolize/symcache.h): names of
+ * kernel, native and interpreted frames kept from their first lookup in
+ * the window (slots, a power of two, and bytes of text); full, it starts
+ * over. 32768 slots of 48 bytes and 4 MiB of text: 5.5 MiB. */
+#define BUDGET_SYM_CACHE_SLOTS (1u << 15)
+#define BUDGET_SYM_CACHE_BYTES (4u << 20)
+
 /* ELF symbol tables cached (files and bytes), .eh_frame files open. */
 #define BUDGET_ELF_FILES 4096u
 #define BUDGET_ELF_BYTES (1ull << 30)
