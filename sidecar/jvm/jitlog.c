@@ -791,7 +791,9 @@ const struct jitlog_entry *jitlog_lookup_entry(const struct jitlog *l, uint64_t 
 	struct jitlog *count = (struct jitlog *)l; /* never a const object */
 	const struct jitlog_entry *best = NULL;
 	uint64_t best_dist = UINT64_MAX;
-	struct jitlog_cached *c = l->cache_slots ? &l->cache[jitlog_cache_slot(l, addr)] : NULL;
+	/* address 0 marks a free slot: never cached */
+	struct jitlog_cached *c =
+	    l->cache_slots && addr ? &l->cache[jitlog_cache_slot(l, addr)] : NULL;
 	if (c && c->addr == addr) {
 		for (uint32_t i = 0; i < c->n; i++) {
 			const struct jitlog_entry *x = &l->e[c->cand[i]];
@@ -836,7 +838,7 @@ const struct jitlog_entry *jitlog_lookup_entry(const struct jitlog *l, uint64_t 
 	count->cache_misses++;
 	if (!whole && max == JITLOG_LATE_LOOKUP_STEPS)
 		count->lookups_cut++;
-	if (c && whole && addr && nc <= JITLOG_CACHE_CANDS) {
+	if (c && whole && nc <= JITLOG_CACHE_CANDS) {
 		if (!c->addr)
 			count->cache_used++;
 		c->addr = addr;

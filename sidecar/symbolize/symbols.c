@@ -208,12 +208,21 @@ void symbolizer_set_method(struct symbolizer *sym, symbolizer_method_fn fn, void
 	sym->method_ctx = ctx;
 }
 
+/* snprintf(buf, len, "%s", s) without printf's machinery: the end of
+ * the window copies one name per JIT frame. len > 0. */
+static void symbolizer_copy(char *buf, size_t len, const char *s)
+{
+	size_t n = strnlen(s, len - 1);
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+}
+
 int symbolizer_jit_jitlog(void *ctx, pid_t pid, uint64_t addr, uint64_t time, char *buf, size_t len)
 {
 	const char *name = jitlog_lookup(ctx, addr, time);
 	if (!name || len == 0)
 		return 0;
-	snprintf(buf, len, "%s", name);
+	symbolizer_copy(buf, len, name);
 	return 1;
 }
 
@@ -228,7 +237,7 @@ int symbolizer_jit_perfmap(void *ctx, pid_t pid, uint64_t addr, uint64_t time, c
 	const struct perfmap_entry *e = perfmap_lookup(ctx, addr);
 	if (!e || len == 0)
 		return 0;
-	snprintf(buf, len, "%s", e->name);
+	symbolizer_copy(buf, len, e->name);
 	return 1;
 }
 

@@ -361,11 +361,18 @@ static void test_cache(void)
 	is_at(&l, 0x3040, 650, "F.again", "C's range reused exactly: F");
 	is_at(&l, 0x3040, 450, "C.work", "before C's unload: C");
 	jitlog_release(&l);
+	/* address 0 marks a free slot of the cache: code there is still found */
+	jitlog_init(&l, 0);
+	feed(&l, "@5 0 10 1\n0 10 Zero\n");
+	jitlog_index(&l);
+	is_at(&l, 0, 6, "Zero", "code at address 0");
+	is_at(&l, 0, 6, "Zero", "code at address 0, looked up again");
+	jitlog_release(&l);
 }
 
 int main(void)
 {
-	tap_plan(59);
+	tap_plan(61);
 	test_window();
 	test_garbage();
 	test_marks();
