@@ -57,7 +57,9 @@ void jitlog_release(struct jitlog *l)
 	for (int i = 0; i < 3; i++)
 		free(l->pos_bits[i]);
 	free(l->cache);
+	int cache_off = l->cache_off;
 	jitlog_init(l, l->clock_offset);
+	l->cache_off = cache_off;
 	l->limit = limit;
 	l->stop = stop;
 }
@@ -65,6 +67,16 @@ void jitlog_release(struct jitlog *l)
 void jitlog_set_limit(struct jitlog *l, size_t bytes)
 {
 	l->limit = bytes;
+}
+
+void jitlog_set_cache(struct jitlog *l, int on)
+{
+	l->cache_off = !on;
+	if (!on) {
+		free(l->cache);
+		l->cache = NULL;
+		l->cache_slots = l->cache_used = 0;
+	}
 }
 
 void jitlog_set_stop(struct jitlog *l, const volatile sig_atomic_t *stop)
@@ -644,7 +656,7 @@ static int jitlog_fresh_has(const struct jitlog *l, const uint32_t *fresh, const
  * size the cache to the log (a resize starts it empty). */
 static void jitlog_cache_update(struct jitlog *l, const uint32_t *fresh, size_t k)
 {
-	size_t want = JITLOG_CACHE_SLOTS_MAX;
+	size_t want = l->cache_off ? 0 : JITLOG_CACHE_SLOTS_MAX;
 	while (want > 1024 && want / 2 >= l->n / JITLOG_CACHE_PER_SLOTS)
 		want /= 2;
 	if (want != l->cache_slots) {

@@ -134,6 +134,7 @@ struct jitlog {
 	 * jitlog_index empties it */
 	struct jitlog_cached *cache;
 	size_t cache_slots; /* power of two, 0: none */
+	int cache_off;	    /* jitlog_set_cache(l, 0) */
 	size_t cache_used, cache_hits, cache_misses, cache_dropped;
 	/* lookups: steps so far (counted through a const log: the log itself
 	 * is never const), their budget, lookups cut short by it */
@@ -149,6 +150,9 @@ void jitlog_release(struct jitlog *l);
 /* The bytes the log may hold (jitlog_memory) from now on: past it, new
  * entries and loads are dropped and counted. */
 void jitlog_set_limit(struct jitlog *l, size_t bytes);
+/* The address cache on (the default) or off (every lookup searches the
+ * index: the reference the tests compare the cache with). */
+void jitlog_set_cache(struct jitlog *l, int on);
 /* A flag (e.g. set by a signal handler) that, once nonzero, stops parsing
  * (the rest of the chunk is dropped, -EINTR) and indexing (what is left
  * unsettled is counted); NULL for none. */

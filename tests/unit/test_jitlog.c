@@ -370,9 +370,83 @@ static void test_cache(void)
 	jitlog_release(&l);
 }
 
+/* Random code loads over a small address range (overlaps, reuse, exact
+ * reuse of a range), unloads now and late, fed in chunks with lookups in
+ * between: every answer of the cached log is the one of the same log
+ * without the cache. */
+static void test_cache_random(void)
+{
+	struct jitlog l, ref;
+	jitlog_init(&l, 0);
+	jitlog_init(&ref, 0);
+	jitlog_set_cache(&ref, 0);
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+#define RND() (seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17, seed)
+	uint64_t t = 1, mids[4096][2];
+	size_t nm = 0;
+	int bad = 0, lookups = 0;
+	char chunk[8192];
+	for (int round = 0; round < 200; round++) {
+		size_t len = 0;
+		for (int k = 0; k < 8; k++) {
+			t += RND() % 50;
+			if (nm && RND() % 3 == 0) { /* an unload, maybe late */
+				size_t i = RND() % nm;
+				uint64_t when = t - (RND() % 2 ? RND() % (t > 100 ? 100 : t) : 0);
+				len += (size_t)snprintf(
+				    chunk + len, sizeof(chunk) - len, "-%llu %llx %llx\n",
+				    (unsigned long long)when, (unsigned long long)mids[i][0],
+				    (unsigned long long)mids[i][1]);
+				continue;
+			}
+			uint64_t start = 0x1000 + (RND() % 64) * 16, size = 16 + (RND() % 8) * 16;
+			uint64_t mid = nm + 1;
+			len += (size_t)snprintf(
+			    chunk + len, sizeof(chunk) - len,
+			    "@%llu %llx %llx %llx\n%llx %llx m%llu\n%llx %llx m%llu->i\n",
+			    (unsigned long long)t, (unsigned long long)start,
+			    (unsigned long long)size, (unsigned long long)mid,
+			    (unsigned long long)start, (unsigned long long)size / 2,
+			    (unsigned long long)mid, (unsigned long long)(start + size / 2),
+			    (unsigned long long)(size - size / 2), (unsigned long long)mid);
+			if (nm < 4096) {
+				mids[nm][0] = start;
+				mids[nm][1] = mid;
+				nm++;
+			}
+		}
+		feed(&l, chunk);
+		feed(&ref, chunk);
+		(void)len;
+		jitlog_index(&l);
+		jitlog_index(&ref);
+		for (int q = 0; q < 256; q++) {
+			uint64_t a = 0x1000 + RND() % (64 * 16 + 128), when = RND() % (t + 50);
+			const char *got = jitlog_lookup(&l, a, when),
+				   *want = jitlog_lookup(&ref, a, when);
+			lookups++;
+			if (!want != !got || (want && strcmp(want, got))) {
+				if (bad++ < 5)
+					tap_diag("round %d, 0x%llx at %llu: got '%s', want '%s'",
+						 round, (unsigned long long)a,
+						 (unsigned long long)when, got ? got : "(none)",
+						 want ? want : "(none)");
+			}
+		}
+	}
+#undef RND
+	ok(!bad,
+	   "random loads, reuse and late unloads: %d lookups, the cache's answers are a "
+	   "search's (%zu hits)",
+	   lookups, l.cache_hits);
+	ok(ref.cache_hits == 0 && l.cache_hits > 0, "the reference never used a cache");
+	jitlog_release(&l);
+	jitlog_release(&ref);
+}
+
 int main(void)
 {
-	tap_plan(61);
+	tap_plan(63);
 	test_window();
 	test_garbage();
 	test_marks();
@@ -381,5 +455,6 @@ int main(void)
 	test_budget();
 	test_sweep_exact();
 	test_cache();
+	test_cache_random();
 	return tap_done();
 }
