@@ -41,7 +41,8 @@ one() {
 		head -1 >"$W/t"
 	local jit
 	jit=$(sed -n 's/.*: \([0-9]*\) JIT symbols of \([0-9]*\) code loads.*/\1 \2/p' "$out" | head -1)
-	# shellcheck disable=SC2046
+	# word splitting wanted: four figures, two counts (or "- -")
+	# shellcheck disable=SC2046,SC2086
 	printf '%-6s %-5s %8s %10s %8s %8s %12s %10s\n' "$kind" "$which" $(cat "$W/t") ${jit:-- -}
 }
 for kind in ${KINDS:-jetty h2 derby big}; do
@@ -50,7 +51,7 @@ for kind in ${KINDS:-jetty h2 derby big}; do
 	app_start "$name" "$kind" >/dev/null || { echo "# $kind did not start" >&2; continue; }
 	app_load_start "$name" $(((SECS + 5) * 2 * ${ROUNDS:-2} + 30))
 	app_warm "$name"
-	for r in $(seq "${ROUNDS:-2}"); do
+	for _ in $(seq "${ROUNDS:-2}"); do
 		one new "$FS_SIDECAR"
 		[ -z "$BASE" ] || one base "$BASE/flamesidecar"
 	done

@@ -25,6 +25,8 @@
  *   VMStructs blobs     BUDGET_HSMAP_BLOBS entries per JVM mapped that way
  *   unwinder's methods  per JVM unwound: BUDGET_UNWIND_SEEN x 80 bytes
  *                       + BUDGET_UNWIND_SEEN_NAMES                  ~3.3 MiB
+ *   frame cache         BUDGET_SYM_CACHE_SLOTS x 48 + BUDGET_SYM_CACHE_BYTES 5.5 MiB
+ *                       (each JIT log's address cache counts in BUDGET_JIT_BYTES)
  */
 #ifndef FS_BUDGET_H
 #define FS_BUDGET_H
