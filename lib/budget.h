@@ -61,7 +61,7 @@
 #define BUDGET_MAX_PIDS	       4096u  /* processes cached */
 
 /* The symbolizer's frame cache (sidecar/symbolize/symcache.h): names of
- * kernel, native and interpreted frames kept from their first lookup in
+ * kernel and native frames kept from their first lookup in
  * the window (slots, a power of two, and bytes of text); full, it starts
  * over. 32768 slots of 48 bytes and 4 MiB of text: 5.5 MiB. */
 #define BUDGET_SYM_CACHE_SLOTS (1u << 15)

@@ -661,7 +661,7 @@ static const void *symbolizer_map_file(const struct procmaps_map *m)
 }
 
 /* A frame of the cache into f (its strings copied into the call's arena):
- * kernel frames, interpreted frames of this process, native frames whose
+ * kernel frames, and native frames whose
  * mapping is still the one they were found in (same start, same file
  * cached for it, same path). 1 hit, 0 look it up. */
 static int symbolizer_cached(struct symbolizer *sym, struct sympid *sp, uint64_t addr, int kernel,
@@ -697,8 +697,8 @@ static int symbolizer_cached(struct symbolizer *sym, struct sympid *sp, uint64_t
 	return 1;
 }
 
-/* Keep frame f, just looked up, unless its name depends on more than its
- * address: JIT code (named by time) and addresses in no mapping yet. */
+/* Keep frame f, just looked up: kernel frames and resolved native ones
+ * (the others' names depend on more than their address). */
 static void symbolizer_cache_put(struct symbolizer *sym, struct sympid *sp, uint64_t addr,
 				 int kernel, int leaf, const struct symbolizer_frame *f)
 {
@@ -716,10 +716,10 @@ static void symbolizer_cache_put(struct symbolizer *sym, struct sympid *sp, uint
 			return;
 		c.map_start = m->start;
 		c.file = symbolizer_map_file(m);
-	} else if (f->kind == SYMBOLIZER_KIND_JIT) {
-		if (!symbolizer_is_method(addr) || !f->resolved)
-			return; /* compiled code: by time; an interpreted frame once named */
 	} else if (f->kind != SYMBOLIZER_KIND_KERNEL) {
+		/* JIT code is named by time (its log has its own cache); an
+		 * interpreted frame's Method* may be freed and reused by another
+		 * method when classes unload: its reader (hotspot.h) caches it */
 		return;
 	}
 	unsigned flags = (kernel ? SYMCACHE_F_KERNEL : 0) | (leaf ? SYMCACHE_F_LEAF : 0);

@@ -1,5 +1,5 @@
 /* symcache.h - the symbolizer's frame cache: the name (and module, build
- * id) of a kernel, native or interpreted frame of one process, kept from
+ * id) of a kernel or native frame of one process, kept from
  * its first lookup during the window so that the end of the window (and
  * every later lookup) costs a hash probe, not a search of an ELF table,
  * a copy of its module and a build id printed in hex.
@@ -10,7 +10,9 @@
  * frame also keeps the mapping it was found in (start, file): the caller
  * checks it against the process's maps of now (a library unmapped and
  * another mapped there is looked up again). JIT frames are not kept here:
- * their names depend on the sample's time (jitlog.h has its own cache).
+ * their names depend on the sample's time (jitlog.h has its own cache);
+ * nor are interpreted frames (a Method* freed when its class unloads may
+ * be reused by another method; hotspot.h's reader keeps its own cache).
  *
  * Bounded: SYMCACHE_SLOTS frames and SYMCACHE_BYTES of text (budget.h);
  * full, it starts over empty. Not thread-safe. */
