@@ -25,6 +25,8 @@
  *   VMStructs blobs     BUDGET_HSMAP_BLOBS entries per JVM mapped that way
  *   unwinder's methods  per JVM unwound: BUDGET_UNWIND_SEEN x 80 bytes
  *                       + BUDGET_UNWIND_SEEN_NAMES                  ~3.3 MiB
+ *   frame cache         BUDGET_SYM_CACHE_SLOTS x 48 + BUDGET_SYM_CACHE_BYTES 5.5 MiB
+ *                       (each JIT log's address cache counts in BUDGET_JIT_BYTES)
  */
 #ifndef FS_BUDGET_H
 #define FS_BUDGET_H
@@ -57,6 +59,13 @@
 #define BUDGET_MAPS_BYTES      (64u << 20)
 #define BUDGET_MAPS_PER_PID    16384u /* executable mappings kept per process */
 #define BUDGET_MAX_PIDS	       4096u  /* processes cached */
+
+/* The symbolizer's frame cache (sidecar/symbolize/symcache.h): names of
+ * kernel and native frames kept from their first lookup in
+ * the window (slots, a power of two, and bytes of text); full, it starts
+ * over. 32768 slots of 48 bytes and 4 MiB of text: 5.5 MiB. */
+#define BUDGET_SYM_CACHE_SLOTS (1u << 15)
+#define BUDGET_SYM_CACHE_BYTES (4u << 20)
 
 /* ELF symbol tables cached (files and bytes), .eh_frame files open. */
 #define BUDGET_ELF_FILES 4096u

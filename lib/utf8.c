@@ -53,6 +53,24 @@ size_t utf8_sanitize(const char *in, size_t len, char *out, size_t cap, unsigned
 	if (cap == 0)
 		return 0;
 	while (i < len) {
+		/* A run of printable ASCII other than ';' is copied as it is,
+		 * whatever the flags (the end of a window sanitizes every frame
+		 * name of every stack; nearly all are such runs). */
+		size_t run = 0;
+		while (i + run < len && u[i + run] >= 0x20 && u[i + run] < 0x7f &&
+		       u[i + run] != ';')
+			run++;
+		if (run) {
+			size_t take = o + 1 < cap ? cap - 1 - o : 0;
+			if (take > run)
+				take = run;
+			memcpy(out + o, in + i, take);
+			o += take;
+			i += take;
+			if (take < run)
+				break; /* out is full */
+			continue;
+		}
 		size_t n = utf8_seq_len(u + i, len - i);
 		const char *src = n ? in + i : UTF8_REPLACEMENT;
 		size_t w = n ? n : UTF8_REPLACEMENT_LEN;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -398,12 +399,29 @@ static void run_titles(struct run_args *a, const struct registry_entry *e, struc
 	a->render.subtitle = subtitle;
 }
 
+/* CPU time (us) of this process and of its children reaped so far (the
+ * sandboxed readers of the JIT logs): the end of the window's own cost,
+ * which waiting for a CPU on a loaded machine does not inflate. */
+static uint64_t run_cpu_us(void)
+{
+	struct timespec ts;
+	struct rusage ru;
+	uint64_t us = 0;
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
+		us = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+	if (getrusage(RUSAGE_CHILDREN, &ru) == 0)
+		us += (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 +
+		      (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+	return us;
+}
+
 /* What a run holds open; run_close frees what is set. */
 struct run_session {
 	struct profile *p;
 	struct offcpu *oc;
 	struct export *x;
 	uint64_t window_ms, closed_ms; /* the window's length, when it closed */
+	uint64_t closed_cpu_us;	       /* run_cpu_us() when it closed */
 	int64_t start_ns;	       /* when it opened (CLOCK_REALTIME) */
 };
 
@@ -468,6 +486,7 @@ static int run_record(struct run_args *a, const struct registry_entry *e, struct
 	rs->start_ns = run_realtime_ns();
 	int r = run_window(rs->p, rs->oc, a->duration_ms, tty, &rs->window_ms, &err);
 	rs->closed_ms = timeutil_now_ms();
+	rs->closed_cpu_us = run_cpu_us();
 	if (rs->oc)
 		offcpu_stop(rs->oc);
 	profile_stop(rs->p);
@@ -493,6 +512,7 @@ static int run_output(struct run_args *a, const struct registry_entry *e, struct
 	    run_write_exports(a, rs->x, a->render.title, rs->start_ns, rs->window_ms, &err) < 0)
 		exit_code = cli_fail_file("run", &err);
 	uint64_t after = timeutil_now_ms() - rs->closed_ms;
+	uint64_t after_cpu = run_cpu_us() - rs->closed_cpu_us;
 	if (exit_code != FS_EXIT_OK || a->quiet)
 		return exit_code;
 	if (!svg_stdout) {
@@ -501,6 +521,7 @@ static int run_output(struct run_args *a, const struct registry_entry *e, struct
 					    .ended_early = run_stop_signal != 0,
 					    .window_ms = rs->window_ms,
 					    .after_ms = after,
+					    .after_cpu_us = after_cpu,
 					    .svg = svg,
 					    .folded = folded,
 					    .pprof = a->pprof,

@@ -269,9 +269,9 @@ static void run_summary_files(const struct run_summary_in *in, const struct prof
 	if (in->speedscope)
 		printf("speedscope %s\n", in->speedscope);
 	printf("graph      written %llu ms after the window closed (JIT maps %.1f ms, "
-	       "symbols %.1f ms)\n",
+	       "symbols %.1f ms, CPU %.1f ms)\n",
 	       (unsigned long long)in->after_ms, (double)st->map_us / 1000.0,
-	       (double)st->symbolize_us / 1000.0);
+	       (double)st->symbolize_us / 1000.0, (double)in->after_cpu_us / 1000.0);
 	fflush(stdout);
 }
 

@@ -16,6 +16,7 @@ struct run_summary_in {
 	unsigned frequency;			       /* -F; 0 = 99 */
 	bool ended_early;			       /* a signal ended the window */
 	uint64_t window_ms, after_ms;		       /* the window; the graph, after it closed */
+	uint64_t after_cpu_us;			       /* CPU spent on the graph after it closed */
 	const char *svg, *folded, *pprof, *speedscope; /* the files written, or NULL */
 };
 

@@ -56,7 +56,10 @@ void jitlog_release(struct jitlog *l)
 	free(l->open);
 	for (int i = 0; i < 3; i++)
 		free(l->pos_bits[i]);
+	free(l->cache);
+	int cache_off = l->cache_off;
 	jitlog_init(l, l->clock_offset);
+	l->cache_off = cache_off;
 	l->limit = limit;
 	l->stop = stop;
 }
@@ -64,6 +67,16 @@ void jitlog_release(struct jitlog *l)
 void jitlog_set_limit(struct jitlog *l, size_t bytes)
 {
 	l->limit = bytes;
+}
+
+void jitlog_set_cache(struct jitlog *l, int on)
+{
+	l->cache_off = !on;
+	if (!on) {
+		free(l->cache);
+		l->cache = NULL;
+		l->cache_slots = l->cache_used = 0;
+	}
 }
 
 void jitlog_set_stop(struct jitlog *l, const volatile sig_atomic_t *stop)
@@ -74,7 +87,8 @@ void jitlog_set_stop(struct jitlog *l, const volatile sig_atomic_t *stop)
 size_t jitlog_memory(const struct jitlog *l)
 {
 	return l->cap * JITLOG_ENTRY_BYTES + l->names_cap + l->loads_cap * sizeof(*l->loads) +
-	       l->slots_cap * sizeof(*l->slots) + (l->carry ? JITLOG_CARRY_BYTES : 0);
+	       l->slots_cap * sizeof(*l->slots) + (l->carry ? JITLOG_CARRY_BYTES : 0) +
+	       l->cache_slots * sizeof(*l->cache);
 }
 
 size_t jitlog_entries(const struct jitlog *l)
@@ -616,6 +630,75 @@ static void jitlog_sweep(struct jitlog *l, uint32_t i, size_t p)
 	}
 }
 
+/* ---- the address cache --------------------------------------------------- */
+
+static size_t jitlog_cache_slot(const struct jitlog *l, uint64_t addr)
+{
+	uint64_t h = (addr ^ l->seed) * 0x9E3779B97F4A7C15ull;
+	return (size_t)(h >> 32) & (l->cache_slots - 1);
+}
+
+/* Does one of the k new entries fresh (sorted by start) contain addr? */
+static int jitlog_fresh_has(const struct jitlog *l, const uint32_t *fresh, const uint64_t *fmax,
+			    size_t k, uint64_t addr)
+{
+	size_t lo = 0, hi = k; /* the first new entry starting after addr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (l->e[fresh[mid]].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && fmax[lo - 1] > addr;
+}
+
+/* After k entries fresh (sorted by start) were indexed: empty the slots
+ * of the addresses they contain (their lookups may name them now), and
+ * size the cache to the log (a resize starts it empty). */
+static void jitlog_cache_update(struct jitlog *l, const uint32_t *fresh, size_t k)
+{
+	size_t want = l->cache_off ? 0 : JITLOG_CACHE_SLOTS_MAX;
+	while (want > 1024 && want / 2 >= l->n / JITLOG_CACHE_PER_SLOTS)
+		want /= 2;
+	if (want != l->cache_slots) {
+		size_t had = l->cache_slots * sizeof(*l->cache), need = want * sizeof(*l->cache);
+		size_t m = jitlog_memory(l) - had;
+		free(l->cache);
+		l->cache = NULL;
+		l->cache_slots = 0;
+		l->cache_used = 0;
+		if (m < l->limit && l->limit - m >= need &&
+		    (l->cache = calloc(want, sizeof(*l->cache))))
+			l->cache_slots = want;
+		return;
+	}
+	if (!l->cache_used)
+		return;
+	cleanup_free uint64_t *fmax = malloc(k * sizeof(*fmax));
+	if (!fmax) { /* cannot tell which: forget them all */
+		memset(l->cache, 0, l->cache_slots * sizeof(*l->cache));
+		l->cache_used = 0;
+		return;
+	}
+	uint64_t m = 0;
+	for (size_t i = 0; i < k; i++) {
+		const struct jitlog_entry *x = &l->e[fresh[i]];
+		if (x->start + x->size > m)
+			m = x->start + x->size;
+		fmax[i] = m;
+	}
+	for (size_t s = 0; s < l->cache_slots; s++) {
+		struct jitlog_cached *c = &l->cache[s];
+		if (c->addr && jitlog_fresh_has(l, fresh, fmax, k, c->addr)) {
+			c->addr = 0;
+			l->cache_used--;
+			l->cache_dropped++;
+		}
+	}
+	l->steps += l->cache_slots + k;
+}
+
 int jitlog_index(struct jitlog *l)
 {
 	size_t old = l->indexed, k = l->n - old;
@@ -665,6 +748,7 @@ int jitlog_index(struct jitlog *l)
 	}
 	l->steps += 2 * l->n;
 	l->indexed = l->n;
+	jitlog_cache_update(l, fresh, k);
 	/* the overlaps, in load order */
 	if (l->sweep_off || jitlog_stopped(l) || l->steps > JITLOG_MAX_WORK) {
 		l->sweep_off = 1;
@@ -694,11 +778,46 @@ const char *jitlog_lookup(const struct jitlog *l, uint64_t addr, uint64_t t)
 	return e ? l->names + e->name : NULL;
 }
 
+/* Of x (met in the walk after best), the better answer at time t: the
+ * nearest in time (0: valid at t), the newer on a tie. */
+static int jitlog_better(const struct jitlog *l, const struct jitlog_entry *x, uint64_t t,
+			 const struct jitlog_entry *best, uint64_t *best_dist)
+{
+	uint64_t dist, t_end = jitlog_entry_end(l, x);
+	if (t < x->t_load)
+		dist = x->t_load - t;
+	else if (t >= t_end)
+		dist = t - t_end + 1;
+	else
+		dist = 0;
+	if (dist < *best_dist || (dist == *best_dist && best && x->t_load > best->t_load)) {
+		*best_dist = dist;
+		return 1;
+	}
+	return 0;
+}
+
 const struct jitlog_entry *jitlog_lookup_entry(const struct jitlog *l, uint64_t addr, uint64_t t)
 {
 	size_t n = l->indexed;
 	if (!n || addr < l->e[l->order[0]].start)
 		return NULL;
+	struct jitlog *count = (struct jitlog *)l; /* never a const object */
+	const struct jitlog_entry *best = NULL;
+	uint64_t best_dist = UINT64_MAX;
+	/* address 0 marks a free slot: never cached */
+	struct jitlog_cached *c =
+	    l->cache_slots && addr ? &l->cache[jitlog_cache_slot(l, addr)] : NULL;
+	if (c && c->addr == addr) {
+		for (uint32_t i = 0; i < c->n; i++) {
+			const struct jitlog_entry *x = &l->e[c->cand[i]];
+			if (jitlog_better(l, x, t, best, &best_dist))
+				best = x;
+		}
+		count->lookup_steps += c->n + 1;
+		count->cache_hits++;
+		return best;
+	}
 	size_t lo = 0, hi = n; /* the last entry starting at or before addr */
 	while (hi - lo > 1) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -707,33 +826,39 @@ const struct jitlog_entry *jitlog_lookup_entry(const struct jitlog *l, uint64_t 
 		else
 			hi = mid;
 	}
-	const struct jitlog_entry *best = NULL;
-	uint64_t best_dist = UINT64_MAX;
-	size_t steps = 0, max = JITLOG_MAX_STEPS;
-	struct jitlog *count = (struct jitlog *)l; /* never a const object */
+	size_t steps = 0, max = JITLOG_MAX_STEPS, nc = 0;
+	uint32_t cand[JITLOG_CACHE_CANDS];
+	int whole = 1; /* every entry containing addr was met */
 	if (l->lookup_steps >= l->lookup_budget)
 		max = JITLOG_LATE_LOOKUP_STEPS;
-	for (size_t q = lo + 1; q-- > 0 && steps < max; steps++) {
+	size_t q = lo + 1;
+	for (; q-- > 0; steps++) {
+		if (steps == max) {
+			whole = 0;
+			break;
+		}
 		if (l->maxend[q] <= addr)
 			break; /* nothing at or before q reaches addr */
 		const struct jitlog_entry *x = &l->e[l->order[q]];
 		if (addr - x->start >= x->size)
 			continue;
-		uint64_t dist, t_end = jitlog_entry_end(l, x);
-		if (t < x->t_load)
-			dist = x->t_load - t;
-		else if (t >= t_end)
-			dist = t - t_end + 1;
-		else
-			dist = 0;
-		if (dist < best_dist || (dist == best_dist && best && x->t_load > best->t_load)) {
+		if (nc < JITLOG_CACHE_CANDS)
+			cand[nc] = l->order[q];
+		nc++;
+		if (jitlog_better(l, x, t, best, &best_dist))
 			best = x;
-			best_dist = dist;
-		}
 	}
 	count->lookup_steps += steps;
-	if (steps == max && max == JITLOG_LATE_LOOKUP_STEPS)
+	count->cache_misses++;
+	if (!whole && max == JITLOG_LATE_LOOKUP_STEPS)
 		count->lookups_cut++;
+	if (c && whole && nc <= JITLOG_CACHE_CANDS) {
+		if (!c->addr)
+			count->cache_used++;
+		c->addr = addr;
+		c->n = (uint32_t)nc;
+		memcpy(c->cand, cand, nc * sizeof(*cand));
+	}
 	return best;
 }
 

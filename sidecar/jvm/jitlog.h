@@ -52,6 +52,22 @@
 /* Bytes one entry costs with its share of the index (accounted at
  * capacity, so the index built later never passes the limit). */
 #define JITLOG_ENTRY_BYTES (sizeof(struct jitlog_entry) + 4 + 8 + 16 + 1)
+/* The address cache (jitlog_lookup_entry): per address looked up, the
+ * entries that contain it, so that the next lookups of that address (any
+ * time) cost a hash probe instead of a search of the whole index. A slot
+ * per JITLOG_CACHE_PER_SLOTS entries, JITLOG_CACHE_SLOTS_MAX at most,
+ * counted in jitlog_memory (within the log's limit); an address with more
+ * than JITLOG_CACHE_CANDS entries over time is not cached. */
+#define JITLOG_CACHE_SLOTS_MAX (1u << 16)
+#define JITLOG_CACHE_PER_SLOTS 2u
+#define JITLOG_CACHE_CANDS     6u
+
+/* One cached address: its entries in the order a lookup walks them. */
+struct jitlog_cached {
+	uint64_t addr; /* 0: free */
+	uint32_t cand[JITLOG_CACHE_CANDS];
+	uint32_t n;
+};
 
 struct jitlog_entry {
 	uint64_t start, size;
@@ -113,6 +129,14 @@ struct jitlog {
 				 against the newest code only */
 	size_t unsettled;     /* entries whose overlaps were not settled (work budget) */
 	int interrupted;      /* the stop flag was seen */
+	/* the address cache: entries containing an address depend only on
+	 * the entries indexed (their ends are read at each lookup), so a slot
+	 * stays true until an entry containing its address is indexed, when
+	 * jitlog_index empties it */
+	struct jitlog_cached *cache;
+	size_t cache_slots; /* power of two, 0: none */
+	int cache_off;	    /* jitlog_set_cache(l, 0) */
+	size_t cache_used, cache_hits, cache_misses, cache_dropped;
 	/* lookups: steps so far (counted through a const log: the log itself
 	 * is never const), their budget, lookups cut short by it */
 	uint64_t lookup_steps, lookup_budget;
@@ -129,6 +153,9 @@ FS_DEFINE_CLEANUP_VALUE(struct jitlog, jitlog_release)
 /* The bytes the log may hold (jitlog_memory) from now on: past it, new
  * entries and loads are dropped and counted. */
 void jitlog_set_limit(struct jitlog *l, size_t bytes);
+/* The address cache on (the default) or off (every lookup searches the
+ * index: the reference the tests compare the cache with). */
+void jitlog_set_cache(struct jitlog *l, int on);
 /* A flag (e.g. set by a signal handler) that, once nonzero, stops parsing
  * (the rest of the chunk is dropped, -EINTR) and indexing (what is left
  * unsettled is counted); NULL for none. */
@@ -153,7 +180,12 @@ int jitlog_feed(struct jitlog *l, const char *buf, size_t len, struct fs_error *
  * indexed and the overlaps left are counted as unsettled. */
 int jitlog_index(struct jitlog *l);
 
-/* The name of the code at addr at time t (perf clock, ns), or NULL. Only
+/* The name of the code at addr at time t (perf clock, ns), or NULL. A
+ * lookup of an address looked up before (at any time) whose entries did
+ * not change since is answered from the address cache, with the same
+ * answer as a search of the index would give (code unloaded and the
+ * same range reused by newer code: the newer entries are indexed, which
+ * empties the cached addresses they contain). Only
  * indexed entries are looked at, JITLOG_MAX_STEPS of them at most, fewer
  * once all lookups together passed lookup_budget (JITLOG_MAX_LOOKUP_WORK).
  * l must not be an object defined const: the steps are counted in it. */

@@ -565,23 +565,15 @@ static void profile_window_read(struct profile *p)
 	}
 }
 
-/* What the symbolizer has loaded so far (ELF tables, maps, files): a warm
- * pass that does not move it only repeated work the end does anyway. */
-static uint64_t profile_sym_loads(const struct profile *p)
-{
-	struct symbolizer_stats st;
-	symbolizer_stats(p->sym, &st);
-	return st.elf_loaded + st.elf_failed + st.elf_shared + st.maps_reads + st.files + st.memory;
-}
-
 /* Symbolize new chains once while recording (names discarded), for at
- * most budget_us: the ELF symbol tables and kallsyms they need are loaded
- * now, in the window, instead of after it when the user waits. The names
- * are thrown away and made again at the end, so warming is only worth its
- * loads: once PROFILE_WARM_QUIET chains in a row loaded nothing, only one
- * new chain in PROFILE_WARM_STRIDE is warmed (a library that shows up in
- * many stacks is still loaded early; any load starts full warming again).
- * Warming every chain was 38% of `run`'s CPU on jetty9 at 999 Hz. */
+ * most budget_us: every address the window sees is resolved while it
+ * runs, so that the end of the window finds them in the caches (the
+ * symbolizer's frame cache, symcache.h, and each JIT log's address
+ * cache, jitlog.h) and only resolves what is new since. ELF symbol
+ * tables and kallsyms are loaded now too, instead of after the window
+ * when the user waits. A chain whose frames are all cached costs a hash
+ * probe per frame (warming every chain without the caches was 38% of
+ * `run`'s CPU on jetty9 at 999 Hz; it is why warming used to skip). */
 static void profile_warm(struct profile *p, uint64_t budget_us)
 {
 	struct symbolizer_frame frames[SYMBOLIZER_MAX_FRAMES];
@@ -589,14 +581,8 @@ static void profile_warm(struct profile *p, uint64_t budget_us)
 	while (p->warm_off + 2 <= p->nwords && timeutil_now_us() - start < budget_us) {
 		pid_t pid = (pid_t)(uint32_t)p->words[p->warm_off]; /* thread above */
 		size_t nr = p->words[p->warm_off + 1], n;
-		int skip =
-		    p->warm_quiet >= PROFILE_WARM_QUIET && p->warm_seq++ % PROFILE_WARM_STRIDE;
-		if (!skip) {
-			uint64_t before = profile_sym_loads(p);
-			symbolizer_symbolize(p->sym, pid, p->words + p->warm_off + 2, nr, frames,
-					     SYMBOLIZER_MAX_FRAMES, &n);
-			p->warm_quiet = profile_sym_loads(p) == before ? p->warm_quiet + 1 : 0;
-		}
+		symbolizer_symbolize(p->sym, pid, p->words + p->warm_off + 2, nr, frames,
+				     SYMBOLIZER_MAX_FRAMES, &n);
 		p->warm_off += 2 + nr;
 	}
 }

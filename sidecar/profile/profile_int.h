@@ -26,8 +26,6 @@
  * emits (>= PERF_CONTEXT_MAX), so the symbolizer skips it. */
 #define PROFILE_CUT_WORD     ((uint64_t)-4095)
 #define PROFILE_KERNEL_PROBE 0xffffffff81000000ull /* any kernel address: loads kallsyms */
-#define PROFILE_WARM_QUIET   256		   /* chains warmed without a load: then ... */
-#define PROFILE_WARM_STRIDE  16			   /* ... warm one new chain in this many */
 
 /* One distinct (pid, thread, callchain): its words are words[off .. off +
  * nr), preceded in the arena by pid | thread << 32 and nr (so the arena
@@ -77,10 +75,8 @@ struct profile {
 	size_t cap, count;
 	uint64_t *words;
 	size_t nwords, wcap;
-	size_t warm_off;   /* arena offset of the first chain not warmed yet */
-	size_t warm_quiet; /* chains warmed in a row that loaded nothing */
-	uint64_t warm_seq; /* new chains seen while quiet */
-	size_t raw_max;	   /* words before an early fold */
+	size_t warm_off; /* arena offset of the first chain not warmed yet */
+	size_t raw_max;	 /* words before an early fold */
 	/* processes seen */
 	struct profile_pid *pids;
 	size_t npids;

@@ -18,6 +18,7 @@
 #include "jitlog.h"
 #include "perfmap.h"
 #include "procmaps.h"
+#include "symcache.h"
 #include "timeutil.h"
 #include "utf8.h"
 
@@ -48,6 +49,7 @@ struct sympid {
 	struct procmaps pm; /* executable mappings (procmaps.h) */
 	uint64_t loaded_ms;
 	int gone;
+	uint32_t serial; /* its key in the frame cache (symcache.h): new for each sympid */
 	char comm[17];
 };
 
@@ -75,8 +77,10 @@ struct symbolizer {
 	symbolizer_method_fn method_fn;
 	void *method_ctx;
 	struct symbolizer_stats st;
-	struct elfsource *elf; /* container ELF files are parsed through it, never here */
-	uint64_t time;	       /* of the callchains being symbolized */
+	struct elfsource *elf;	/* container ELF files are parsed through it, never here */
+	uint64_t time;		/* of the callchains being symbolized */
+	struct symcache *cache; /* frames other than JIT code (NULL: none) */
+	uint32_t serials;	/* the last sympid serial given */
 	/* the mapping and file of the last native frame looked up (valid
 	 * until the maps are read again): its module and build id */
 	const char *last_module;
@@ -126,6 +130,7 @@ int symbolizer_open(const struct symbolizer_opts *opts, struct symbolizer **out,
 		return fs_error_set(err, ENAMETOOLONG, "symbolizer: proc root '%s'", root);
 	}
 	strcpy(sym->proc_root, root);
+	sym->cache = symcache_new(); /* none on ENOMEM: slower, not wrong */
 	sym->fake_proc = sym->opts.proc_root != NULL;
 	sym->opts.proc_root = NULL;
 	struct elfsource_opts eo = {sym->opts.warn, sym->opts.warn_ctx};
@@ -172,6 +177,7 @@ void symbolizer_close(struct symbolizer *sym)
 	kallsyms_free(sym->ks);
 	elfsyms_free(sym->vdso);
 	elfsource_free(sym->elf);
+	symcache_free(sym->cache);
 	free(sym);
 }
 
@@ -202,12 +208,21 @@ void symbolizer_set_method(struct symbolizer *sym, symbolizer_method_fn fn, void
 	sym->method_ctx = ctx;
 }
 
+/* snprintf(buf, len, "%s", s) without printf's machinery: the end of
+ * the window copies one name per JIT frame. len > 0. */
+static void symbolizer_copy(char *buf, size_t len, const char *s)
+{
+	size_t n = strnlen(s, len - 1);
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+}
+
 int symbolizer_jit_jitlog(void *ctx, pid_t pid, uint64_t addr, uint64_t time, char *buf, size_t len)
 {
 	const char *name = jitlog_lookup(ctx, addr, time);
 	if (!name || len == 0)
 		return 0;
-	snprintf(buf, len, "%s", name);
+	symbolizer_copy(buf, len, name);
 	return 1;
 }
 
@@ -222,7 +237,7 @@ int symbolizer_jit_perfmap(void *ctx, pid_t pid, uint64_t addr, uint64_t time, c
 	const struct perfmap_entry *e = perfmap_lookup(ctx, addr);
 	if (!e || len == 0)
 		return 0;
-	snprintf(buf, len, "%s", e->name);
+	symbolizer_copy(buf, len, e->name);
 	return 1;
 }
 
@@ -322,6 +337,7 @@ static struct sympid *symbolizer_get_pid(struct symbolizer *sym, pid_t pid, stru
 		return NULL;
 	}
 	sp->pid = pid;
+	sp->serial = ++sym->serials ? sym->serials : ++sym->serials; /* 0 is the kernel's */
 	unsigned b = (unsigned)pid % SYMBOLIZER_BUCKETS;
 	sp->next = sym->buckets[b];
 	sym->buckets[b] = sp;
@@ -633,6 +649,83 @@ static void symbolizer_module(struct symbolizer *sym, struct symbolizer_frame *f
 	}
 }
 
+/* ---- the frame cache (symcache.h) ---------------------------------------- */
+
+#define SYMCACHE_F_KERNEL 1u
+#define SYMCACHE_F_LEAF	  2u
+
+/* The mapping a native frame was found in, as the cache keeps it. */
+static const void *symbolizer_map_file(const struct procmaps_map *m)
+{
+	return m->type == PROCMAPS_VDSO ? (const void *)m : (const void *)symmap_file(m);
+}
+
+/* A frame of the cache into f (its strings copied into the call's arena):
+ * kernel frames, and native frames whose
+ * mapping is still the one they were found in (same start, same file
+ * cached for it, same path). 1 hit, 0 look it up. */
+static int symbolizer_cached(struct symbolizer *sym, struct sympid *sp, uint64_t addr, int kernel,
+			     int leaf, struct symbolizer_frame *f)
+{
+	struct symcache_frame c;
+	unsigned flags = (kernel ? SYMCACHE_F_KERNEL : 0) | (leaf ? SYMCACHE_F_LEAF : 0);
+	if (!sym->cache || (!kernel && !sp) ||
+	    !symcache_get(sym->cache, kernel ? 0 : sp->serial, addr, flags, &c))
+		return 0;
+	if (c.kind == SYMBOLIZER_KIND_NATIVE) {
+		const struct procmaps_map *m = procmaps_find(&sp->pm, addr);
+		/* m->user 0: a mapping of maps read again, not looked at since */
+		uint32_t mod = m ? (m->path ? m->path : m->label) : 0;
+		if (!m || m->start != c.map_start || (!m->user && m->type != PROCMAPS_VDSO) ||
+		    symbolizer_map_file(m) != c.file || !c.module || !mod ||
+		    strcmp(c.module, sp->pm.labels + mod) != 0)
+			return 0; /* another mapping there now, or another path */
+	}
+	size_t mark = sym->arena_len;
+	f->name = symbolizer_keep_n(sym, c.name, strlen(c.name));
+	f->module = c.module ? symbolizer_keep_n(sym, c.module, strlen(c.module)) : NULL;
+	f->build_id = c.build_id ? symbolizer_keep_n(sym, c.build_id, strlen(c.build_id)) : NULL;
+	if (!f->name || (c.module && !f->module) || (c.build_id && !f->build_id)) {
+		sym->arena_len = mark; /* the arena is full: the slow way labels it */
+		return 0;
+	}
+	f->kind = (enum symbolizer_kind)c.kind;
+	f->resolved = c.resolved;
+	sym->st.frames[f->kind]++;
+	if (f->resolved)
+		sym->st.resolved[f->kind]++;
+	return 1;
+}
+
+/* Keep frame f, just looked up: kernel frames and resolved native ones
+ * (the others' names depend on more than their address). */
+static void symbolizer_cache_put(struct symbolizer *sym, struct sympid *sp, uint64_t addr,
+				 int kernel, int leaf, const struct symbolizer_frame *f)
+{
+	if (!sym->cache || (!kernel && !sp) || !f->name)
+		return;
+	struct symcache_frame c = {.name = f->name,
+				   .module = f->module,
+				   .build_id = f->build_id,
+				   .kind = (int)f->kind,
+				   .resolved = f->resolved};
+	if (f->kind == SYMBOLIZER_KIND_NATIVE) {
+		/* unresolved: labelled by the maps of now, cheap to do again */
+		const struct procmaps_map *m = procmaps_find(&sp->pm, addr);
+		if (!f->resolved || !f->module || !m || (!m->user && m->type != PROCMAPS_VDSO))
+			return;
+		c.map_start = m->start;
+		c.file = symbolizer_map_file(m);
+	} else if (f->kind != SYMBOLIZER_KIND_KERNEL) {
+		/* JIT code is named by time (its log has its own cache); an
+		 * interpreted frame's Method* may be freed and reused by another
+		 * method when classes unload: its reader (hotspot.h) caches it */
+		return;
+	}
+	unsigned flags = (kernel ? SYMCACHE_F_KERNEL : 0) | (leaf ? SYMCACHE_F_LEAF : 0);
+	symcache_put(sym->cache, kernel ? 0 : sp->serial, addr, flags, &c);
+}
+
 int symbolizer_symbolize(struct symbolizer *sym, pid_t pid, const uint64_t *ips, size_t nr,
 			 struct symbolizer_frame *frames, size_t max, size_t *n)
 {
@@ -668,8 +761,11 @@ int symbolizer_symbolize(struct symbolizer *sym, pid_t pid, const uint64_t *ips,
 			sp = symbolizer_get_pid(sym, pid, NULL);
 		struct symbolizer_frame *f = &frames[out++];
 		f->addr = addr;
+		if (symbolizer_cached(sym, sp, addr, kernel, leaf, f))
+			continue;
 		f->name = symbolizer_one(sym, sp, addr, kernel, leaf, &f->kind, &f->resolved);
 		symbolizer_module(sym, f);
+		symbolizer_cache_put(sym, sp, addr, kernel, leaf, f);
 		if (c1 && f->kind == SYMBOLIZER_KIND_JIT && f->resolved)
 			f->name = symbolizer_mark_c1(sym, f->name);
 	}
@@ -683,6 +779,12 @@ void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *st)
 	st->pids = sym->npids;
 	st->files = sym->nfiles;
 	st->memory = sym->elf_memory;
+	if (sym->cache) {
+		struct symcache_stats cs;
+		symcache_stats(sym->cache, &cs);
+		st->cache_hits = cs.hits;
+		st->cache_misses = cs.misses;
+	}
 }
 
 const char *symbolizer_kind_name(enum symbolizer_kind kind)

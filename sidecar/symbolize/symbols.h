@@ -97,7 +97,8 @@ struct symbolizer_stats {
 	uint64_t resolved[SYMBOLIZER_KIND_COUNT];
 	uint64_t elf_loaded, elf_failed, elf_shared; /* parses, failures, build-id hits */
 	uint64_t maps_reads;
-	size_t pids, files, memory; /* cached now; memory in bytes (ELF tables) */
+	uint64_t cache_hits, cache_misses; /* of the frame cache (symcache.h) */
+	size_t pids, files, memory;	   /* cached now; memory in bytes (ELF tables) */
 };
 
 /* Look up a JIT address of pid at time (CLOCK_MONOTONIC ns, see

@@ -293,9 +293,160 @@ static void test_sweep_exact(void)
 	ok(!bad, "the sweep ends each entry where a brute force does");
 }
 
+/* The address cache: lookups answered from it agree with the same log,
+ * fed and indexed the same way, that never looked anything up (every
+ * lookup a search of the index), while code is unloaded, its range
+ * reused by newer code, and unloads come late. */
+static const char *cache_chunks[] = {
+    /* A and B at the start, C compiled at 100 */
+    "@0 1000 100 aa\n1000 40 A.run\n1040 60 A.run->A.inl\n@0 2000 100 bb\n2000 100 B.run\n"
+    "@100 3000 80 cc\n3000 80 C.work\n",
+    /* A unloaded at 200, its range reused by D at 300 (a smaller blob) */
+    "-200 1000 aa\n@300 1000 60 dd\n1000 60 D.new\n",
+    /* E over B's range at 400 (B ends there), then B's unload, late */
+    "@400 2000 100 ee\n2000 100 E.over\n-350 2000 bb\n",
+    /* C unloaded; F reuses exactly C's range, then G the middle of D's */
+    "-500 3000 cc\n@600 3000 80 ff\n3000 80 F.again\n@700 1020 10 9a\n1020 10 G.mid\n",
+};
+
+static void test_cache(void)
+{
+	static const uint64_t addrs[] = {0x1000, 0x1010, 0x1025, 0x1050, 0x2000,
+					 0x2050, 0x3000, 0x3040, 0x4000};
+	static const uint64_t times[] = {0,   50,  150, 199, 200, 250, 299, 300,
+					 340, 360, 399, 400, 450, 550, 650, 800};
+	struct jitlog l;
+	jitlog_init(&l, 0);
+	int bad = 0;
+	for (size_t c = 0; c < sizeof(cache_chunks) / sizeof(*cache_chunks); c++) {
+		feed(&l, cache_chunks[c]);
+		jitlog_index(&l);
+		/* the reference: the same chunks, never looked up */
+		for (size_t a = 0; a < sizeof(addrs) / sizeof(*addrs); a++) {
+			for (size_t t = 0; t < sizeof(times) / sizeof(*times); t++) {
+				struct jitlog ref;
+				jitlog_init(&ref, 0);
+				for (size_t r = 0; r <= c; r++) {
+					feed(&ref, cache_chunks[r]);
+					jitlog_index(&ref);
+				}
+				const char *want = jitlog_lookup(&ref, addrs[a], times[t]);
+				/* twice: a miss (or a hit from the last chunk), then a hit */
+				for (int k = 0; k < 2; k++) {
+					const char *got = jitlog_lookup(&l, addrs[a], times[t]);
+					if (!want != !got || (want && strcmp(want, got))) {
+						bad++;
+						tap_diag("chunk %zu, 0x%llx at %llu: got '%s', "
+							 "want '%s'",
+							 c, (unsigned long long)addrs[a],
+							 (unsigned long long)times[t],
+							 got ? got : "(none)",
+							 want ? want : "(none)");
+					}
+				}
+				jitlog_release(&ref);
+			}
+		}
+	}
+	ok(!bad, "answers from the address cache are a search's, through unloads and reuse");
+	ok(l.cache_hits > l.cache_misses, "most lookups were cache hits (%zu hits, %zu misses)",
+	   l.cache_hits, l.cache_misses);
+	ok(l.cache_dropped > 0, "newer code over cached addresses emptied their slots (%zu)",
+	   l.cache_dropped);
+	is_at(&l, 0x1010, 250, "D.new", "between A's unload and D's load: the nearer, D");
+	is_at(&l, 0x1010, 350, "D.new", "the reused range: D");
+	is_at(&l, 0x1025, 750, "G.mid", "newest code in the middle of D");
+	is_at(&l, 0x1025, 650, "D.new", "before G: D");
+	is_at(&l, 0x2050, 370, "B.run", "before its late unload was read: B");
+	is_at(&l, 0x3040, 650, "F.again", "C's range reused exactly: F");
+	is_at(&l, 0x3040, 450, "C.work", "before C's unload: C");
+	jitlog_release(&l);
+	/* address 0 marks a free slot of the cache: code there is still found */
+	jitlog_init(&l, 0);
+	feed(&l, "@5 0 10 1\n0 10 Zero\n");
+	jitlog_index(&l);
+	is_at(&l, 0, 6, "Zero", "code at address 0");
+	is_at(&l, 0, 6, "Zero", "code at address 0, looked up again");
+	jitlog_release(&l);
+}
+
+/* Random code loads over a small address range (overlaps, reuse, exact
+ * reuse of a range), unloads now and late, fed in chunks with lookups in
+ * between: every answer of the cached log is the one of the same log
+ * without the cache. */
+static void test_cache_random(void)
+{
+	struct jitlog l, ref;
+	jitlog_init(&l, 0);
+	jitlog_init(&ref, 0);
+	jitlog_set_cache(&ref, 0);
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+#define RND() (seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17, seed)
+	uint64_t t = 1, mids[4096][2];
+	size_t nm = 0;
+	int bad = 0, lookups = 0;
+	char chunk[8192];
+	for (int round = 0; round < 200; round++) {
+		size_t len = 0;
+		for (int k = 0; k < 8; k++) {
+			t += RND() % 50;
+			if (nm && RND() % 3 == 0) { /* an unload, maybe late */
+				size_t i = RND() % nm;
+				uint64_t when = t - (RND() % 2 ? RND() % (t > 100 ? 100 : t) : 0);
+				len += (size_t)snprintf(
+				    chunk + len, sizeof(chunk) - len, "-%llu %llx %llx\n",
+				    (unsigned long long)when, (unsigned long long)mids[i][0],
+				    (unsigned long long)mids[i][1]);
+				continue;
+			}
+			uint64_t start = 0x1000 + (RND() % 64) * 16, size = 16 + (RND() % 8) * 16;
+			uint64_t mid = nm + 1;
+			len += (size_t)snprintf(
+			    chunk + len, sizeof(chunk) - len,
+			    "@%llu %llx %llx %llx\n%llx %llx m%llu\n%llx %llx m%llu->i\n",
+			    (unsigned long long)t, (unsigned long long)start,
+			    (unsigned long long)size, (unsigned long long)mid,
+			    (unsigned long long)start, (unsigned long long)size / 2,
+			    (unsigned long long)mid, (unsigned long long)(start + size / 2),
+			    (unsigned long long)(size - size / 2), (unsigned long long)mid);
+			if (nm < 4096) {
+				mids[nm][0] = start;
+				mids[nm][1] = mid;
+				nm++;
+			}
+		}
+		feed(&l, chunk);
+		feed(&ref, chunk);
+		(void)len;
+		jitlog_index(&l);
+		jitlog_index(&ref);
+		for (int q = 0; q < 256; q++) {
+			uint64_t a = 0x1000 + RND() % (64 * 16 + 128), when = RND() % (t + 50);
+			const char *got = jitlog_lookup(&l, a, when),
+				   *want = jitlog_lookup(&ref, a, when);
+			lookups++;
+			if (!want != !got || (want && strcmp(want, got))) {
+				if (bad++ < 5)
+					tap_diag("round %d, 0x%llx at %llu: got '%s', want '%s'",
+						 round, (unsigned long long)a,
+						 (unsigned long long)when, got ? got : "(none)",
+						 want ? want : "(none)");
+			}
+		}
+	}
+#undef RND
+	ok(!bad,
+	   "random loads, reuse and late unloads: %d lookups, the cache's answers are a "
+	   "search's (%zu hits)",
+	   lookups, l.cache_hits);
+	ok(ref.cache_hits == 0 && l.cache_hits > 0, "the reference never used a cache");
+	jitlog_release(&l);
+	jitlog_release(&ref);
+}
+
 int main(void)
 {
-	tap_plan(49);
+	tap_plan(63);
 	test_window();
 	test_garbage();
 	test_marks();
@@ -303,5 +454,7 @@ int main(void)
 	test_overlap_bomb();
 	test_budget();
 	test_sweep_exact();
+	test_cache();
+	test_cache_random();
 	return tap_done();
 }

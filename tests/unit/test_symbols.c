@@ -363,6 +363,16 @@ static void test_fake_proc(void)
 	   "an unresolved frame keeps its label after a later frame re-read the maps (%s)",
 	   n == 3 ? fr[1].name : "?");
 	ok(n == 3 && !strcmp(fr[2].name, "[unknown]"), "the missing address is [unknown]");
+	/* The frame cache (symcache.h) keeps no name past a change of the
+	 * maps: the same range now maps another library. */
+	write_file(path, "00400000-00401000 r-xp 00000000 08:01 99 /nonexistent/libthird.so\n"
+			 "00500000-00501000 r-xp 00000000 00:00 0 \n");
+	symbolizer_load_pid(sym, 4242, NULL);
+	symbolizer_symbolize(sym, 4242, ips, 4, fr, 4, &n);
+	ok(n == 3 && !strcmp(fr[1].name, "[libthird.so]") && fr[1].module &&
+	       !strcmp(fr[1].module, "/nonexistent/libthird.so"),
+	   "a library mapped over another's range is named by the maps of now (%s)",
+	   n == 3 ? fr[1].name : "?");
 
 	/* The symbolizer hands names on as they came (the fold, profile.c,
 	 * makes them valid UTF-8 with utf8_sanitize as it joins them). */
@@ -473,7 +483,7 @@ static void test_stats(struct symbolizer *sym)
 
 int main(void)
 {
-	tap_plan(74);
+	tap_plan(75);
 	snprintf(tmpdir, sizeof(tmpdir), "%s/test_symbols.XXXXXX",
 		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(tmpdir))

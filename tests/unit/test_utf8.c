@@ -16,7 +16,7 @@ static void is_clean(const char *in, size_t len, unsigned flags, const char *wan
 
 int main(void)
 {
-	tap_plan(12);
+	tap_plan(13);
 	is_clean("java.lang.String", 16, 0, "java.lang.String", "ASCII unchanged");
 	is_clean("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5", 14, 0,
 		 "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5",
@@ -41,6 +41,9 @@ int main(void)
 	size_t used = 0;
 	size_t n = utf8_sanitize("ab\xe2\x82\xac", 5, small, sizeof(small), 0, &used);
 	ok(n == 2 && used == 2 && !strcmp(small, "ab"), "a character that does not fit is not cut");
+	n = utf8_sanitize("abcdefgh", 8, small, sizeof(small), UTF8_FRAME, &used);
+	ok(n == 4 && used == 4 && !strcmp(small, "abcd"),
+	   "a run of ASCII is cut where out is full");
 	n = utf8_sanitize("\xff", 1, small, 3, 0, &used);
 	ok(n == 0 && used == 0 && small[0] == '\0', "nor is a replacement");
 	ok(!utf8_valid("\x80", 1) && utf8_valid("", 0), "utf8_valid");
