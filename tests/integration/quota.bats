@@ -28,18 +28,12 @@ i=0
 while [ -e "$FS_TMP/hold" ] && [ ! -e "$FS_TMP/release" ] && [ \$i -lt 600 ]; do sleep 0.05; i=\$((i+1)); done
 SH
 	chmod +x "$FAKE"
-	set_config '.sidecar_path = $f | .max_profiles_per_container = 2' --arg f "$FAKE"
+	fs_config_set '.sidecar_path = $f | .max_profiles_per_container = 2' --arg f "$FAKE"
 }
 
 teardown() {
 	touch "$FS_TMP/release" 2>/dev/null || true
 	fs_cleanup
-}
-
-set_config() {
-	local filter=$1
-	shift
-	jq "$@" "$filter" "$FS_CONFIG" >"$FS_CONFIG.new" && mv "$FS_CONFIG.new" "$FS_CONFIG"
 }
 
 # start ID NAME: a container with the engine name NAME, profile=1s.
@@ -93,7 +87,7 @@ restart_loop() {
 }
 
 @test "profile_quota_full=refuse: the third is refused with a log line, the first two kept" {
-	set_config '.profile_quota_full = "refuse"'
+	fs_config_set '.profile_quota_full = "refuse"'
 	restart_loop 4
 	run svgs_of web
 	echo "$output"
@@ -104,7 +98,7 @@ restart_loop() {
 }
 
 @test "the total quota in MiB counts every name" {
-	set_config '.max_profiles_per_container = 100 | .max_profile_mib_total = 1'
+	fs_config_set '.max_profiles_per_container = 100 | .max_profile_mib_total = 1'
 	# 3000 bytes each: the 1 MiB total holds ~349; make it hold 2 by
 	# pre-filling with a 1 MiB - 5000 bytes old profile of no name: a and b
 	# fit below the limit, c does not until the old one goes.
@@ -142,7 +136,7 @@ restart_loop() {
 }
 
 @test "gc removes profiles past profile_retention_seconds and keeps the others" {
-	set_config '.profile_retention_seconds = 3600'
+	fs_config_set '.profile_retention_seconds = 3600'
 	start "$NAME-a" web
 	fs_wait_for 10 test ! -e "$FS_RUN/profiling/$NAME-a.json"
 	mkdir -p "$FS_TMP/profiles/ancient"

@@ -22,18 +22,12 @@ i=0
 while [ ! -e "$FS_TMP/release" ] && [ \$i -lt 600 ]; do sleep 0.05; i=\$((i+1)); done
 SH
 	chmod +x "$FAKE"
-	set_config '.sidecar_path = $f | .max_profile_seconds = 20 | .max_frequency = 499' --arg f "$FAKE"
+	fs_config_set '.sidecar_path = $f | .max_profile_seconds = 20 | .max_frequency = 499' --arg f "$FAKE"
 }
 
 teardown() {
 	touch "$FS_TMP/release" 2>/dev/null || true
 	fs_cleanup
-}
-
-set_config() {
-	local filter=$1
-	shift
-	jq "$@" "$filter" "$FS_CONFIG" >"$FS_CONFIG.new" && mv "$FS_CONFIG.new" "$FS_CONFIG"
 }
 
 start() {
@@ -110,7 +104,7 @@ has_args() { [ -n "$(args_file)" ]; }
 }
 
 @test "beyond max_concurrent_profiles a trigger is refused" {
-	set_config '.max_concurrent_profiles = 1'
+	fs_config_set '.max_concurrent_profiles = 1'
 	start "$NAME-a" --annotate flamesidecar.io/profile=5s
 	fs_wait_for 10 has_args
 	start "$NAME-b" --annotate flamesidecar.io/profile=5s
@@ -133,7 +127,7 @@ has_args() { [ -n "$(args_file)" ]; }
 			'.hook.path = $h | .hook.args = ["flamehook", "--config", $c, .hook.args[-1]]' \
 			"$f" >"$FS_TMP/hooks.d/$(basename "$f")"
 	done
-	set_config '.sidecar_path = $s' --arg s "$FS_SIDECAR"
+	fs_config_set '.sidecar_path = $s' --arg s "$FS_SIDECAR"
 	mkdir -p "$FS_TMP/prootfs"/{tmp,usr,etc}
 	chmod 1777 "$FS_TMP/prootfs/tmp"
 	for l in bin lib lib64 sbin; do ln -s "usr/$l" "$FS_TMP/prootfs/$l"; done
@@ -161,7 +155,7 @@ has_args() { [ -n "$(args_file)" ]; }
 
 @test "a container that exits after 1 s of a 10 s trigger still leaves a profile" {
 	"$FS_SIDECAR" run --help >/dev/null 2>&1 || skip "flamesidecar run is not in this build"
-	set_config '.sidecar_path = $s' --arg s "$FS_SIDECAR"
+	fs_config_set '.sidecar_path = $s' --arg s "$FS_SIDECAR"
 	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true --annotate flamesidecar.io/profile=10s \
 		-- sh -c 'i=0; while [ $i -lt 1000000 ]; do i=$((i+1)); done; sleep 0.5'
 	fs_runc_run "$NAME" "$FS_TMP/b"
@@ -215,7 +209,7 @@ has_args() { [ -n "$(args_file)" ]; }
 
 @test "event=offcpu with the real profiler: a sleeping container's graph is its blocked time" {
 	"$FS_SIDECAR" run --help 2>&1 | grep -q -- --event || skip "run --event is not in this build"
-	set_config '.sidecar_path = $s' --arg s "$FS_SIDECAR"
+	fs_config_set '.sidecar_path = $s' --arg s "$FS_SIDECAR"
 	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true --annotate flamesidecar.io/profile=2s \
 		--annotate flamesidecar.io/delay=0s --annotate flamesidecar.io/event=offcpu -- sleep 1000
 	fs_runc_run "$NAME" "$FS_TMP/b"

@@ -268,6 +268,14 @@ fs_container_pid() {
 	"${2:-runc}" state "$1" | jq -r .pid
 }
 
+# fs_config_set FILTER [JQ ARGS...]: apply a jq filter to the test config
+# ($FS_CONFIG) in place, e.g. fs_config_set '.sidecar_path = $f' --arg f X.
+fs_config_set() {
+	local filter=$1
+	shift
+	jq "$@" "$filter" "$FS_CONFIG" >"$FS_CONFIG.new" && mv "$FS_CONFIG.new" "$FS_CONFIG"
+}
+
 fs_cleanup() {
 	[ -n "${FS_TMP:-}" ] || return 0
 	# Best effort all the way: a container already gone must not stop the rest.
