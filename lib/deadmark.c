@@ -16,6 +16,7 @@
 #include "json.h"
 #include "log.h"
 #include "logfile.h"
+#include "marker.h"
 
 void deadmark_slot(const char *id, char *name, size_t len)
 {
@@ -143,18 +144,14 @@ static int deadmark_read_at(int dfd, const char *name, struct deadmark_info *m)
 	int r = json_read_at(dfd, name, DEADMARK_MAX, 2, &v, NULL);
 	if (r < 0)
 		return r;
-	const char *id = json_get_string(v, "id"), *st = json_get_string(v, "stage"),
-		   *ph = json_get_string(v, "phase");
-	long long pid = 0, stt = 0, t = 0;
-	if (!id || registry_validate_id(id, NULL) < 0 || json_get_int(v, "pid", &pid) < 0 ||
-	    json_get_int(v, "start_time", &stt) < 0 || pid <= 0 || pid > INT32_MAX || stt < 0)
+	const char *id, *st = json_get_string(v, "stage"), *ph = json_get_string(v, "phase");
+	long long t = 0;
+	if (marker_json_process(v, &id, &m->pid, &m->start_time) < 0)
 		return -EINVAL;
 	json_get_int(v, "time", &t);
 	snprintf(m->id, sizeof(m->id), "%s", id);
 	snprintf(m->stage, sizeof(m->stage), "%s", st ? st : "");
 	snprintf(m->phase, sizeof(m->phase), "%s", ph ? ph : "");
-	m->pid = (pid_t)pid;
-	m->start_time = (uint64_t)stt;
 	m->time = t;
 	return 0;
 }

@@ -45,6 +45,19 @@ static unsigned marker_uint(yajl_val v, const char *key)
 	return (unsigned)x;
 }
 
+int marker_json_process(yajl_val v, const char **id, pid_t *pid, uint64_t *start_time)
+{
+	const char *s = json_get_string(v, "id");
+	long long p = 0, st = 0;
+	if (!s || registry_validate_id(s, NULL) < 0 || json_get_int(v, "pid", &p) < 0 ||
+	    json_get_int(v, "start_time", &st) < 0 || p <= 0 || p > INT32_MAX || st < 0)
+		return -EINVAL;
+	*id = s;
+	*pid = (pid_t)p;
+	*start_time = (uint64_t)st;
+	return 0;
+}
+
 int marker_read_at(int dir_fd, const char *name, struct marker *m)
 {
 	memset(m, 0, sizeof(*m));
@@ -52,16 +65,13 @@ int marker_read_at(int dir_fd, const char *name, struct marker *m)
 	int r = json_read_at(dir_fd, name, MARKER_FILE_MAX, 4, &v, NULL);
 	if (r < 0)
 		return r;
-	const char *id = json_get_string(v, "id"), *out = json_get_string(v, "output");
-	long long pid = 0, st = 0, started = 0;
-	if (!id || registry_validate_id(id, NULL) < 0 || json_get_int(v, "pid", &pid) < 0 ||
-	    json_get_int(v, "start_time", &st) < 0 || pid <= 0 || pid > INT32_MAX || st < 0)
+	const char *id, *out = json_get_string(v, "output");
+	long long started = 0;
+	if (marker_json_process(v, &id, &m->pid, &m->start_time) < 0)
 		return -EINVAL;
 	json_get_int(v, "started", &started);
 	snprintf(m->id, sizeof(m->id), "%s", id);
 	snprintf(m->output, sizeof(m->output), "%s", out ? out : "");
-	m->pid = (pid_t)pid;
-	m->start_time = (uint64_t)st;
 	m->started = started;
 	m->delay = marker_uint(v, "delay");
 	m->duration = marker_uint(v, "duration");

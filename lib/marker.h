@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "json.h"
 #include "registry.h"
 
 #define MARKER_DIR	"profiling" /* under run_dir */
@@ -40,5 +41,10 @@ int marker_read_at(int dir_fd, const char *name, struct marker *m);
 
 /* The monitor that wrote m still runs. */
 int marker_alive(const struct marker *m);
+
+/* The process a JSON record of ours names (a profile marker, a deadline
+ * marker): "id" a valid container id, "pid" > 0, "start_time" >= 0. 0 with
+ * them set, or -EINVAL. */
+int marker_json_process(yajl_val v, const char **id, pid_t *pid, uint64_t *start_time);
 
 #endif
