@@ -19,9 +19,6 @@ struct map_args {
 
 #define MA(field) offsetof(struct map_args, field)
 
-static const struct opt_choice map_modes[] = {
-    {"agent", MAP_MODE_AGENT}, {"jcmd", MAP_MODE_JCMD}, {"vmstructs", MAP_MODE_VMSTRUCTS}, {0}};
-
 static const struct opt map_opts_table[] = {
     {.name = "pid",
      .key = 'p',
@@ -44,7 +41,7 @@ static const struct opt map_opts_table[] = {
 	     "attach is impossible; run and top fall back to vmstructs by themselves.",
      .kind = OPT_ENUM,
      .off = MA(o.mode),
-     .choices = map_modes},
+     .choices = common_map_modes},
     {.name = "continuous",
      .key = 'c',
      .help = "the agent keeps the container's map up to date as code is compiled; run map "

@@ -122,7 +122,7 @@ _Static_assert(sizeof(enum offcpu_event) == sizeof(int) && sizeof(enum map_mode)
 
 static const struct opt_choice common_events[] = {
     {"cpu", OFFCPU_EVENT_CPU}, {"offcpu", OFFCPU_EVENT_OFFCPU}, {"wall", OFFCPU_EVENT_WALL}, {0}};
-static const struct opt_choice common_map_modes[] = {
+const struct opt_choice common_map_modes[] = {
     {"agent", MAP_MODE_AGENT}, {"jcmd", MAP_MODE_JCMD}, {"vmstructs", MAP_MODE_VMSTRUCTS}, {0}};
 static const struct opt_choice common_kfilters[] = {
     {"auto", SAMPLER_KFILTER_AUTO}, {"on", SAMPLER_KFILTER_ON}, {"off", SAMPLER_KFILTER_OFF}, {0}};

@@ -35,6 +35,10 @@ int common_find_container(const char *verb, const char *regdir, const struct reg
  * profile). */
 extern const struct opt_group common_target_group;
 
+/* The names of --map-mode (run, top) and map's --mode: agent, jcmd,
+ * vmstructs, as enum map_mode values. */
+extern const struct opt_choice common_map_modes[];
+
 /* The operands of such a verb, argv[first..argc): one container id, name
  * or prefix into q->ref, or none with --pod. Prints a usage error and
  * returns FS_EXIT_USAGE otherwise; 0. */
