@@ -3,9 +3,12 @@
 # the host and write demo.svg + demo.folded in the repository root.
 #
 # The container follows docs/DESIGN.md's recipe: host /usr and /etc read-only,
-# a tmpfs /tmp, uid 1000 (a user that exists only in the container), the
-# flamehook registered as createRuntime/poststart/poststop hooks with a
-# private configuration and run directory under a temporary directory.
+# a tmpfs /tmp, uid 1000 (a user that exists only in the container). It is
+# created as containerd and Docker create theirs, through the runtime
+# wrapper flamesidecar-runtime in place of runc: the wrapper adds flamehook's
+# createRuntime hook and the JVM options (frame pointers, debug info at every
+# pc) to the opted-in bundle, with a private configuration and run directory
+# under a temporary directory.
 # Everything is removed on exit, also on Ctrl-C or an error.
 #
 #   make demo                 (as root, or sudo make demo; builds first)
@@ -36,7 +39,7 @@ die() { printf 'demo: %s\n' "$*" >&2; exit 1; }
 for c in runc jq; do
 	command -v "$c" >/dev/null || die "$c is not installed (tests/install-deps.sh installs it)"
 done
-for f in "$B/flamesidecar" "$B/flamehook"; do
+for f in "$B/flamesidecar" "$B/flamehook" "$B/flamesidecar-runtime"; do
 	[ -x "$f" ] || die "$f is missing: run 'make' first"
 done
 [ -f "$B/java/flametest/Workload.class" ] ||
@@ -66,7 +69,7 @@ cleanup() {
 			fi
 			sleep 0.05
 		done
-		runc delete -f "$NAME" >/dev/null 2>&1
+		"$B/flamesidecar-runtime" delete -f "$NAME" >/dev/null 2>&1
 	fi
 	# anything still mounted under the temp dir, deepest first
 	awk -v t="$TMP" '$5 ~ "^"t {print $5}' /proc/self/mountinfo | sort -r |
@@ -91,25 +94,20 @@ cat >"$TMP/config.json" <<JSON
 JSON
 export FLAMESIDECAR_CONFIG="$TMP/config.json"
 
-say "runc bundle: host /usr and /etc read-only, tmpfs /tmp, uid 1000, flamehook in hooks"
+say "runc bundle: host /usr and /etc read-only, tmpfs /tmp, uid 1000, opted in"
 BUNDLE="$TMP/bundle"
 mkdir -p "$BUNDLE/rootfs"/{usr,etc,tmp,proc,dev,sys,opt/fsjava}
 chmod 1777 "$BUNDLE/rootfs/tmp" # runc 1.1 takes the tmpfs mode from it
 for l in bin lib lib64 sbin; do ln -sfn "usr/$l" "$BUNDLE/rootfs/$l"; done
 (cd "$BUNDLE" && runc spec)
-HOOK=$B/flamehook
-jq --arg java "$JAVA" --arg cp "$B/java" --arg h "$HOOK" --arg c "$TMP/config.json" '
-	def hook($stage): [{path: $h, args: ["flamehook", "--config", $c, $stage],
-	                    env: ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"], timeout: 10}];
+jq --arg java "$JAVA" --arg cp "$B/java" '
 	.process.terminal = false |
-	.process.args = [$java, "-XX:+PreserveFramePointer", "-cp", "/opt/fsjava",
+	.process.args = [$java, "-cp", "/opt/fsjava",
 	                 "flametest.Workload", "--threads", "2", "--syscalls"] |
 	.process.user = {uid: 1000, gid: 1000} |
 	.process.env += ["HOME=/tmp"] |
 	.root.readonly = false |
 	.annotations = {"flamesidecar.io/enable": "true"} |
-	.hooks = {createRuntime: hook("createRuntime"), poststart: hook("poststart"),
-	          poststop: hook("poststop")} |
 	.mounts += [
 	  {destination: "/usr", type: "bind", source: "/usr", options: ["rbind", "ro", "nosuid", "nodev"]},
 	  {destination: "/etc", type: "bind", source: "/etc", options: ["rbind", "ro", "nosuid", "nodev"]},
@@ -120,9 +118,9 @@ jq --arg java "$JAVA" --arg cp "$B/java" --arg h "$HOOK" --arg c "$TMP/config.js
 ' "$BUNDLE/config.json" >"$BUNDLE/config.json.new"
 mv "$BUNDLE/config.json.new" "$BUNDLE/config.json"
 
-say "starting the Workload JVM in container $NAME"
+say "starting the Workload JVM in container $NAME (flamesidecar-runtime run -d, as runc)"
 STARTED=1
-runc run -d --bundle "$BUNDLE" "$NAME" >"$TMP/out.log" 2>&1 </dev/null ||
+"$B/flamesidecar-runtime" run -d --bundle "$BUNDLE" "$NAME" >"$TMP/out.log" 2>&1 </dev/null ||
 	{ cat "$TMP/out.log" >&2; die "runc could not start the container (output above)"; }
 
 # wait_for SECONDS WHAT COMMAND...: poll with a deadline
