@@ -63,8 +63,10 @@ void hook_names_from_annotations(yajl_val ann, struct hook_state *st)
 		snprintf(st->engine, sizeof(st->engine), "kubernetes");
 		return;
 	}
-	if (names_take(st->name, sizeof(st->name), names_get(ann, "nerdctl/name")))
+	if (names_take(st->name, sizeof(st->name), names_get(ann, "nerdctl/name"))) {
 		snprintf(st->engine, sizeof(st->engine), "nerdctl");
+		st->name_source = REGISTRY_NAME_ANNOTATION;
+	}
 }
 
 /* Read and parse a JSON file the engine owns: a regular file, not a
@@ -128,6 +130,7 @@ static int names_docker(const char *hostname_src, struct hook_state *st, struct 
 	if (!names_take(st->name, sizeof(st->name), name[0] == '/' ? name + 1 : name))
 		return fs_error_set(err, EINVAL, "%s: \"Name\" is not a valid name", path);
 	snprintf(st->engine, sizeof(st->engine), "docker");
+	st->name_source = REGISTRY_NAME_ENGINE;
 	return 0;
 }
 
@@ -175,8 +178,10 @@ static int names_podman(const char *bundle, struct hook_state *st, struct fs_err
 		if (!names || names->u.array.len == 0 || !YAJL_IS_STRING(names->u.array.values[0]))
 			return 0;
 		if (names_take(st->name, sizeof(st->name),
-			       YAJL_GET_STRING(names->u.array.values[0])))
+			       YAJL_GET_STRING(names->u.array.values[0]))) {
 			snprintf(st->engine, sizeof(st->engine), "podman");
+			st->name_source = REGISTRY_NAME_ENGINE;
+		}
 		return 0;
 	}
 	return 0;
@@ -185,22 +190,25 @@ static int names_podman(const char *bundle, struct hook_state *st, struct fs_err
 int hook_names_from_engine_state(const char *bundle, const char *hostname_src,
 				 struct hook_state *st, struct fs_error *err)
 {
-	/* Docker's own record first, annotations or not: anyone who can run
-	 * a container can annotate it (docker run --annotation
-	 * nerdctl/name=X), so a name there is a claim, and Docker's is its
-	 * own (one small file, found only under Docker's layout). */
+	/* The engine's own record first, annotations or not: anyone who can
+	 * run a container can annotate it (docker run --annotation
+	 * nerdctl/name=X, podman run --annotation io.kubernetes.cri-o...),
+	 * so a name there is a claim, and the engine's is its own. Each
+	 * record is found only under its engine's layout (Docker's: one small
+	 * file; c/storage's: one bounded file); the pod names of annotations
+	 * stay beside the engine's name (cri-dockerd, CRI-O). */
 	char claimed[sizeof(st->name)], engine[sizeof(st->engine)];
+	enum registry_name_source source = st->name_source;
 	memcpy(claimed, st->name, sizeof(claimed));
 	memcpy(engine, st->engine, sizeof(engine));
 	st->name[0] = '\0';
 	int r = names_docker(hostname_src, st, err);
+	if (r == 0 && !st->name[0])
+		r = names_podman(bundle, st, err);
 	if (st->name[0])
-		return r;
+		return 0;
 	memcpy(st->name, claimed, sizeof(st->name));
 	memcpy(st->engine, engine, sizeof(st->engine));
-	if (st->name[0] || st->pod[0])
-		return 0; /* the annotations said it (a claim: list says so) */
-	if (r < 0)
-		return r;
-	return names_podman(bundle, st, err);
+	st->name_source = st->name[0] ? source : REGISTRY_NAME_NONE;
+	return r;
 }
