@@ -190,6 +190,61 @@ static void docker_and_podman(const char *dir)
 	is_int(hook_names_from_engine_state(bundle, "", &st, &err), 0, "no record of this id");
 	ok(!strcmp(st.name, "victim") && st.name_source == REGISTRY_NAME_ANNOTATION,
 	   "the claim stays a claim (%s)", st.name);
+	/* The scan parses only the object that holds the id as a string:
+	 * braces and quotes inside strings, the id as another container's
+	 * name or inside an escaped string, pretty-printing, a damaged tail
+	 * after the record. */
+	static const struct {
+		const char *json, *name;
+		int rc;
+	} scans[] = {
+	    {"[{\"id\":\"a\",\"metadata\":\"{\\\"x\\\":\\\"}]\\\"\"},{\"id\":\"" ID64
+	     "\",\"names\":[\"after-braces\"]}]",
+	     "after-braces", 0},
+	    {"[{\"id\":\"b\",\"names\":[\"" ID64 "\"]},{\"id\":\"" ID64
+	     "\",\"names\":[\"the-real-one\"]}]",
+	     "the-real-one", 0},
+	    {"[{\"id\":\"c\",\"metadata\":\"\\\"" ID64
+	     "\\\"\"},\n  {\n   \"names\" : [ \"pretty\" ] ,\n"
+	     "   \"id\" : \"" ID64 "\"\n  }\n]\n",
+	     "pretty", 0},
+	    {"[\"" ID64 "\",{\"id\":\"" ID64 "\",\"names\":[\"past-a-string\"]},{\"id\":",
+	     "past-a-string", 0},
+	    /* "x\\" ends after an escaped backslash; "\\\"}]" goes on past
+	     * an escaped quote */
+	    {"[{\"id\":\"e\",\"m\":\"x\\\\\",\"n\":\"\\\\\\\"}]\"},{\"id\":\"" ID64
+	     "\",\"names\":[\"after-backslashes\"]}]",
+	     "after-backslashes", 0},
+	    {"[{\"id\":\"" ID64 "\",\"names\":[\"x\"],}]", "", -EINVAL},
+	    {"[{\"id\":\"d\",\"names\":[\"" ID64 "x\"]}]", "", 0},
+	    {"  [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"" ID64 "\"]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
+	     "", -EINVAL},
+	};
+	for (size_t i = 0; i < sizeof(scans) / sizeof(scans[0]); i++) {
+		write_file(path, scans[i].json);
+		memset(&st, 0, sizeof(st));
+		snprintf(st.id, sizeof(st.id), "%s", ID64);
+		int r = hook_names_from_engine_state(bundle, "", &st, &err);
+		ok(r == scans[i].rc && !strcmp(st.name, scans[i].name), "scan #%zu: %d '%s'", i, r,
+		   st.name);
+	}
+	/* A store of 20,000 containers, this one last: found. */
+	FILE *f = fopen(path, "w");
+	ok(f != NULL, "a big containers.json");
+	if (f) {
+		fputs("[", f);
+		for (int i = 0; i < 20000; i++)
+			fprintf(f,
+				"{\"id\":\"%064x\",\"names\":[\"n%d\"],\"metadata\":\"{\\\"a\\\":1}"
+				"\"},",
+				i, i);
+		fputs("{\"id\":\"" ID64 "\",\"names\":[\"last-of-many\"]}]", f);
+		fclose(f);
+	}
+	memset(&st, 0, sizeof(st));
+	snprintf(st.id, sizeof(st.id), "%s", ID64);
+	is_int(hook_names_from_engine_state(bundle, "", &st, &err), 0, "big store read");
+	is_str(st.name, "last-of-many", "the record at its end found");
 	write_file(path, "[{\"id\":\"" ID64 "\",\"names\":[\"bad name\"]}]");
 	memset(&st, 0, sizeof(st));
 	snprintf(st.id, sizeof(st.id), "%s", ID64);
@@ -207,7 +262,7 @@ static void docker_and_podman(const char *dir)
 
 int main(void)
 {
-	tap_plan(59);
+	tap_plan(70);
 	annotations();
 	char dir[] = "/tmp/fsnames.XXXXXX";
 	ok(mkdtemp(dir) != NULL, "temp dir");
