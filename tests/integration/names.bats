@@ -190,7 +190,7 @@ SH
 	[ "$(entry names.name_source "$NAME-claim1")" = annotation ]
 	# Its profile gets a slot of its own: the Podman name's is not taken...
 	fs_wait_for 10 test -e "$FS_RUN/profiling/$NAME-claim1.json"
-	! grep -q "$NAME-claim1: profile trigger refused" "$FS_RUN/hook.log"
+	! grep -q "$NAME-claim1: profile trigger refused" "$FS_RUN/hook.log" || false
 	rm -f "$FS_TMP/hold"
 	fs_wait_for 20 test ! -e "$FS_RUN/profiling/$cid.json"
 	fs_wait_for 20 test ! -e "$FS_RUN/profiling/$NAME-claim1.json"
