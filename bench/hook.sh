@@ -19,7 +19,9 @@
 #     FS_BENCH_BASE_HOOK=/path/to/an/older/flamehook adds that binary as the
 #     same one createRuntime hook as the default install's. FS_BENCH_NAMED=1
 #     gives those containers a pod's names and the registry its name index,
-#     so each registration also writes its index file.
+#     so each registration also writes its index file. FS_BENCH_CSTORAGE=N
+#     puts those bundles in c/storage's layout beside a containers.json of N
+#     containers (the hook then reads Podman's record at each start).
 #  2. wrapper path (containerd, Docker: create + start, later delete): `run
 #     -d` then, once the container stopped, `delete`, each timed, through
 #     flamesidecar-runtime --opt-in (one createRuntime hook; delete
@@ -113,6 +115,46 @@ if [ "${FS_BENCH_NAMED:-0}" = 1 ]; then
 	mkdir -m 0700 "$FS_RUN/containers" "$FS_RUN/containers/names" # before any entry
 	echo "named containers (a pod's), name index present"
 fi
+# FS_BENCH_CSTORAGE=N: the flamehook bundles are found where c/storage
+# (Podman, CRI-O) keeps them, <graphroot>/overlay-containers/<id>/userdata,
+# beside a containers.json of N containers (this run's among them), so the
+# hook reads Podman's record of each start: with FS_BENCH_NAMED=1 too, the
+# CRI-O case (annotation names and the engine's record both present).
+CSTORAGE=${FS_BENCH_CSTORAGE:-0}
+CS="$FS_TMP/cstorage/overlay-containers"
+if [ "$CSTORAGE" -gt 0 ]; then
+	mkdir -p "$CS"
+	# The store's older containers first, this run's last: c/storage
+	# appends a new container at the end, where a scan finds it last.
+	{
+		for i in $(seq 1 "$((CSTORAGE > 3 * PAIRS ? CSTORAGE - 3 * PAIRS : 0))"); do
+			printf 'f%063x\n' "$i"
+		done
+		for kind in hooksd poststop base; do
+			for i in $(seq 1 "$PAIRS"); do echo "fsbench-$$-$kind-$i"; done
+		done
+	} |
+		jq -R '{id: ., names: ["n-" + .[0:12]], image: ("0" * 64), layer: ("1" * 64),
+			metadata: "{\"image-name\":\"docker.io/library/x:latest\",\"name\":\"n\"}",
+			created: "2026-11-28T00:00:00.000000000Z", flags: {MountLabel: "", ProcessLabel: ""}}' |
+		jq -cs . >"$CS/containers.json"
+	echo "c/storage layout: containers.json of $(jq length "$CS/containers.json") containers, $(stat -c %s "$CS/containers.json") bytes"
+fi
+# bundle_of KIND ID: the bundle path runc is given for KIND's container ID
+# (under c/storage's layout: KIND's config.json, its rootfs by absolute
+# path; runc records the bundle with symlinks resolved, so no symlink).
+bundle_of() {
+	case "$CSTORAGE:$1" in
+	0:*) echo "$FS_TMP/$1" ;;
+	*:hooksd | *:poststop | *:base)
+		mkdir -p "$CS/$2/userdata"
+		jq --arg r "$FS_TMP/$1/rootfs" '.root.path = $r' "$FS_TMP/$1/config.json" \
+			>"$CS/$2/userdata/config.json"
+		echo "$CS/$2/userdata"
+		;;
+	*) echo "$FS_TMP/$1" ;;
+	esac
+}
 # The wrapper path: plain bundles (no hooks, no annotation); the wrapper
 # adds what it adds. --opt-in opts them in, as Docker's runtimeArgs does.
 # On a tmpfs, as containerd and Docker keep bundles under /run (the wrapper
@@ -178,7 +220,7 @@ row() {
 # --- 1. hooks.d path: runc run -----------------------------------------
 for i in $(seq 1 "$PAIRS"); do
 	for kind in $(rotate "$i" $kinds1); do
-		measure "$kind" runc run --bundle "$FS_TMP/$kind" "fsbench-$$-$kind-$i"
+		measure "$kind" runc run --bundle "$(bundle_of "$kind" "fsbench-$$-$kind-$i")" "fsbench-$$-$kind-$i"
 	done
 done
 row "hooks.d, default install: createRuntime only (\`runc run true\`)" hooksd none

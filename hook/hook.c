@@ -108,14 +108,17 @@ static int hook_opted_in(const struct fs_config *cfg, const struct hook_state *s
 	}
 }
 
-/* The names the engine gave, into the entry (annotations first, then the
- * engine's state on disk). A failure costs the name, not the entry. */
+/* The names the engine gave, into the entry: the engine's record on disk
+ * wins over an annotation's claim (names.c), and the entry says which one
+ * it got. A failure costs the engine's name, not the entry. */
 static void hook_entry_names(struct hook_state *st, const struct hook_bundle *b,
 			     struct registry_entry *e, const char *stage)
 {
 	struct fs_error err;
 	if (hook_names_from_engine_state(st->bundle, b->hostname_src, st, &err) < 0)
-		log_warn(stage, st->id, "container name unknown: %s", err.msg);
+		log_warn(stage, st->id, "engine's record of the name unreadable%s: %s",
+			 st->name[0] ? " (keeping the annotation's)" : "", err.msg);
+	e->name_source = st->name_source;
 	snprintf(e->engine, sizeof(e->engine), "%s", st->engine);
 	snprintf(e->name, sizeof(e->name), "%s", st->name);
 	snprintf(e->pod, sizeof(e->pod), "%s", st->pod);

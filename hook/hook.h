@@ -51,6 +51,8 @@ struct hook_state {
 	char pod[REGISTRY_NAME_MAX + 1];
 	char pod_namespace[REGISTRY_NAME_MAX + 1];
 	char container[REGISTRY_NAME_MAX + 1];
+	/* Where name came from: set with it, by the code that found it. */
+	enum registry_name_source name_source;
 	int sandbox; /* a Kubernetes pod sandbox ("pause") container */
 };
 
@@ -79,9 +81,12 @@ void hook_names_from_annotations(yajl_val annotations, struct hook_state *st);
  * the paths it gave the runtime: Docker's config.v2.json beside the
  * /etc/hostname it mounts (<data-root>/containers/<id>/), Podman's
  * c/storage containers.json above the bundle (<graphroot>/<driver>-
- * containers/<id>/userdata). Fills st's engine and name when a record of
- * this very id is found; 0 (also when there is none), or -errno with a
- * reason (nothing filled). Regular files only, no symlinks, bounded. */
+ * containers/<id>/userdata). Read whatever the annotations said: a record
+ * of this very id replaces an annotation's name and engine (name_source
+ * REGISTRY_NAME_ENGINE); the pod names of annotations stay beside it.
+ * Without one, the annotation's name stays (REGISTRY_NAME_ANNOTATION).
+ * 0 (also when there is no record), or -errno with a reason (then only the
+ * annotations' names). Regular files only, no symlinks, bounded. */
 int hook_names_from_engine_state(const char *bundle, const char *hostname_src,
 				 struct hook_state *st, struct fs_error *err);
 

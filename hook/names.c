@@ -8,6 +8,7 @@
  * still parsed bounded and each name must pass registry_validate_name. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -63,13 +64,16 @@ void hook_names_from_annotations(yajl_val ann, struct hook_state *st)
 		snprintf(st->engine, sizeof(st->engine), "kubernetes");
 		return;
 	}
-	if (names_take(st->name, sizeof(st->name), names_get(ann, "nerdctl/name")))
+	if (names_take(st->name, sizeof(st->name), names_get(ann, "nerdctl/name"))) {
 		snprintf(st->engine, sizeof(st->engine), "nerdctl");
+		st->name_source = REGISTRY_NAME_ANNOTATION;
+	}
 }
 
-/* Read and parse a JSON file the engine owns: a regular file, not a
- * symlink, at most max bytes. -ENOENT when it is not there. */
-static int names_read_json(const char *path, size_t max, yajl_val *root, struct fs_error *err)
+/* Read a file the engine owns: a regular file, not a symlink, at most max
+ * bytes. -ENOENT when it is not there. */
+static int names_read_file(const char *path, size_t max, char **buf, size_t *len,
+			   struct fs_error *err)
 {
 	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
@@ -77,11 +81,19 @@ static int names_read_json(const char *path, size_t max, yajl_val *root, struct 
 	struct stat sb;
 	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode))
 		return fs_error_set(err, EINVAL, "%s is not a regular file", path);
+	int r = json_read_fd(fd, max, buf, len, err);
+	return r < 0 ? fs_error_wrap(err, "%s", path) : 0;
+}
+
+/* The same, parsed. */
+static int names_read_json(const char *path, size_t max, yajl_val *root, struct fs_error *err)
+{
 	cleanup_free char *buf = NULL;
 	size_t len;
-	int r = json_read_fd(fd, max, &buf, &len, err);
-	if (r == 0)
-		r = json_parse(buf, len, NAMES_JSON_DEPTH, root, err);
+	int r = names_read_file(path, max, &buf, &len, err);
+	if (r < 0)
+		return r;
+	r = json_parse(buf, len, NAMES_JSON_DEPTH, root, err);
 	return r < 0 ? fs_error_wrap(err, "%s", path) : 0;
 }
 
@@ -128,6 +140,92 @@ static int names_docker(const char *hostname_src, struct hook_state *st, struct 
 	if (!names_take(st->name, sizeof(st->name), name[0] == '/' ? name + 1 : name))
 		return fs_error_set(err, EINVAL, "%s: \"Name\" is not a valid name", path);
 	snprintf(st->engine, sizeof(st->engine), "docker");
+	st->name_source = REGISTRY_NAME_ENGINE;
+	return 0;
+}
+
+/* One object of containers.json, buf[0..len): 1 when it is the record of
+ * st's id (its first name taken when valid), 0 when it is another's. */
+static int names_podman_entry(const char *buf, size_t len, struct hook_state *st, const char *path,
+			      struct fs_error *err)
+{
+	cleanup_json yajl_val c = NULL;
+	if (json_parse(buf, len, NAMES_JSON_DEPTH, &c, err) < 0)
+		return fs_error_wrap(err, "%s", path);
+	const char *id = json_get_string(c, "id");
+	if (!id || strcmp(id, st->id))
+		return 0;
+	const char *k[] = {"names", NULL};
+	yajl_val names = YAJL_IS_OBJECT(c) ? yajl_tree_get(c, k, yajl_t_array) : NULL;
+	if (!names || names->u.array.len == 0 || !YAJL_IS_STRING(names->u.array.values[0]))
+		return 1;
+	if (names_take(st->name, sizeof(st->name), YAJL_GET_STRING(names->u.array.values[0]))) {
+		snprintf(st->engine, sizeof(st->engine), "podman");
+		st->name_source = REGISTRY_NAME_ENGINE;
+	}
+	return 1;
+}
+
+/* c/storage's containers.json holds every container of the store (up to
+ * NAMES_PODMAN_MAX bytes): a tree of all of it cost milliseconds on every
+ * start. The array is scanned once instead, with no allocation (strings
+ * and their escapes skipped, depth counted), and only a top-level object
+ * in which the id occurs as a string ("<id>") is parsed. 0 (also when no
+ * record is found), or -EINVAL when buf is not a JSON array or a candidate
+ * object does not parse. */
+static int names_podman_scan(const char *buf, size_t len, struct hook_state *st, const char *path,
+			     struct fs_error *err)
+{
+	char needle[REGISTRY_ID_MAX + 3];
+	size_t nl = (size_t)snprintf(needle, sizeof(needle), "\"%s\"", st->id);
+	size_t i = 0, start = 0, objects = 0;
+	while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\r' || buf[i] == '\n'))
+		i++;
+	if (i == len || buf[i] != '[')
+		return fs_error_set(err, EINVAL, "%s is not a JSON array", path);
+	const char *hit = memmem(buf + i, len - i, needle, nl);
+	int depth = 0, in_str = 0;
+	for (; i < len && hit; i++) {
+		char c = buf[i];
+		if (in_str) {
+			/* To the next quote not escaped: an even run of
+			 * backslashes before it (none can precede the string's
+			 * start, a quote). */
+			const char *q = memchr(buf + i, '"', len - i);
+			if (!q)
+				break;
+			size_t bs = 0;
+			while (q - bs > buf + i && q[-1 - (ptrdiff_t)bs] == '\\')
+				bs++;
+			i = (size_t)(q - buf);
+			in_str = bs % 2;
+			continue;
+		}
+		if (c == '"') {
+			in_str = 1;
+		} else if (c == '{' || c == '[') {
+			if (++depth > NAMES_JSON_DEPTH)
+				return fs_error_set(err, EINVAL, "%s: nested too deeply", path);
+			if (depth == 2 && c == '{') {
+				start = i;
+				if (hit < buf + start) /* not inside an object of the array */
+					hit = memmem(buf + start, len - start, needle, nl);
+			}
+		} else if (c == '}' || c == ']') {
+			if (--depth <= 0)
+				break; /* the end of the array */
+			if (depth != 1 || c != '}')
+				continue;
+			if (++objects > NAMES_PODMAN_SCAN)
+				break;
+			if (hit > buf + i)
+				continue; /* the id is further on */
+			int r = names_podman_entry(buf + start, i + 1 - start, st, path, err);
+			if (r != 0)
+				return r < 0 ? r : 0;
+			hit = memmem(buf + i + 1, len - i - 1, needle, nl);
+		}
+	}
 	return 0;
 }
 
@@ -157,50 +255,38 @@ static int names_podman(const char *bundle, struct hook_state *st, struct fs_err
 	char path[PATH_MAX];
 	if (snprintf(path, sizeof(path), "%s/containers.json", dir) >= (int)sizeof(path))
 		return 0;
-	cleanup_json yajl_val root = NULL;
-	int r = names_read_json(path, NAMES_PODMAN_MAX, &root, err);
+	cleanup_free char *buf = NULL;
+	size_t len;
+	int r = names_read_file(path, NAMES_PODMAN_MAX, &buf, &len, err);
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)
 		return r;
-	if (!YAJL_IS_ARRAY(root))
-		return fs_error_set(err, EINVAL, "%s is not a JSON array", path);
-	for (size_t i = 0; i < root->u.array.len && i < NAMES_PODMAN_SCAN; i++) {
-		yajl_val c = root->u.array.values[i];
-		const char *id = json_get_string(c, "id");
-		if (!id || strcmp(id, st->id))
-			continue;
-		const char *k[] = {"names", NULL};
-		yajl_val names = YAJL_IS_OBJECT(c) ? yajl_tree_get(c, k, yajl_t_array) : NULL;
-		if (!names || names->u.array.len == 0 || !YAJL_IS_STRING(names->u.array.values[0]))
-			return 0;
-		if (names_take(st->name, sizeof(st->name),
-			       YAJL_GET_STRING(names->u.array.values[0])))
-			snprintf(st->engine, sizeof(st->engine), "podman");
-		return 0;
-	}
-	return 0;
+	return names_podman_scan(buf, len, st, path, err);
 }
 
 int hook_names_from_engine_state(const char *bundle, const char *hostname_src,
 				 struct hook_state *st, struct fs_error *err)
 {
-	/* Docker's own record first, annotations or not: anyone who can run
-	 * a container can annotate it (docker run --annotation
-	 * nerdctl/name=X), so a name there is a claim, and Docker's is its
-	 * own (one small file, found only under Docker's layout). */
+	/* The engine's own record first, annotations or not: anyone who can
+	 * run a container can annotate it (docker run --annotation
+	 * nerdctl/name=X, podman run --annotation io.kubernetes.cri-o...),
+	 * so a name there is a claim, and the engine's is its own. Each
+	 * record is found only under its engine's layout (Docker's: one small
+	 * file; c/storage's: one bounded file); the pod names of annotations
+	 * stay beside the engine's name (cri-dockerd, CRI-O). */
 	char claimed[sizeof(st->name)], engine[sizeof(st->engine)];
+	enum registry_name_source source = st->name_source;
 	memcpy(claimed, st->name, sizeof(claimed));
 	memcpy(engine, st->engine, sizeof(engine));
 	st->name[0] = '\0';
 	int r = names_docker(hostname_src, st, err);
+	if (r == 0 && !st->name[0])
+		r = names_podman(bundle, st, err);
 	if (st->name[0])
-		return r;
+		return 0;
 	memcpy(st->name, claimed, sizeof(st->name));
 	memcpy(st->engine, engine, sizeof(st->engine));
-	if (st->name[0] || st->pod[0])
-		return 0; /* the annotations said it (a claim: list says so) */
-	if (r < 0)
-		return r;
-	return names_podman(bundle, st, err);
+	st->name_source = st->name[0] ? source : REGISTRY_NAME_NONE;
+	return r;
 }

@@ -29,10 +29,14 @@ void profquota_limits_from_config(const struct fs_config *cfg, struct profquota_
 
 void profquota_key(const struct registry_entry *e, char *key, size_t len)
 {
+	int engine = e->name[0] && e->name_source == REGISTRY_NAME_ENGINE;
 	if (e->pod[0])
-		snprintf(key, len, "pod %s/%s/%s", e->pod_namespace, e->pod, e->container);
-	else if (e->name[0])
+		snprintf(key, len, "claim pod %s/%s/%s%s%s", e->pod_namespace, e->pod, e->container,
+			 engine ? " via " : "", engine ? e->engine : "");
+	else if (engine)
 		snprintf(key, len, "name %s/%s", e->engine, e->name);
+	else if (e->name[0])
+		snprintf(key, len, "claim name %s/%s", e->engine, e->name);
 	else
 		snprintf(key, len, "id %s", e->id);
 }

@@ -4,7 +4,8 @@
  * pb.gz,log} that one trigger writes. Profiles are charged to the
  * container's quota key, which survives restarts (each restart is a new
  * id): its pod (namespace/pod/container) or its engine's name, else the id
- * alone. The hook writes the key to <profile_dir>/<id>/.key when it
+ * alone; names that are only claims (annotations) keyed apart from the
+ * engines' own records (profquota_key). The hook writes the key to <profile_dir>/<id>/.key when it
  * creates the directory.
  *
  * Limits (config, docs/configuration.md): a maximum age, a count and a
@@ -22,7 +23,7 @@
 #include "config.h"
 #include "registry.h"
 
-#define PROFQUOTA_KEY_MAX  (3 * REGISTRY_NAME_MAX + 16)
+#define PROFQUOTA_KEY_MAX  (3 * REGISTRY_NAME_MAX + REGISTRY_ENGINE_MAX + 32)
 #define PROFQUOTA_KEY_FILE ".key"
 #define PROFQUOTA_BASE_MAX 64
 /* Profiles looked at per scan: beyond it, the rest is not charged (and a
@@ -51,8 +52,14 @@ struct profquota_item {
 /* The limits the config sets. */
 void profquota_limits_from_config(const struct fs_config *cfg, struct profquota_limits *lim);
 
-/* The quota key of a container: "pod <ns>/<pod>/<container>", "name
- * <engine>/<name>", or "id <id>". */
+/* The quota key of a container. A name the engine recorded (Docker,
+ * c/storage: unique in its store) is "name <engine>/<name>". A name only
+ * an annotation gave is a claim, keyed apart so that it can never reach an
+ * engine-recorded name's profiles or slots: "claim pod <ns>/<pod>/
+ * <container>" (with " via <engine>" when the engine recorded a name
+ * beside it: the claim then stays among that engine's containers),
+ * "claim name <engine>/<name>"; else "id <id>". Claims of the same words
+ * share a key (docs/security.md). */
 void profquota_key(const struct registry_entry *e, char *key, size_t len);
 
 /* Mark items to remove (item->remove, item->why), oldest first within

@@ -163,6 +163,9 @@ int registry_to_json(const struct registry_entry *e, char **out, size_t *len, st
 	json_write_string(f, e->pod_namespace);
 	fputs(",\"container\":", f);
 	json_write_string(f, e->container);
+	if (e->name[0] && e->name_source != REGISTRY_NAME_NONE)
+		fprintf(f, ",\"name_source\":\"%s\"",
+			e->name_source == REGISTRY_NAME_ENGINE ? "engine" : "annotation");
 	fputs("}}\n", f);
 	if (fclose(f) != 0) {
 		free(buf);
@@ -219,7 +222,46 @@ static int registry_names_from_json(yajl_val names, struct registry_entry *e, st
 		if (r < 0)
 			return fs_error_wrap(err, "registry entry names.%s", f[i].key);
 	}
+	e->name_source = REGISTRY_NAME_NONE;
+	if (!e->name[0])
+		return 0;
+	/* Only "engine" makes a name the engine's record; anything else is
+	 * the weaker claim. Without the key (an older hook's entry), those
+	 * hooks took only Docker's and Podman's names from engine state. */
+	const char *src = names ? json_get_string(names, "name_source") : NULL;
+	if (src)
+		e->name_source =
+		    !strcmp(src, "engine") ? REGISTRY_NAME_ENGINE : REGISTRY_NAME_ANNOTATION;
+	else
+		e->name_source = !strcmp(e->engine, "docker") || !strcmp(e->engine, "podman")
+				     ? REGISTRY_NAME_ENGINE
+				     : REGISTRY_NAME_ANNOTATION;
 	return 0;
+}
+
+const char *registry_name_source_str(enum registry_name_source s)
+{
+	switch (s) {
+	case REGISTRY_NAME_ENGINE: return "engine state";
+	case REGISTRY_NAME_ANNOTATION: return "annotation";
+	default: return NULL;
+	}
+}
+
+void registry_entry_label(const struct registry_entry *e, char *buf, size_t len)
+{
+	if (e->pod[0])
+		snprintf(buf, len, "%s/%s%s%s", e->pod_namespace[0] ? e->pod_namespace : "?",
+			 e->pod, e->container[0] ? "/" : "", e->container);
+	else
+		snprintf(buf, len, "%s", e->name[0] ? e->name : "-");
+}
+
+const char *registry_entry_label_source(const struct registry_entry *e)
+{
+	if (e->pod[0])
+		return registry_name_source_str(REGISTRY_NAME_ANNOTATION);
+	return e->name[0] ? registry_name_source_str(e->name_source) : NULL;
 }
 
 int registry_from_json(const char *buf, size_t len, struct registry_entry *e, struct fs_error *err)

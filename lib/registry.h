@@ -15,6 +15,17 @@
 #define REGISTRY_NAME_MAX	253 /* a Kubernetes object name (DNS subdomain) */
 #define REGISTRY_ENGINE_MAX	15
 
+/* Where a name came from. Set by the hook from which code path found the
+ * name, never from a value the name's source could choose: an annotation
+ * can spell "docker" as engine, never make its name an engine record. */
+enum registry_name_source {
+	REGISTRY_NAME_NONE = 0,	      /* no name */
+	REGISTRY_NAME_ANNOTATION = 1, /* an OCI annotation: a claim anyone who can
+				       * annotate a container can make */
+	REGISTRY_NAME_ENGINE = 2,     /* the engine's own record on disk (Docker's
+				       * config.v2.json, c/storage's containers.json) */
+};
+
 struct registry_entry {
 	char id[REGISTRY_ID_MAX + 1];
 	pid_t pid;		 /* host pid of the container's init */
@@ -44,6 +55,12 @@ struct registry_entry {
 	char pod[REGISTRY_NAME_MAX + 1];	   /* Kubernetes pod name */
 	char pod_namespace[REGISTRY_NAME_MAX + 1]; /* its namespace */
 	char container[REGISTRY_NAME_MAX + 1];	   /* the container's name in the pod */
+	/* Where name came from (NONE when name is ""). The pod, namespace and
+	 * container names only ever come from annotations. Written as
+	 * names.name_source; an entry of an older hook without it is read as
+	 * ENGINE for engine "docker" and "podman" (the only names those hooks
+	 * took from engine state), else ANNOTATION. */
+	enum registry_name_source name_source;
 };
 
 /* Container ids become file names: 1..128 chars of [A-Za-z0-9_.-], not
@@ -91,7 +108,9 @@ struct registry_query {
 /* Pick the entry q names among entries[0..n): for ref, an exact id, else
  * an exact name, else a unique id prefix (Docker's order); for pod, the
  * entries of that pod (and namespace, and container name). When a name or
- * pod matches several and exactly one of them is alive, that one (an id
+ * pod matches several and exactly one of them is alive, that one; when
+ * several are alive and exactly one of them has the name from its engine's
+ * record (REGISTRY_NAME_ENGINE; the others claim it), that one (an id
  * prefix must be unique). Returns its index, or
  * -ENOENT (nothing matches) / -EEXIST (ambiguous: the message lists the
  * candidates and what to add) / -EINVAL (bad query). */
@@ -110,6 +129,17 @@ int registry_find_query(const char *dir, const struct registry_query *q, struct 
 /* Find by exact id, name or unique id prefix (registry_find_query with
  * only ref). */
 int registry_find(const char *dir, const char *ref, struct registry_entry *e, struct fs_error *err);
+
+/* The name a user knows the container by, as list shows it: the pod as
+ * NAMESPACE/POD[/CONTAINER] when there is one, else the engine's name, else
+ * "-". */
+#define REGISTRY_LABEL_MAX (3 * REGISTRY_NAME_MAX + 3) /* its length at most */
+void registry_entry_label(const struct registry_entry *e, char *buf, size_t len);
+/* Where that label came from: "engine state", "annotation", or NULL when
+ * there is none. A pod is always "annotation". */
+const char *registry_entry_label_source(const struct registry_entry *e);
+/* The words for one source: "engine state", "annotation", NULL for NONE. */
+const char *registry_name_source_str(enum registry_name_source s);
 
 /* 1 when the process still runs with the recorded start time. */
 int registry_entry_alive(const struct registry_entry *e);

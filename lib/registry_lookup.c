@@ -92,21 +92,30 @@ static size_t lookup_collect(const struct registry_entry *entries, size_t n,
 	return hits;
 }
 
-/* The index of the one hit, or of the only live one among several; -1
- * when several are alive (ambiguous) or none is. */
+/* The index of the one hit, or of the only live one among several, or,
+ * when several are alive, of the only live one whose name is the engine's
+ * own record (the others only claim it through an annotation: a claim
+ * neither takes nor blocks the name); -1 when that leaves several or none. */
 static int lookup_pick(const struct registry_entry *entries, const size_t *idx, size_t hits)
 {
 	if (hits == 1)
 		return (int)idx[0];
-	int alive = -1;
+	int alive = -1, engine = -1;
+	size_t nalive = 0, nengine = 0;
 	for (size_t i = 0; i < hits; i++) {
-		if (!registry_entry_alive(&entries[idx[i]]))
+		const struct registry_entry *e = &entries[idx[i]];
+		if (!registry_entry_alive(e))
 			continue;
-		if (alive >= 0)
-			return -1;
+		nalive++;
 		alive = (int)idx[i];
+		if (e->name_source == REGISTRY_NAME_ENGINE) {
+			nengine++;
+			engine = (int)idx[i];
+		}
 	}
-	return alive;
+	if (nalive == 1)
+		return alive;
+	return nengine == 1 ? engine : -1;
 }
 
 int registry_query_check(const struct registry_query *q, struct fs_error *err)
@@ -191,8 +200,9 @@ int registry_lookup(const struct registry_entry *entries, size_t n, const struct
 		if (hits == 0)
 			continue;
 		/* Names and pods outlive containers (a restarted pod container, a
-		 * stale entry under a reused Docker name): the live one is meant.
-		 * An id prefix is strict, as in Docker. */
+		 * stale entry under a reused Docker name): the live one is meant,
+		 * and among live ones the engine's record of the name. An id
+		 * prefix is strict, as in Docker. */
 		int pick = order[k] == LOOKUP_PREFIX ? (hits == 1 ? (int)idx[0] : -1)
 						     : lookup_pick(entries, idx, hits);
 		if (pick >= 0)

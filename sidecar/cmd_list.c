@@ -131,29 +131,6 @@ static int list_id_width(const struct registry_entry *all, size_t n, size_t i)
 	return w > (int)strlen(all[i].id) ? (int)strlen(all[i].id) : w;
 }
 
-/* The NAME column: the engine's name, or namespace/pod/container. */
-static void list_name(const struct registry_entry *e, char *buf, size_t len)
-{
-	if (e->pod[0])
-		snprintf(buf, len, "%s/%s%s%s", e->pod_namespace[0] ? e->pod_namespace : "?",
-			 e->pod, e->container[0] ? "/" : "", e->container);
-	else
-		snprintf(buf, len, "%s", e->name[0] ? e->name : "-");
-}
-
-/* Where the names came from (hook/names.c): the OCI annotations (what
- * containerd's CRI plugin, CRI-O and nerdctl set; but anyone who can pass
- * annotations to the runtime can set them too, so they are claims), or the
- * engine's own state on disk (Docker, Podman). NULL when there are none. */
-static const char *list_name_source(const struct registry_entry *e)
-{
-	if (!e->name[0] && !e->pod[0])
-		return NULL;
-	if (!strcmp(e->engine, "docker") || !strcmp(e->engine, "podman"))
-		return "engine state";
-	return "annotation";
-}
-
 static void list_json_entry(const struct registry_entry *e, time_t now)
 {
 	printf("{\"id\":");
@@ -178,35 +155,52 @@ static void list_json_entry(const struct registry_entry *e, time_t now)
 		else
 			printf("null");
 	}
-	const char *src = list_name_source(e);
+	/* name_source: the name's, or the pod's when there is no name. */
+	const char *src =
+	    e->name[0] ? registry_name_source_str(e->name_source) : registry_entry_label_source(e);
+	const char *pod_src = e->pod[0] ? registry_name_source_str(REGISTRY_NAME_ANNOTATION) : NULL;
 	printf(",\"name_source\":");
 	if (src)
 		printf("\"%s\"", src);
 	else
 		printf("null");
+	printf(",\"pod_source\":");
+	if (pod_src)
+		printf("\"%s\"", pod_src);
+	else
+		printf("null");
 	printf("}");
+}
+
+/* The SOURCE column: where the NAME column's words came from. */
+static const char *list_source(const struct registry_entry *e)
+{
+	const char *src = registry_entry_label_source(e);
+	if (!src)
+		return "-";
+	return e->pod[0] || e->name_source != REGISTRY_NAME_ENGINE ? "annotation" : "engine";
 }
 
 static void list_table(const struct registry_entry *all, size_t n, time_t now)
 {
 	int idw = 12, namew = 4;
 	for (size_t i = 0; i < n; i++) {
-		char name[3 * REGISTRY_NAME_MAX + 4];
-		list_name(&all[i], name, sizeof(name));
+		char name[REGISTRY_LABEL_MAX + 1];
+		registry_entry_label(&all[i], name, sizeof(name));
 		int w = list_id_width(all, n, i);
 		idw = w > idw ? w : idw;
 		namew = (int)strlen(name) > namew ? (int)strlen(name) : namew;
 	}
-	printf("%-*s %-*s %8s %7s %6s %8s %s\n", idw, "CONTAINER", namew, "NAME", "PID", "NS-PID",
-	       "UID", "AGE", "STATE");
+	printf("%-*s %-*s %-10s %8s %7s %6s %8s %s\n", idw, "CONTAINER", namew, "NAME", "SOURCE",
+	       "PID", "NS-PID", "UID", "AGE", "STATE");
 	for (size_t i = 0; i < n; i++) {
 		const struct registry_entry *e = &all[i];
-		char age[32], name[3 * REGISTRY_NAME_MAX + 4];
+		char age[32], name[REGISTRY_LABEL_MAX + 1];
 		common_format_age((long long)(now - e->created), age, sizeof(age));
-		list_name(e, name, sizeof(name));
-		printf("%-*.*s %-*s %8d %7d %6u %8s %s\n", idw, list_id_width(all, n, i), e->id,
-		       namew, name, (int)e->pid, (int)e->ns_pid, (unsigned)e->uid, age,
-		       registry_entry_alive(e) ? "alive" : "stale");
+		registry_entry_label(e, name, sizeof(name));
+		printf("%-*.*s %-*s %-10s %8d %7d %6u %8s %s\n", idw, list_id_width(all, n, i),
+		       e->id, namew, name, list_source(e), (int)e->pid, (int)e->ns_pid,
+		       (unsigned)e->uid, age, registry_entry_alive(e) ? "alive" : "stale");
 	}
 }
 
@@ -220,8 +214,10 @@ static const struct opt list_opts_table[] = {
 	     "name, pod, namespace, container, and name_source: \"annotation\" (a claim: "
 	     "whoever can annotate a container can set it) or \"engine state\" (Docker, "
 	     "Podman)",
-     .more = "A profile names its svg, folded and pprof files (null when absent); a "
-	     "container's name_source is null when it has no name.",
+     .more = "A profile names its svg, folded and pprof files (null when absent). A "
+	     "container's name_source is the name's, or the pod's when it has no name, null "
+	     "when it has neither; pod_source is \"annotation\" for a pod (pods are only ever "
+	     "named by annotations), else null.",
      .kind = OPT_FLAG,
      .off = offsetof(struct list_args, json)},
     {.name = "profiles",
@@ -251,7 +247,10 @@ const struct opt_verb cmd_list_opts = {
     .synopsis = "[--json] [--profiles | --unregistered]",
     .intro = "List the containers the hook registered: id (engines' 64-digit ids as the\n"
 	     "shortest unambiguous prefix of at least 12), the name the engine gave\n"
-	     "(Docker/Podman name, or NAMESPACE/POD/CONTAINER for Kubernetes), host pid,\n"
+	     "(Docker/Podman name, or NAMESPACE/POD/CONTAINER for Kubernetes) and where\n"
+	     "that name came from (SOURCE: \"engine\", the engine's own record on disk;\n"
+	     "\"annotation\", a claim anyone who can annotate a container can make;\n"
+	     "set; \"-\", no name), host pid,\n"
 	     "pid inside the container, uid, age, and whether it is alive (\"stale\"\n"
 	     "entries are left by runtimes killed before poststop; `flamesidecar gc`\n"
 	     "removes them); then the annotation-triggered profiles, in progress and\n"

@@ -279,8 +279,17 @@ void run_summary_print(struct profile *p, const struct run_summary_in *in)
 {
 	struct profile_stats st;
 	profile_stats(p, &st);
-	printf("container  %.*s  scope %s (%s), %u CPUs, %u Hz, %llu.%01llu s%s\n",
-	       common_id_width(in->entry->id), in->entry->id, st.scope, st.events, st.cpus,
+	/* The name and where it came from: an annotation's is only a claim. */
+	char label[REGISTRY_LABEL_MAX + 48];
+	const char *src = registry_entry_label_source(in->entry);
+	label[0] = '\0';
+	if (src) {
+		char name[REGISTRY_LABEL_MAX + 1];
+		registry_entry_label(in->entry, name, sizeof(name));
+		snprintf(label, sizeof(label), " %s (name from %s)", name, src);
+	}
+	printf("container  %.*s%s  scope %s (%s), %u CPUs, %u Hz, %llu.%01llu s%s\n",
+	       common_id_width(in->entry->id), in->entry->id, label, st.scope, st.events, st.cpus,
 	       in->frequency ? in->frequency : 99, (unsigned long long)(in->window_ms / 1000),
 	       (unsigned long long)(in->window_ms % 1000 / 100),
 	       in->ended_early ? " (ended early by a signal)" : "");

@@ -105,6 +105,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&st, 0, sizeof(st));
 	snprintf(st.id, sizeof(st.id), FUZZ_ID);
 	hook_names_from_engine_state(fz_bundle, "", &st, &err); /* Podman */
+	memset(&st, 0, sizeof(st));
+	snprintf(st.id, sizeof(st.id), FUZZ_ID);
+	snprintf(st.name, sizeof(st.name), "claimed"); /* an annotation's claim */
+	st.name_source = REGISTRY_NAME_ANNOTATION;
+	hook_names_from_engine_state(fz_bundle, "", &st, &err);
+	if (!st.name[0] || st.name_source == REGISTRY_NAME_NONE)
+		abort(); /* a name is kept, with its source */
 
 	/* mountinfo: the id looked for is the input's first number. */
 	FILE *f = size ? fmemopen((void *)data, size, "r") : NULL;

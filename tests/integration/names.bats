@@ -139,3 +139,89 @@ profile() {
 	podman rm -f -t 0 "$NAME-web"
 	[ ! -e "$FS_RUN/containers/$cid.json" ]
 }
+
+# A stand-in for the triggered `run`: one small SVG, folded and pprof file
+# each, then it waits while $FS_TMP/hold exists (a profile holding its slot).
+fake_sidecar() {
+	cat >"$FS_TMP/fake-sidecar" <<SH
+#!/bin/sh
+while [ \$# -gt 0 ]; do
+	case "\$1" in
+	-o|--folded|--pprof) head -c 100 /dev/zero >"\$2"; shift ;;
+	esac
+	shift
+done
+i=0
+while [ -e "$FS_TMP/hold" ] && [ \$i -lt 400 ]; do sleep 0.05; i=\$((i+1)); done
+SH
+	chmod +x "$FS_TMP/fake-sidecar"
+	fs_config_set '.sidecar_path = $f | .max_profiles_per_container = 1' --arg f "$FS_TMP/fake-sidecar"
+}
+
+@test "names: an annotation cannot take a Podman container's name, its profile slot or its quota" {
+	fs_require_cmd podman
+	fake_sidecar
+	mkdir -p "$FS_TMP/hooks.d" "$FS_TMP/prootfs/tmp" "$FS_TMP/prootfs/opt"
+	chmod 1777 "$FS_TMP/prootfs/tmp"
+	for l in bin lib lib64 sbin; do ln -sfn "usr/$l" "$FS_TMP/prootfs/$l"; done
+	for st in prestart poststart poststop; do
+		jq -n --arg h "$FS_HOOK" --arg c "$FS_CONFIG" --arg s "$st" '{version: "1.0.0",
+			hook: {path: $h, args: ["flamehook", "--config", $c, $s]},
+			when: {annotations: {"^flamesidecar\\.io/enable$": "^true$"}}, stages: [$s]}' \
+			>"$FS_TMP/hooks.d/fs-$st.json"
+	done
+	touch "$FS_TMP/hold"
+	# The Podman container claims another name by annotation, as anyone
+	# who can run it can: Podman's own record names it.
+	echo "podman $NAME-web" >>"$FS_TMP/containers"
+	cid=$(podman --runtime runc --cgroup-manager=cgroupfs --hooks-dir "$FS_TMP/hooks.d" run -d \
+		--ulimit nofile=1024:1024 --ulimit nproc=1024:1024 --user 1000:1000 \
+		-v /usr:/usr:ro -v /etc:/etc:ro --name "$NAME-web" \
+		--annotation flamesidecar.io/enable=true --annotation flamesidecar.io/profile=1s \
+		--annotation "nerdctl/name=$NAME-other" --rootfs "$FS_TMP/prootfs" sleep 1000)
+	[ "$(entry names.name "$cid")" = "$NAME-web" ]
+	[ "$(entry names.engine "$cid")" = podman ]
+	[ "$(entry names.name_source "$cid")" = engine ]
+	fs_wait_for 10 test -e "$FS_RUN/profiling/$cid.json"
+	# A runc container claims the Podman container's name by annotation.
+	fs_make_bundle "$FS_TMP/claim1" --annotate flamesidecar.io/enable=true \
+		--annotate flamesidecar.io/profile=1s --annotate "nerdctl/name=$NAME-web" -- sleep 1000
+	fs_runc_run "$NAME-claim1" "$FS_TMP/claim1"
+	[ "$(entry names.name_source "$NAME-claim1")" = annotation ]
+	# Its profile gets a slot of its own: the Podman name's is not taken...
+	fs_wait_for 10 test -e "$FS_RUN/profiling/$NAME-claim1.json"
+	! grep -q "$NAME-claim1: profile trigger refused" "$FS_RUN/hook.log" || false
+	rm -f "$FS_TMP/hold"
+	fs_wait_for 20 test ! -e "$FS_RUN/profiling/$cid.json"
+	fs_wait_for 20 test ! -e "$FS_RUN/profiling/$NAME-claim1.json"
+	[ "$(cat "$FS_TMP/profiles/$cid/.key")" = "name podman/$NAME-web" ]
+	[ "$(cat "$FS_TMP/profiles/$NAME-claim1/.key")" = "claim name nerdctl/$NAME-web" ]
+	# ...and a second claim (quota 1 profile per name) pushes out the
+	# first claim's profile, never the Podman container's.
+	fs_make_bundle "$FS_TMP/claim2" --annotate flamesidecar.io/enable=true \
+		--annotate flamesidecar.io/profile=1s --annotate "nerdctl/name=$NAME-web" -- sleep 1000
+	fs_runc_run "$NAME-claim2" "$FS_TMP/claim2"
+	fs_wait_for 20 test ! -e "$FS_RUN/profiling/$NAME-claim2.json"
+	grep -q "$NAME-claim2: profile quota: removing .*container quota, claim name nerdctl/$NAME-web" "$FS_RUN/hook.log"
+	[ -z "$(ls "$FS_TMP/profiles/$NAME-claim1/"*.svg 2>/dev/null)" ]
+	[ -n "$(ls "$FS_TMP/profiles/$cid/"*.svg)" ]
+	# list, list --json and the run summary say where each name came from.
+	run "$FS_SIDECAR" list
+	echo "$output"
+	[[ "$output" =~ ${cid:0:12}\ +$NAME-web\ +engine\  ]]
+	[[ "$output" =~ $NAME-claim1\ +$NAME-web\ +annotation\  ]]
+	run "$FS_SIDECAR" list --json
+	[ "$(jq -r --arg id "$cid" '.[] | select(.id == $id) | .name_source' <<<"$output")" = "engine state" ]
+	[ "$(jq -r --arg id "$NAME-claim1" '.[] | select(.id == $id) | .name_source' <<<"$output")" = annotation ]
+	# The name is the Podman container's: the claims neither take it nor
+	# make it ambiguous.
+	run profile "$NAME-web"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"container  ${cid:0:12} $NAME-web (name from engine state)"* ]]
+	run profile "$NAME-claim1"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"container  $NAME-claim1 $NAME-web (name from annotation)"* ]]
+	podman rm -f -t 0 "$NAME-web"
+}

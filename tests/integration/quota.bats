@@ -47,7 +47,7 @@ start() {
 svgs_of() {
 	local d
 	for d in "$FS_TMP/profiles"/*/; do
-		[ "$(cat "$d/.key" 2>/dev/null)" = "name nerdctl/$1" ] || continue
+		[ "$(cat "$d/.key" 2>/dev/null)" = "claim name nerdctl/$1" ] || continue
 		ls "$d"*.svg 2>/dev/null
 	done
 }
@@ -74,7 +74,7 @@ restart_loop() {
 	[[ "${lines[*]}" == *"/$NAME-4/"* && "${lines[*]}" == *"/$NAME-5/"* ]]
 	# the removed ones' directories went with them, and the log says so
 	[ ! -e "$FS_TMP/profiles/$NAME-1" ] && [ ! -e "$FS_TMP/profiles/$NAME-3" ]
-	[ "$(grep -c "profile quota: removing .*container quota, name nerdctl/web" "$FS_RUN/hook.log")" = 3 ]
+	[ "$(grep -c "profile quota: removing .*container quota, claim name nerdctl/web" "$FS_RUN/hook.log")" = 3 ]
 	# every start was registered and profiled
 	[ "$(grep -c "profiling: 1s" "$FS_RUN/hook.log")" = 5 ]
 	# another name is not charged for web's profiles
@@ -93,7 +93,7 @@ restart_loop() {
 	echo "$output"
 	[ "${#lines[@]}" = 2 ]
 	[[ "${lines[*]}" == *"/$NAME-1/"* && "${lines[*]}" == *"/$NAME-2/"* ]]
-	[ "$(grep -c "profile trigger refused: container quota (name nerdctl/web" "$FS_RUN/hook.log")" = 2 ]
+	[ "$(grep -c "profile trigger refused: container quota (claim name nerdctl/web" "$FS_RUN/hook.log")" = 2 ]
 	! grep -q "profile quota: removing" "$FS_RUN/hook.log" || false
 }
 
@@ -122,7 +122,7 @@ restart_loop() {
 	start "$NAME-a" web
 	fs_wait_for 10 test -e "$FS_RUN/profiling/$NAME-a.json"
 	start "$NAME-b" web
-	grep -q "$NAME-b: profile trigger refused: name nerdctl/web already has 1 profiles running (max_concurrent_profiles_per_container 1)" "$FS_RUN/hook.log"
+	grep -q "$NAME-b: profile trigger refused: claim name nerdctl/web already has 1 profiles running (max_concurrent_profiles_per_container 1)" "$FS_RUN/hook.log"
 	[ ! -e "$FS_RUN/profiling/$NAME-b.json" ]
 	start "$NAME-c" other
 	fs_wait_for 10 test -e "$FS_RUN/profiling/$NAME-c.json"

@@ -66,6 +66,13 @@ static void annotations(void)
 	is_int(state("{\"id\":\"c4\",\"annotations\":{\"nerdctl/name\":\"web\"}}", &st), 0,
 	       "nerdctl");
 	is_str(st.name, "web", "nerdctl name");
+	is_int(st.name_source, REGISTRY_NAME_ANNOTATION, "an annotation's name is a claim");
+	is_int(state("{\"id\":\"c4\",\"annotations\":{\"nerdctl/name\":\"web\","
+		     "\"engine\":\"docker\",\"name_source\":\"engine\"}}",
+		     &st),
+	       0, "annotations that spell our registry's words");
+	ok(!strcmp(st.engine, "nerdctl") && st.name_source == REGISTRY_NAME_ANNOTATION,
+	   "change nothing: still a claim (%s)", st.engine);
 
 	is_int(state("{\"id\":\"c5\",\"annotations\":{"
 		     "\"io.kubernetes.cri.sandbox-name\":\"../../etc\","
@@ -110,6 +117,7 @@ static void docker_and_podman(const char *dir)
 	    0, "docker state read under a name annotation");
 	ok(!strcmp(st.name, "flame-web") && !strcmp(st.engine, "docker"),
 	   "Docker's record wins over the annotation's claim (%s, %s)", st.name, st.engine);
+	is_int(st.name_source, REGISTRY_NAME_ENGINE, "and says it is the engine's record");
 
 	/* --network container:X: the hostname is X's; the name is still ours. */
 	char shared[600];
@@ -158,6 +166,85 @@ static void docker_and_podman(const char *dir)
 	    0, "podman state read");
 	is_str(st.name, "flame-pod", "podman's first name");
 	is_str(st.engine, "podman", "engine podman");
+	is_int(st.name_source, REGISTRY_NAME_ENGINE, "podman's record is the engine's");
+	/* podman run --annotation nerdctl/name=victim, and a CRI-O pod claim:
+	 * Podman's own record names the container; the pod stays beside it. */
+	is_int(state("{\"id\":\"" ID64 "\",\"annotations\":{\"nerdctl/name\":\"victim\"}}", &st), 0,
+	       "a podman state with a name annotation");
+	is_int(hook_names_from_engine_state(bundle, "", &st, &err), 0, "podman state read");
+	ok(!strcmp(st.name, "flame-pod") && !strcmp(st.engine, "podman") &&
+	       st.name_source == REGISTRY_NAME_ENGINE,
+	   "Podman's record wins over the annotation's claim (%s, %s)", st.name, st.engine);
+	is_int(state("{\"id\":\"" ID64 "\",\"annotations\":{"
+		     "\"io.kubernetes.cri-o.ContainerType\":\"container\","
+		     "\"io.kubernetes.pod.name\":\"web-0\",\"io.kubernetes.pod.namespace\":\"d\"}}",
+		     &st),
+	       0, "a podman state with CRI-O's pod annotations");
+	is_int(hook_names_from_engine_state(bundle, "", &st, &err), 0, "podman state read");
+	ok(!strcmp(st.name, "flame-pod") && !strcmp(st.pod, "web-0"),
+	   "Podman's name, the pod kept beside it (%s, %s)", st.name, st.pod);
+	/* Another id's record, or none: the claim stays, and says so. */
+	is_int(state("{\"id\":\"" ID64 "\",\"annotations\":{\"nerdctl/name\":\"victim\"}}", &st), 0,
+	       "a name annotation");
+	write_file(path, "[{\"id\":\"aaaa\",\"names\":[\"victim\"]}]");
+	is_int(hook_names_from_engine_state(bundle, "", &st, &err), 0, "no record of this id");
+	ok(!strcmp(st.name, "victim") && st.name_source == REGISTRY_NAME_ANNOTATION,
+	   "the claim stays a claim (%s)", st.name);
+	/* The scan parses only the object that holds the id as a string:
+	 * braces and quotes inside strings, the id as another container's
+	 * name or inside an escaped string, pretty-printing, a damaged tail
+	 * after the record. */
+	static const struct {
+		const char *json, *name;
+		int rc;
+	} scans[] = {
+	    {"[{\"id\":\"a\",\"metadata\":\"{\\\"x\\\":\\\"}]\\\"\"},{\"id\":\"" ID64
+	     "\",\"names\":[\"after-braces\"]}]",
+	     "after-braces", 0},
+	    {"[{\"id\":\"b\",\"names\":[\"" ID64 "\"]},{\"id\":\"" ID64
+	     "\",\"names\":[\"the-real-one\"]}]",
+	     "the-real-one", 0},
+	    {"[{\"id\":\"c\",\"metadata\":\"\\\"" ID64
+	     "\\\"\"},\n  {\n   \"names\" : [ \"pretty\" ] ,\n"
+	     "   \"id\" : \"" ID64 "\"\n  }\n]\n",
+	     "pretty", 0},
+	    {"[\"" ID64 "\",{\"id\":\"" ID64 "\",\"names\":[\"past-a-string\"]},{\"id\":",
+	     "past-a-string", 0},
+	    /* "x\\" ends after an escaped backslash; "\\\"}]" goes on past
+	     * an escaped quote */
+	    {"[{\"id\":\"e\",\"m\":\"x\\\\\",\"n\":\"\\\\\\\"}]\"},{\"id\":\"" ID64
+	     "\",\"names\":[\"after-backslashes\"]}]",
+	     "after-backslashes", 0},
+	    {"[{\"id\":\"" ID64 "\",\"names\":[\"x\"],}]", "", -EINVAL},
+	    {"[{\"id\":\"d\",\"names\":[\"" ID64 "x\"]}]", "", 0},
+	    {"  [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"" ID64 "\"]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
+	     "", -EINVAL},
+	};
+	for (size_t i = 0; i < sizeof(scans) / sizeof(scans[0]); i++) {
+		write_file(path, scans[i].json);
+		memset(&st, 0, sizeof(st));
+		snprintf(st.id, sizeof(st.id), "%s", ID64);
+		int r = hook_names_from_engine_state(bundle, "", &st, &err);
+		ok(r == scans[i].rc && !strcmp(st.name, scans[i].name), "scan #%zu: %d '%s'", i, r,
+		   st.name);
+	}
+	/* A store of 20,000 containers, this one last: found. */
+	FILE *f = fopen(path, "w");
+	ok(f != NULL, "a big containers.json");
+	if (f) {
+		fputs("[", f);
+		for (int i = 0; i < 20000; i++)
+			fprintf(f,
+				"{\"id\":\"%064x\",\"names\":[\"n%d\"],\"metadata\":\"{\\\"a\\\":1}"
+				"\"},",
+				i, i);
+		fputs("{\"id\":\"" ID64 "\",\"names\":[\"last-of-many\"]}]", f);
+		fclose(f);
+	}
+	memset(&st, 0, sizeof(st));
+	snprintf(st.id, sizeof(st.id), "%s", ID64);
+	is_int(hook_names_from_engine_state(bundle, "", &st, &err), 0, "big store read");
+	is_str(st.name, "last-of-many", "the record at its end found");
 	write_file(path, "[{\"id\":\"" ID64 "\",\"names\":[\"bad name\"]}]");
 	memset(&st, 0, sizeof(st));
 	snprintf(st.id, sizeof(st.id), "%s", ID64);
@@ -165,11 +252,17 @@ static void docker_and_podman(const char *dir)
 	ok(!st.name[0], "is dropped");
 	write_file(path, "{\"not\":\"an array\"}");
 	ok(hook_names_from_engine_state(bundle, "", &st, &err) == -EINVAL, "bad containers.json");
+	is_int(state("{\"id\":\"" ID64 "\",\"annotations\":{\"nerdctl/name\":\"victim\"}}", &st), 0,
+	       "a name annotation");
+	ok(hook_names_from_engine_state(bundle, "", &st, &err) == -EINVAL,
+	   "an unreadable record is reported under a claim too");
+	ok(!strcmp(st.name, "victim") && st.name_source == REGISTRY_NAME_ANNOTATION,
+	   "and the claim is kept, as a claim");
 }
 
 int main(void)
 {
-	tap_plan(42);
+	tap_plan(70);
 	annotations();
 	char dir[] = "/tmp/fsnames.XXXXXX";
 	ok(mkdtemp(dir) != NULL, "temp dir");

@@ -185,25 +185,44 @@ static void test_dir(const char *tmp)
 static void test_key(void)
 {
 	struct registry_entry e;
-	char key[PROFQUOTA_KEY_MAX + 1];
+	char key[PROFQUOTA_KEY_MAX + 1], claim[PROFQUOTA_KEY_MAX + 1];
 	memset(&e, 0, sizeof(e));
 	snprintf(e.id, sizeof(e.id), "abc");
 	profquota_key(&e, key, sizeof(key));
 	is_str(key, "id abc", "no name: the id");
 	snprintf(e.engine, sizeof(e.engine), "docker");
 	snprintf(e.name, sizeof(e.name), "web");
+	e.name_source = REGISTRY_NAME_ENGINE;
 	profquota_key(&e, key, sizeof(key));
 	is_str(key, "name docker/web", "engine name");
+	/* The same words from an annotation never share the engine's key. */
+	e.name_source = REGISTRY_NAME_ANNOTATION;
+	profquota_key(&e, claim, sizeof(claim));
+	is_str(claim, "claim name docker/web", "a claimed name is keyed as a claim");
+	ok(strcmp(key, claim) != 0, "claim and engine record never share a key");
 	snprintf(e.pod, sizeof(e.pod), "p");
 	snprintf(e.pod_namespace, sizeof(e.pod_namespace), "ns");
 	snprintf(e.container, sizeof(e.container), "c");
 	profquota_key(&e, key, sizeof(key));
-	is_str(key, "pod ns/p/c", "pod first");
+	is_str(key, "claim pod ns/p/c", "pod first (always a claim)");
+	e.name_source = REGISTRY_NAME_ENGINE;
+	profquota_key(&e, key, sizeof(key));
+	is_str(key, "claim pod ns/p/c via docker", "a pod beside an engine's record: via it");
+	/* The longest key fits whole (no cut that could make two keys one). */
+	memset(e.pod, 'p', REGISTRY_NAME_MAX);
+	memset(e.pod_namespace, 'n', REGISTRY_NAME_MAX);
+	memset(e.container, 'c', REGISTRY_NAME_MAX);
+	memset(e.engine, 'e', REGISTRY_ENGINE_MAX);
+	profquota_key(&e, key, sizeof(key));
+	is_int(
+	    (long long)strlen(key),
+	    (long long)(strlen("claim pod // via ") + 3 * REGISTRY_NAME_MAX + REGISTRY_ENGINE_MAX),
+	    "the longest key is not cut");
 }
 
 int main(void)
 {
-	tap_plan(37);
+	tap_plan(41);
 	test_plan();
 	test_key();
 	char dir[] = "/tmp/test_profquota.XXXXXX";

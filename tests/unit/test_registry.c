@@ -170,6 +170,20 @@ static void lookups(void)
 	alive->start_time = 0;
 	is_int(registry_lookup(e, 6, &q, &err), -EEXIST, "a duplicate name, none alive: ambiguous");
 	ok(strstr(err.msg, "name 'dup' matches 2") != NULL, "says so: %s", err.msg);
+	/* Both alive: the engine's record of the name, never a claim of it. */
+	e[2].start_time = e[3].start_time = self_start();
+	e[2].pid = e[3].pid;
+	e[2].name_source = REGISTRY_NAME_ANNOTATION;
+	e[3].name_source = REGISTRY_NAME_ANNOTATION;
+	is_int(registry_lookup(e, 6, &q, &err), -EEXIST, "two live claims of a name: ambiguous");
+	e[3].name_source = REGISTRY_NAME_ENGINE;
+	is_int(registry_lookup(e, 6, &q, &err), 3,
+	       "a live claim and the engine's record: the record");
+	e[2].name_source = REGISTRY_NAME_ENGINE;
+	e[3].name_source = REGISTRY_NAME_ANNOTATION;
+	is_int(registry_lookup(e, 6, &q, &err), 2, "whichever entry holds the record");
+	e[2].start_time = e[3].start_time = 0;
+	e[2].name_source = e[3].name_source = REGISTRY_NAME_NONE;
 	q.ref = "nope";
 	is_int(registry_lookup(e, 6, &q, &err), -ENOENT, "unknown");
 	ok(strstr(err.msg, "'nope'") && strstr(err.msg, "flamesidecar list"), "what to do: %s",
@@ -239,7 +253,7 @@ static void dir_checks(const char *dir, const char *regdir)
 
 int main(void)
 {
-	tap_plan(147);
+	tap_plan(162);
 	struct fs_error err;
 	const char *good[] = {"abc", "3f2a9c0d1e", "my_container-1.2", "A"};
 	const char *bad[] = {"", ".", "..", "../x", "a/b", "-rf", ".hidden", "a b", "a\nb", "é"};
@@ -290,6 +304,41 @@ int main(void)
 	is_str(back.container, "app", "container survives");
 	is_str(back.engine, "kubernetes", "engine survives");
 	free(json);
+	/* Where the name came from survives, and is what the hook said, not
+	 * what the engine's spelling suggests. */
+	snprintf(e.name, sizeof(e.name), "web");
+	snprintf(e.engine, sizeof(e.engine), "docker");
+	e.name_source = REGISTRY_NAME_ANNOTATION;
+	is_int(registry_to_json(&e, &json, &len, &err), 0, "serialise a claimed name");
+	is_int(registry_from_json(json, len, &back, &err), 0, "parse it back");
+	is_int(back.name_source, REGISTRY_NAME_ANNOTATION,
+	       "a claim stays a claim, engine \"docker\" or not");
+	free(json);
+	e.name_source = REGISTRY_NAME_ENGINE;
+	is_int(registry_to_json(&e, &json, &len, &err), 0, "serialise an engine's name");
+	is_int(registry_from_json(json, len, &back, &err), 0, "parse it back");
+	is_int(back.name_source, REGISTRY_NAME_ENGINE, "the engine's record stays one");
+	free(json);
+	const char *older[][2] = {
+	    {"{\"engine\":\"podman\",\"name\":\"w\"}", "engine state"},
+	    {"{\"engine\":\"nerdctl\",\"name\":\"w\"}", "annotation"},
+	    {"{\"engine\":\"docker\",\"name\":\"w\",\"name_source\":\"Engine\"}", "annotation"},
+	    {"{\"engine\":\"kubernetes\",\"pod\":\"p\"}", "annotation"},
+	    {"{\"engine\":\"docker\",\"name\":\"w\",\"pod\":\"p\"}", "annotation"},
+	};
+	for (size_t i = 0; i < sizeof(older) / sizeof(older[0]); i++) {
+		char buf[512];
+		snprintf(buf, sizeof(buf),
+			 "{\"id\":\"a\",\"pid\":1,\"start_time\":0,\"ns_pid\":1,\"pid_ns\":1,"
+			 "\"mnt_ns\":1,\"uid\":0,\"gid\":0,\"created\":0,\"names\":%s}",
+			 older[i][0]);
+		const char *got = registry_from_json(buf, strlen(buf), &back, &err) == 0
+				      ? registry_entry_label_source(&back)
+				      : "error";
+		is_str(got, older[i][1], "source of %s", older[i][0]);
+	}
+	is_str(registry_name_source_str(REGISTRY_NAME_NONE) ? "?" : "null", "null",
+	       "no name, no source");
 	const char *evil = "{\"id\":\"a\",\"pid\":1,\"start_time\":0,\"ns_pid\":1,\"pid_ns\":1,"
 			   "\"mnt_ns\":1,\"uid\":0,\"gid\":0,\"created\":0,"
 			   "\"names\":{\"name\":\"../x\"}}";
