@@ -12,7 +12,10 @@
 #   map JVM --mode jcmd / agent       the whole command
 # then the two map-of-a-container rows again with EXTRA_PROCS (default
 # 1,000) more processes on the host, as on a node with that many containers:
-# the JVM scan stats /proc/<pid>/ns/pid of every host process.
+# the JVM scan stats /proc/<pid>/ns/pid of every host process (main before
+# lib/ctprocs.c), where the cgroup walk should not grow.
+# FS_BENCH_BASE_SIDECAR=/path/to/an/older/flamesidecar adds its rows for
+# the map-of-a-container cases, in the same run (the ratio against it).
 # Needs root, runc, perf, openjdk-17 and a built tree (make).
 # Usage: bench/map-fixed.sh [BUILD_DIR]
 set -euo pipefail
@@ -20,6 +23,7 @@ cd "$(dirname "$0")/.."
 export FS_TOP=$PWD FS_BUILD=${1:-$PWD/build}
 RUNS=${RUNS:-30}
 EXTRA_PROCS=${EXTRA_PROCS:-1000}
+BASE=${FS_BENCH_BASE_SIDECAR:-}
 
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
@@ -71,6 +75,12 @@ printf '%-44s %s\n' "map of a container without a JVM" "$(cpu "$FS_SIDECAR" map 
 printf '%-44s %s\n' "map JVM --pid P --mode jcmd (no scan)" "$(cpu "$FS_SIDECAR" map "$NAME" --pid "$PID" --mode jcmd)"
 printf '%-44s %s\n' "map JVM --mode jcmd" "$(cpu "$FS_SIDECAR" map "$NAME" --mode jcmd)"
 printf '%-44s %s\n' "map JVM (agent)" "$(cpu "$FS_SIDECAR" map "$NAME")"
+base_rows() {
+	[ -n "$BASE" ] || return 0
+	printf '%-44s %s\n' "  base: map of a container without a JVM" "$(cpu "$BASE" map "$NOJVM")"
+	printf '%-44s %s\n' "  base: map JVM --mode jcmd" "$(cpu "$BASE" map "$NAME" --mode jcmd)"
+}
+base_rows
 for ((i = 0; i < EXTRA_PROCS; i++)); do
 	sleep 3600 &
 	SLEEPERS+=($!)
@@ -79,4 +89,5 @@ echo "with $EXTRA_PROCS more processes on the host ($(procs)):"
 printf '%-44s %s\n' "map of a container without a JVM" "$(cpu "$FS_SIDECAR" map "$NOJVM")"
 printf '%-44s %s\n' "map JVM --mode jcmd" "$(cpu "$FS_SIDECAR" map "$NAME" --mode jcmd)"
 printf '%-44s %s\n' "map JVM --pid P --mode jcmd (no scan)" "$(cpu "$FS_SIDECAR" map "$NAME" --pid "$PID" --mode jcmd)"
+base_rows
 echo "load average after: $(bench_load)"

@@ -116,4 +116,14 @@
 #define BUDGET_DEBUGINFOD_MS	  10000u
 #define BUDGET_DEBUGINFOD_RUN_MS  30000u
 
+/* Finding one container's processes from its cgroup v2 subtree
+ * (lib/ctprocs.c): directories walked, their depth below the init's
+ * cgroup, pids listed and bytes of one cgroup.procs. A container that
+ * makes more child cgroups (it can, when its cgroup is delegated) only
+ * sends the search back to the /proc scan by pid namespace. */
+#define BUDGET_CTPROCS_CGROUPS	  1024u
+#define BUDGET_CTPROCS_DEPTH	  32u
+#define BUDGET_CTPROCS_PIDS	  65536u
+#define BUDGET_CTPROCS_FILE_BYTES (1u << 20)
+
 #endif

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "cleanup.h"
+#include "mntcache.h"
 #include "proc.h"
 
 static unsigned localfs_refusals;
@@ -144,33 +145,53 @@ int localfs_mountinfo_crosses(const char *buf, size_t len, const char *rel, char
 	return 0;
 }
 
+struct localfs_crosses_arg {
+	const char *rel;
+	char type[64];
+};
+
+static int localfs_crosses_fn(const char *buf, size_t len, void *argp)
+{
+	struct localfs_crosses_arg *a = argp;
+	return localfs_mountinfo_crosses(buf, len, a->rel, a->type, sizeof(a->type));
+}
+
 int localfs_path_ok(pid_t pid, const char *rel, const char *what, struct fs_error *err)
 {
-	char path[64], type[64];
-	cleanup_free char *buf = NULL;
-	size_t len = 0;
-	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
-	int r = proc_read_file(path, LOCALFS_MOUNTINFO_MAX, &buf, &len, err);
-	if (r < 0)
+	/* pid's table, read again only when it changed (lib/mntcache.h) */
+	struct localfs_crosses_arg a = {.rel = rel};
+	int r = mntcache_with(pid, 0, localfs_crosses_fn, &a, err);
+	if (r <= 0)
 		return r;
-	if (!localfs_mountinfo_crosses(buf, len, rel, type, sizeof(type)))
-		return 0;
 	localfs_refusals++;
 	return fs_error_set(err, EXDEV,
 			    "refusing %s: its path crosses a file system of type %s (FUSE, network "
 			    "or unknown), whose lookups the container could stall",
-			    what, type[0] ? type : "unknown");
+			    what, a.type[0] ? a.type : "unknown");
 }
 
-/* The type of mount mnt_id in the mount table at path: 1, 0, or -errno. */
-static int localfs_lookup(const char *path, uint64_t mnt_id, char *type, size_t typelen)
+struct localfs_type_arg {
+	uint64_t mnt_id;
+	char *type;
+	size_t typelen;
+};
+
+static int localfs_type_fn(const char *buf, size_t len, void *argp)
 {
-	cleanup_free char *buf = NULL;
-	size_t len = 0;
-	int r = proc_read_file(path, LOCALFS_MOUNTINFO_MAX, &buf, &len, NULL);
-	if (r < 0)
-		return r;
-	return localfs_mountinfo_type(buf, len, mnt_id, type, typelen);
+	struct localfs_type_arg *a = argp;
+	return localfs_mountinfo_type(buf, len, a->mnt_id, a->type, a->typelen);
+}
+
+/* The type of mount mnt_id in pid's mount table (0: ours): 1, 0, or
+ * -errno. From the cache; a mount id the cached table lacks is looked up
+ * in a fresh read before it is called missing. */
+static int localfs_lookup(pid_t pid, uint64_t mnt_id, char *type, size_t typelen)
+{
+	struct localfs_type_arg a = {.mnt_id = mnt_id, .type = type, .typelen = typelen};
+	int r = mntcache_with(pid, 0, localfs_type_fn, &a, NULL);
+	if (r == 0)
+		r = mntcache_with(pid, MNTCACHE_FRESH, localfs_type_fn, &a, NULL);
+	return r;
 }
 
 int localfs_check_fd(int fd, pid_t pid, const char *what, struct fs_error *err)
@@ -182,14 +203,10 @@ int localfs_check_fd(int fd, pid_t pid, const char *what, struct fs_error *err)
 	char type[64] = "";
 	int found = 0;
 	if (stx.stx_mask & STATX_MNT_ID) {
-		char path[64];
-		if (pid > 0) {
-			snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
-			found = localfs_lookup(path, stx.stx_mnt_id, type, sizeof(type)) == 1;
-		}
+		if (pid > 0)
+			found = localfs_lookup(pid, stx.stx_mnt_id, type, sizeof(type)) == 1;
 		if (!found)
-			found = localfs_lookup("/proc/self/mountinfo", stx.stx_mnt_id, type,
-					       sizeof(type)) == 1;
+			found = localfs_lookup(0, stx.stx_mnt_id, type, sizeof(type)) == 1;
 	}
 	if (found && localfs_type_local(type))
 		return 0;

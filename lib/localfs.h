@@ -11,7 +11,8 @@
  * The check itself touches nothing the daemon answers: statx with
  * AT_STATX_DONT_SYNC (cached attributes, no GETATTR) for the mount id and
  * device, then the kernel's own mount table (/proc/<pid>/mountinfo, then
- * ours; at most LOCALFS_MOUNTINFO_MAX bytes each) for the file system type.
+ * ours; at most LOCALFS_MOUNTINFO_MAX bytes each, read again only when it
+ * changed: lib/mntcache.h) for the file system type.
  * A type not in the local list, or a mount found in neither table on an
  * anonymous device, is refused. */
 #ifndef FS_LOCALFS_H

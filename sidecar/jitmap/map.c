@@ -15,6 +15,7 @@
 
 #include "attach.h"
 #include "cleanup.h"
+#include "ctprocs.h"
 #include "hsmap.h"
 #include "proc.h"
 #include "rootfs.h"
@@ -265,45 +266,20 @@ static int map_agent_loaded(pid_t pid)
 int map_find_jvms(const struct registry_entry *e, pid_t **pids, size_t *n, struct fs_error *err)
 {
 	cleanup_free pid_t *v = NULL;
-	size_t cnt = 0, cap = 0;
-	DIR *d = opendir("/proc");
-	if (!d)
-		return fs_error_set(err, errno, "opening /proc");
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-		if (*end || pid <= 0)
-			continue;
-		char path[64];
-		struct stat st;
-		snprintf(path, sizeof(path), "/proc/%ld/ns/pid", pid);
-		if (stat(path, &st) < 0 || (uint64_t)st.st_ino != e->pid_ns)
-			continue;
+	size_t cnt = 0;
+	/* the container's processes, ascending (lib/ctprocs.h) */
+	int r = ctprocs_list(e, NULL, &v, &cnt, NULL, err);
+	if (r < 0)
+		return r;
+	size_t k = 0;
+	for (size_t i = 0; i < cnt; i++) {
 		struct fs_error ignored;
-		int r = attach_check_hotspot((pid_t)pid, &ignored);
-		if (r != 0 && r != -EOPNOTSUPP)
-			continue;
-		if (cnt == cap) {
-			cap = cap ? cap * 2 : 8;
-			pid_t *nv = reallocarray(v, cap, sizeof(*v));
-			if (!nv) {
-				closedir(d);
-				return fs_error_set(err, ENOMEM, "listing JVMs");
-			}
-			v = nv;
-		}
-		v[cnt++] = (pid_t)pid;
+		r = attach_check_hotspot(v[i], &ignored);
+		if (r == 0 || r == -EOPNOTSUPP)
+			v[k++] = v[i];
 	}
-	closedir(d);
-	for (size_t i = 1; i < cnt; i++) /* few entries: insertion sort */
-		for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
-			pid_t t = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-	*pids = steal_pointer(&v);
-	*n = cnt;
+	*pids = k ? steal_pointer(&v) : NULL;
+	*n = k;
 	return 0;
 }
 

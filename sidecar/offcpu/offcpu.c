@@ -19,6 +19,7 @@
 #include "attach.h"
 #include "cfi.h"
 #include "cleanup.h"
+#include "ctprocs.h"
 #include "offcpu_native.h"
 #include "proc.h"
 #include "procmem.h"
@@ -188,18 +189,12 @@ static void offcpu_refresh(struct offcpu *oc)
 	if (oc->o.pid) {
 		offcpu_proc_seen(oc, oc->o.pid);
 	} else {
-		cleanup_closedir DIR *d = opendir("/proc");
-		struct dirent *de;
-		while (d && (de = readdir(d))) {
-			char *end, path[64];
-			long pid = strtol(de->d_name, &end, 10);
-			struct stat sb;
-			if (*end || pid <= 0)
-				continue;
-			snprintf(path, sizeof(path), "/proc/%ld/ns/pid", pid);
-			if (stat(path, &sb) == 0 && (uint64_t)sb.st_ino == oc->o.entry->pid_ns)
-				offcpu_proc_seen(oc, (pid_t)pid);
-		}
+		/* the container's processes (lib/ctprocs.h): its cgroup, not all of /proc */
+		cleanup_free pid_t *v = NULL;
+		size_t nv = 0;
+		if (ctprocs_list(oc->o.entry, NULL, &v, &nv, NULL, NULL) == 0)
+			for (size_t i = 0; i < nv; i++)
+				offcpu_proc_seen(oc, v[i]);
 	}
 	unsigned n = 0;
 	for (size_t i = 0; i < OFFCPU_MAX_PROCS; i++) {

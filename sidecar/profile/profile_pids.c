@@ -3,13 +3,13 @@
  * HotSpot side (profile_jvms.c) and the native one (profile_native.c).
  * Above both, so that neither calls the other (profile_int.h has the
  * contracts). */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
 #include "attach.h"
 #include "cleanup.h"
+#include "ctprocs.h"
 #include "proc.h"
 #include "profile_int.h"
 #include "symbols.h"
@@ -35,15 +35,6 @@ struct profile_pid *profile_pid_note(struct profile *p, pid_t pid)
 	return pp;
 }
 
-/* 1 when pid's pid namespace is ns. */
-static int profile_pid_in_ns(long pid, uint64_t ns)
-{
-	char path[64];
-	struct stat st;
-	snprintf(path, sizeof(path), "/proc/%ld/ns/pid", pid);
-	return stat(path, &st) == 0 && (uint64_t)st.st_ino == ns;
-}
-
 int profile_pid_scan(struct profile *p)
 {
 	if (p->o.unwind == PROFILE_UNWIND_FP)
@@ -52,15 +43,14 @@ int profile_pid_scan(struct profile *p)
 		struct profile_pid *pp = profile_pid_note(p, p->o.pid);
 		return pp && pp->native;
 	}
-	cleanup_closedir DIR *d = opendir("/proc");
-	struct dirent *de;
+	/* the container's processes (lib/ctprocs.h): its cgroup, not all of /proc */
+	cleanup_free pid_t *v = NULL;
+	size_t n = 0;
+	if (ctprocs_list(&p->entry, p->o.cgroup_root, &v, &n, NULL, NULL) < 0)
+		return 0;
 	int any = 0;
-	while (d && (de = readdir(d)) && p->npids < PROFILE_MAX_PIDS) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-		if (*end || pid <= 0 || !profile_pid_in_ns(pid, p->entry.pid_ns))
-			continue;
-		struct profile_pid *pp = profile_pid_note(p, (pid_t)pid);
+	for (size_t i = 0; i < n && p->npids < PROFILE_MAX_PIDS; i++) {
+		struct profile_pid *pp = profile_pid_note(p, v[i]);
 		any |= pp && pp->native;
 	}
 	return any;

@@ -155,3 +155,44 @@ F
 	[[ "$output" == *"missing  15.6%  a.A.f -> a.L.debug"* ]]
 	[[ "$output" == *"missing  15.6%  a.A.g -> a.A.h"* ]]
 }
+
+@test "jfr_compare: an edge JFR never recorded on a path into Unsafe.park is not checked; others are" {
+	local d=$BATS_TEST_TMPDIR
+	cat >"$d/o.folded" <<'F'
+java;start_thread;thread_native_entry;a.P.run;a.P.idle;a.Q.poll;jdk.internal.misc.Unsafe.park;Unsafe_Park;Parker::park 20
+java;start_thread;thread_native_entry;a.P.run;a.P.idle;a.Q.poll;a.Q.size 4
+java;start_thread;thread_native_entry;a.P.run;a.P.idle;a.Q.count 3
+java;start_thread;thread_native_entry;a.P.run;a.W.work 10
+F
+	cat >"$d/j.txt" <<'F'
+jdk.ExecutionSample {
+  stackTrace = [
+    a.W.work() line: 2
+    a.P.run() line: 1
+  ]
+}
+jdk.ExecutionSample {
+  stackTrace = [
+    a.Q.size() line: 3
+    a.Q.poll() line: 2
+  ]
+}
+jdk.ExecutionSample {
+  stackTrace = [
+    a.Q.count() line: 3
+    a.X.other() line: 2
+  ]
+}
+F
+	run python3 "$CMP" --folded "$d/o.folded" --jfr "$d/j.txt" --max-missing-edge 0.01
+	echo "$output"
+	[ "$status" -eq 1 ]
+	# a.P.run -> a.P.idle and a.P.idle -> a.Q.poll lead into the park:
+	# listed, not checked (a.Q.poll -> a.Q.size JFR did record)
+	[[ "$output" == *"park_path      2 edges, weight 11"* ]]
+	[[ "$output" == *"excluded  18.9%  a.P.run -> a.P.idle"* ]]
+	# a.P.idle -> a.Q.count never leads into a park in our stacks (and JFR
+	# sampled a.Q.count elsewhere): checked
+	[[ "$output" == *"missing   8.1%  a.P.idle -> a.Q.count"* ]]
+	[[ "$output" != *"missing  "*"a.P.run -> a.P.idle"* ]]
+}

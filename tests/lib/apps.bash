@@ -26,7 +26,8 @@
 #                                   samples every 2 ms), `flamesidecar run NAME -d SECS`,
 #                                   JFR.stop: DIR/ours.folded, DIR/ours.out,
 #                                   DIR/jfr.jfr
-#   app_compare DIR [jfr_compare options]  the comparison; on failure the
+#   app_compare DIR [jfr_compare options]  the comparison; on failure (or
+#                                   always with FS_KEEP_ARTIFACTS=1) the
 #                                   recording and our output are kept under
 #                                   $FS_BUILD/test-artifacts/
 #   app_tree NAME                   every path in the container's rootfs and
@@ -248,7 +249,7 @@ app_compare() {
 	python3 "$APPS_COMPARE" --folded "$dir/ours.folded" --jfr "$dir/jfr.jfr" \
 		--jfr-tool "$jdk/bin/jfr" --json "$dir/figures.json" "$@" >"$dir/compare.out" 2>&1 || rc=$?
 	cat "$dir/compare.out"
-	if [ "$rc" != 0 ]; then
+	if [ "$rc" != 0 ] || [ -n "${FS_KEEP_ARTIFACTS:-}" ]; then
 		local keep="$FS_BUILD/test-artifacts/oracle-${BATS_TEST_NAME:-manual}-$$"
 		mkdir -p "$keep" && cp -r "$dir"/. "$keep"/ 2>/dev/null
 		echo "# artifacts kept in $keep" >&2

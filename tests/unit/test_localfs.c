@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "fusetest.h"
+#include "mntcache.h"
 #include "localfs.h"
 #include "tap.h"
 #include "timeutil.h"
@@ -90,13 +91,28 @@ static void test_local(void)
 static void test_fuse(void)
 {
 	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0) {
-		tap_skip(3, "needs root and /dev/fuse");
+		tap_skip(1 + 3 + 2, "needs root and /dev/fuse");
 		return;
 	}
-	char mnt[] = "/tmp/fs-localfs-XXXXXX";
-	int fd = mkdtemp(mnt) ? fusetest_mount(mnt, "fs-localfs", 0, 0) : -ENOENT;
+	char mnt[] = "/tmp/fs-localfs-XXXXXX", rel[64];
+	int made = mkdtemp(mnt) != NULL;
+	snprintf(rel, sizeof(rel), "%s/perf-1.map", mnt + 1);
+	/* The cache warm with our table before the mount: two checks, one
+	 * read (lib/mntcache.h). */
+	struct fs_error err = {0};
+	unsigned long reads0, hits0, reads1, hits1, reads2, hits2;
+	int w1 = made ? localfs_path_ok(getpid(), rel, "a path", &err) : -ENOENT;
+	mntcache_counts(&reads0, &hits0);
+	int w2 = made ? localfs_path_ok(getpid(), rel, "a path", &err) : -ENOENT;
+	mntcache_counts(&reads1, &hits1);
+	uint64_t warm_ms = timeutil_now_ms();
+	ok(w1 == 0 && w2 == 0 && reads1 == reads0 && hits1 == hits0 + 1,
+	   "a path in a local directory: allowed, the second time from the cache (%d %d, reads "
+	   "%lu -> %lu)",
+	   w1, w2, reads0, reads1);
+	int fd = made ? fusetest_mount(mnt, "fs-localfs", 0, 0) : -ENOENT;
 	if (fd < 0) {
-		tap_skip(3, "cannot mount a FUSE file system here");
+		tap_skip(3 + 2, "cannot mount a FUSE file system here");
 		rmdir(mnt);
 		return;
 	}
@@ -104,10 +120,19 @@ static void test_fuse(void)
 	if (daemon == 0)
 		_exit(fusetest_hold(fd, -1));
 	close(fd);
+	/* A FUSE mount made after the cache was filled: the next check sees
+	 * it (the poll mark of the mount table, not the table's age). */
+	int r0 = localfs_path_ok(getpid(), rel, "a path under a new FUSE mount", &err);
+	mntcache_counts(&reads2, &hits2);
+	uint64_t since = timeutil_now_ms() - warm_ms;
+	ok(r0 == -EXDEV && strstr(err.msg, "fuse"),
+	   "a FUSE mount made after the cache was warm is seen at once (%d: %s)", r0, err.msg);
+	ok(reads2 == reads1 + 1 && since < MNTCACHE_MAX_AGE_MS,
+	   "  by a new read of the table %llu ms after the last (max age %u ms)",
+	   (unsigned long long)since, MNTCACHE_MAX_AGE_MS);
 	/* The mount's root: an O_PATH open and the check ask the daemon
 	 * nothing, so they return although it answers nothing. */
 	int root = open(mnt, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	struct fs_error err = {0};
 	unsigned before = localfs_refused();
 	uint64_t t0 = timeutil_now_ms();
 	int r = root < 0 ? -errno : localfs_check_fd(root, getpid(), "the FUSE root", &err);
@@ -125,7 +150,7 @@ static void test_fuse(void)
 
 int main(void)
 {
-	tap_plan(7 + 7 + 2 + 3);
+	tap_plan(7 + 7 + 2 + 1 + 2 + 3);
 	test_parse();
 	test_crosses();
 	test_local();
