@@ -55,10 +55,8 @@ needs_jvm() {
 }
 
 setup_file() {
-	[ "$(id -u)" = 0 ] || return 0
-	command -v runc >/dev/null && [ -x "$JAVA17" ] && [ -d "$FS_BUILD/java/flametest" ] || return 0
-	fs_setup
-	export FS_TMP FS_RUN FS_CONFIG FLAMESIDECAR_CONFIG
+	fs_file_jvm_ok || return 0
+	fs_file_setup
 	MAIN="fsexport-pprof-$$"
 	local dir="$FS_TMP/$MAIN"
 	# annotated as containerd's CRI plugin does, so that the registry has
@@ -84,10 +82,7 @@ setup_file() {
 	}
 }
 
-teardown_file() {
-	[ -n "${FS_TMP:-}" ] && fs_cleanup
-	return 0
-}
+teardown_file() { fs_file_teardown; }
 
 setup() {
 	OUT="$BATS_TEST_TMPDIR"

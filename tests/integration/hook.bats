@@ -6,10 +6,7 @@
 load ../lib/containers
 
 setup() {
-	fs_require_root
-	fs_require_cmd runc jq
-	fs_setup
-	NAME=fsh$$-$BATS_TEST_NUMBER
+	fs_test_setup fsh
 }
 
 teardown() {

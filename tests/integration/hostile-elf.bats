@@ -8,10 +8,7 @@
 load ../lib/containers
 
 setup() {
-	fs_require_root
-	fs_require_cmd runc jq gcc perf python3
-	fs_setup
-	NAME=fs-hostile-elf$$-$BATS_TEST_NUMBER
+	fs_test_setup fs-hostile-elf gcc perf python3
 }
 
 teardown() {

@@ -5,10 +5,7 @@
 load ../lib/containers
 
 setup() {
-	fs_require_root
-	fs_require_cmd runc jq
-	fs_setup
-	NAME=fs-hostile$$-$BATS_TEST_NUMBER
+	fs_test_setup fs-hostile
 }
 
 teardown() {

@@ -9,19 +9,14 @@ load ../lib/containers
 load hostile2-helpers
 
 setup() {
-	fs_require_root
-	fs_require_cmd runc jq
-	[ -x "$JAVA17" ] || skip "openjdk-17 is not installed"
-	[ -d "$FS_BUILD/java/flametest" ] || skip "the Java workloads are not built (make agent)"
-	fs_setup
-	NAME=fs-h2j-$$-$BATS_TEST_NUMBER
+	fs_needs_jvm
+	fs_test_setup fs-h2j-
 }
 
 teardown() {
 	local p
 	for p in $(cat "$FS_TMP/jvm-pids" 2>/dev/null); do
 		kill -CONT "$p" 2>/dev/null || true
-		rm -f "/tmp/perf-$p.map"
 	done
 	[ -z "${FUSE_PID:-}" ] || kill "$FUSE_PID" 2>/dev/null || true
 	[ -z "${VICTIM_PID:-}" ] || kill "$VICTIM_PID" 2>/dev/null || true

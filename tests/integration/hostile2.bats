@@ -10,10 +10,7 @@ load ../lib/containers
 load hostile2-helpers
 
 setup() {
-	fs_require_root
-	fs_require_cmd runc jq
-	fs_setup
-	NAME=fs-h2-$$-$BATS_TEST_NUMBER
+	fs_test_setup fs-h2-
 }
 
 teardown() {

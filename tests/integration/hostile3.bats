@@ -6,10 +6,7 @@ load ../lib/containers
 load hostile2-helpers
 
 setup() {
-	fs_require_root
-	fs_require_cmd runc jq
-	fs_setup
-	NAME=fs-h3-$$-$BATS_TEST_NUMBER
+	fs_test_setup fs-h3-
 }
 
 teardown() {

@@ -77,28 +77,17 @@ java_named_pct() {
 	} END { printf "%d\n", (j + u) ? 100 * j / (j + u) : 0 }' "$1"
 }
 
-setup_file() {
-	[ "$(id -u)" = 0 ] || return 0
-	fs_setup
-	export FS_TMP FS_RUN FS_CONFIG FLAMESIDECAR_CONFIG FS_BUNDLE_DIR
-}
+setup_file() { fs_file_setup; }
 
-teardown_file() {
-	[ -n "${FS_TMP:-}" ] || return 0
-	if [ -f "$FS_TMP/jvm-pids" ]; then
-		while read -r p; do rm -f "/tmp/perf-$p.map"; done <"$FS_TMP/jvm-pids"
-	fi
-	fs_cleanup
-}
+teardown_file() { fs_file_teardown; }
 
 setup() {
-	OUT="$BATS_TEST_TMPDIR"
-	CTRS=()
+	fs_ctrs_setup
 	HOSTJVM=
 }
 
 teardown() {
-	fs_stop_containers runc "${CTRS[@]}"
+	fs_ctrs_teardown
 	if [ -n "$HOSTJVM" ]; then
 		kill "$HOSTJVM" 2>/dev/null || true
 		rm -f "/tmp/perf-$HOSTJVM.map"

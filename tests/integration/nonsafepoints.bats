@@ -19,25 +19,16 @@ load ../lib/containers
 JAVA17=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}
 JAVA25=${JAVA_HOME_25:-/usr/lib/jvm/temurin-25-jdk-amd64}
 
-setup_file() {
-	[ "$(id -u)" = 0 ] || return 0
-	fs_setup
-	export FS_TMP FS_RUN FS_CONFIG FLAMESIDECAR_CONFIG
-}
-
-teardown_file() {
-	[ -n "${FS_TMP:-}" ] || return 0
-	fs_cleanup
-}
+setup_file() { fs_file_setup; }
+teardown_file() { fs_file_teardown; }
 
 setup() {
-	OUT="$BATS_TEST_TMPDIR"
-	CTRS=()
+	fs_ctrs_setup
 	TWIN=""
 }
 
 teardown() {
-	fs_stop_containers runc "${CTRS[@]}"
+	fs_ctrs_teardown
 	if [ -n "$TWIN" ]; then
 		kill "$TWIN" 2>/dev/null || true
 		wait "$TWIN" 2>/dev/null || true

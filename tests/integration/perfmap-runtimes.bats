@@ -55,25 +55,14 @@ share() {
 	} END { printf "%d %d\n", (t ? 100 * m / t : 0), t }' "$1"
 }
 
-setup_file() {
-	[ "$(id -u)" = 0 ] || return 0
-	fs_setup
-	export FS_TMP FS_RUN FS_CONFIG FLAMESIDECAR_CONFIG
-}
+setup_file() { fs_file_setup; }
+teardown_file() { fs_file_teardown; }
 
-teardown_file() {
-	[ -n "${FS_TMP:-}" ] || return 0
-	fs_cleanup
-}
-
-setup() {
-	OUT="$BATS_TEST_TMPDIR"
-	CTRS=()
-}
+setup() { fs_ctrs_setup; }
 
 teardown() {
 	[ -n "${WRITER:-}" ] && kill "$WRITER" 2>/dev/null && wait "$WRITER" 2>/dev/null
-	fs_stop_containers runc "${CTRS[@]}"
+	fs_ctrs_teardown
 }
 
 @test "perfmap-runtimes: node's JS frames named from its map beside a JVM; perf agrees" {

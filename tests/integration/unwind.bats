@@ -51,25 +51,12 @@ whole_pct() {
 	} END { printf "%d %d\n", (j ? 100 * w / j : 0), j }' "$1"
 }
 
-setup_file() {
-	[ "$(id -u)" = 0 ] || return 0
-	fs_setup
-	export FS_TMP FS_RUN FS_CONFIG FLAMESIDECAR_CONFIG
-}
+setup_file() { fs_file_setup; }
+teardown_file() { fs_file_teardown; }
 
-teardown_file() {
-	[ -n "${FS_TMP:-}" ] || return 0
-	fs_cleanup
-}
+setup() { fs_ctrs_setup; }
 
-setup() {
-	OUT="$BATS_TEST_TMPDIR"
-	CTRS=()
-}
-
-teardown() {
-	fs_stop_containers runc "${CTRS[@]}"
-}
+teardown() { fs_ctrs_teardown; }
 
 # whole_stacks LABEL JAVA: >= 90% whole stacks without frame pointers.
 whole_stacks() {

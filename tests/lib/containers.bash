@@ -13,6 +13,8 @@ FS_SIDECAR="$FS_BUILD/flamesidecar"
 FS_TEST_SIDECAR="$FS_BUILD/test/flamesidecar"
 # JAVA17, JAVA25, JAVA_HOME_*, fs_needs_jvm
 . "$(dirname "${BASH_SOURCE[0]}")/jvm.bash"
+# fs_file_setup, fs_test_setup ...: the setup and teardown most files share
+. "$(dirname "${BASH_SOURCE[0]}")/setup.bash"
 
 fs_needs_test_sidecar() {
 	[ -x "$FS_TEST_SIDECAR" ] || skip "the test build of the sidecar is missing (make $FS_TEST_SIDECAR)"
@@ -278,8 +280,13 @@ fs_config_set() {
 
 fs_cleanup() {
 	[ -n "${FS_TMP:-}" ] || return 0
+	local p
 	# Best effort all the way: a container already gone must not stop the rest.
 	set +e
+	# The host perf maps (/tmp/perf-PID.map) of the JVMs fs_start_jvm started.
+	if [ -f "$FS_TMP/jvm-pids" ]; then
+		while read -r p; do [ -z "$p" ] || rm -f "/tmp/perf-$p.map"; done <"$FS_TMP/jvm-pids"
+	fi
 	if [ -f "$FS_TMP/containers" ]; then
 		while read -r rt name; do
 			[ -n "$name" ] || continue
