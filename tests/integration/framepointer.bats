@@ -18,7 +18,7 @@ ADDED="$FP_ON -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints"
 # about the frame pointer flag's own decisions (DebugNonSafepoints is decided
 # on its own: test_jvmenv.t)
 fp_only() {
-	jq '.debug_nonsafepoints = false' "$FS_CONFIG" >"$FS_CONFIG.new" && mv "$FS_CONFIG.new" "$FS_CONFIG"
+	fs_config_set '.debug_nonsafepoints = false'
 }
 
 setup() {
@@ -167,14 +167,14 @@ flags_of() {
 @test "wrapper: preserve_frame_pointer false leaves the env alone; not opted in stays byte for byte" {
 	needs_wrapper_jvm
 	fp_only
-	jq '.preserve_frame_pointer = false' "$FS_CONFIG" >"$FS_CONFIG.new" && mv "$FS_CONFIG.new" "$FS_CONFIG"
+	fs_config_set '.preserve_frame_pointer = false'
 	fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true -- sleep 1000
 	before=$(jq -c .process "$FS_TMP/b/config.json")
 	run_wrapped "$FS_TMP/b"
 	[ "$(jq -c .process "$FS_TMP/b/config.json")" = "$before" ]
 	grep -q 'preserve_frame_pointer' "$FS_RUN/hook.log"
 	# back on, a bundle without the annotation: not a byte changed
-	jq '.preserve_frame_pointer = true' "$FS_CONFIG" >"$FS_CONFIG.new" && mv "$FS_CONFIG.new" "$FS_CONFIG"
+	fs_config_set '.preserve_frame_pointer = true'
 	fs_make_bundle "$FS_TMP/p" --no-hooks -- sleep 1000
 	cp -p "$FS_TMP/p/config.json" "$FS_TMP/plain.orig"
 	NAME=$NAME-plain
@@ -280,7 +280,7 @@ precreate() { # precreate FILE: run the filter on FILE, output in $FS_TMP/out
 }
 
 @test "precreate: bounded in time when the engine never closes stdin" {
-	jq '.hook_timeout_ms = 300' "$FS_CONFIG" >"$FS_CONFIG.new" && mv "$FS_CONFIG.new" "$FS_CONFIG"
+	fs_config_set '.hook_timeout_ms = 300'
 	mkfifo "$FS_TMP/fifo"
 	sleep 30 >"$FS_TMP/fifo" & # a writer that never writes nor closes
 	local writer=$! start=$SECONDS

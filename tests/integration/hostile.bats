@@ -93,8 +93,7 @@ i=0
 while [ ! -e "$FS_TMP/release" ] && [ \$i -lt 600 ]; do sleep 0.05; i=\$((i+1)); done
 SH
 	chmod +x "$FS_TMP/fake-sidecar"
-	jq --arg f "$FS_TMP/fake-sidecar" '.sidecar_path = $f' "$FS_CONFIG" >"$FS_CONFIG.new"
-	mv "$FS_CONFIG.new" "$FS_CONFIG"
+	fs_config_set '.sidecar_path = $f' --arg f "$FS_TMP/fake-sidecar"
 }
 
 args_count_is() { [ "$(ls "$FS_TMP"/args.* 2>/dev/null | wc -l)" -eq "$1" ]; }
@@ -102,7 +101,7 @@ no_markers() { [ -z "$(ls "$FS_RUN/profiling/" 2>/dev/null)" ]; }
 
 @test "trigger: 8 annotated containers started at once never exceed max_concurrent_profiles=2" {
 	fake_sidecar
-	jq '.max_concurrent_profiles = 2' "$FS_CONFIG" >"$FS_CONFIG.new" && mv "$FS_CONFIG.new" "$FS_CONFIG"
+	fs_config_set '.max_concurrent_profiles = 2'
 	for i in 1 2 3 4 5 6 7 8; do
 		fs_make_bundle "$FS_TMP/b$i" --annotate flamesidecar.io/enable=true \
 			--annotate flamesidecar.io/profile=5s -- sleep 1000
@@ -129,8 +128,7 @@ no_markers() { [ -z "$(ls "$FS_RUN/profiling/" 2>/dev/null)" ]; }
 
 @test "trigger: a container that exits during the delay is never replaced by another whose id it prefixes" {
 	"$FS_SIDECAR" run --help >/dev/null 2>&1 || skip "flamesidecar run is not in this build"
-	jq --arg s "$FS_SIDECAR" '.sidecar_path = $s' "$FS_CONFIG" >"$FS_CONFIG.new"
-	mv "$FS_CONFIG.new" "$FS_CONFIG"
+	fs_config_set '.sidecar_path = $s' --arg s "$FS_SIDECAR"
 	# The other container: its id starts with the first one's.
 	fs_make_bundle "$FS_TMP/other" --annotate flamesidecar.io/enable=true -- sleep 1000
 	fs_runc_run "$NAME-other" "$FS_TMP/other"

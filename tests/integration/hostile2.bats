@@ -109,8 +109,7 @@ C
 	jq -n --argjson p "$pid" --arg b "$FS_TMP/hb" --arg id "$NAME" \
 		'{ociVersion: "1.0.2", id: $id, status: "creating", pid: $p, bundle: $b,
 		  annotations: {"flamesidecar.io/enable": "true"}}' >"$FS_TMP/state.json"
-	jq '.mount_point = "/race/d/flamesidecar"' "$FS_CONFIG" >"$FS_CONFIG.new"
-	mv "$FS_CONFIG.new" "$FS_CONFIG"
+	fs_config_set '.mount_point = "/race/d/flamesidecar"'
 	before=$(host_mounts; sentinel_state)
 	# 10,000 runs take about 70 s on an idle 2-core machine, and 10 minutes
 	# when other tests load it: the count is also bounded by a deadline
@@ -246,8 +245,7 @@ consistent() {
 @test "ENOSPC on the run directory: the container starts, no mount without its entry, a clear log line" {
 	mkdir -p "$FS_RUN"
 	mount -t tmpfs -o size=64k,mode=0700 fs-h2-full "$FS_RUN"
-	jq --arg l "$FS_TMP/hook.log" '.log_file = $l' "$FS_CONFIG" >"$FS_CONFIG.new"
-	mv "$FS_CONFIG.new" "$FS_CONFIG"
+	fs_config_set '.log_file = $l' --arg l "$FS_TMP/hook.log"
 	mkdir -m 0700 "$FS_RUN/containers"
 	dd if=/dev/zero of="$FS_RUN/fill" bs=4k 2>/dev/null || true
 	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true -- sleep 1000
@@ -291,9 +289,7 @@ i=0
 while [ ! -e "$FS_TMP/release" ] && [ \$i -lt 1200 ]; do sleep 0.05; i=\$((i+1)); done
 SH
 	chmod +x "$FS_TMP/fake-sidecar"
-	jq --arg f "$FS_TMP/fake-sidecar" '.sidecar_path = $f | .max_concurrent_profiles = 4' \
-		"$FS_CONFIG" >"$FS_CONFIG.new"
-	mv "$FS_CONFIG.new" "$FS_CONFIG"
+	fs_config_set '.sidecar_path = $f | .max_concurrent_profiles = 4' --arg f "$FS_TMP/fake-sidecar"
 }
 
 @test "200 annotated containers at once: all registered, max_concurrent_profiles held, all cleaned after" {

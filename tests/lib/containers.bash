@@ -271,7 +271,10 @@ fs_container_pid() {
 }
 
 # fs_config_set FILTER [JQ ARGS...]: apply a jq filter to the test config
-# ($FS_CONFIG) in place, e.g. fs_config_set '.sidecar_path = $f' --arg f X.
+# ($FS_CONFIG) in place, e.g. fs_config_set '.sidecar_path = $f' --arg f X
+# (a path or any string from the shell: --arg, never spliced into FILTER),
+# fs_config_set '.max_concurrent_profiles = 2', fs_config_set 'del(.key)'.
+# How the tests edit the config (a test that wants it broken writes it whole).
 fs_config_set() {
 	local filter=$1
 	shift
