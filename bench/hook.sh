@@ -39,13 +39,9 @@ cd "$(dirname "$0")/.."
 PAIRS=${1:-30}
 FS_BENCH_DOCKER=${FS_BENCH_DOCKER:-1}
 export FS_TOP=$PWD FS_BUILD=$PWD/build
-# shellcheck source=../tests/lib/containers.bash
-source tests/lib/containers.bash
-skip() { echo "skip: $*"; exit 0; }
-fs_require_root
-fs_require_cmd runc jq
-fs_setup
-trap 'fs_cleanup' EXIT
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+bench_containers_setup
 # The run directory (registry, hook.log) on a tmpfs, as /run is on every
 # systemd host (FS_BENCH_RUN_TMPFS=0: wherever the test temp dir is; on a
 # disk, creating each entry file costs a journal write). fs_cleanup
@@ -61,7 +57,7 @@ echo "agent bundle: $(du -sk "$FS_BUNDLE_DIR" | cut -f1) KiB"
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "load average before: $LOAD0, $(nproc) CPUs"
 cc -O2 -o "$FS_TMP/spawn-time" bench/spawn-time.c
-W="$FS_BUILD/flamesidecar-runtime"
+WRAPPER="$FS_BUILD/flamesidecar-runtime"
 PERF=$(command -v perf || true)
 
 # --- bundles -----------------------------------------------------------
@@ -193,8 +189,8 @@ row "flamehook vs \`/bin/true\` as the same two hooks" poststop noop
 lc_cmd() {
 	case $1 in
 	lc-runc) echo runc ;;
-	lc-wrapper) echo "$W --opt-in" ;;
-	lc-plain) echo "$W" ;;
+	lc-wrapper) echo "$WRAPPER --opt-in" ;;
+	lc-plain) echo "$WRAPPER" ;;
 	esac
 }
 stopped() { [ "$(runc state "$1" 2>/dev/null | jq -r .status)" = stopped ]; }
@@ -257,7 +253,7 @@ docker_rows() {
 	command -v dockerd >/dev/null 2>&1 || { echo "docker path: skipped (no dockerd)"; return 0; }
 	# shellcheck source=../tests/lib/docker.bash
 	source tests/lib/docker.bash
-	trap 'dockerd_stop; fs_cleanup' EXIT
+	trap 'dockerd_stop; bench_cleanup' EXIT
 	dockerd_start || { echo "docker path: skipped (dockerd did not start)"; return 0; }
 	local i rt
 	for i in $(seq 1 "$PAIRS"); do

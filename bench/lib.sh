@@ -67,6 +67,16 @@ bench_setup() {
 	trap bench_cleanup EXIT
 }
 
+# bench_containers_setup [CMD...]: the preamble of a benchmark that starts
+# runc containers: skip unless root, runc, jq and each CMD are there, then
+# bench_setup.
+bench_containers_setup() {
+	local c
+	bench_require_root
+	for c in runc jq "$@"; do bench_require_cmd "$c"; done
+	bench_setup
+}
+
 # bench_cleanup: stop the profiler $PROF if one still runs, remove the host
 # perf maps (/tmp/perf-PID.map) of the JVMs started (PID and those recorded
 # by fs_start_jvm), then fs_cleanup (containers, mounts, $FS_TMP).
