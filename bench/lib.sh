@@ -167,17 +167,14 @@ bench_start_workload() {
 # for its registry entry; sets PID. Fails (output left in
 # $FS_TMP/NAME/out.log) if READY does not come.
 bench_start_container() {
-	local name=$1 secs=$2 dir=$FS_TMP/$1 mounts='[]'
+	local name=$1 secs=$2 dir=$FS_TMP/$1 mounts=()
 	shift 2
 	while [ "$1" = --mount ]; do
-		mounts=$(jq -c --arg s "${2%%:*}" --arg d "${2#*:}" \
-			'. + [{destination: $d, type: "bind", source: $s, options: ["rbind", "ro"]}]' <<<"$mounts")
+		mounts+=(--mount "$2")
 		shift 2
 	done
 	[ "$1" = -- ] && shift
-	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- "$@"
-	jq --argjson m "$mounts" '.mounts += $m' "$dir/config.json" >"$dir/c.json" &&
-		mv "$dir/c.json" "$dir/config.json"
+	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true "${mounts[@]}" -- "$@"
 	fs_runc_run "$name" "$dir"
 	PID=$(fs_container_pid "$name")
 	fs_wait_for "$secs" grep -q READY "$dir/out.log" || return 1

@@ -48,8 +48,8 @@ needs_wrapper_jvm() {
 }
 
 set_env() { # set_env BUNDLE JQ-ARRAY: replace process.env's JVM variables
-	jq --argjson e "$2" '.process.env = ([.process.env[] | select(startswith("JAVA_TOOL_OPTIONS=") | not)] + $e)' \
-		"$1/config.json" >"$1/c.new" && mv "$1/c.new" "$1/config.json"
+	fs_bundle_set "$1" '.process.env = ([.process.env[] | select(startswith("JAVA_TOOL_OPTIONS=") | not)] + $e)' \
+		--argjson e "$2"
 }
 
 # run_wrapped BUNDLE: create + start through the wrapper, as containerd's shim does.
@@ -70,10 +70,8 @@ flags_of() {
 @test "wrapper + runc + Workload JVM: image JAVA_TOOL_OPTIONS kept and extended; the JVM runs with frame pointers" {
 	needs_wrapper_jvm
 	[ -f "$FS_BUILD/java/flametest/Workload.class" ] || skip "Java workloads not built (make agent)"
-	fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true -- \
+	fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true --mount "$FS_BUILD/java:/opt/fsjava" -- \
 		"$JAVA17" -cp /opt/fsjava flametest.Workload --warmup 0.5
-	jq --arg s "$FS_BUILD/java" '.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}]' \
-		"$FS_TMP/b/config.json" >"$FS_TMP/c.json" && mv "$FS_TMP/c.json" "$FS_TMP/b/config.json"
 	set_env "$FS_TMP/b" '["JAVA_TOOL_OPTIONS=-Xmx96m -Dfs.test=\"a b\""]'
 	run_wrapped "$FS_TMP/b"
 	fs_wait_for 60 grep -q READY "$FS_TMP/b/out.log" || { cat "$FS_TMP/b/out.log"; false; }
@@ -212,11 +210,9 @@ PY
 	printf -- '--module=deploy,http\njetty.http.host=127.0.0.1\njetty.http.port=%s\n' "$port" >"$jb/start.ini"
 	chmod -R a+rX "$jb"
 	# no -XX:+PreserveFramePointer anywhere: the image's JAVA_TOOL_OPTIONS is empty
-	fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true -- \
+	fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true --mount "$jb:/opt/jbase" -- \
 		"$JAVA17" -Djava.io.tmpdir=/tmp -jar /usr/share/jetty9/start.jar \
 		jetty.home=/usr/share/jetty9 jetty.base=/opt/jbase
-	jq --arg s "$jb" '.mounts += [{destination: "/opt/jbase", type: "bind", source: $s, options: ["rbind", "ro"]}]' \
-		"$FS_TMP/b/config.json" >"$FS_TMP/c.json" && mv "$FS_TMP/c.json" "$FS_TMP/b/config.json"
 	run_wrapped "$FS_TMP/b"
 	fs_wait_for 60 curl -sf -o /dev/null "http://127.0.0.1:$port/" || { cat "$FS_TMP/b/out.log"; false; }
 	grep -q "^Picked up JAVA_TOOL_OPTIONS: $ADDED\$" "$FS_TMP/b/out.log"

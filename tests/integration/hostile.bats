@@ -22,10 +22,8 @@ host_mounts() {
 	mount --bind "$FS_TMP/srv/x" "$FS_TMP/srv/x"
 	mount --make-shared "$FS_TMP/srv/x"
 	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true -- sleep 1000
-	jq --arg s "$FS_TMP/srv/x" '.mounts += [{destination: "/opt", type: "bind", source: $s,
-		options: ["rbind", "rshared"]}] | .linux.rootfsPropagation = "shared"' \
-		"$FS_TMP/b/config.json" >"$FS_TMP/c.json"
-	mv "$FS_TMP/c.json" "$FS_TMP/b/config.json"
+	fs_bundle_set "$FS_TMP/b" '.mounts += [{destination: "/opt", type: "bind", source: $s,
+		options: ["rbind", "rshared"]}] | .linux.rootfsPropagation = "shared"' --arg s "$FS_TMP/srv/x"
 	before=$(host_mounts)
 	for i in 1 2 3 4 5; do
 		fs_runc_run "$NAME-$i" "$FS_TMP/b"
@@ -47,9 +45,7 @@ host_mounts() {
 
 @test "propagation: a privileged container cannot remount the bundle rw nor mount into the host's bundle" {
 	fs_make_bundle "$FS_TMP/b" --uid 0 --annotate flamesidecar.io/enable=true -- sleep 1000
-	jq '.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"] | .value |= unique)' \
-		"$FS_TMP/b/config.json" >"$FS_TMP/c.json"
-	mv "$FS_TMP/c.json" "$FS_TMP/b/config.json"
+	fs_bundle_set "$FS_TMP/b" '.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"] | .value |= unique)'
 	before_tree=$(cd "$FS_BUNDLE_DIR" && find . -printf '%p %s %T@\n' | sort; sha256sum ./*)
 	before=$(host_mounts)
 	fs_runc_run "$NAME" "$FS_TMP/b"
@@ -182,13 +178,9 @@ controls() {
 	java=${JAVA_HOME_17}/bin/java
 	[ -x "$java" ] || skip "openjdk-17 is not installed"
 	[ -d "$FS_BUILD/java/flametest" ] || skip "the Java workloads are not built (make agent)"
-	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true -- \
+	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true --mount "$FS_BUILD/java:/opt/fsjava" -- \
 		"/bin/"$'\033[2J\033]0;pwn\007jv' -cp /opt/fsjava flametest.Workload
-	jq --arg s "$FS_BUILD/java" '
-		.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}] |
-		.process.args[0] = "/evil/" + (.process.args[0] | ltrimstr("/bin/"))' \
-		"$FS_TMP/b/config.json" >"$FS_TMP/c.json"
-	mv "$FS_TMP/c.json" "$FS_TMP/b/config.json"
+	fs_bundle_set "$FS_TMP/b" '.process.args[0] = "/evil/" + (.process.args[0] | ltrimstr("/bin/"))'
 	mkdir -p "$FS_TMP/b/rootfs/evil"
 	ln -s "$java" "$FS_TMP/b/rootfs/evil/"$'\033[2J\033]0;pwn\007jv'
 	fs_runc_run "$NAME" "$FS_TMP/b"
@@ -238,7 +230,7 @@ controls() {
 	mkdir -p "$in"/{usr,etc,tmp,proc,dev,opt/fsjava}
 	chmod 1777 "$in/tmp"
 	for l in bin lib lib64 sbin; do ln -sfn "usr/$l" "$in/$l"; done
-	jq --arg s "$FS_BUILD/java" '
+	fs_bundle_set "$FS_TMP/b" '
 		.process.capabilities |= with_entries(.value += ["CAP_SYS_CHROOT"] | .value |= unique) |
 		.mounts += [
 		  {destination: "/inner/usr", type: "bind", source: "/usr", options: ["rbind", "ro"]},
@@ -247,8 +239,7 @@ controls() {
 		  {destination: "/inner/proc", type: "proc", source: "proc"},
 		  {destination: "/inner/dev", type: "bind", source: "/dev", options: ["rbind"]},
 		  {destination: "/inner/tmp", type: "tmpfs", source: "tmpfs", options: ["mode=1777"]}]' \
-		"$FS_TMP/b/config.json" >"$FS_TMP/c.json"
-	mv "$FS_TMP/c.json" "$FS_TMP/b/config.json"
+		--arg s "$FS_BUILD/java"
 	fs_runc_run "$NAME" "$FS_TMP/b"
 	fs_wait_for 30 grep -q READY "$FS_TMP/b/out.log" || { cat "$FS_TMP/b/out.log"; false; }
 	pid=$(fs_container_pid "$NAME")

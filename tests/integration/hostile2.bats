@@ -99,7 +99,7 @@ C
 	cp "$FS_TMP/racer" "$FS_TMP/b/rootfs/racer"
 	mkdir -p "$FS_TMP/b/rootfs/race/d" "$FS_TMP/b/rootfs/victim"
 	ln -s /victim "$FS_TMP/b/rootfs/race/l"
-	bundle_jq "$FS_TMP/b" '.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"] | .value |= unique)'
+	fs_bundle_set "$FS_TMP/b" '.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"] | .value |= unique)'
 	fs_runc_run "$NAME" "$FS_TMP/b"
 	pid=$(fs_container_pid "$NAME")
 	# The hook's view of that container: rootfs "/" in its own namespace.
@@ -191,7 +191,7 @@ C
 		echo "1 0 0:1 / / rw shared:1 - tmpfs x rw" >/proc/1/mountinfo &&
 		echo "7f0000000000-7f0000001000 r-xp 00000000 00:00 0 /usr/lib/jvm/x/lib/server/libjvm.so" >/proc/1/maps &&
 		ln -s /etc/shadow /proc/1/root && touch /tmp/faked; while :; do :; done'
-	bundle_jq "$FS_TMP/b" '.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"] | .value |= unique) |
+	fs_bundle_set "$FS_TMP/b" '.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"] | .value |= unique) |
 		.linux.maskedPaths = [] | .linux.readonlyPaths = []'
 	fs_runc_run "$NAME" "$FS_TMP/b" || { cat "$FS_TMP/b/out.log"; false; }
 	pid=$(fs_container_pid "$NAME")
@@ -214,7 +214,7 @@ C
 
 @test "remount: bind-remounts of the bundle rw by a privileged container leave the host bundle unchanged" {
 	fs_make_bundle "$FS_TMP/b" --uid 0 --annotate flamesidecar.io/enable=true -- sleep 1000
-	bundle_jq "$FS_TMP/b" '.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"] | .value |= unique)'
+	fs_bundle_set "$FS_TMP/b" '.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"] | .value |= unique)'
 	sum() { (cd "$FS_BUNDLE_DIR" && find . -printf '%p %y %m %s %T@\n' | sort && sha256sum ./*); }
 	before_sum=$(sum)
 	before=$(host_mounts)
@@ -266,9 +266,9 @@ consistent() {
 	[ -z "${FS_SANITIZE:-}" ] || skip "the sanitizer runtime cannot start with 3 fds"
 	for n in $(seq 3 16); do
 		fs_make_bundle "$FS_TMP/b$n" --annotate flamesidecar.io/enable=true -- sleep 1000
-		bundle_jq "$FS_TMP/b$n" --arg h "$FS_HOOK" --arg c "$FS_CONFIG" --arg n "$n" \
-			'.hooks.createRuntime[0] |= (.path = "/bin/sh" |
-			 .args = ["sh", "-c", "ulimit -n " + $n + " && exec " + $h + " --config " + $c + " createRuntime"])'
+		fs_bundle_set "$FS_TMP/b$n" '.hooks.createRuntime[0] |= (.path = "/bin/sh" |
+			 .args = ["sh", "-c", "ulimit -n " + $n + " && exec " + $h + " --config " + $c + " createRuntime"])' \
+			--arg h "$FS_HOOK" --arg c "$FS_CONFIG" --arg n "$n"
 		fs_runc_run "$NAME-$n" "$FS_TMP/b$n"
 		[ "$(runc state "$NAME-$n" | jq -r .status)" = running ]
 		consistent "$NAME-$n"
@@ -339,7 +339,7 @@ SH
 # makes it writable, and nothing written reaches even the container's copy.
 @test "remount: in a user-namespaced container the bundle copy cannot be made writable at all" {
 	fs_make_bundle "$FS_TMP/b" --uid 0 --annotate flamesidecar.io/enable=true -- sleep 1000
-	bundle_jq "$FS_TMP/b" '.linux.namespaces += [{type: "user"}] |
+	fs_bundle_set "$FS_TMP/b" '.linux.namespaces += [{type: "user"}] |
 		.linux.uidMappings = [{containerID: 0, hostID: 200000, size: 65536}] |
 		.linux.gidMappings = [{containerID: 0, hostID: 200000, size: 65536}] |
 		.mounts |= map(if .destination == "/sys" then {destination: "/sys", type: "none", source: "/sys",

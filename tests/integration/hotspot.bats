@@ -29,15 +29,11 @@ hs_bundle() {
 		*) break ;;
 		esac
 	done
-	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- \
+	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true --mount "$FS_BUILD/java:/opt/fsjava" -- \
 		"$java" "${opts[@]}" -cp /opt/fsjava flametest.Workload "$@"
-	jq --arg s "$FS_BUILD/java" --argjson ro "$rotmp" '
-		.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}] |
-		if $ro == 1 then
-			.root.readonly = true |
-			.mounts |= map(if .destination == "/tmp" then .options += ["ro"] else . end)
-		else . end
-	' "$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
+	[ "$rotmp" = 1 ] || return 0
+	fs_bundle_set "$dir" '.root.readonly = true |
+		.mounts |= map(if .destination == "/tmp" then .options += ["ro"] else . end)'
 }
 
 # start_hs NAME JAVA [hs_bundle options] -- ARGS: run it, wait for READY and

@@ -49,13 +49,10 @@ start_inlined() {
 	shift 2
 	CTRS+=("$name")
 	mkdir -p "$OUT/ctl"
-	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- \
+	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true \
+		--mount "$FS_BUILD/java:/opt/fsjava" --mount "$OUT/ctl:/ctl" -- \
 		"$jdk/bin/java" -XX:+PreserveFramePointer -cp /opt/fsjava flametest.Inlined \
 		--go /ctl/go --exit-after 90 "$@"
-	jq --arg s "$FS_BUILD/java" --arg c "$OUT/ctl" '
-		.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]},
-			    {destination: "/ctl", type: "bind", source: $c, options: ["rbind", "ro"]}]
-	' "$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
 	fs_runc_run "$name" "$dir"
 	fs_wait_for 60 grep -q PRELUDE "$dir/out.log" || {
 		cat "$dir/out.log" >&2

@@ -23,10 +23,7 @@ start() {
 	shift
 	CTRS+=("$name")
 	local dir="$FS_TMP/$name"
-	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- "$@"
-	jq --arg s "$FS_BUILD/java" '
-		.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}]
-	' "$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
+	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true --mount "$FS_BUILD/java:/opt/fsjava" -- "$@"
 	fs_runc_run "$name" "$dir"
 	if [ "${WAIT_READY:-1}" = 1 ]; then
 		fs_wait_for 90 grep -q READY "$dir/out.log" || {

@@ -146,11 +146,9 @@ LOOP='while :; do i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 0.05; 
 	local name="rtmap-$$-hostile" app="$FS_TMP/app-hostile" dir="$FS_TMP/rtmap-hostile"
 	write_fib "$app"
 	CTRS+=("$name")
-	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- /bin/sh -c "
+	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true --mount "$app:/app" -- /bin/sh -c "
 		for k in 1 2 3 4 5 6; do ( $LOOP ) & done
 		exec node --perf-basic-prof /app/fib.js"
-	jq --arg s "$app" '.mounts += [{destination: "/app", type: "bind", source: $s, options: ["rbind", "ro"]}]' \
-		"$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
 	fs_runc_run "$name" "$dir"
 	fs_wait_for 10 test -f "$FS_RUN/containers/$name.json"
 	PID=$(fs_container_pid "$name")
@@ -223,9 +221,8 @@ LOOP='while :; do i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 0.05; 
 	mount -t hugetlbfs -o mode=1777 none "$mnt" || skip "cannot mount a hugetlbfs here"
 	CTRS+=("$name")
 	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- /bin/sh -c "$LOOP"
-	jq --arg s "$mnt" '.mounts = [.mounts[] | select(.destination != "/tmp")] +
-		[{destination: "/tmp", type: "bind", source: $s, options: ["rbind"]}]' \
-		"$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
+	fs_bundle_set "$dir" '.mounts = [.mounts[] | select(.destination != "/tmp")] +
+		[{destination: "/tmp", type: "bind", source: $s, options: ["rbind"]}]' --arg s "$mnt"
 	fs_runc_run "$name" "$dir"
 	fs_wait_for 10 test -f "$FS_RUN/containers/$name.json"
 	PID=$(fs_container_pid "$name")

@@ -194,8 +194,8 @@ SH
 	fs_require_root
 	fs_require_cmd runc jq
 	fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true -- sleep 1000
-	jq --arg f "$FS_TMP/theirs" '.hooks = {poststart: [{path: "/bin/sh", args: ["sh", "-c", "echo ran > " + $f]}]}' \
-		"$FS_TMP/b/config.json" >"$FS_TMP/c.json" && mv "$FS_TMP/c.json" "$FS_TMP/b/config.json"
+	fs_bundle_set "$FS_TMP/b" '.hooks = {poststart: [{path: "/bin/sh", args: ["sh", "-c", "echo ran > " + $f]}]}' \
+		--arg f "$FS_TMP/theirs"
 	echo "runc $NAME" >>"$FS_TMP/containers"
 	(cd "$FS_TMP/b" && rt run -d "$NAME" >out.log 2>&1 </dev/null)
 	status_is "$NAME" running
