@@ -13,16 +13,12 @@ cd "$(dirname "$0")/.."
 N=${1:-200}
 TMO=${2:-2000}
 export FS_TOP=$PWD FS_BUILD=$PWD/build
-# shellcheck source=../tests/lib/containers.bash
-source tests/lib/containers.bash
-skip() { echo "skip: $*"; exit 0; }
-fs_require_root
-fs_require_cmd runc jq
-fs_setup
-trap 'fs_cleanup' EXIT
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+bench_containers_setup
 mkdir -p "$FS_RUN"
 mount -t tmpfs -o mode=0700,size=64m fsburstrun "$FS_RUN"
-jq --argjson t "$TMO" '.hook_timeout_ms = $t' "$FS_CONFIG" >"$FS_CONFIG.n" && mv "$FS_CONFIG.n" "$FS_CONFIG"
+fs_config_set '.hook_timeout_ms = $t' --argjson t "$TMO"
 
 # One bundle each (an engine writes a fresh one per container), hook
 # with --timing; the baseline's copy runs /bin/true instead.

@@ -41,13 +41,9 @@ cd "$(dirname "$0")/.."
 PAIRS=${1:-30}
 FS_BENCH_DOCKER=${FS_BENCH_DOCKER:-1}
 export FS_TOP=$PWD FS_BUILD=$PWD/build
-# shellcheck source=../tests/lib/containers.bash
-source tests/lib/containers.bash
-skip() { echo "skip: $*"; exit 0; }
-fs_require_root
-fs_require_cmd runc jq
-fs_setup
-trap 'fs_cleanup' EXIT
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+bench_containers_setup
 # The run directory (registry, hook.log) on a tmpfs, as /run is on every
 # systemd host (FS_BENCH_RUN_TMPFS=0: wherever the test temp dir is; on a
 # disk, creating each entry file costs a journal write). fs_cleanup
@@ -63,7 +59,7 @@ echo "agent bundle: $(du -sk "$FS_BUNDLE_DIR" | cut -f1) KiB"
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "load average before: $LOAD0, $(nproc) CPUs"
 cc -O2 -o "$FS_TMP/spawn-time" bench/spawn-time.c
-W="$FS_BUILD/flamesidecar-runtime"
+WRAPPER="$FS_BUILD/flamesidecar-runtime"
 PERF=$(command -v perf || true)
 
 # --- bundles -----------------------------------------------------------
@@ -73,8 +69,7 @@ PERF=$(command -v perf || true)
 # with_timing DIR: --timing on the bundle's createRuntime flamehook (every
 # flamehook row gets it, so they stay comparable).
 with_timing() {
-	jq '.hooks.createRuntime[0].args |= (.[0:1] + ["--timing"] + .[1:])' "$1/config.json" \
-		>"$FS_TMP/j" && mv "$FS_TMP/j" "$1/config.json"
+	fs_bundle_set "$1" '.hooks.createRuntime[0].args |= (.[0:1] + ["--timing"] + .[1:])'
 }
 fs_make_bundle "$FS_TMP/hooksd" --annotate flamesidecar.io/enable=true --no-poststart --no-poststop -- true
 with_timing "$FS_TMP/hooksd"
@@ -82,19 +77,16 @@ fs_make_bundle "$FS_TMP/poststop" --annotate flamesidecar.io/enable=true --no-po
 with_timing "$FS_TMP/poststop"
 fs_make_bundle "$FS_TMP/none" --no-hooks -- true
 fs_make_bundle "$FS_TMP/noop" --annotate flamesidecar.io/enable=true --no-poststart -- true
-jq '.hooks |= with_entries(.value |= map(.path = "/bin/true" | .args = ["true"]))' \
-	"$FS_TMP/noop/config.json" >"$FS_TMP/j" && mv "$FS_TMP/j" "$FS_TMP/noop/config.json"
+fs_bundle_set "$FS_TMP/noop" '.hooks |= with_entries(.value |= map(.path = "/bin/true" | .args = ["true"]))'
 # noop1: one /bin/true hook: what runc pays for starting any one hook
 # process, i.e. the most a start could gain from running none at all.
 fs_make_bundle "$FS_TMP/noop1" -- true
-jq '.hooks = {createRuntime: [{path: "/bin/true", args: ["true"]}]}' "$FS_TMP/noop1/config.json" \
-	>"$FS_TMP/j" && mv "$FS_TMP/j" "$FS_TMP/noop1/config.json"
+fs_bundle_set "$FS_TMP/noop1" '.hooks = {createRuntime: [{path: "/bin/true", args: ["true"]}]}'
 BASE=${FS_BENCH_BASE_HOOK:-}
 kinds1="none hooksd poststop noop noop1"
 if [ -n "$BASE" ]; then
 	fs_make_bundle "$FS_TMP/base" --annotate flamesidecar.io/enable=true --no-poststart --no-poststop -- true
-	jq --arg h "$BASE" '.hooks |= with_entries(.value |= map(.path = $h))' \
-		"$FS_TMP/base/config.json" >"$FS_TMP/j" && mv "$FS_TMP/j" "$FS_TMP/base/config.json"
+	fs_bundle_set "$FS_TMP/base" '.hooks |= with_entries(.value |= map(.path = $h))' --arg h "$BASE"
 	# An older hook without --timing would log "unknown option" and exit 0
 	# at once: give it the flag only if it knows it.
 	if "$BASE" --help 2>&1 | grep -q -- --timing; then with_timing "$FS_TMP/base"; fi
@@ -106,11 +98,10 @@ fi
 # Podman node pays; unnamed containers skip the index).
 if [ "${FS_BENCH_NAMED:-0}" = 1 ]; then
 	for k in hooksd poststop ${BASE:+base}; do
-		jq '.annotations += {"io.kubernetes.cri.container-type": "container",
+		fs_bundle_set "$FS_TMP/$k" '.annotations += {"io.kubernetes.cri.container-type": "container",
 			"io.kubernetes.cri.sandbox-name": "bench-7d9f",
 			"io.kubernetes.cri.sandbox-namespace": "bench",
-			"io.kubernetes.cri.container-name": "app"}' \
-			"$FS_TMP/$k/config.json" >"$FS_TMP/j" && mv "$FS_TMP/j" "$FS_TMP/$k/config.json"
+			"io.kubernetes.cri.container-name": "app"}'
 	done
 	mkdir -m 0700 "$FS_RUN/containers" "$FS_RUN/containers/names" # before any entry
 	echo "named containers (a pod's), name index present"
@@ -235,8 +226,8 @@ row "flamehook vs \`/bin/true\` as the same two hooks" poststop noop
 lc_cmd() {
 	case $1 in
 	lc-runc) echo runc ;;
-	lc-wrapper) echo "$W --opt-in" ;;
-	lc-plain) echo "$W" ;;
+	lc-wrapper) echo "$WRAPPER --opt-in" ;;
+	lc-plain) echo "$WRAPPER" ;;
 	esac
 }
 stopped() { [ "$(runc state "$1" 2>/dev/null | jq -r .status)" = stopped ]; }
@@ -299,7 +290,7 @@ docker_rows() {
 	command -v dockerd >/dev/null 2>&1 || { echo "docker path: skipped (no dockerd)"; return 0; }
 	# shellcheck source=../tests/lib/docker.bash
 	source tests/lib/docker.bash
-	trap 'dockerd_stop; fs_cleanup' EXIT
+	trap 'dockerd_stop; bench_cleanup' EXIT
 	dockerd_start || { echo "docker path: skipped (dockerd did not start)"; return 0; }
 	local i rt
 	for i in $(seq 1 "$PAIRS"); do

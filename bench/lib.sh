@@ -67,6 +67,16 @@ bench_setup() {
 	trap bench_cleanup EXIT
 }
 
+# bench_containers_setup [CMD...]: the preamble of a benchmark that starts
+# runc containers: skip unless root, runc, jq and each CMD are there, then
+# bench_setup.
+bench_containers_setup() {
+	local c
+	bench_require_root
+	for c in runc jq "$@"; do bench_require_cmd "$c"; done
+	bench_setup
+}
+
 # bench_cleanup: stop the profiler $PROF if one still runs, remove the host
 # perf maps (/tmp/perf-PID.map) of the JVMs started (PID and those recorded
 # by fs_start_jvm), then fs_cleanup (containers, mounts, $FS_TMP).
@@ -157,17 +167,14 @@ bench_start_workload() {
 # for its registry entry; sets PID. Fails (output left in
 # $FS_TMP/NAME/out.log) if READY does not come.
 bench_start_container() {
-	local name=$1 secs=$2 dir=$FS_TMP/$1 mounts='[]'
+	local name=$1 secs=$2 dir=$FS_TMP/$1 mounts=()
 	shift 2
 	while [ "$1" = --mount ]; do
-		mounts=$(jq -c --arg s "${2%%:*}" --arg d "${2#*:}" \
-			'. + [{destination: $d, type: "bind", source: $s, options: ["rbind", "ro"]}]' <<<"$mounts")
+		mounts+=(--mount "$2")
 		shift 2
 	done
 	[ "$1" = -- ] && shift
-	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- "$@"
-	jq --argjson m "$mounts" '.mounts += $m' "$dir/config.json" >"$dir/c.json" &&
-		mv "$dir/c.json" "$dir/config.json"
+	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true "${mounts[@]}" -- "$@"
 	fs_runc_run "$name" "$dir"
 	PID=$(fs_container_pid "$name")
 	fs_wait_for "$secs" grep -q READY "$dir/out.log" || return 1

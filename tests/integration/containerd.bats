@@ -153,10 +153,6 @@ ctr_remove() {
 	c containers delete "$id"
 }
 
-set_config() {
-	jq "$1" "$FS_CONFIG" >"$FS_CONFIG.new" && mv "$FS_CONFIG.new" "$FS_CONFIG"
-}
-
 # make_recorder NAME NEXT: a runc stand-in that, on create, records
 # config.json's inode, mtime, size and checksum (and keeps a copy), then
 # execs NEXT with the same arguments.
@@ -268,7 +264,7 @@ ctrd_stop() {
 }
 
 @test "ctr run --config with uid 1000 and \"enable\": \"always\" (no annotation): registered as uid 1000, bundle read-only" {
-	set_config '.enable = "always"'
+	fs_config_set '.enable = "always"'
 	fs_make_bundle "$FS_TMP/b" --no-hooks -- sleep 1000
 	# ctr 1.6 has no --user for run: a full spec, as containerd clients send.
 	jq --arg r "$FS_TMP/b/rootfs" --arg cg "/$NS/$ID" '.root.path = $r | .linux.cgroupsPath = $cg' \
@@ -314,12 +310,12 @@ flamesidecar test bundle" ]
 }
 
 @test "not opted in: no entry, no mount, config.json as containerd wrote it (same bytes and inode across the wrapper)" {
-	set_config '.enable = "annotation"'
+	fs_config_set '.enable = "annotation"'
 	# shim -> before -> wrapper -> after -> runc: each recorder notes
 	# config.json on create, so the wrapper's effect is observed exactly.
 	make_recorder before "$WRAPPER"
 	make_recorder after "$(command -v runc)"
-	set_config ".runtime_path = \"$FS_TMP/after\""
+	fs_config_set '.runtime_path = $p' --arg p "$FS_TMP/after"
 	fs_make_bundle "$FS_TMP/b" --no-hooks -- true
 	ctr_run -d --null-io --runc-binary "$FS_TMP/before" \
 		--rootfs "${ROOTFS_OPTS[@]}" "$FS_TMP/b/rootfs" "$ID" sleep 1000 </dev/null

@@ -7,24 +7,15 @@
 load ../lib/containers
 
 setup() {
-	fs_require_root
-	fs_require_cmd runc jq
-	fs_setup
-	NAME=fsd$$-$BATS_TEST_NUMBER
+	fs_test_setup fsd
 }
 
 teardown() {
 	fs_cleanup
 }
 
-set_config() {
-	local filter=$1
-	shift
-	jq "$@" "$filter" "$FS_CONFIG" >"$FS_CONFIG.new" && mv "$FS_CONFIG.new" "$FS_CONFIG"
-}
-
 @test "30 concurrent starts with a 10 ms deadline: each registered and mounted, or a log line; list says which" {
-	set_config '.hook_timeout_ms = 10'
+	fs_config_set '.hook_timeout_ms = 10'
 	N=30
 	for i in $(seq 1 $N); do
 		fs_make_bundle "$FS_TMP/c$i" --annotate flamesidecar.io/enable=true -- sleep 1000

@@ -55,10 +55,8 @@ needs_jvm() {
 }
 
 setup_file() {
-	[ "$(id -u)" = 0 ] || return 0
-	command -v runc >/dev/null && [ -x "$JAVA17" ] && [ -d "$FS_BUILD/java/flametest" ] || return 0
-	fs_setup
-	export FS_TMP FS_RUN FS_CONFIG FLAMESIDECAR_CONFIG
+	fs_file_jvm_ok || return 0
+	fs_file_setup
 	MAIN="fsexport-pprof-$$"
 	local dir="$FS_TMP/$MAIN"
 	# annotated as containerd's CRI plugin does, so that the registry has
@@ -67,11 +65,8 @@ setup_file() {
 		--annotate io.kubernetes.cri.container-type=container \
 		--annotate io.kubernetes.cri.sandbox-name=checkout-7d9f \
 		--annotate io.kubernetes.cri.sandbox-namespace=shop \
-		--annotate io.kubernetes.cri.container-name=app -- \
+		--annotate io.kubernetes.cri.container-name=app --mount "$FS_BUILD/java:/opt/fsjava" -- \
 		"$JAVA17" -XX:+PreserveFramePointer -cp /opt/fsjava flametest.Workload --threads 2
-	jq --arg s "$FS_BUILD/java" '
-		.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}]
-	' "$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
 	fs_runc_run "$MAIN" "$dir"
 	fs_wait_for 60 grep -q READY "$dir/out.log" || { cat "$dir/out.log" >&2; return 1; }
 	fs_wait_for 10 test -f "$FS_RUN/containers/$MAIN.json"
@@ -84,10 +79,7 @@ setup_file() {
 	}
 }
 
-teardown_file() {
-	[ -n "${FS_TMP:-}" ] && fs_cleanup
-	return 0
-}
+teardown_file() { fs_file_teardown; }
 
 setup() {
 	OUT="$BATS_TEST_TMPDIR"

@@ -18,7 +18,7 @@ ADDED="$FP_ON -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints"
 # about the frame pointer flag's own decisions (DebugNonSafepoints is decided
 # on its own: test_jvmenv.t)
 fp_only() {
-	jq '.debug_nonsafepoints = false' "$FS_CONFIG" >"$FS_CONFIG.new" && mv "$FS_CONFIG.new" "$FS_CONFIG"
+	fs_config_set '.debug_nonsafepoints = false'
 }
 
 setup() {
@@ -48,8 +48,8 @@ needs_wrapper_jvm() {
 }
 
 set_env() { # set_env BUNDLE JQ-ARRAY: replace process.env's JVM variables
-	jq --argjson e "$2" '.process.env = ([.process.env[] | select(startswith("JAVA_TOOL_OPTIONS=") | not)] + $e)' \
-		"$1/config.json" >"$1/c.new" && mv "$1/c.new" "$1/config.json"
+	fs_bundle_set "$1" '.process.env = ([.process.env[] | select(startswith("JAVA_TOOL_OPTIONS=") | not)] + $e)' \
+		--argjson e "$2"
 }
 
 # run_wrapped BUNDLE: create + start through the wrapper, as containerd's shim does.
@@ -70,10 +70,8 @@ flags_of() {
 @test "wrapper + runc + Workload JVM: image JAVA_TOOL_OPTIONS kept and extended; the JVM runs with frame pointers" {
 	needs_wrapper_jvm
 	[ -f "$FS_BUILD/java/flametest/Workload.class" ] || skip "Java workloads not built (make agent)"
-	fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true -- \
+	fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true --mount "$FS_BUILD/java:/opt/fsjava" -- \
 		"$JAVA17" -cp /opt/fsjava flametest.Workload --warmup 0.5
-	jq --arg s "$FS_BUILD/java" '.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}]' \
-		"$FS_TMP/b/config.json" >"$FS_TMP/c.json" && mv "$FS_TMP/c.json" "$FS_TMP/b/config.json"
 	set_env "$FS_TMP/b" '["JAVA_TOOL_OPTIONS=-Xmx96m -Dfs.test=\"a b\""]'
 	run_wrapped "$FS_TMP/b"
 	fs_wait_for 60 grep -q READY "$FS_TMP/b/out.log" || { cat "$FS_TMP/b/out.log"; false; }
@@ -167,14 +165,14 @@ flags_of() {
 @test "wrapper: preserve_frame_pointer false leaves the env alone; not opted in stays byte for byte" {
 	needs_wrapper_jvm
 	fp_only
-	jq '.preserve_frame_pointer = false' "$FS_CONFIG" >"$FS_CONFIG.new" && mv "$FS_CONFIG.new" "$FS_CONFIG"
+	fs_config_set '.preserve_frame_pointer = false'
 	fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true -- sleep 1000
 	before=$(jq -c .process "$FS_TMP/b/config.json")
 	run_wrapped "$FS_TMP/b"
 	[ "$(jq -c .process "$FS_TMP/b/config.json")" = "$before" ]
 	grep -q 'preserve_frame_pointer' "$FS_RUN/hook.log"
 	# back on, a bundle without the annotation: not a byte changed
-	jq '.preserve_frame_pointer = true' "$FS_CONFIG" >"$FS_CONFIG.new" && mv "$FS_CONFIG.new" "$FS_CONFIG"
+	fs_config_set '.preserve_frame_pointer = true'
 	fs_make_bundle "$FS_TMP/p" --no-hooks -- sleep 1000
 	cp -p "$FS_TMP/p/config.json" "$FS_TMP/plain.orig"
 	NAME=$NAME-plain
@@ -212,11 +210,9 @@ PY
 	printf -- '--module=deploy,http\njetty.http.host=127.0.0.1\njetty.http.port=%s\n' "$port" >"$jb/start.ini"
 	chmod -R a+rX "$jb"
 	# no -XX:+PreserveFramePointer anywhere: the image's JAVA_TOOL_OPTIONS is empty
-	fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true -- \
+	fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true --mount "$jb:/opt/jbase" -- \
 		"$JAVA17" -Djava.io.tmpdir=/tmp -jar /usr/share/jetty9/start.jar \
 		jetty.home=/usr/share/jetty9 jetty.base=/opt/jbase
-	jq --arg s "$jb" '.mounts += [{destination: "/opt/jbase", type: "bind", source: $s, options: ["rbind", "ro"]}]' \
-		"$FS_TMP/b/config.json" >"$FS_TMP/c.json" && mv "$FS_TMP/c.json" "$FS_TMP/b/config.json"
 	run_wrapped "$FS_TMP/b"
 	fs_wait_for 60 curl -sf -o /dev/null "http://127.0.0.1:$port/" || { cat "$FS_TMP/b/out.log"; false; }
 	grep -q "^Picked up JAVA_TOOL_OPTIONS: $ADDED\$" "$FS_TMP/b/out.log"
@@ -280,7 +276,7 @@ precreate() { # precreate FILE: run the filter on FILE, output in $FS_TMP/out
 }
 
 @test "precreate: bounded in time when the engine never closes stdin" {
-	jq '.hook_timeout_ms = 300' "$FS_CONFIG" >"$FS_CONFIG.new" && mv "$FS_CONFIG.new" "$FS_CONFIG"
+	fs_config_set '.hook_timeout_ms = 300'
 	mkfifo "$FS_TMP/fifo"
 	sleep 30 >"$FS_TMP/fifo" & # a writer that never writes nor closes
 	local writer=$! start=$SECONDS

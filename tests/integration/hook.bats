@@ -6,10 +6,7 @@
 load ../lib/containers
 
 setup() {
-	fs_require_root
-	fs_require_cmd runc jq
-	fs_setup
-	NAME=fsh$$-$BATS_TEST_NUMBER
+	fs_test_setup fsh
 }
 
 teardown() {
@@ -62,7 +59,7 @@ entry() {
 }
 
 @test "config enable=always registers a container without the annotation" {
-	jq '.enable = "always"' "$FS_CONFIG" >"$FS_CONFIG.new" && mv "$FS_CONFIG.new" "$FS_CONFIG"
+	fs_config_set '.enable = "always"'
 	fs_make_bundle "$FS_TMP/b" -- sleep 1000
 	fs_runc_run "$NAME" "$FS_TMP/b"
 	[ -f "$FS_RUN/containers/$NAME.json" ]
@@ -290,7 +287,7 @@ hook_footprint() {
 # bundle points into FS_TMP or nowhere. The hook must refuse it and leave
 # nothing but its log line: fails (showing the difference) otherwise.
 hook_on() {
-	jq '.enable = "always"' "$FS_CONFIG" >"$FS_CONFIG.new" && mv "$FS_CONFIG.new" "$FS_CONFIG"
+	fs_config_set '.enable = "always"'
 	mkdir -p "$FS_RUN"
 	touch "$FS_RUN/hook.log"
 	local before after

@@ -8,10 +8,7 @@
 load ../lib/containers
 
 setup() {
-	fs_require_root
-	fs_require_cmd runc jq gcc perf python3
-	fs_setup
-	NAME=fs-hostile-elf$$-$BATS_TEST_NUMBER
+	fs_test_setup fs-hostile-elf gcc perf python3
 }
 
 teardown() {
@@ -79,10 +76,7 @@ EOF
 
 @test "hostile ELF: crafted libraries cost their own names; the run completes and names the rest" {
 	build_workload
-	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true -- /opt/elf/elfspin
-	jq --arg s "$FS_TMP/elf" '.mounts += [{destination: "/opt/elf", type: "bind", source: $s,
-		options: ["rbind", "ro"]}]' "$FS_TMP/b/config.json" >"$FS_TMP/c.json"
-	mv "$FS_TMP/c.json" "$FS_TMP/b/config.json"
+	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true --mount "$FS_TMP/elf:/opt/elf" -- /opt/elf/elfspin
 	fs_runc_run "$NAME" "$FS_TMP/b"
 	fs_wait_for 20 grep -q ready "$FS_TMP/b/out.log" || { cat "$FS_TMP/b/out.log"; false; }
 	local pid
@@ -206,14 +200,10 @@ PY
 	[ -x "$java" ] || skip "no JDK at $java"
 	[ -f "$FS_BUILD/java/flametest/Workload.class" ] || skip "Java workloads not built (make agent)"
 	build_cfibomb
-	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true -- \
+	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true \
+		--mount "$FS_TMP/elf:/opt/elf" --mount "$FS_BUILD/java:/opt/fsjava" -- \
 		/usr/bin/env LD_PRELOAD=/opt/elf/libcfibomb.so "$java" -XX:-PreserveFramePointer \
 		-cp /opt/fsjava flametest.Workload --threads 2 --warmup 1
-	jq --arg s "$FS_TMP/elf" --arg j "$FS_BUILD/java" '.mounts += [
-		{destination: "/opt/elf", type: "bind", source: $s, options: ["rbind", "ro"]},
-		{destination: "/opt/fsjava", type: "bind", source: $j, options: ["rbind", "ro"]}]' \
-		"$FS_TMP/b/config.json" >"$FS_TMP/c.json"
-	mv "$FS_TMP/c.json" "$FS_TMP/b/config.json"
 	fs_runc_run "$NAME" "$FS_TMP/b"
 	fs_wait_for 90 grep -q READY "$FS_TMP/b/out.log" || { cat "$FS_TMP/b/out.log"; false; }
 	fs_wait_for 10 test -f "$FS_RUN/containers/$NAME.json"

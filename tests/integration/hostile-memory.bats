@@ -127,8 +127,7 @@ bomb_container() {
 	command -v /usr/bin/time >/dev/null || skip "GNU time is not installed"
 	bomb_container random
 	# the smallest table an operator can set, so a short window fills it
-	jq '. + {max_stack_table_mib: 1}' "$FS_CONFIG" >"$FS_TMP/c.json"
-	mv "$FS_TMP/c.json" "$FS_CONFIG"
+	fs_config_set '.max_stack_table_mib = 1'
 	memcg_make 160
 	cd "$FS_TMP"
 	run in_memcg "$FS_SIDECAR" run "$NAME" -d 4s -F 999 --no-map -o bomb.svg
@@ -152,8 +151,7 @@ bomb_container() {
 
 @test "memory: top on random deep stacks says the stack table is full" {
 	bomb_container random
-	jq '. + {max_stack_table_mib: 1}' "$FS_CONFIG" >"$FS_TMP/c.json"
-	mv "$FS_TMP/c.json" "$FS_CONFIG"
+	fs_config_set '.max_stack_table_mib = 1'
 	run "$FS_SIDECAR" top "$NAME" --once -d 3s -F 999 --no-map -n 5
 	echo "$output"
 	[ "$status" -eq 0 ]

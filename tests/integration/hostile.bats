@@ -5,10 +5,7 @@
 load ../lib/containers
 
 setup() {
-	fs_require_root
-	fs_require_cmd runc jq
-	fs_setup
-	NAME=fs-hostile$$-$BATS_TEST_NUMBER
+	fs_test_setup fs-hostile
 }
 
 teardown() {
@@ -25,10 +22,8 @@ host_mounts() {
 	mount --bind "$FS_TMP/srv/x" "$FS_TMP/srv/x"
 	mount --make-shared "$FS_TMP/srv/x"
 	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true -- sleep 1000
-	jq --arg s "$FS_TMP/srv/x" '.mounts += [{destination: "/opt", type: "bind", source: $s,
-		options: ["rbind", "rshared"]}] | .linux.rootfsPropagation = "shared"' \
-		"$FS_TMP/b/config.json" >"$FS_TMP/c.json"
-	mv "$FS_TMP/c.json" "$FS_TMP/b/config.json"
+	fs_bundle_set "$FS_TMP/b" '.mounts += [{destination: "/opt", type: "bind", source: $s,
+		options: ["rbind", "rshared"]}] | .linux.rootfsPropagation = "shared"' --arg s "$FS_TMP/srv/x"
 	before=$(host_mounts)
 	for i in 1 2 3 4 5; do
 		fs_runc_run "$NAME-$i" "$FS_TMP/b"
@@ -50,9 +45,7 @@ host_mounts() {
 
 @test "propagation: a privileged container cannot remount the bundle rw nor mount into the host's bundle" {
 	fs_make_bundle "$FS_TMP/b" --uid 0 --annotate flamesidecar.io/enable=true -- sleep 1000
-	jq '.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"] | .value |= unique)' \
-		"$FS_TMP/b/config.json" >"$FS_TMP/c.json"
-	mv "$FS_TMP/c.json" "$FS_TMP/b/config.json"
+	fs_bundle_set "$FS_TMP/b" '.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"] | .value |= unique)'
 	before_tree=$(cd "$FS_BUNDLE_DIR" && find . -printf '%p %s %T@\n' | sort; sha256sum ./*)
 	before=$(host_mounts)
 	fs_runc_run "$NAME" "$FS_TMP/b"
@@ -96,8 +89,7 @@ i=0
 while [ ! -e "$FS_TMP/release" ] && [ \$i -lt 600 ]; do sleep 0.05; i=\$((i+1)); done
 SH
 	chmod +x "$FS_TMP/fake-sidecar"
-	jq --arg f "$FS_TMP/fake-sidecar" '.sidecar_path = $f' "$FS_CONFIG" >"$FS_CONFIG.new"
-	mv "$FS_CONFIG.new" "$FS_CONFIG"
+	fs_config_set '.sidecar_path = $f' --arg f "$FS_TMP/fake-sidecar"
 }
 
 args_count_is() { [ "$(ls "$FS_TMP"/args.* 2>/dev/null | wc -l)" -eq "$1" ]; }
@@ -105,7 +97,7 @@ no_markers() { [ -z "$(ls "$FS_RUN/profiling/" 2>/dev/null)" ]; }
 
 @test "trigger: 8 annotated containers started at once never exceed max_concurrent_profiles=2" {
 	fake_sidecar
-	jq '.max_concurrent_profiles = 2' "$FS_CONFIG" >"$FS_CONFIG.new" && mv "$FS_CONFIG.new" "$FS_CONFIG"
+	fs_config_set '.max_concurrent_profiles = 2'
 	for i in 1 2 3 4 5 6 7 8; do
 		fs_make_bundle "$FS_TMP/b$i" --annotate flamesidecar.io/enable=true \
 			--annotate flamesidecar.io/profile=5s -- sleep 1000
@@ -132,8 +124,7 @@ no_markers() { [ -z "$(ls "$FS_RUN/profiling/" 2>/dev/null)" ]; }
 
 @test "trigger: a container that exits during the delay is never replaced by another whose id it prefixes" {
 	"$FS_SIDECAR" run --help >/dev/null 2>&1 || skip "flamesidecar run is not in this build"
-	jq --arg s "$FS_SIDECAR" '.sidecar_path = $s' "$FS_CONFIG" >"$FS_CONFIG.new"
-	mv "$FS_CONFIG.new" "$FS_CONFIG"
+	fs_config_set '.sidecar_path = $s' --arg s "$FS_SIDECAR"
 	# The other container: its id starts with the first one's.
 	fs_make_bundle "$FS_TMP/other" --annotate flamesidecar.io/enable=true -- sleep 1000
 	fs_runc_run "$NAME-other" "$FS_TMP/other"
@@ -187,13 +178,9 @@ controls() {
 	java=${JAVA_HOME_17}/bin/java
 	[ -x "$java" ] || skip "openjdk-17 is not installed"
 	[ -d "$FS_BUILD/java/flametest" ] || skip "the Java workloads are not built (make agent)"
-	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true -- \
+	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true --mount "$FS_BUILD/java:/opt/fsjava" -- \
 		"/bin/"$'\033[2J\033]0;pwn\007jv' -cp /opt/fsjava flametest.Workload
-	jq --arg s "$FS_BUILD/java" '
-		.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}] |
-		.process.args[0] = "/evil/" + (.process.args[0] | ltrimstr("/bin/"))' \
-		"$FS_TMP/b/config.json" >"$FS_TMP/c.json"
-	mv "$FS_TMP/c.json" "$FS_TMP/b/config.json"
+	fs_bundle_set "$FS_TMP/b" '.process.args[0] = "/evil/" + (.process.args[0] | ltrimstr("/bin/"))'
 	mkdir -p "$FS_TMP/b/rootfs/evil"
 	ln -s "$java" "$FS_TMP/b/rootfs/evil/"$'\033[2J\033]0;pwn\007jv'
 	fs_runc_run "$NAME" "$FS_TMP/b"
@@ -243,7 +230,7 @@ controls() {
 	mkdir -p "$in"/{usr,etc,tmp,proc,dev,opt/fsjava}
 	chmod 1777 "$in/tmp"
 	for l in bin lib lib64 sbin; do ln -sfn "usr/$l" "$in/$l"; done
-	jq --arg s "$FS_BUILD/java" '
+	fs_bundle_set "$FS_TMP/b" '
 		.process.capabilities |= with_entries(.value += ["CAP_SYS_CHROOT"] | .value |= unique) |
 		.mounts += [
 		  {destination: "/inner/usr", type: "bind", source: "/usr", options: ["rbind", "ro"]},
@@ -252,8 +239,7 @@ controls() {
 		  {destination: "/inner/proc", type: "proc", source: "proc"},
 		  {destination: "/inner/dev", type: "bind", source: "/dev", options: ["rbind"]},
 		  {destination: "/inner/tmp", type: "tmpfs", source: "tmpfs", options: ["mode=1777"]}]' \
-		"$FS_TMP/b/config.json" >"$FS_TMP/c.json"
-	mv "$FS_TMP/c.json" "$FS_TMP/b/config.json"
+		--arg s "$FS_BUILD/java"
 	fs_runc_run "$NAME" "$FS_TMP/b"
 	fs_wait_for 30 grep -q READY "$FS_TMP/b/out.log" || { cat "$FS_TMP/b/out.log"; false; }
 	pid=$(fs_container_pid "$NAME")

@@ -21,11 +21,12 @@ sentinel_state() {
 	(cd "$FS_TMP/sentinel" && find . -printf '%p %y %m %s %T@\n' | sort && sha256sum secret sub/secret2)
 }
 
-# jq FILTER applied to config.json of bundle $1 in place.
+# bundle_jq BUNDLE [JQ ARGS...] FILTER: fs_bundle_set with jq's order of
+# arguments, for the callers written before it.
 bundle_jq() {
 	local b=$1
 	shift
-	jq "$@" "$b/config.json" >"$b/config.json.new" && mv "$b/config.json.new" "$b/config.json"
+	fs_bundle_set "$b" "${@: -1}" "${@:1:$#-1}"
 }
 
 # Whether the container process $1 has the bundle mounted.

@@ -9,19 +9,14 @@ load ../lib/containers
 load hostile2-helpers
 
 setup() {
-	fs_require_root
-	fs_require_cmd runc jq
-	[ -x "$JAVA17" ] || skip "openjdk-17 is not installed"
-	[ -d "$FS_BUILD/java/flametest" ] || skip "the Java workloads are not built (make agent)"
-	fs_setup
-	NAME=fs-h2j-$$-$BATS_TEST_NUMBER
+	fs_needs_jvm
+	fs_test_setup fs-h2j-
 }
 
 teardown() {
 	local p
 	for p in $(cat "$FS_TMP/jvm-pids" 2>/dev/null); do
 		kill -CONT "$p" 2>/dev/null || true
-		rm -f "/tmp/perf-$p.map"
 	done
 	[ -z "${FUSE_PID:-}" ] || kill "$FUSE_PID" 2>/dev/null || true
 	[ -z "${VICTIM_PID:-}" ] || kill "$VICTIM_PID" 2>/dev/null || true
@@ -102,10 +97,10 @@ C
 	mkdir -p "$FS_TMP/$NAME/rootfs/evil"
 	cp "$FS_TMP/evil.so" "$FS_TMP/$NAME/rootfs/evil/"
 	chmod -R a+rwX "$FS_TMP/$NAME/rootfs/evil"
-	bundle_jq "$FS_TMP/$NAME" --arg t "$FS_TMP" '.process.env += [
+	fs_bundle_set "$FS_TMP/$NAME" '.process.env += [
 		"LD_PRELOAD=/evil/evil.so:" + $t + "/evil.so", "LD_AUDIT=/evil/evil.so:" + $t + "/evil.so",
 		"GCONV_PATH=" + $t + "/gconv", "LD_LIBRARY_PATH=" + $t] |
-		.annotations["flamesidecar.io/profile"] = "1s"'
+		.annotations["flamesidecar.io/profile"] = "1s"' --arg t "$FS_TMP"
 	fs_runc_run "$NAME" "$FS_TMP/$NAME"
 	PID=$(fs_container_pid "$NAME")
 	echo "$PID" >>"$FS_TMP/jvm-pids"
@@ -271,7 +266,7 @@ C
 	# The attacker: root, runc's default capabilities (no CAP_SYS_PTRACE), host pid namespace.
 	fs_make_bundle "$FS_TMP/att" --uid 0 --no-hooks -- /tracer
 	cp "$FS_TMP/tracer" "$FS_TMP/att/rootfs/tracer"
-	bundle_jq "$FS_TMP/att" '.linux.namespaces |= map(select(.type != "pid"))'
+	fs_bundle_set "$FS_TMP/att" '.linux.namespaces |= map(select(.type != "pid"))'
 	fs_runc_run "$NAME-att" "$FS_TMP/att"
 	# The control: a dumpable root process without capabilities.
 	cp /bin/sleep "$FS_TMP/fsvictim"

@@ -10,10 +10,7 @@ load ../lib/containers
 load hostile2-helpers
 
 setup() {
-	fs_require_root
-	fs_require_cmd runc jq
-	fs_setup
-	NAME=fs-h2-$$-$BATS_TEST_NUMBER
+	fs_test_setup fs-h2-
 }
 
 teardown() {
@@ -102,7 +99,7 @@ C
 	cp "$FS_TMP/racer" "$FS_TMP/b/rootfs/racer"
 	mkdir -p "$FS_TMP/b/rootfs/race/d" "$FS_TMP/b/rootfs/victim"
 	ln -s /victim "$FS_TMP/b/rootfs/race/l"
-	bundle_jq "$FS_TMP/b" '.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"] | .value |= unique)'
+	fs_bundle_set "$FS_TMP/b" '.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"] | .value |= unique)'
 	fs_runc_run "$NAME" "$FS_TMP/b"
 	pid=$(fs_container_pid "$NAME")
 	# The hook's view of that container: rootfs "/" in its own namespace.
@@ -112,8 +109,7 @@ C
 	jq -n --argjson p "$pid" --arg b "$FS_TMP/hb" --arg id "$NAME" \
 		'{ociVersion: "1.0.2", id: $id, status: "creating", pid: $p, bundle: $b,
 		  annotations: {"flamesidecar.io/enable": "true"}}' >"$FS_TMP/state.json"
-	jq '.mount_point = "/race/d/flamesidecar"' "$FS_CONFIG" >"$FS_CONFIG.new"
-	mv "$FS_CONFIG.new" "$FS_CONFIG"
+	fs_config_set '.mount_point = "/race/d/flamesidecar"'
 	before=$(host_mounts; sentinel_state)
 	# 10,000 runs take about 70 s on an idle 2-core machine, and 10 minutes
 	# when other tests load it: the count is also bounded by a deadline
@@ -195,7 +191,7 @@ C
 		echo "1 0 0:1 / / rw shared:1 - tmpfs x rw" >/proc/1/mountinfo &&
 		echo "7f0000000000-7f0000001000 r-xp 00000000 00:00 0 /usr/lib/jvm/x/lib/server/libjvm.so" >/proc/1/maps &&
 		ln -s /etc/shadow /proc/1/root && touch /tmp/faked; while :; do :; done'
-	bundle_jq "$FS_TMP/b" '.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"] | .value |= unique) |
+	fs_bundle_set "$FS_TMP/b" '.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"] | .value |= unique) |
 		.linux.maskedPaths = [] | .linux.readonlyPaths = []'
 	fs_runc_run "$NAME" "$FS_TMP/b" || { cat "$FS_TMP/b/out.log"; false; }
 	pid=$(fs_container_pid "$NAME")
@@ -218,7 +214,7 @@ C
 
 @test "remount: bind-remounts of the bundle rw by a privileged container leave the host bundle unchanged" {
 	fs_make_bundle "$FS_TMP/b" --uid 0 --annotate flamesidecar.io/enable=true -- sleep 1000
-	bundle_jq "$FS_TMP/b" '.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"] | .value |= unique)'
+	fs_bundle_set "$FS_TMP/b" '.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"] | .value |= unique)'
 	sum() { (cd "$FS_BUNDLE_DIR" && find . -printf '%p %y %m %s %T@\n' | sort && sha256sum ./*); }
 	before_sum=$(sum)
 	before=$(host_mounts)
@@ -249,8 +245,7 @@ consistent() {
 @test "ENOSPC on the run directory: the container starts, no mount without its entry, a clear log line" {
 	mkdir -p "$FS_RUN"
 	mount -t tmpfs -o size=64k,mode=0700 fs-h2-full "$FS_RUN"
-	jq --arg l "$FS_TMP/hook.log" '.log_file = $l' "$FS_CONFIG" >"$FS_CONFIG.new"
-	mv "$FS_CONFIG.new" "$FS_CONFIG"
+	fs_config_set '.log_file = $l' --arg l "$FS_TMP/hook.log"
 	mkdir -m 0700 "$FS_RUN/containers"
 	dd if=/dev/zero of="$FS_RUN/fill" bs=4k 2>/dev/null || true
 	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true -- sleep 1000
@@ -271,9 +266,9 @@ consistent() {
 	[ -z "${FS_SANITIZE:-}" ] || skip "the sanitizer runtime cannot start with 3 fds"
 	for n in $(seq 3 16); do
 		fs_make_bundle "$FS_TMP/b$n" --annotate flamesidecar.io/enable=true -- sleep 1000
-		bundle_jq "$FS_TMP/b$n" --arg h "$FS_HOOK" --arg c "$FS_CONFIG" --arg n "$n" \
-			'.hooks.createRuntime[0] |= (.path = "/bin/sh" |
-			 .args = ["sh", "-c", "ulimit -n " + $n + " && exec " + $h + " --config " + $c + " createRuntime"])'
+		fs_bundle_set "$FS_TMP/b$n" '.hooks.createRuntime[0] |= (.path = "/bin/sh" |
+			 .args = ["sh", "-c", "ulimit -n " + $n + " && exec " + $h + " --config " + $c + " createRuntime"])' \
+			--arg h "$FS_HOOK" --arg c "$FS_CONFIG" --arg n "$n"
 		fs_runc_run "$NAME-$n" "$FS_TMP/b$n"
 		[ "$(runc state "$NAME-$n" | jq -r .status)" = running ]
 		consistent "$NAME-$n"
@@ -294,9 +289,7 @@ i=0
 while [ ! -e "$FS_TMP/release" ] && [ \$i -lt 1200 ]; do sleep 0.05; i=\$((i+1)); done
 SH
 	chmod +x "$FS_TMP/fake-sidecar"
-	jq --arg f "$FS_TMP/fake-sidecar" '.sidecar_path = $f | .max_concurrent_profiles = 4' \
-		"$FS_CONFIG" >"$FS_CONFIG.new"
-	mv "$FS_CONFIG.new" "$FS_CONFIG"
+	fs_config_set '.sidecar_path = $f | .max_concurrent_profiles = 4' --arg f "$FS_TMP/fake-sidecar"
 }
 
 @test "200 annotated containers at once: all registered, max_concurrent_profiles held, all cleaned after" {
@@ -346,7 +339,7 @@ SH
 # makes it writable, and nothing written reaches even the container's copy.
 @test "remount: in a user-namespaced container the bundle copy cannot be made writable at all" {
 	fs_make_bundle "$FS_TMP/b" --uid 0 --annotate flamesidecar.io/enable=true -- sleep 1000
-	bundle_jq "$FS_TMP/b" '.linux.namespaces += [{type: "user"}] |
+	fs_bundle_set "$FS_TMP/b" '.linux.namespaces += [{type: "user"}] |
 		.linux.uidMappings = [{containerID: 0, hostID: 200000, size: 65536}] |
 		.linux.gidMappings = [{containerID: 0, hostID: 200000, size: 65536}] |
 		.mounts |= map(if .destination == "/sys" then {destination: "/sys", type: "none", source: "/sys",

@@ -8,20 +8,12 @@ load ../lib/containers
 load hostile2-helpers
 
 setup() {
-	fs_require_root
-	fs_require_cmd runc jq
-	[ -x "$JAVA17" ] || skip "openjdk-17 is not installed"
-	[ -d "$FS_BUILD/java/flametest" ] || skip "the Java workloads are not built (make agent)"
-	fs_setup
-	NAME=fs-h3j-$$-$BATS_TEST_NUMBER
+	fs_needs_jvm
+	fs_test_setup fs-h3j-
 	mkdir -p "$FS_TMP/hostile"
 }
 
 teardown() {
-	local p
-	for p in $(cat "$FS_TMP/jvm-pids" 2>/dev/null); do
-		rm -f "/tmp/perf-$p.map"
-	done
 	fs_cleanup
 }
 

@@ -6,10 +6,7 @@ load ../lib/containers
 load hostile2-helpers
 
 setup() {
-	fs_require_root
-	fs_require_cmd runc jq
-	fs_setup
-	NAME=fs-h3-$$-$BATS_TEST_NUMBER
+	fs_test_setup fs-h3-
 }
 
 teardown() {
@@ -31,11 +28,13 @@ vol_state() {
 	sbefore=$(vol_state "$FS_TMP/svol")
 	# a plain bind (a volume), then an rshared one
 	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true -- sleep 1000
-	bundle_jq "$FS_TMP/b" --arg s "$FS_TMP/vol" \
-		'.mounts += [{destination: "/opt", type: "bind", source: $s, options: ["rbind", "rw"]}]'
+	fs_bundle_set "$FS_TMP/b" \
+		'.mounts += [{destination: "/opt", type: "bind", source: $s, options: ["rbind", "rw"]}]' \
+		--arg s "$FS_TMP/vol"
 	fs_make_bundle "$FS_TMP/s" --annotate flamesidecar.io/enable=true -- sleep 1000
-	bundle_jq "$FS_TMP/s" --arg s "$FS_TMP/svol" \
-		'.mounts += [{destination: "/opt", type: "bind", source: $s, options: ["rbind", "rshared"]}]'
+	fs_bundle_set "$FS_TMP/s" \
+		'.mounts += [{destination: "/opt", type: "bind", source: $s, options: ["rbind", "rshared"]}]' \
+		--arg s "$FS_TMP/svol"
 	fs_runc_run "$NAME" "$FS_TMP/b" || { cat "$FS_TMP/b/out.log"; false; }
 	fs_runc_run "$NAME-s" "$FS_TMP/s" || { cat "$FS_TMP/s/out.log"; false; }
 	for n in "$NAME" "$NAME-s"; do
@@ -58,8 +57,9 @@ vol_state() {
 	local before pid
 	before=$(vol_state "$FS_TMP/vol")
 	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true -- sleep 1000
-	bundle_jq "$FS_TMP/b" --arg s "$FS_TMP/vol" \
-		'.mounts += [{destination: "/opt", type: "bind", source: $s, options: ["rbind", "rw"]}]'
+	fs_bundle_set "$FS_TMP/b" \
+		'.mounts += [{destination: "/opt", type: "bind", source: $s, options: ["rbind", "rw"]}]' \
+		--arg s "$FS_TMP/vol"
 	fs_runc_run "$NAME" "$FS_TMP/b" || { cat "$FS_TMP/b/out.log"; false; }
 	pid=$(fs_container_pid "$NAME")
 	has_bundle_mount "$pid"

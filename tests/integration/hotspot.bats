@@ -29,15 +29,11 @@ hs_bundle() {
 		*) break ;;
 		esac
 	done
-	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- \
+	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true --mount "$FS_BUILD/java:/opt/fsjava" -- \
 		"$java" "${opts[@]}" -cp /opt/fsjava flametest.Workload "$@"
-	jq --arg s "$FS_BUILD/java" --argjson ro "$rotmp" '
-		.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}] |
-		if $ro == 1 then
-			.root.readonly = true |
-			.mounts |= map(if .destination == "/tmp" then .options += ["ro"] else . end)
-		else . end
-	' "$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
+	[ "$rotmp" = 1 ] || return 0
+	fs_bundle_set "$dir" '.root.readonly = true |
+		.mounts |= map(if .destination == "/tmp" then .options += ["ro"] else . end)'
 }
 
 # start_hs NAME JAVA [hs_bundle options] -- ARGS: run it, wait for READY and
@@ -77,28 +73,17 @@ java_named_pct() {
 	} END { printf "%d\n", (j + u) ? 100 * j / (j + u) : 0 }' "$1"
 }
 
-setup_file() {
-	[ "$(id -u)" = 0 ] || return 0
-	fs_setup
-	export FS_TMP FS_RUN FS_CONFIG FLAMESIDECAR_CONFIG FS_BUNDLE_DIR
-}
+setup_file() { fs_file_setup; }
 
-teardown_file() {
-	[ -n "${FS_TMP:-}" ] || return 0
-	if [ -f "$FS_TMP/jvm-pids" ]; then
-		while read -r p; do rm -f "/tmp/perf-$p.map"; done <"$FS_TMP/jvm-pids"
-	fi
-	fs_cleanup
-}
+teardown_file() { fs_file_teardown; }
 
 setup() {
-	OUT="$BATS_TEST_TMPDIR"
-	CTRS=()
+	fs_ctrs_setup
 	HOSTJVM=
 }
 
 teardown() {
-	fs_stop_containers runc "${CTRS[@]}"
+	fs_ctrs_teardown
 	if [ -n "$HOSTJVM" ]; then
 		kill "$HOSTJVM" 2>/dev/null || true
 		rm -f "/tmp/perf-$HOSTJVM.map"

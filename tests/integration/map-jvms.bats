@@ -9,22 +9,13 @@
 load ../lib/containers
 
 setup() {
-	fs_require_root
-	fs_require_cmd runc jq
-	[ -x "$JAVA17" ] || skip "openjdk-17 is not installed"
-	[ -d "$FS_BUILD/java/flametest" ] || skip "the Java workloads are not built (make agent)"
+	fs_needs_jvm
 	[ -f "$FS_BUILD/libflameagent.so" ] || skip "libflameagent.so is not built"
-	fs_setup
-	NAME=fsm$$-$BATS_TEST_NUMBER
+	fs_test_setup fsm
 	: >"$FS_TMP/jvm-pids"
 }
 
 teardown() {
-	[ -n "${FS_TMP:-}" ] || return 0
-	local p
-	while read -r p; do
-		[ -n "$p" ] && rm -f "/tmp/perf-$p.map"
-	done <"$FS_TMP/jvm-pids"
 	fs_cleanup
 }
 

@@ -5,13 +5,11 @@
 load ../lib/containers
 
 setup_file() {
-	[ "$(id -u)" = 0 ] || return 0
-	command -v runc >/dev/null && [ -x "$JAVA17" ] && [ -d "$FS_BUILD/java/flametest" ] || return 0
-	fs_setup
+	fs_file_jvm_ok || return 0
+	fs_file_setup
 	# runc container names are host-wide: unique per run, so that parallel
 	# runs of this file (e.g. the sanitizer suite) do not collide.
 	export CP=fsmap$$
-	export FS_TMP FS_RUN FS_CONFIG
 	# C1: the warm JVM most tests share.
 	fs_start_jvm "$CP-c1" -- --warmup 1
 	export C1_PID=$PID
@@ -21,19 +19,10 @@ setup_file() {
 	export SECRET_FILE="$FS_TMP/secret" SECRET
 }
 
-teardown_file() {
-	[ -n "${FS_TMP:-}" ] || return 0
-	if [ -f "$FS_TMP/jvm-pids" ]; then
-		while read -r p; do rm -f "/tmp/perf-$p.map"; done <"$FS_TMP/jvm-pids"
-	fi
-	fs_cleanup
-}
+teardown_file() { fs_file_teardown; }
 
 setup() {
-	fs_require_root
-	fs_require_cmd runc jq
-	[ -x "$JAVA17" ] || skip "openjdk-17 is not installed"
-	[ -d "$FS_BUILD/java/flametest" ] || skip "the Java workloads are not built (make agent)"
+	fs_needs_jvm
 	[ -n "${C1_PID:-}" ] || skip "the test JVM did not start"
 	CTMP=/proc/$C1_PID/root/tmp
 }

@@ -9,10 +9,7 @@
 load ../lib/containers
 
 setup() {
-	fs_require_root
-	fs_require_cmd runc jq
-	fs_setup
-	NAME=fsn$$-$BATS_TEST_NUMBER
+	fs_test_setup fsn
 }
 
 teardown() {

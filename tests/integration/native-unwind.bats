@@ -7,25 +7,12 @@
 
 load ../lib/containers
 
-setup_file() {
-	[ "$(id -u)" = 0 ] || return 0
-	fs_setup
-	export FS_TMP FS_RUN FS_CONFIG FLAMESIDECAR_CONFIG
-}
+setup_file() { fs_file_setup; }
+teardown_file() { fs_file_teardown; }
 
-teardown_file() {
-	[ -n "${FS_TMP:-}" ] || return 0
-	fs_cleanup
-}
+setup() { fs_ctrs_setup; }
 
-setup() {
-	OUT="$BATS_TEST_TMPDIR"
-	CTRS=()
-}
-
-teardown() {
-	fs_stop_containers runc "${CTRS[@]}"
-}
+teardown() { fs_ctrs_teardown; }
 
 # start_ctr NAME [--file SRC:DST]... -- ARGS...: a runc container running
 # ARGS (host /usr and /etc read-only); SRC copied into its rootfs at DST.

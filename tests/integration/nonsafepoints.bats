@@ -19,25 +19,16 @@ load ../lib/containers
 JAVA17=${JAVA_HOME_17:-/usr/lib/jvm/java-17-openjdk-amd64}
 JAVA25=${JAVA_HOME_25:-/usr/lib/jvm/temurin-25-jdk-amd64}
 
-setup_file() {
-	[ "$(id -u)" = 0 ] || return 0
-	fs_setup
-	export FS_TMP FS_RUN FS_CONFIG FLAMESIDECAR_CONFIG
-}
-
-teardown_file() {
-	[ -n "${FS_TMP:-}" ] || return 0
-	fs_cleanup
-}
+setup_file() { fs_file_setup; }
+teardown_file() { fs_file_teardown; }
 
 setup() {
-	OUT="$BATS_TEST_TMPDIR"
-	CTRS=()
+	fs_ctrs_setup
 	TWIN=""
 }
 
 teardown() {
-	fs_stop_containers runc "${CTRS[@]}"
+	fs_ctrs_teardown
 	if [ -n "$TWIN" ]; then
 		kill "$TWIN" 2>/dev/null || true
 		wait "$TWIN" 2>/dev/null || true
@@ -58,13 +49,10 @@ start_inlined() {
 	shift 2
 	CTRS+=("$name")
 	mkdir -p "$OUT/ctl"
-	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- \
+	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true \
+		--mount "$FS_BUILD/java:/opt/fsjava" --mount "$OUT/ctl:/ctl" -- \
 		"$jdk/bin/java" -XX:+PreserveFramePointer -cp /opt/fsjava flametest.Inlined \
 		--go /ctl/go --exit-after 90 "$@"
-	jq --arg s "$FS_BUILD/java" --arg c "$OUT/ctl" '
-		.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]},
-			    {destination: "/ctl", type: "bind", source: $c, options: ["rbind", "ro"]}]
-	' "$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
 	fs_runc_run "$name" "$dir"
 	fs_wait_for 60 grep -q PRELUDE "$dir/out.log" || {
 		cat "$dir/out.log" >&2

@@ -13,16 +13,8 @@
 load ../lib/containers
 load ../lib/apps
 
-setup_file() {
-	[ "$(id -u)" = 0 ] || return 0
-	fs_setup
-	export FS_TMP FS_RUN FS_CONFIG FLAMESIDECAR_CONFIG
-}
-
-teardown_file() {
-	[ -n "${FS_TMP:-}" ] || return 0
-	fs_cleanup
-}
+setup_file() { fs_file_setup; }
+teardown_file() { fs_file_teardown; }
 
 teardown() {
 	[ -n "${NAME:-}" ] && app_load_stop "$NAME"

@@ -23,10 +23,7 @@ start() {
 	shift
 	CTRS+=("$name")
 	local dir="$FS_TMP/$name"
-	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- "$@"
-	jq --arg s "$FS_BUILD/java" '
-		.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}]
-	' "$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
+	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true --mount "$FS_BUILD/java:/opt/fsjava" -- "$@"
 	fs_runc_run "$name" "$dir"
 	if [ "${WAIT_READY:-1}" = 1 ]; then
 		fs_wait_for 90 grep -q READY "$dir/out.log" || {
@@ -50,25 +47,12 @@ thread_us() {
 	} END { printf "%d %d\n", all, m }' "$1"
 }
 
-setup_file() {
-	[ "$(id -u)" = 0 ] || return 0
-	fs_setup
-	export FS_TMP FS_RUN FS_CONFIG FLAMESIDECAR_CONFIG
-}
+setup_file() { fs_file_setup; }
+teardown_file() { fs_file_teardown; }
 
-teardown_file() {
-	[ -n "${FS_TMP:-}" ] || return 0
-	fs_cleanup
-}
+setup() { fs_ctrs_setup; }
 
-setup() {
-	OUT="$BATS_TEST_TMPDIR"
-	CTRS=()
-}
-
-teardown() {
-	fs_stop_containers runc "${CTRS[@]}"
-}
+teardown() { fs_ctrs_teardown; }
 
 @test "offcpu/wall: each thread's time under the Java method it waits in (no frame pointers)" {
 	needs

@@ -142,8 +142,7 @@ require_clean_system() {
 	# The installed wrapper finds the installed hook next to it and the
 	# installed bundle gets mounted (private run dir, so the host registry
 	# is not touched).
-	jq '.bundle_dir = "/usr/lib/flamesidecar/bundle" | .sidecar_path = "/usr/bin/flamesidecar"' \
-		"$FS_CONFIG" >"$FS_CONFIG.new" && mv "$FS_CONFIG.new" "$FS_CONFIG"
+	fs_config_set '.bundle_dir = "/usr/lib/flamesidecar/bundle" | .sidecar_path = "/usr/bin/flamesidecar"'
 	fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true -- sleep 1000
 	echo "runc $NAME" >>"$FS_TMP/containers"
 	/usr/bin/flamesidecar-runtime run -d --bundle "$FS_TMP/b" "$NAME" >"$FS_TMP/b/out.log" 2>&1 </dev/null

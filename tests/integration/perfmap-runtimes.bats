@@ -55,25 +55,14 @@ share() {
 	} END { printf "%d %d\n", (t ? 100 * m / t : 0), t }' "$1"
 }
 
-setup_file() {
-	[ "$(id -u)" = 0 ] || return 0
-	fs_setup
-	export FS_TMP FS_RUN FS_CONFIG FLAMESIDECAR_CONFIG
-}
+setup_file() { fs_file_setup; }
+teardown_file() { fs_file_teardown; }
 
-teardown_file() {
-	[ -n "${FS_TMP:-}" ] || return 0
-	fs_cleanup
-}
-
-setup() {
-	OUT="$BATS_TEST_TMPDIR"
-	CTRS=()
-}
+setup() { fs_ctrs_setup; }
 
 teardown() {
 	[ -n "${WRITER:-}" ] && kill "$WRITER" 2>/dev/null && wait "$WRITER" 2>/dev/null
-	fs_stop_containers runc "${CTRS[@]}"
+	fs_ctrs_teardown
 }
 
 @test "perfmap-runtimes: node's JS frames named from its map beside a JVM; perf agrees" {
@@ -157,11 +146,9 @@ LOOP='while :; do i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 0.05; 
 	local name="rtmap-$$-hostile" app="$FS_TMP/app-hostile" dir="$FS_TMP/rtmap-hostile"
 	write_fib "$app"
 	CTRS+=("$name")
-	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- /bin/sh -c "
+	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true --mount "$app:/app" -- /bin/sh -c "
 		for k in 1 2 3 4 5 6; do ( $LOOP ) & done
 		exec node --perf-basic-prof /app/fib.js"
-	jq --arg s "$app" '.mounts += [{destination: "/app", type: "bind", source: $s, options: ["rbind", "ro"]}]' \
-		"$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
 	fs_runc_run "$name" "$dir"
 	fs_wait_for 10 test -f "$FS_RUN/containers/$name.json"
 	PID=$(fs_container_pid "$name")
@@ -234,9 +221,8 @@ LOOP='while :; do i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 0.05; 
 	mount -t hugetlbfs -o mode=1777 none "$mnt" || skip "cannot mount a hugetlbfs here"
 	CTRS+=("$name")
 	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- /bin/sh -c "$LOOP"
-	jq --arg s "$mnt" '.mounts = [.mounts[] | select(.destination != "/tmp")] +
-		[{destination: "/tmp", type: "bind", source: $s, options: ["rbind"]}]' \
-		"$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
+	fs_bundle_set "$dir" '.mounts = [.mounts[] | select(.destination != "/tmp")] +
+		[{destination: "/tmp", type: "bind", source: $s, options: ["rbind"]}]' --arg s "$mnt"
 	fs_runc_run "$name" "$dir"
 	fs_wait_for 10 test -f "$FS_RUN/containers/$name.json"
 	PID=$(fs_container_pid "$name")

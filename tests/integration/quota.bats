@@ -10,10 +10,7 @@
 load ../lib/containers
 
 setup() {
-	fs_require_root
-	fs_require_cmd runc jq
-	fs_setup
-	NAME=fsq$$-$BATS_TEST_NUMBER
+	fs_test_setup fsq
 	FAKE="$FS_TMP/fake-sidecar"
 	cat >"$FAKE" <<SH
 #!/bin/sh

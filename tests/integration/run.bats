@@ -23,27 +23,18 @@ needs_jvm() {
 }
 
 setup_file() {
-	[ "$(id -u)" = 0 ] || return 0
-	command -v runc >/dev/null && [ -x "$JAVA17" ] && [ -d "$FS_BUILD/java/flametest" ] || return 0
-	fs_setup
-	export FS_TMP FS_RUN FS_CONFIG FLAMESIDECAR_CONFIG
+	fs_file_jvm_ok || return 0
+	fs_file_setup
 	MAIN="fsrun-$$-main"
 	export MAIN
 	fs_start_jvm "$MAIN" -- --threads 2 --syscalls
 }
 
-teardown_file() {
-	fs_cleanup
-}
+teardown_file() { fs_file_teardown; }
 
-setup() {
-	OUT="$BATS_TEST_TMPDIR"
-	CTRS=()
-}
+setup() { fs_ctrs_setup; }
 
-teardown() {
-	fs_stop_containers runc "${CTRS[@]}"
-}
+teardown() { fs_ctrs_teardown; }
 
 @test "run --help: usage with examples" {
 	run "$FS_SIDECAR" run --help

@@ -79,14 +79,14 @@ make_bundle() {
 	chmod 1777 "$b/rootfs/tmp"
 	for d in bin lib lib64 sbin; do ln -sfn "usr/$d" "$b/rootfs/$d"; done
 	(cd "$b" && runc spec)
-	jq --arg cmd "$cmd" '
+	fs_bundle_set "$b" '
 		.process.terminal = false |
 		.process.args = ["/bin/sh", "-c", $cmd] |
 		.root.readonly = false |
 		.mounts += [
 			{destination: "/usr", type: "bind", source: "/usr", options: ["rbind", "ro"]},
 			{destination: "/etc", type: "bind", source: "/etc", options: ["rbind", "ro"]}
-		]' "$b/config.json" >"$b/config.new" && mv "$b/config.new" "$b/config.json"
+		]' --arg cmd "$cmd"
 }
 
 ctr_pid() { runc state "$CTR" 2>/dev/null | jq -er '.pid | select(. > 0)'; }

@@ -5,18 +5,14 @@
 load ../lib/containers
 
 setup_file() {
-	[ "$(id -u)" = 0 ] || return 0
-	command -v runc >/dev/null && [ -x "$JAVA17" ] && [ -d "$FS_BUILD/java/flametest" ] || return 0
-	fs_setup
-	export FS_TMP FS_RUN FS_CONFIG FLAMESIDECAR_CONFIG
+	fs_file_jvm_ok || return 0
+	fs_file_setup
 	TOPCTR="fstop-$$-main"
 	export TOPCTR
 	fs_start_jvm "$TOPCTR" -- --syscalls
 }
 
-teardown_file() {
-	fs_cleanup
-}
+teardown_file() { fs_file_teardown; }
 
 needs_ctr() {
 	fs_require_root

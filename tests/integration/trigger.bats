@@ -7,10 +7,7 @@
 load ../lib/containers
 
 setup() {
-	fs_require_root
-	fs_require_cmd runc jq
-	fs_setup
-	NAME=fst$$-$BATS_TEST_NUMBER
+	fs_test_setup fst
 	FAKE="$FS_TMP/fake-sidecar"
 	cat >"$FAKE" <<SH
 #!/bin/sh

@@ -25,11 +25,8 @@ start_jvm() {
 	[ "${1:-}" = -- ] && shift
 	CTRS+=("$name")
 	local dir="$FS_TMP/$name"
-	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- \
+	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true --mount "$FS_BUILD/java:/opt/fsjava" -- \
 		"$java" "${opts[@]}" -cp /opt/fsjava "${WORKLOAD:-flametest.Workload}" "$@"
-	jq --arg s "$FS_BUILD/java" '
-		.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}]
-	' "$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
 	fs_runc_run "$name" "$dir"
 	fs_wait_for 90 grep -q READY "$dir/out.log" || {
 		cat "$dir/out.log" >&2
@@ -51,25 +48,12 @@ whole_pct() {
 	} END { printf "%d %d\n", (j ? 100 * w / j : 0), j }' "$1"
 }
 
-setup_file() {
-	[ "$(id -u)" = 0 ] || return 0
-	fs_setup
-	export FS_TMP FS_RUN FS_CONFIG FLAMESIDECAR_CONFIG
-}
+setup_file() { fs_file_setup; }
+teardown_file() { fs_file_teardown; }
 
-teardown_file() {
-	[ -n "${FS_TMP:-}" ] || return 0
-	fs_cleanup
-}
+setup() { fs_ctrs_setup; }
 
-setup() {
-	OUT="$BATS_TEST_TMPDIR"
-	CTRS=()
-}
-
-teardown() {
-	fs_stop_containers runc "${CTRS[@]}"
-}
+teardown() { fs_ctrs_teardown; }
 
 # whole_stacks LABEL JAVA: >= 90% whole stacks without frame pointers.
 whole_stacks() {
@@ -135,12 +119,9 @@ start_jetty() {
 	CTRS+=("$name")
 	mkdir -p "$FS_TMP/jb/webapps/ROOT"
 	cp /usr/share/jetty9/default-root/* "$FS_TMP/jb/webapps/ROOT/"
-	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- \
+	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true --mount "$FS_TMP/jb:/opt/jb" -- \
 		"$java" -XX:-PreserveFramePointer -Djetty.home=/usr/share/jetty9 -Djetty.base=/opt/jb \
 		-jar /usr/share/jetty9/start.jar --module=deploy,http "jetty.http.port=$port"
-	jq --arg s "$FS_TMP/jb" '
-		.mounts += [{destination: "/opt/jb", type: "bind", source: $s, options: ["rbind", "ro"]}]
-	' "$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
 	fs_runc_run "$name" "$dir"
 	fs_wait_for 90 curl -sf -o /dev/null "http://127.0.0.1:$port/" || {
 		cat "$dir/out.log" >&2
@@ -262,11 +243,8 @@ jetty_whole() {
 	local name="unwind-$$-$BATS_TEST_NUMBER" dir
 	dir="$FS_TMP/$name"
 	CTRS+=("$name")
-	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true -- /bin/sh -c \
+	fs_make_bundle "$dir" --annotate flamesidecar.io/enable=true --mount "$FS_BUILD/java:/opt/fsjava" -- /bin/sh -c \
 		"until [ -p /tmp/go ]; do sleep 0.05; done; read -r _ </tmp/go; exec $JAVA17 -XX:-PreserveFramePointer -cp /opt/fsjava flametest.Workload --threads 1 --warmup 1"
-	jq --arg s "$FS_BUILD/java" '
-		.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}]
-	' "$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
 	fs_runc_run "$name" "$dir"
 	fs_wait_for 10 test -f "$FS_RUN/containers/$name.json"
 	PID=$(fs_container_pid "$name")

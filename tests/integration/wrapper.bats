@@ -49,10 +49,6 @@ status_is() {
 	[ "$(runc --root "$ROOT" state "$1" | jq -r .status)" = "$2" ]
 }
 
-set_config() {
-	jq "$1" "$FS_CONFIG" >"$FS_CONFIG.new" && mv "$FS_CONFIG.new" "$FS_CONFIG"
-}
-
 # A fake runtime that records its arguments (NUL-separated), stdin and
 # one environment variable, and exits 42.
 fake_runtime() {
@@ -65,7 +61,7 @@ echo "fake runtime output"
 exit 42
 SH
 	chmod 0755 "$FS_TMP/fake-runtime"
-	set_config ".runtime_path = \"$FS_TMP/fake-runtime\""
+	fs_config_set '.runtime_path = $p' --arg p "$FS_TMP/fake-runtime"
 }
 
 @test "containerd-style lifecycle, opted in: createRuntime added, hook registers and mounts, delete unregisters" {
@@ -198,8 +194,8 @@ SH
 	fs_require_root
 	fs_require_cmd runc jq
 	fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true -- sleep 1000
-	jq --arg f "$FS_TMP/theirs" '.hooks = {poststart: [{path: "/bin/sh", args: ["sh", "-c", "echo ran > " + $f]}]}' \
-		"$FS_TMP/b/config.json" >"$FS_TMP/c.json" && mv "$FS_TMP/c.json" "$FS_TMP/b/config.json"
+	fs_bundle_set "$FS_TMP/b" '.hooks = {poststart: [{path: "/bin/sh", args: ["sh", "-c", "echo ran > " + $f]}]}' \
+		--arg f "$FS_TMP/theirs"
 	echo "runc $NAME" >>"$FS_TMP/containers"
 	(cd "$FS_TMP/b" && rt run -d "$NAME" >out.log 2>&1 </dev/null)
 	status_is "$NAME" running
@@ -214,13 +210,13 @@ SH
 @test "config enable=always patches without the annotation; enable=never leaves an annotated bundle alone" {
 	fs_require_root
 	fs_require_cmd runc jq
-	set_config '.enable = "always"'
+	fs_config_set '.enable = "always"'
 	fs_make_bundle "$FS_TMP/b" --no-hooks -- sleep 1000
 	rt_create "$FS_TMP/b" "$NAME"
 	[ -f "$FS_RUN/containers/$NAME.json" ]
 	[ "$(jq -r '.hooks.createRuntime[0].path' "$FS_TMP/b/config.json")" = "$FS_BUILD/flamehook" ]
 
-	set_config '.enable = "never"'
+	fs_config_set '.enable = "never"'
 	fs_make_bundle "$FS_TMP/b2" --no-hooks --annotate flamesidecar.io/enable=true -- sleep 1000
 	cp "$FS_TMP/b2/config.json" "$FS_TMP/config.orig"
 	rt_create "$FS_TMP/b2" "$NAME-n"
@@ -232,7 +228,7 @@ SH
 	fs_require_root
 	fs_require_cmd runc jq
 	# Without a JVM flag to add: not a byte changed.
-	set_config '.preserve_frame_pointer = false | .debug_nonsafepoints = false'
+	fs_config_set '.preserve_frame_pointer = false | .debug_nonsafepoints = false'
 	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true -- sleep 1000
 	cp "$FS_TMP/b/config.json" "$FS_TMP/config.orig"
 	rt_create "$FS_TMP/b" "$NAME"
@@ -241,7 +237,7 @@ SH
 	grep -q "flamehook already in" "$FS_RUN/hook.log"
 	# With it (the default): the hooks stay as they were, only the flag is
 	# added; a second create then finds both and leaves the file alone.
-	set_config '.preserve_frame_pointer = true | .debug_nonsafepoints = true'
+	fs_config_set '.preserve_frame_pointer = true | .debug_nonsafepoints = true'
 	fs_make_bundle "$FS_TMP/c" --annotate flamesidecar.io/enable=true -- sleep 1000
 	cp "$FS_TMP/c/config.json" "$FS_TMP/c.orig"
 	rt_create "$FS_TMP/c" "$NAME-c"
@@ -259,7 +255,7 @@ SH
 @test "crun behind the wrapper (runtime_path): opted-in container registered and unregistered" {
 	fs_require_root
 	fs_require_cmd crun unshare jq
-	set_config '.runtime_path = "'"$(command -v crun)"'"'
+	fs_config_set '.runtime_path = $p' --arg p "$(command -v crun)"
 	fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true -- sleep 1000
 	cat >"$FS_TMP/crun.sh" <<SH
 rt() { "$WRAPPER" --root "$FS_TMP/crun-root" "\$@"; }
@@ -347,15 +343,15 @@ SH
 }
 
 @test "no runtime to run: a clear error and exit 127, never an exec loop" {
-	set_config ".runtime_path = \"$WRAPPER\""
+	fs_config_set '.runtime_path = $p' --arg p "$WRAPPER"
 	run -127 "$WRAPPER" state x
 	[ "$status" -eq 127 ]
 	[[ "$output" == *"runtime_path $WRAPPER is flamesidecar-runtime itself"* ]]
-	set_config ".runtime_path = \"$FS_TMP/nope\""
+	fs_config_set '.runtime_path = $p' --arg p "$FS_TMP/nope"
 	run -127 "$WRAPPER" state x
 	[ "$status" -eq 127 ]
 	[[ "$output" == *"runtime_path $FS_TMP/nope is not an executable file"* ]]
-	set_config 'del(.runtime_path)'
+	fs_config_set 'del(.runtime_path)'
 	mkdir "$FS_TMP/empty"
 	run -127 env PATH="$FS_TMP/empty" "$WRAPPER" state x
 	[ "$status" -eq 127 ]
@@ -393,7 +389,7 @@ C
 	[ -e "$FS_TMP/mark" ]
 	rm "$FS_TMP/mark"
 	# The wrapper, exec'ing a static runtime (flamehook --version stands in).
-	set_config ".runtime_path = \"$FS_BUILD/flamehook\""
+	fs_config_set '.runtime_path = $p' --arg p "$FS_BUILD/flamehook"
 	run env LD_PRELOAD="$FS_TMP/preload.so" FS_PRELOAD_MARK="$FS_TMP/mark" "$WRAPPER" --version
 	[ "$status" -eq 0 ]
 	[[ "$output" == "flamehook "* ]]
@@ -405,7 +401,7 @@ C
 @test "log_level: warn drops the info lines; FLAMESIDECAR_LOG_LEVEL wins over it; one line format" {
 	fs_require_cmd jq
 	fake_runtime
-	set_config '.log_level = "warn"'
+	fs_config_set '.log_level = "warn"'
 	fs_make_bundle "$FS_TMP/b" --no-hooks --annotate flamesidecar.io/enable=true -- sleep 1000
 	cp -a "$FS_TMP/b" "$FS_TMP/b2"
 	run "$WRAPPER" create --bundle "$FS_TMP/b" "$NAME"

@@ -143,11 +143,11 @@ app_start() {
 	[ "$wrapper" = 1 ] && hooks=(--no-hooks)
 	fs_make_bundle "$bundle" "${hooks[@]}" --annotate flamesidecar.io/enable=true -- "${args[@]}"
 	[ "$kind" = jetty ] && app_jetty_base "$bundle/rootfs" "$port"
-	jq --arg s "$APPS_CLASSES" --argjson ro "$tmpro" '
+	fs_bundle_set "$bundle" '
 		.process.cwd = "/tmp" |
 		.mounts += [{destination: "/opt/oracle-java", type: "bind", source: $s, options: ["rbind", "ro"]}] |
 		if $ro == 1 then .mounts |= map(if .destination == "/tmp" then .options += ["ro"] else . end) else . end
-	' "$bundle/config.json" >"$bundle/config.json.new" && mv "$bundle/config.json.new" "$bundle/config.json"
+	' --arg s "$APPS_CLASSES" --argjson ro "$tmpro"
 	echo "$port" >"$bundle/port"
 	echo "$jdk" >"$bundle/jdk"
 	echo "$path" >"$bundle/path"

@@ -13,6 +13,8 @@ FS_SIDECAR="$FS_BUILD/flamesidecar"
 FS_TEST_SIDECAR="$FS_BUILD/test/flamesidecar"
 # JAVA17, JAVA25, JAVA_HOME_*, fs_needs_jvm
 . "$(dirname "${BASH_SOURCE[0]}")/jvm.bash"
+# fs_file_setup, fs_test_setup ...: the setup and teardown most files share
+. "$(dirname "${BASH_SOURCE[0]}")/setup.bash"
 
 fs_needs_test_sidecar() {
 	[ -x "$FS_TEST_SIDECAR" ] || skip "the test build of the sidecar is missing (make $FS_TEST_SIDECAR)"
@@ -54,19 +56,22 @@ JSON
 }
 
 # fs_make_bundle DIR [--uid N] [--annotate K=V]... [--no-hooks] [--no-poststart]
-#                [--no-poststop] [--stage createRuntime|prestart] -- ARGS...
+#                [--no-poststop] [--stage createRuntime|prestart]
+#                [--mount SRC:DST]... -- ARGS...
 # A runc bundle: host /usr and /etc bind-mounted read-only into an almost
 # empty rootfs, tmpfs /tmp, the process as uid N (default 1000, a user that
 # exists only in the container), our hook in createRuntime/poststart/poststop
 # (--no-poststop: what the default hooks.d install gives, no poststop entry).
+# --mount binds the host's SRC read-only at DST (after those three).
 fs_make_bundle() {
 	local dir=$1
 	shift
-	local uid=1000 hooks=1 ann='{}' stage=createRuntime poststart=1 poststop=1
+	local uid=1000 hooks=1 ann='{}' stage=createRuntime poststart=1 poststop=1 mounts='[]'
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--uid) uid=$2; shift 2 ;;
 		--annotate) ann=$(jq -c --arg k "${2%%=*}" --arg v "${2#*=}" '. + {($k): $v}' <<<"$ann"); shift 2 ;;
+		--mount) mounts=$(fs_mount_add "$mounts" "$2"); shift 2 ;;
 		--no-hooks) hooks=0; shift ;;
 		--no-poststart) poststart=0; shift ;;
 		--no-poststop) poststop=0; shift ;;
@@ -91,7 +96,7 @@ fs_make_bundle() {
 		[ "$poststart" = 1 ] || hookjson=$(jq -c 'del(.poststart)' <<<"$hookjson")
 		[ "$poststop" = 1 ] || hookjson=$(jq -c 'del(.poststop)' <<<"$hookjson")
 	fi
-	jq --argjson args "$args" --argjson uid "$uid" --argjson ann "$ann" --argjson hooks "$hookjson" '
+	fs_bundle_set "$dir" '
 		.process.terminal = false | .process.args = $args |
 		.process.user = {uid: $uid, gid: $uid} |
 		.process.env += ["HOME=/tmp", "JAVA_TOOL_OPTIONS="] |
@@ -101,9 +106,26 @@ fs_make_bundle() {
 		  {destination: "/usr", type: "bind", source: "/usr", options: ["rbind", "ro", "nosuid", "nodev"]},
 		  {destination: "/etc", type: "bind", source: "/etc", options: ["rbind", "ro", "nosuid", "nodev"]},
 		  {destination: "/tmp", type: "tmpfs", source: "tmpfs", options: ["nosuid", "nodev", "mode=1777"]}
-		] |
+		] + $mounts |
 		.linux.namespaces |= map(select(.type != "network"))
-	' "$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
+	' --argjson args "$args" --argjson uid "$uid" --argjson ann "$ann" --argjson hooks "$hookjson" \
+		--argjson mounts "$mounts"
+}
+
+# fs_mount_add JSON SRC:DST: the JSON array of mounts with a read-only bind
+# of the host's SRC at DST appended.
+fs_mount_add() {
+	jq -c --arg s "${2%%:*}" --arg d "${2#*:}" \
+		'. + [{destination: $d, type: "bind", source: $s, options: ["rbind", "ro"]}]' <<<"$1"
+}
+
+# fs_bundle_set DIR FILTER [JQ ARGS...]: apply a jq filter to the bundle's
+# DIR/config.json in place, e.g. fs_bundle_set "$b" '.process.env += [$e]'
+# --arg e X=1 (strings from the shell with --arg, as for fs_config_set).
+fs_bundle_set() {
+	local dir=$1 filter=$2
+	shift 2
+	jq "$@" "$filter" "$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
 }
 
 # fs_runc_run NAME BUNDLE [runtime]: start detached; output to BUNDLE/out.log.
@@ -149,9 +171,7 @@ fs_jvm_bundle() {
 		--jvm-opt) opts+=("$2"); shift 2 ;;
 		--wrap) wrap=$2; shift 2 ;;
 		--cap) caps=$(jq -c --arg c "$2" '. + [$c]' <<<"$caps"); shift 2 ;;
-		--mount) mounts=$(jq -c --arg s "${2%%:*}" --arg d "${2#*:}" \
-			'. + [{destination: $d, type: "bind", source: $s, options: ["rbind", "ro"]}]' <<<"$mounts")
-			shift 2 ;;
+		--mount) mounts=$(fs_mount_add "$mounts" "$2"); shift 2 ;;
 		--hide) mounts=$(jq -c --arg d "$2" \
 			'. + [{destination: $d, type: "tmpfs", source: "tmpfs", options: ["ro", "mode=755"]}]' <<<"$mounts")
 			shift 2 ;;
@@ -165,11 +185,11 @@ fs_jvm_bundle() {
 		cmd=(/bin/sh -c "$wrap" sh "${cmd[@]}")
 	fi
 	fs_make_bundle "$dir" --uid "$uid" --annotate flamesidecar.io/enable=true -- "${cmd[@]}"
-	jq --arg s "$FS_BUILD/java" --argjson m "$mounts" --argjson c "$caps" --argjson tl "$tmplink" '
+	fs_bundle_set "$dir" '
 		.mounts += [{destination: "/opt/fsjava", type: "bind", source: $s, options: ["rbind", "ro"]}] + $m |
 		.process.capabilities |= with_entries(.value += $c) |
 		if $tl == 1 then .mounts |= map(select(.destination != "/tmp")) else . end
-	' "$dir/config.json" >"$dir/config.json.new" && mv "$dir/config.json.new" "$dir/config.json"
+	' --arg s "$FS_BUILD/java" --argjson m "$mounts" --argjson c "$caps" --argjson tl "$tmplink"
 	if [ "$tmplink" = 1 ]; then
 		rmdir "$dir/rootfs/tmp"
 		mkdir -p "$dir/rootfs/var/tmp"
@@ -269,7 +289,10 @@ fs_container_pid() {
 }
 
 # fs_config_set FILTER [JQ ARGS...]: apply a jq filter to the test config
-# ($FS_CONFIG) in place, e.g. fs_config_set '.sidecar_path = $f' --arg f X.
+# ($FS_CONFIG) in place, e.g. fs_config_set '.sidecar_path = $f' --arg f X
+# (a path or any string from the shell: --arg, never spliced into FILTER),
+# fs_config_set '.max_concurrent_profiles = 2', fs_config_set 'del(.key)'.
+# How the tests edit the config (a test that wants it broken writes it whole).
 fs_config_set() {
 	local filter=$1
 	shift
@@ -278,8 +301,13 @@ fs_config_set() {
 
 fs_cleanup() {
 	[ -n "${FS_TMP:-}" ] || return 0
+	local p
 	# Best effort all the way: a container already gone must not stop the rest.
 	set +e
+	# The host perf maps (/tmp/perf-PID.map) of the JVMs fs_start_jvm started.
+	if [ -f "$FS_TMP/jvm-pids" ]; then
+		while read -r p; do [ -z "$p" ] || rm -f "/tmp/perf-$p.map"; done <"$FS_TMP/jvm-pids"
+	fi
 	if [ -f "$FS_TMP/containers" ]; then
 		while read -r rt name; do
 			[ -n "$name" ] || continue
