@@ -13,6 +13,7 @@
 
 #include "cleanup.h"
 #include "fileio.h"
+#include "localfs.h"
 #include "rootfs.h"
 #include "textsafe.h"
 
@@ -345,6 +346,28 @@ int perfmap_open_checked(int root_fd, const char *path, uid_t owner, size_t max_
 	if (r < 0)
 		return fs_error_wrap(err, "/%s", path);
 	return r;
+}
+
+int perfmap_recheck_fd(int fd, uid_t owner, size_t max_size, size_t *size, const char *what,
+		       struct fs_error *err)
+{
+	/* perfmap_check_stat's messages say "/<path>" */
+	return perfmap_check_stat(fd, what[0] == '/' ? what + 1 : what, owner, max_size, size,
+				  err);
+}
+
+int perfmap_check_fd(int fd, pid_t pid, uid_t owner, size_t max_size, size_t *size,
+		     const char *what, struct fs_error *err)
+{
+	int r = localfs_check_fd(fd, pid, what, err);
+	if (r < 0)
+		return r;
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0)
+		return fs_error_set(err, errno, "%s: F_GETFL", what);
+	if ((fl & O_PATH) || (fl & O_ACCMODE) == O_WRONLY)
+		return fs_error_set(err, EBADF, "refusing %s: not open for reading", what);
+	return perfmap_recheck_fd(fd, owner, max_size, size, what, err);
 }
 
 int perfmap_precheck(int root_fd, const char *path, uid_t owner, size_t max_size,
