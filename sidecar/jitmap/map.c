@@ -180,8 +180,8 @@ static int map_child_window(struct map_child_arg *a, struct sandbox_child *c, in
 		if (size > PERFMAP_MAX_CONTAINER_FILE)
 			size = PERFMAP_MAX_CONTAINER_FILE;
 	}
-	if ((r = map_send_file(c, fd, path, a->offset, size, a->max_len, MAP_MODE_AGENT,
-			       signalled, err)) < 0)
+	if ((r = map_send_file(c, fd, path, a->offset, size, a->max_len, MAP_MODE_AGENT, signalled,
+			       err)) < 0)
 		return r;
 	/* The parent reads the rest of the window through this fd, after
 	 * checking it again itself (map_window_take_fd). */

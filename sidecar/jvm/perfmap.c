@@ -352,14 +352,13 @@ int perfmap_recheck_fd(int fd, uid_t owner, size_t max_size, size_t *size, const
 		       struct fs_error *err)
 {
 	/* perfmap_check_stat's messages say "/<path>" */
-	return perfmap_check_stat(fd, what[0] == '/' ? what + 1 : what, owner, max_size, size,
-				  err);
+	return perfmap_check_stat(fd, what[0] == '/' ? what + 1 : what, owner, max_size, size, err);
 }
 
 int perfmap_check_fd(int fd, pid_t pid, uid_t owner, size_t max_size, size_t *size,
 		     const char *what, struct fs_error *err)
 {
-	int r = localfs_check_fd(fd, pid, what, err);
+	int r = localfs_check_fd_sb(fd, pid, what, err);
 	if (r < 0)
 		return r;
 	int fl = fcntl(fd, F_GETFL);

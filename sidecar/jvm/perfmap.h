@@ -87,9 +87,9 @@ int perfmap_open_checked(int root_fd, const char *path, uid_t owner, size_t max_
  * hands its open JIT log over, sandbox.h): what refers to it is the
  * child's choice, so container input. In this order, so that nothing a
  * daemon answers is touched before the file system is known: on a local
- * file system (localfs_check_fd: no FUSE, no network; pid's mount table
- * first), open for reading (not O_PATH, not write-only), then fstat as
- * perfmap_open_checked: a regular file owned by owner, one link, at most
+ * file system (localfs_check_fd_sb, by its device: the child's mounts are
+ * a private copy; no FUSE, no network; pid's mount table first), open for reading (not O_PATH, not
+ * write-only), then fstat as perfmap_open_checked: a regular file owned by owner, one link, at most
  * max_size bytes (*size). what names it in messages. 0 or -errno. */
 int perfmap_check_fd(int fd, pid_t pid, uid_t owner, size_t max_size, size_t *size,
 		     const char *what, struct fs_error *err);

@@ -81,8 +81,10 @@ int sandbox_child_send_fd(struct sandbox_child *c, int fd, struct fs_error *err)
 		char buf[CMSG_SPACE(sizeof(int))];
 	} u;
 	memset(&u, 0, sizeof(u));
-	struct msghdr m = {
-	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
+	struct msghdr m = {.msg_iov = &iov,
+			   .msg_iovlen = 1,
+			   .msg_control = u.buf,
+			   .msg_controllen = sizeof(u.buf)};
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
@@ -392,7 +394,8 @@ static int sb_parent_loop(struct sb_parent *p, struct fs_error *err)
 		if (fd >= 0 || h.type == SB_FD) {
 			/* One fd per run, with its own record, and only to a job
 			 * that takes one. */
-			if (fd < 0 || h.type != SB_FD || h.len || !p->job->fd_out || p->fd_in >= 0) {
+			if (fd < 0 || h.type != SB_FD || h.len || !p->job->fd_out ||
+			    p->fd_in >= 0) {
 				if (fd >= 0)
 					close(fd);
 				return fs_error_set(err, EPROTO,
@@ -519,8 +522,12 @@ int sandbox_parent_records(int fd, const struct sandbox_job *job, uint64_t deadl
 			   size_t *out_len, struct fs_error *err)
 {
 	static const struct sandbox_target none = {0};
-	struct sb_parent p = {
-	    .t = &none, .job = job, .fd = fd, .target_pidfd = -1, .deadline = deadline, .fd_in = -1};
+	struct sb_parent p = {.t = &none,
+			      .job = job,
+			      .fd = fd,
+			      .target_pidfd = -1,
+			      .deadline = deadline,
+			      .fd_in = -1};
 	struct fs_error lerr = {0};
 	*out = NULL;
 	*out_len = 0;

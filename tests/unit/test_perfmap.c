@@ -354,7 +354,8 @@ static void test_check_fd(const char *dir)
 	snprintf(path, sizeof(path), "%s/fd.fifo", dir);
 	/* O_RDWR: a FIFO opened without blocking, as a child could hand it. */
 	fd = mkfifo(path, 0600) == 0 ? open(path, O_RDWR | O_CLOEXEC) : -1;
-	ok(fd >= 0 && perfmap_check_fd(fd, self, me, 1 << 20, &size, "/tmp/fd.jit", &err) == -EPERM &&
+	ok(fd >= 0 &&
+	       perfmap_check_fd(fd, self, me, 1 << 20, &size, "/tmp/fd.jit", &err) == -EPERM &&
 	       strstr(err.msg, "FIFO"),
 	   "a FIFO is refused: %s", err.msg);
 	if (fd >= 0)
@@ -388,7 +389,8 @@ static void test_check_fd(const char *dir)
 	 * hang, so the file system must be checked first. */
 	fd = open(mnt, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	uint64_t t0 = timeutil_now_ms();
-	int r = fd < 0 ? -errno : perfmap_check_fd(fd, self, me, 1 << 20, &size, "/tmp/fd.jit", &err);
+	int r =
+	    fd < 0 ? -errno : perfmap_check_fd(fd, self, me, 1 << 20, &size, "/tmp/fd.jit", &err);
 	uint64_t took = timeutil_now_ms() - t0;
 	ok(r == -EXDEV && strstr(err.msg, "fuse"), "a file on FUSE is refused (%d: %s)", r,
 	   err.msg);

@@ -166,7 +166,8 @@ static int parent_fd_case(const char *steps, int take, int *got)
 	}
 	close(file);
 	shutdown(sv[1], SHUT_WR);
-	struct sandbox_job job = {.max_out = 1 << 20, .timeout_ms = 1000, .fd_out = take ? got : NULL};
+	struct sandbox_job job = {
+	    .max_out = 1 << 20, .timeout_ms = 1000, .fd_out = take ? got : NULL};
 	cleanup_free char *out = NULL;
 	size_t len;
 	struct fs_error err = {0};
