@@ -95,7 +95,9 @@ int perfmap_check_fd(int fd, pid_t pid, uid_t owner, size_t max_size, size_t *si
 		     const char *what, struct fs_error *err);
 /* Only the fstat part of perfmap_check_fd (for re-checks of an fd that
  * passed it: its file system and open mode cannot change, its owner,
- * links and size can). */
+ * links and size can). Both accept 0 links as well as 1: a file removed
+ * or renamed over since it was opened has no name to alias; the fd still
+ * reads the inode it was opened on. */
 int perfmap_recheck_fd(int fd, uid_t owner, size_t max_size, size_t *size, const char *what,
 		       struct fs_error *err);
 

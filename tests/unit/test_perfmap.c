@@ -318,6 +318,7 @@ static void test_check_fd(const char *dir)
 	size_t size = 0;
 	uid_t me = geteuid();
 	pid_t self = getpid();
+	int fd2;
 
 	snprintf(path, sizeof(path), "%s/fd.jit", dir);
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -337,6 +338,13 @@ static void test_check_fd(const char *dir)
 	unlink(hard);
 	ok(perfmap_recheck_fd(fd, me, 1 << 20, &size, "/tmp/fd.jit", &err) == 0,
 	   "and passes once it is gone: %s", err.msg);
+	ok(unlink(path) == 0 &&
+	       perfmap_recheck_fd(fd, me, 1 << 20, &size, "/tmp/fd.jit", &err) == 0,
+	   "and with no name at all (removed, or renamed over): %s", err.msg);
+	fd2 = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	ok(fd2 >= 0 && write(fd2, "0 1 2\n", 6) == 6, "write the log again");
+	if (fd2 >= 0)
+		close(fd2);
 	if (fd >= 0)
 		close(fd);
 
@@ -405,7 +413,7 @@ static void test_check_fd(const char *dir)
 
 int main(void)
 {
-	tap_plan(73 + 12);
+	tap_plan(73 + 14);
 	char dir[] = "/tmp/test_perfmap.XXXXXX";
 	test_basic();
 	test_malformed();
