@@ -199,7 +199,7 @@ $(BUILD)/tests/tools/%: $(BUILD)/obj/tests/tools/%.o $(BUILD)/libsidecar.a $(BUI
 
 # The FUSE server of the tests (tests/lib/fusetest.c), in what mounts one.
 FUSETEST_USERS := $(addprefix $(BUILD)/tests/,test_jailreap.t test_localfs.t \
-	test_procmemfuse.t tools/fusestall)
+	test_procmemfuse.t tools/fusestall test_perfmap.t)
 $(FUSETEST_USERS): $(BUILD)/obj/tests/lib/fusetest.o
 
 # The JVMTI agent and anything else with its own rules.

@@ -74,6 +74,41 @@ int localfs_mountinfo_type(const char *buf, size_t len, uint64_t mnt_id, char *t
 	return 0;
 }
 
+/* Parse unsigned decimal digits at *q (before end), at most 10 of them,
+ * into *v; 1 when at least one digit was read. */
+static int localfs_number(const char **q, const char *end, unsigned *v)
+{
+	int digits = 0;
+	uint64_t x = 0;
+	while (*q < end && **q >= '0' && **q <= '9' && digits < 10) {
+		x = x * 10 + (uint64_t)(**q - '0');
+		(*q)++;
+		digits++;
+	}
+	*v = x > UINT32_MAX ? UINT32_MAX : (unsigned)x;
+	return digits > 0;
+}
+
+int localfs_mountinfo_type_dev(const char *buf, size_t len, unsigned major, unsigned minor,
+			       char *type, size_t typelen)
+{
+	const char *p = buf, *end = buf + len;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		/* "36 35 98:0 /root /mnt ...": the third field */
+		const char *q = memchr(p, ' ', (size_t)(le - p));
+		q = q ? memchr(q + 1, ' ', (size_t)(le - q - 1)) : NULL;
+		unsigned ma, mi;
+		if (q && ++q < le && localfs_number(&q, le, &ma) && q < le && *q == ':' && ++q &&
+		    localfs_number(&q, le, &mi) && q < le && *q == ' ' && ma == major &&
+		    mi == minor)
+			return localfs_line_fstype(q, le, type, typelen);
+		p = le + 1;
+	}
+	return 0;
+}
+
 /* Whether mount point mp (mountinfo's escaped text, mp_len bytes, "/a/b")
  * is "/", or rel ("a/b/c") is mp or lies beneath it. */
 static int localfs_beneath(const char *mp, size_t mp_len, const char *rel)
@@ -192,6 +227,45 @@ static int localfs_lookup(pid_t pid, uint64_t mnt_id, char *type, size_t typelen
 	if (r == 0)
 		r = mntcache_with(pid, MNTCACHE_FRESH, localfs_type_fn, &a, NULL);
 	return r;
+}
+
+/* The type of the file system on device major:minor in the mount table at
+ * path: 1, 0, or -errno. */
+static int localfs_lookup_dev(const char *path, unsigned major, unsigned minor, char *type,
+			      size_t typelen)
+{
+	cleanup_free char *buf = NULL;
+	size_t len = 0;
+	int r = proc_read_file(path, LOCALFS_MOUNTINFO_MAX, &buf, &len, NULL);
+	if (r < 0)
+		return r;
+	return localfs_mountinfo_type_dev(buf, len, major, minor, type, typelen);
+}
+
+int localfs_check_fd_sb(int fd, pid_t pid, const char *what, struct fs_error *err)
+{
+	struct statx stx;
+	/* Cached attributes only: a GETATTR would go to the daemon. */
+	if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_TYPE, &stx) < 0)
+		return fs_error_set(err, errno, "statx of %s", what);
+	char type[64] = "";
+	char path[64];
+	int found = 0;
+	if (pid > 0) {
+		snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
+		found = localfs_lookup_dev(path, stx.stx_dev_major, stx.stx_dev_minor, type,
+					   sizeof(type)) == 1;
+	}
+	if (!found)
+		found = localfs_lookup_dev("/proc/self/mountinfo", stx.stx_dev_major,
+					   stx.stx_dev_minor, type, sizeof(type)) == 1;
+	if (found && localfs_type_local(type))
+		return 0;
+	localfs_refusals++;
+	return fs_error_set(err, EXDEV,
+			    "refusing %s: on a file system of type %s (FUSE, network or unknown), "
+			    "whose reads the container could stall",
+			    what, found ? type : "unknown");
 }
 
 int localfs_check_fd(int fd, pid_t pid, const char *what, struct fs_error *err)

@@ -33,6 +33,20 @@
  * counted in localfs_refused(). */
 int localfs_check_fd(int fd, pid_t pid, const char *what, struct fs_error *err);
 
+/* localfs_check_fd for an fd whose mount is in no table we can read (a
+ * jail's private copy of a container's mounts, gone with the jail): the
+ * type of its file system by its device number (statx, cached), looked up
+ * in pid's mount table, then ours. The fd pins its superblock, so the
+ * number cannot be reused meanwhile, and every mount of one superblock
+ * has the same type. Not found, or not local: -EXDEV (counted). */
+int localfs_check_fd_sb(int fd, pid_t pid, const char *what, struct fs_error *err);
+
+/* The type of a file system by device (mountinfo's third field,
+ * "major:minor") in mountinfo text buf (len bytes, any bytes): 1 with type
+ * copied as localfs_mountinfo_type does, 0 when not there. Linear in len. */
+int localfs_mountinfo_type_dev(const char *buf, size_t len, unsigned major, unsigned minor,
+			       char *type, size_t typelen);
+
 /* 0 when no mount of pid's mount table that is not local (FUSE, network,
  * unknown) lies on path rel (relative to pid's root, as "usr/lib/x"): a
  * lookup of it beneath pid's root then asks no daemon. -EXDEV (counted)

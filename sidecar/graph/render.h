@@ -54,4 +54,11 @@ size_t render_escape(FILE *out, const char *s, size_t len, size_t max_chars);
 /* Number of characters (code points, invalid bytes counting one each). */
 size_t render_text_chars(const char *s, size_t len);
 
+/* printf("%.<decimals>f", v) (decimals 0-2) into buf (RENDER_FIXED_MAX
+ * bytes), the same bytes, mostly without printf: integer arithmetic, and
+ * printf itself where that could round otherwise (near ties, negative,
+ * huge). Its length. */
+#define RENDER_FIXED_MAX 352 /* "%.2f" of DBL_MAX and a NUL */
+size_t render_fmt_fixed(char *buf, double v, unsigned decimals);
+
 #endif

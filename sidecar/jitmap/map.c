@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,8 +181,14 @@ static int map_child_window(struct map_child_arg *a, struct sandbox_child *c, in
 		if (size > PERFMAP_MAX_CONTAINER_FILE)
 			size = PERFMAP_MAX_CONTAINER_FILE;
 	}
-	return map_send_file(c, fd, path, a->offset, size, a->max_len, MAP_MODE_AGENT, signalled,
-			     err);
+	if ((r = map_send_file(c, fd, path, a->offset, size, a->max_len, MAP_MODE_AGENT, signalled,
+			       err)) < 0)
+		return r;
+	/* The parent reads the rest of the window through this fd, after
+	 * checking it again itself (map_window_take_fd). */
+	if (a->job == MAP_JOB_WINDOW_START)
+		return sandbox_child_send_fd(c, fd, err);
+	return 0;
 }
 
 static int map_child(struct sandbox_child *c, void *argp, struct fs_error *err)
@@ -370,7 +377,7 @@ static int map_check_pid(const struct registry_entry *e, pid_t host_pid, struct 
  * res gets pid, uid, mode and bytes. */
 static int map_run(const struct registry_entry *e, pid_t host_pid, const struct map_opts *o,
 		   enum map_job job, uint64_t offset, uint64_t max_len, char **data, size_t *hl,
-		   struct map_result *res, struct fs_error *err)
+		   int *fd_out, struct map_result *res, struct fs_error *err)
 {
 	struct proc_status st;
 	uint64_t start_time;
@@ -412,7 +419,8 @@ static int map_run(const struct registry_entry *e, pid_t host_pid, const struct 
 				 .request_arg = &pa,
 				 .max_out = (size_t)ca->max_len + 64,
 				 .timeout_ms =
-				     o->timeout_ms ? o->timeout_ms : MAP_DEFAULT_TIMEOUT_MS};
+				     o->timeout_ms ? o->timeout_ms : MAP_DEFAULT_TIMEOUT_MS,
+				 .fd_out = fd_out};
 	r = sandbox_run(&t, &sj, data, &len, err);
 	if (r < 0) {
 		if (r == -ETIMEDOUT)
@@ -423,6 +431,10 @@ static int map_run(const struct registry_entry *e, pid_t host_pid, const struct 
 	if (sscanf(*data, "%d %d\n%n", &mode, &sig, &n) != 2 || n <= 0) {
 		free(*data);
 		*data = NULL;
+		if (fd_out && *fd_out >= 0) {
+			close(*fd_out);
+			*fd_out = -1;
+		}
 		return fs_error_set(err, EPROTO, "pid %d: malformed answer from the sandbox",
 				    (int)host_pid);
 	}
@@ -465,7 +477,7 @@ int map_jvm(const struct registry_entry *e, pid_t host_pid, const struct map_opt
 			return r < 0 ? r : map_finish(host_pid, o, &ts0, vm, out, res, err);
 	}
 	int len = map_run(e, host_pid, o, MAP_JOB_MAP, 0, PERFMAP_MAX_CONTAINER_FILE, &data, &hl,
-			  res, err);
+			  NULL, res, err);
 	if (len < 0) {
 		r = map_fallback(host_pid, o, len, &vm, res, err);
 		return r == 1 ? map_finish(host_pid, o, &ts0, vm, out, res, err) : r;
@@ -485,6 +497,12 @@ struct map_window {
 	struct map_opts opts;
 	uint64_t offset; /* log bytes read */
 	int stopped;
+	/* The log, opened and checked by the sandboxed child at the start and
+	 * handed over, checked again here (map_window_take_fd), read with
+	 * pread from then on; -1: every read is a sandboxed child. */
+	int log_fd;
+	uid_t uid;	   /* the JVM's, the log's owner */
+	char log_path[64]; /* its path in the container, for messages */
 	struct jitlog log;
 	struct map_result res;
 };
@@ -524,6 +542,61 @@ static uint64_t map_window_max_read(const struct map_window *w)
 	return room < max ? room : max;
 }
 
+/* The fd the child handed over at the start: kept when it passes the
+ * checks the child's own open made (perfmap_check_fd), else closed, and
+ * every read stays a sandboxed child. */
+static void map_window_take_fd(struct map_window *w, int fd)
+{
+	struct fs_error ignored;
+	size_t size;
+	if (fd < 0)
+		return;
+	snprintf(w->log_path, sizeof(w->log_path), "/tmp/" MAP_TIMED_NAME, (int)w->res.ns_pid);
+	if (perfmap_check_fd(fd, w->host_pid, w->uid, PERFMAP_MAX_CONTAINER_FILE, &size,
+			     w->log_path, &ignored) < 0) {
+		close(fd);
+		return;
+	}
+	w->log_fd = fd;
+}
+
+/* What was appended to the log since w->offset, read through w->log_fd
+ * (re-checked: owner, links, size), at most max_len bytes. Its length,
+ * or -errno. */
+static int map_window_pread(struct map_window *w, uint64_t max_len, char **data,
+			    struct fs_error *err)
+{
+	size_t size;
+	*data = NULL;
+	int r = perfmap_recheck_fd(w->log_fd, w->uid, PERFMAP_MAX_CONTAINER_FILE, &size,
+				   w->log_path, err);
+	if (r < 0)
+		return r;
+	size_t want = w->offset < size ? size - (size_t)w->offset : 0;
+	if (want > max_len)
+		want = (size_t)max_len;
+	if (want > INT_MAX)
+		want = INT_MAX;
+	cleanup_free char *buf = malloc(want + 1);
+	if (!buf)
+		return fs_error_set(err, ENOMEM, "reading the JIT log");
+	size_t got = 0;
+	while (got < want) {
+		ssize_t n = pread(w->log_fd, buf + got, want - got, (off_t)(w->offset + got));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return fs_error_set(err, errno, "reading the JIT log");
+		if (n == 0)
+			break; /* truncated meanwhile */
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+	w->res.bytes += got;
+	*data = steal_pointer(&buf);
+	return (int)got;
+}
+
 /* Run a window job and feed what it returned into the log. */
 static int map_window_job(struct map_window *w, enum map_job job, struct fs_error *err)
 {
@@ -531,8 +604,17 @@ static int map_window_job(struct map_window *w, enum map_job job, struct fs_erro
 	clock_gettime(CLOCK_MONOTONIC, &ts0);
 	cleanup_free char *data = NULL;
 	size_t hl = 0;
-	int len = map_run(&w->entry, w->host_pid, &w->opts, job, w->offset, map_window_max_read(w),
-			  &data, &hl, &w->res, err);
+	int len, fd = -1;
+	if (job == MAP_JOB_WINDOW_READ && w->log_fd >= 0) {
+		len = map_window_pread(w, map_window_max_read(w), &data, err);
+	} else {
+		len = map_run(&w->entry, w->host_pid, &w->opts, job, w->offset,
+			      map_window_max_read(w), &data, &hl,
+			      job == MAP_JOB_WINDOW_START ? &fd : NULL, &w->res, err);
+		if (len >= 0)
+			w->uid = w->res.uid;
+		map_window_take_fd(w, fd);
+	}
 	if (len < 0)
 		return len;
 	w->offset += (uint64_t)len;
@@ -561,6 +643,7 @@ int map_window_open(const struct registry_entry *e, pid_t host_pid, const struct
 	w->entry = *e;
 	w->host_pid = host_pid;
 	w->opts = *o;
+	w->log_fd = -1;
 	jitlog_init(&w->log, map_clock_offset(host_pid));
 	if (o->jit_budget)
 		jitlog_set_limit(&w->log, o->jit_budget);
@@ -571,6 +654,8 @@ int map_window_open(const struct registry_entry *e, pid_t host_pid, const struct
 		struct fs_error ignored;
 		if (r != -ENOENT)
 			map_window_job(w, MAP_JOB_WINDOW_STOP, &ignored);
+		if (w->log_fd >= 0)
+			close(w->log_fd);
 		jitlog_release(&w->log);
 		free(w);
 		return r;
@@ -625,6 +710,8 @@ void map_window_free(struct map_window *w)
 		return;
 	struct fs_error ignored;
 	map_window_stop(w, &ignored);
+	if (w->log_fd >= 0)
+		close(w->log_fd);
 	jitlog_release(&w->log);
 	free(w);
 }

@@ -76,8 +76,11 @@ const char *map_mode_name(enum map_mode m);
  * session (agent/agentmap.h) from map_window_open to map_window_stop, and
  * its log is read in increments into a jitlog (jitlog.h) that names code
  * by address and time. Nothing stays in the JVM after the stop: the agent
- * disables its events and removes its log. Each call is one sandboxed
- * child (map_jvm's), bounded by opts->timeout_ms. */
+ * disables its events and removes its log. Open and stop are each one
+ * sandboxed child (map_jvm's), bounded by opts->timeout_ms; the open's
+ * child hands the log's fd over, and reads pread it after re-checking it
+ * (perfmap_check_fd; docs/security.md). A refused fd leaves every read to
+ * a sandboxed child. */
 #define MAP_TIMED_NAME "flamesidecar-%d.jit" /* AGENTMAP_TIMED_NAME */
 
 struct map_window;

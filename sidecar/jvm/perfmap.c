@@ -13,6 +13,7 @@
 
 #include "cleanup.h"
 #include "fileio.h"
+#include "localfs.h"
 #include "rootfs.h"
 #include "textsafe.h"
 
@@ -280,8 +281,19 @@ static const char *perfmap_type_name(mode_t mode)
 }
 
 /* The checks both functions below apply to what fd refers to. */
+static int perfmap_check_stat_links(int fd, const char *path, uid_t owner, size_t max_size,
+				    size_t *size, nlink_t min_links, struct fs_error *err);
+
 static int perfmap_check_stat(int fd, const char *path, uid_t owner, size_t max_size, size_t *size,
 			      struct fs_error *err)
+{
+	return perfmap_check_stat_links(fd, path, owner, max_size, size, 1, err);
+}
+
+/* min_links 0: a file removed since it was opened (no name: no alias of
+ * another path either) passes too. */
+static int perfmap_check_stat_links(int fd, const char *path, uid_t owner, size_t max_size,
+				    size_t *size, nlink_t min_links, struct fs_error *err)
 {
 	struct stat st;
 	if (fstat(fd, &st) < 0)
@@ -294,7 +306,7 @@ static int perfmap_check_stat(int fd, const char *path, uid_t owner, size_t max_
 	if (owner != PERFMAP_ANY_OWNER && st.st_uid != owner)
 		return fs_error_set(err, EPERM, "refusing /%s: owned by uid %u, not by uid %u",
 				    path, (unsigned)st.st_uid, (unsigned)owner);
-	if (st.st_nlink != 1)
+	if (st.st_nlink > 1 || st.st_nlink < min_links)
 		return fs_error_set(err, EPERM, "refusing /%s: it has %lu hard links, expected 1",
 				    path, (unsigned long)st.st_nlink);
 	if (st.st_size < 0 || (uint64_t)st.st_size > max_size)
@@ -345,6 +357,30 @@ int perfmap_open_checked(int root_fd, const char *path, uid_t owner, size_t max_
 	if (r < 0)
 		return fs_error_wrap(err, "/%s", path);
 	return r;
+}
+
+int perfmap_recheck_fd(int fd, uid_t owner, size_t max_size, size_t *size, const char *what,
+		       struct fs_error *err)
+{
+	/* perfmap_check_stat's messages say "/<path>"; an open fd may
+	 * outlive the file's name (the agent removes its log at its stop, a
+	 * process may rename another file over it): 0 links pass */
+	return perfmap_check_stat_links(fd, what[0] == '/' ? what + 1 : what, owner, max_size, size,
+					0, err);
+}
+
+int perfmap_check_fd(int fd, pid_t pid, uid_t owner, size_t max_size, size_t *size,
+		     const char *what, struct fs_error *err)
+{
+	int r = localfs_check_fd_sb(fd, pid, what, err);
+	if (r < 0)
+		return r;
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0)
+		return fs_error_set(err, errno, "%s: F_GETFL", what);
+	if ((fl & O_PATH) || (fl & O_ACCMODE) == O_WRONLY)
+		return fs_error_set(err, EBADF, "refusing %s: not open for reading", what);
+	return perfmap_recheck_fd(fd, owner, max_size, size, what, err);
 }
 
 int perfmap_precheck(int root_fd, const char *path, uid_t owner, size_t max_size,

@@ -83,6 +83,24 @@ int perfmap_write_host(const char *tmp_dir, pid_t pid, const struct perfmap *m,
 int perfmap_open_checked(int root_fd, const char *path, uid_t owner, size_t max_size, size_t *size,
 			 int fd_dir, struct fs_error *err);
 
+/* The same rules for an fd that was opened elsewhere (a sandboxed child
+ * hands its open JIT log over, sandbox.h): what refers to it is the
+ * child's choice, so container input. In this order, so that nothing a
+ * daemon answers is touched before the file system is known: on a local
+ * file system (localfs_check_fd_sb, by its device: the child's mounts are
+ * a private copy; no FUSE, no network; pid's mount table first), open for reading (not O_PATH, not
+ * write-only), then fstat as perfmap_open_checked: a regular file owned by owner, one link, at most
+ * max_size bytes (*size). what names it in messages. 0 or -errno. */
+int perfmap_check_fd(int fd, pid_t pid, uid_t owner, size_t max_size, size_t *size,
+		     const char *what, struct fs_error *err);
+/* Only the fstat part of perfmap_check_fd (for re-checks of an fd that
+ * passed it: its file system and open mode cannot change, its owner,
+ * links and size can). Both accept 0 links as well as 1: a file removed
+ * or renamed over since it was opened has no name to alias; the fd still
+ * reads the inode it was opened on. */
+int perfmap_recheck_fd(int fd, uid_t owner, size_t max_size, size_t *size, const char *what,
+		       struct fs_error *err);
+
 /* Before asking a JVM to write path: 0 if it does not exist or would pass
  * perfmap_open_checked (a symlink, FIFO, hard link, foreign or huge file
  * fails here, so the JVM is never made to write through it or block on it).

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/pidfd.h>
 #include <sys/socket.h>
 #include <sys/mman.h>
@@ -27,6 +28,7 @@ enum {
 	SB_REQUEST = 3,		 /* child -> parent: request string */
 	SB_STATUS = JAIL_STATUS, /* child -> parent: /proc/self/status (test hook) */
 	SB_REPLY = 5,		 /* parent -> child: int32 code, message */
+	SB_FD = 6,		 /* child -> parent: no data, one fd (SCM_RIGHTS) */
 };
 
 #define SB_CHUNK   (256u * 1024) /* largest data record the child sends */
@@ -67,6 +69,33 @@ int sandbox_child_write(struct sandbox_child *c, const void *buf, size_t len, st
 		p += n;
 		len -= n;
 	}
+	return 0;
+}
+
+int sandbox_child_send_fd(struct sandbox_child *c, int fd, struct fs_error *err)
+{
+	struct sb_hdr h = {SB_FD, 0};
+	struct iovec iov = {&h, sizeof(h)};
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} u;
+	memset(&u, 0, sizeof(u));
+	struct msghdr m = {.msg_iov = &iov,
+			   .msg_iovlen = 1,
+			   .msg_control = u.buf,
+			   .msg_controllen = sizeof(u.buf)};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	ssize_t n;
+	/* The header is 8 bytes: one segment, sent whole or not at all. */
+	while ((n = sendmsg(c->fd, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	if (n != (ssize_t)sizeof(h))
+		return fs_error_set(err, n < 0 ? errno : EPIPE, "handing an fd to the sidecar");
 	return 0;
 }
 
@@ -254,7 +283,85 @@ struct sb_parent {
 	char *out;
 	size_t len, cap;
 	int child_error; /* an SB_ERROR record arrived */
+	int fd_in;	 /* the fd of an SB_FD record, or -1 */
 };
+
+/* Close every fd an SCM_RIGHTS message of m carries but *keep (the first
+ * one, kept when keep is not NULL and nothing else came). 0, or -EPROTO
+ * when more than one fd (or a truncated set) came. */
+static int sb_take_fds(struct msghdr *m, int *keep)
+{
+	int n = 0, r = (m->msg_flags & MSG_CTRUNC) ? -EPROTO : 0;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(m); cm; cm = CMSG_NXTHDR(m, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t cnt = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < cnt; i++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+			if (keep && *keep < 0 && n == 0)
+				*keep = fd;
+			else
+				close(fd);
+			n++;
+		}
+	}
+	if (n > 1 || (r < 0 && n > 0)) {
+		if (keep && *keep >= 0) {
+			close(*keep);
+			*keep = -1;
+		}
+		return -EPROTO;
+	}
+	return r;
+}
+
+/* jail_read_full for a record header, by recvmsg: an fd the child sends
+ * comes with the header of its SB_FD record and lands in *fd (-1 when
+ * none; more than one is -EPROTO). 0, 1 at EOF before any byte, -errno. */
+static int sb_read_hdr(int sock, struct sb_hdr *h, uint64_t deadline, int *fd)
+{
+	size_t got = 0;
+	*fd = -1;
+	while (got < sizeof(*h)) {
+		struct pollfd pf = {.fd = sock, .events = POLLIN};
+		int ms = timeutil_remaining_ms(deadline);
+		if (ms == 0)
+			return -ETIMEDOUT;
+		int r = poll(&pf, 1, ms);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return -ETIMEDOUT;
+		union {
+			struct cmsghdr align;
+			char buf[CMSG_SPACE(sizeof(int))];
+		} u;
+		struct iovec iov = {(char *)h + got, sizeof(*h) - got};
+		struct msghdr m = {.msg_iov = &iov,
+				   .msg_iovlen = 1,
+				   .msg_control = u.buf,
+				   .msg_controllen = sizeof(u.buf)};
+		ssize_t n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n < 0)
+			return -errno;
+		if ((r = sb_take_fds(&m, fd)) < 0)
+			return r;
+		if (n == 0) {
+			if (*fd >= 0) {
+				close(*fd);
+				*fd = -1;
+			}
+			return got ? -EPIPE : 1;
+		}
+		got += (size_t)n;
+	}
+	return 0;
+}
 
 static int sb_handle_request(struct sb_parent *p, const char *req, struct fs_error *err)
 {
@@ -278,11 +385,25 @@ static int sb_parent_loop(struct sb_parent *p, struct fs_error *err)
 {
 	for (;;) {
 		struct sb_hdr h;
-		int r = jail_read_full(p->fd, &h, sizeof(h), p->deadline);
+		int fd = -1;
+		int r = sb_read_hdr(p->fd, &h, p->deadline, &fd);
 		if (r == 1)
 			return 0;
 		if (r < 0)
 			return fs_error_set(err, -r, "reading from the sandboxed child");
+		if (fd >= 0 || h.type == SB_FD) {
+			/* One fd per run, with its own record, and only to a job
+			 * that takes one. */
+			if (fd < 0 || h.type != SB_FD || h.len || !p->job->fd_out ||
+			    p->fd_in >= 0) {
+				if (fd >= 0)
+					close(fd);
+				return fs_error_set(err, EPROTO,
+						    "the sandboxed child sent an fd unasked");
+			}
+			p->fd_in = fd;
+			continue;
+		}
 		if (h.type == SB_DATA) {
 			if (h.len > p->job->max_out - p->len || p->len + h.len > p->job->max_out)
 				return fs_error_set(err, E2BIG,
@@ -361,6 +482,7 @@ static int sb_result(struct sb_parent *p, int r, int status, const struct fs_err
 {
 	const struct sandbox_job *job = p->job;
 	cleanup_free char *data = p->out;
+	cleanup_close int fd_in = p->fd_in;
 
 	if (p->child_error) {
 		/* The child said what went wrong; that is the best message. */
@@ -391,6 +513,8 @@ static int sb_result(struct sb_parent *p, int r, int status, const struct fs_err
 	data[p->len] = '\0';
 	*out_len = p->len;
 	*out = steal_pointer(&data);
+	if (job->fd_out)
+		*job->fd_out = steal_fd(&fd_in);
 	return 0;
 }
 
@@ -398,11 +522,17 @@ int sandbox_parent_records(int fd, const struct sandbox_job *job, uint64_t deadl
 			   size_t *out_len, struct fs_error *err)
 {
 	static const struct sandbox_target none = {0};
-	struct sb_parent p = {
-	    .t = &none, .job = job, .fd = fd, .target_pidfd = -1, .deadline = deadline};
+	struct sb_parent p = {.t = &none,
+			      .job = job,
+			      .fd = fd,
+			      .target_pidfd = -1,
+			      .deadline = deadline,
+			      .fd_in = -1};
 	struct fs_error lerr = {0};
 	*out = NULL;
 	*out_len = 0;
+	if (job->fd_out)
+		*job->fd_out = -1;
 	int r = sb_parent_loop(&p, &lerr);
 	return sb_result(&p, r, 0, &lerr, out, out_len, err);
 }
@@ -423,6 +553,8 @@ int sandbox_run(const struct sandbox_target *t, const struct sandbox_job *job, c
 
 	*out = NULL;
 	*out_len = 0;
+	if (job->fd_out)
+		*job->fd_out = -1;
 	int r = sb_check_target(t, &target_pidfd, fds, err);
 	if (r < 0)
 		return r;
@@ -454,7 +586,8 @@ int sandbox_run(const struct sandbox_target *t, const struct sandbox_job *job, c
 			      .job = job,
 			      .fd = child.sock,
 			      .target_pidfd = target_pidfd,
-			      .deadline = deadline};
+			      .deadline = deadline,
+			      .fd_in = -1};
 	struct fs_error lerr = {0};
 	r = sb_parent_loop(&p, &lerr);
 	int status = jail_reap(&child, r < 0 ? 0 : deadline);

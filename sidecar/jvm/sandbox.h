@@ -19,7 +19,8 @@
  * fn holds no fd of the host: its opens resolve from its working
  * directory, the target's root (pass AT_FDCWD as a root fd to rootfs.h),
  * and seccomp refuses an open through any other dirfd.
- * The channel is a socketpair carrying records {u32 type, u32 len, data}.
+ * The channel is a socketpair carrying records {u32 type, u32 len, data};
+ * one record type carries an fd (SCM_RIGHTS) when the job accepts one.
  * Test hook, in the test build of the sidecar only ($(BUILD)/test/, never
  * installed; docs/testing.md): when the variable SB_STATUS_ENV of sandbox.c
  * names a directory, the child sends its /proc/self/status (read after
@@ -57,6 +58,12 @@ struct sandbox_job {
 	void *request_arg;
 	size_t max_out;	     /* bytes of data accepted from the child */
 	unsigned timeout_ms; /* for the whole run, fork to reap */
+	/* Non-NULL: the child may hand over one fd (sandbox_child_send_fd);
+	 * on success it is stored here (O_CLOEXEC), -1 when none came. The
+	 * fd is the child's choice, so container input: the caller checks
+	 * what it refers to before any use (type, owner, file system). NULL:
+	 * an fd from the child is a protocol error. */
+	int *fd_out;
 };
 
 /* Run job against t. On success *out (malloc'd, NUL-terminated) and
@@ -78,6 +85,9 @@ int sandbox_child_write(struct sandbox_child *c, const void *buf, size_t len, st
 /* Ask the parent to do something (e.g. "sigquit") and wait for its answer
  * until the child's deadline. 0, or the parent's error. */
 int sandbox_child_request(struct sandbox_child *c, const char *req, struct fs_error *err);
+/* Hand fd over to the parent (job->fd_out; one per run). The parent
+ * refuses the run when the job takes none. 0 or -errno. */
+int sandbox_child_send_fd(struct sandbox_child *c, int fd, struct fs_error *err);
 /* CLOCK_MONOTONIC milliseconds by which fn should give up; a little before
  * the parent's own deadline so that fn can still clean up and report. */
 uint64_t sandbox_child_deadline(const struct sandbox_child *c);

@@ -1,7 +1,7 @@
 /* fuzz_mountinfo.c - a mount table (/proc/<pid>/mountinfo: the kernel's
  * text, with mount points the container names) through the type lookup and
- * the path check of lib/localfs.c: no read outside the input, the type always terminated
- * within its buffer and without a space, and linear time (a slow input is a
+ * the path check of lib/localfs.c (and the lookup by device): no read outside the input, the type
+ * always terminated within its buffer and without a space, and linear time (a slow input is a
  * finding). The first bytes choose the mount id and the buffer size. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -38,6 +38,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (n >= typelen || n == 0 || memchr(type, ' ', n))
 			abort();
 		(void)localfs_type_local(type);
+	}
+	r = localfs_mountinfo_type_dev(buf, size, (unsigned)id % 9, (unsigned)id, type, typelen);
+	if (r == 1) {
+		size_t n = strnlen(type, typelen);
+		if (n >= typelen || n == 0 || memchr(type, ' ', n))
+			abort();
 	}
 	char t2[16];
 	static const char *const rels[] = {"tmp/perf-1.map", "/usr/lib/debug/x", "", "a"};

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -44,6 +45,24 @@ static void test_parse(void)
 	       localfs_type_local("overlay") && localfs_type_local("ext4") &&
 	       localfs_type_local("tmpfs"),
 	   "FUSE and network file systems are not local; overlay, ext4 and tmpfs are");
+	/* By device: the superblock's type, whatever mount shows it. */
+	ok(localfs_mountinfo_type_dev(mi, strlen(mi), 0, 45, t, sizeof(t)) == 1 &&
+	       !strcmp(t, "fuse.sshfs"),
+	   "by device 0:45 (%s)", t);
+	ok(localfs_mountinfo_type_dev(mi, strlen(mi), 8, 1, t, sizeof(t)) == 1 &&
+	       !strcmp(t, "ext4"),
+	   "by device 8:1");
+	ok(localfs_mountinfo_type_dev(mi, strlen(mi), 0, 4, t, sizeof(t)) == 0 &&
+	       localfs_mountinfo_type_dev(mi, strlen(mi), 0, 2, t, sizeof(t)) == 0 &&
+	       localfs_mountinfo_type_dev(mi, strlen(mi), 45, 0, t, sizeof(t)) == 0,
+	   "no match on a prefix (0:4 of 0:45), on 0:2 of 0:21, or reversed");
+	ok(localfs_mountinfo_type_dev(mi, strlen(mi), 0, 50, t, sizeof(t)) == 0,
+	   "by device, no separator: not found");
+	ok(localfs_mountinfo_type_dev(mi, strlen(mi), 0, 1, t, sizeof(t)) == 1 &&
+	       !strcmp(t, "tmpfs"),
+	   "a last line without a newline");
+	ok(localfs_mountinfo_type_dev(mi, 60, 0, 45, t, sizeof(t)) == 0,
+	   "by device, no further than len");
 }
 
 static void test_crosses(void)
@@ -73,6 +92,29 @@ static void test_crosses(void)
 	   "a FUSE root: every path");
 }
 
+/* A tmpfs file seen through a mount of another namespace that is gone
+ * (what a jail's fd is): found by its device, and local. */
+static void test_sb(void)
+{
+	char path[] = "/dev/shm/fs-localfs-XXXXXX";
+	int fd = mkstemp(path);
+	struct fs_error err = {0};
+	ok(fd >= 0 && localfs_check_fd_sb(fd, getpid(), path, &err) == 0,
+	   "by device: a file in /dev/shm: %s", err.msg);
+	int sv[2] = {-1, -1};
+	ok(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0 &&
+	       localfs_check_fd_sb(sv[0], getpid(), "a socket", &err) == -EXDEV,
+	   "by device: a socket's file system is in no table: %s", err.msg);
+	if (sv[0] >= 0) {
+		close(sv[0]);
+		close(sv[1]);
+	}
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+	}
+}
+
 static void test_local(void)
 {
 	char path[] = "/tmp/fs-localfs-XXXXXX";
@@ -91,7 +133,7 @@ static void test_local(void)
 static void test_fuse(void)
 {
 	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0) {
-		tap_skip(1 + 3 + 2, "needs root and /dev/fuse");
+		tap_skip(1 + 3 + 2 + 1, "needs root and /dev/fuse");
 		return;
 	}
 	char mnt[] = "/tmp/fs-localfs-XXXXXX", rel[64];
@@ -112,7 +154,7 @@ static void test_fuse(void)
 	   w1, w2, reads0, reads1);
 	int fd = made ? fusetest_mount(mnt, "fs-localfs", 0, 0) : -ENOENT;
 	if (fd < 0) {
-		tap_skip(3 + 2, "cannot mount a FUSE file system here");
+		tap_skip(3 + 2 + 1, "cannot mount a FUSE file system here");
 		rmdir(mnt);
 		return;
 	}
@@ -140,6 +182,8 @@ static void test_fuse(void)
 	ok(r == -EXDEV && strstr(err.msg, "fuse"), "a FUSE mount is refused (%d: %s)", r, err.msg);
 	ok(took < 1000, "at once (%llu ms)", (unsigned long long)took);
 	ok(localfs_refused() == before + 1, "and counted");
+	r = root < 0 ? -errno : localfs_check_fd_sb(root, getpid(), "the FUSE root", &err);
+	ok(r == -EXDEV && strstr(err.msg, "fuse"), "by device too (%d: %s)", r, err.msg);
 	if (root >= 0)
 		close(root);
 	kill(daemon, SIGKILL);
@@ -150,10 +194,11 @@ static void test_fuse(void)
 
 int main(void)
 {
-	tap_plan(7 + 7 + 2 + 1 + 2 + 3);
+	tap_plan(7 + 6 + 7 + 2 + 2 + 1 + 2 + 3 + 1);
 	test_parse();
 	test_crosses();
 	test_local();
+	test_sb();
 	test_fuse();
 	return tap_done();
 }

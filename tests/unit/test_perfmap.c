@@ -1,17 +1,23 @@
 /* test_perfmap.c - perf map parsing, lookup, writing and the checked open. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "fusetest.h"
 #include "perfmap.h"
 #include "tap.h"
+#include "timeutil.h"
 
 static struct perfmap *parse(const char *text, int partial)
 {
@@ -303,9 +309,111 @@ static void test_open_checked(const char *dir)
 	   "precheck: another owner is refused");
 }
 
+/* perfmap_check_fd: an fd a sandboxed child handed over, checked with
+ * the rules of perfmap_open_checked plus its file system and open mode. */
+static void test_check_fd(const char *dir)
+{
+	struct fs_error err = {0};
+	char path[512], hard[512];
+	size_t size = 0;
+	uid_t me = geteuid();
+	pid_t self = getpid();
+	int fd2;
+
+	snprintf(path, sizeof(path), "%s/fd.jit", dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	ok(fd >= 0 && write(fd, "0 1 2\n", 6) == 6, "write a log");
+	ok(perfmap_check_fd(fd, self, me, 1 << 20, &size, "/tmp/fd.jit", &err) == 0 && size == 6,
+	   "a regular file of ours on a local file system passes: %s", err.msg);
+	ok(perfmap_check_fd(fd, self, me + 1, 1 << 20, &size, "/tmp/fd.jit", &err) == -EPERM &&
+	       strstr(err.msg, "owned by"),
+	   "another owner is refused: %s", err.msg);
+	ok(perfmap_check_fd(fd, self, me, 4, &size, "/tmp/fd.jit", &err) == -EFBIG,
+	   "over the size cap is refused: %s", err.msg);
+	snprintf(hard, sizeof(hard), "%s/fd-hard.jit", dir);
+	ok(link(path, hard) == 0 &&
+	       perfmap_recheck_fd(fd, me, 1 << 20, &size, "/tmp/fd.jit", &err) == -EPERM &&
+	       strstr(err.msg, "hard links"),
+	   "a hard link made after the check is refused by the re-check: %s", err.msg);
+	unlink(hard);
+	ok(perfmap_recheck_fd(fd, me, 1 << 20, &size, "/tmp/fd.jit", &err) == 0,
+	   "and passes once it is gone: %s", err.msg);
+	ok(unlink(path) == 0 &&
+	       perfmap_recheck_fd(fd, me, 1 << 20, &size, "/tmp/fd.jit", &err) == 0,
+	   "and with no name at all (removed, or renamed over): %s", err.msg);
+	fd2 = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	ok(fd2 >= 0 && write(fd2, "0 1 2\n", 6) == 6, "write the log again");
+	if (fd2 >= 0)
+		close(fd2);
+	if (fd >= 0)
+		close(fd);
+
+	fd = open(path, O_PATH | O_CLOEXEC);
+	ok(perfmap_check_fd(fd, self, me, 1 << 20, &size, "/tmp/fd.jit", &err) == -EBADF,
+	   "an O_PATH fd is refused: %s", err.msg);
+	if (fd >= 0)
+		close(fd);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	ok(perfmap_check_fd(fd, self, me, 1 << 20, &size, "/tmp/fd.jit", &err) == -EBADF,
+	   "a write-only fd is refused: %s", err.msg);
+	if (fd >= 0)
+		close(fd);
+
+	snprintf(path, sizeof(path), "%s/fd.fifo", dir);
+	/* O_RDWR: a FIFO opened without blocking, as a child could hand it. */
+	fd = mkfifo(path, 0600) == 0 ? open(path, O_RDWR | O_CLOEXEC) : -1;
+	ok(fd >= 0 &&
+	       perfmap_check_fd(fd, self, me, 1 << 20, &size, "/tmp/fd.jit", &err) == -EPERM &&
+	       strstr(err.msg, "FIFO"),
+	   "a FIFO is refused: %s", err.msg);
+	if (fd >= 0)
+		close(fd);
+	int sv[2] = {-1, -1};
+	ok(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0 &&
+	       perfmap_check_fd(sv[0], self, me, 1 << 20, &size, "/tmp/fd.jit", &err) < 0,
+	   "a socket is refused: %s", err.msg);
+	if (sv[0] >= 0) {
+		close(sv[0]);
+		close(sv[1]);
+	}
+
+	if (me != 0 || access("/dev/fuse", R_OK | W_OK) != 0) {
+		tap_skip(2, "a FUSE mount needs root and /dev/fuse");
+		return;
+	}
+	char mnt[600];
+	snprintf(mnt, sizeof(mnt), "%s/fuse", dir);
+	int dev = mkdir(mnt, 0700) == 0 ? fusetest_mount(mnt, "fs-perfmap", 0, 0) : -ENOENT;
+	if (dev < 0) {
+		tap_skip(2, "cannot mount a FUSE file system here");
+		rmdir(mnt);
+		return;
+	}
+	pid_t daemon = fork();
+	if (daemon == 0)
+		_exit(fusetest_hold(dev, -1));
+	close(dev);
+	/* A daemon that answers nothing: a stat or read of the file would
+	 * hang, so the file system must be checked first. */
+	fd = open(mnt, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	uint64_t t0 = timeutil_now_ms();
+	int r =
+	    fd < 0 ? -errno : perfmap_check_fd(fd, self, me, 1 << 20, &size, "/tmp/fd.jit", &err);
+	uint64_t took = timeutil_now_ms() - t0;
+	ok(r == -EXDEV && strstr(err.msg, "fuse"), "a file on FUSE is refused (%d: %s)", r,
+	   err.msg);
+	ok(took < 1000, "at once, before any stat (%llu ms)", (unsigned long long)took);
+	if (fd >= 0)
+		close(fd);
+	kill(daemon, SIGKILL);
+	waitpid(daemon, NULL, 0);
+	umount2(mnt, MNT_DETACH);
+	rmdir(mnt);
+}
+
 int main(void)
 {
-	tap_plan(73);
+	tap_plan(73 + 14);
 	char dir[] = "/tmp/test_perfmap.XXXXXX";
 	test_basic();
 	test_malformed();
@@ -316,6 +424,7 @@ int main(void)
 	else {
 		test_write(dir);
 		test_open_checked(dir);
+		test_check_fd(dir);
 		char cmd[600];
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 		if (system(cmd) != 0)

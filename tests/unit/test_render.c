@@ -182,9 +182,52 @@ static void test_render_layout(void)
 	flame_free(f);
 }
 
+/* render_fmt_fixed writes printf's bytes: random coordinates, exact ties
+ * (0.125, 2.5: printf rounds them to even), values just off a tie,
+ * negative, -0, huge, NaN. */
+static void test_fixed(void)
+{
+	char a[RENDER_FIXED_MAX], b[RENDER_FIXED_MAX];
+	static const double special[] = {0,	 -0.0,	    0.005,	 0.015,	    0.125, 0.375,
+					 2.5,	 1.005,	    1.015,	 1.25,	    1.35,  99.995,
+					 100,	 1199.995,  1e7 - 0.005, 1e7,	    1e300, -1.5,
+					 -0.001, 0.0049999, 0.0050001,	 123456.785};
+	size_t bad = 0, n = 0;
+	for (unsigned d = 0; d <= 2; d++) {
+		for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); i++, n++) {
+			size_t l = render_fmt_fixed(a, special[i], d);
+			snprintf(b, sizeof(b), "%.*f", (int)d, special[i]);
+			if (strcmp(a, b) || l != strlen(b)) {
+				if (bad++ < 5)
+					tap_diag("%.17g %%.%uf: %s, printf %s", special[i], d, a,
+						 b);
+			}
+		}
+		uint64_t x = 88172645463325252ull;
+		for (int i = 0; i < 300000; i++, n++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			/* coordinates as render computes them: k * (W / total) */
+			double v =
+			    (double)(x % 1000000) * (1180.0 / (double)(x % 99991 + 1)) / 1000.0;
+			if (i % 3 == 0)
+				v = (double)(x % 200000) / 1000.0; /* near thousandths */
+			size_t l = render_fmt_fixed(a, v, d);
+			snprintf(b, sizeof(b), "%.*f", (int)d, v);
+			if (strcmp(a, b) || l != strlen(b)) {
+				if (bad++ < 5)
+					tap_diag("%.17g %%.%uf: %s, printf %s", v, d, a, b);
+			}
+		}
+	}
+	ok(bad == 0, "render_fmt_fixed equals printf on %zu values (%zu differ)", n, bad);
+}
+
 int main(void)
 {
-	tap_plan(51);
+	tap_plan(51 + 1);
+	test_fixed();
 	test_escape();
 	test_palette();
 	test_render_layout();

@@ -1,5 +1,6 @@
 /* test_sandbox.c - the forked, namespace-joining, privilege-dropping child
  * that attach and map run in (sidecar/jvm/sandbox.c); needs root for setns. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -95,6 +96,108 @@ static int on_request(const char *req, int pidfd, void *arg, struct fs_error *er
 	return fs_error_set(err, EACCES, "request %s denied by the test", req);
 }
 
+/* Open a file the jail can read ("etc/hostname" beneath the root, or
+ * "." as a directory) and hand its fd over. */
+static int sb_send_fd(struct sandbox_child *c, void *arg, struct fs_error *err)
+{
+	int fd = openat(AT_FDCWD, arg, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fs_error_set(err, errno, "open %s", (const char *)arg);
+	int r = sandbox_child_send_fd(c, fd, err);
+	close(fd);
+	if (r == 0)
+		r = sandbox_child_write(c, "sent", 4, err);
+	return r;
+}
+
+/* Open fds of this process. */
+static int count_fds(void)
+{
+	int n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return -1;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/* One record {type, len, data} down sock, with fd (when >= 0) attached. */
+static void send_rec(int sock, uint32_t type, const char *data, uint32_t len, int fd)
+{
+	uint32_t h[2] = {type, len};
+	struct iovec iov[2] = {{h, sizeof(h)}, {(void *)data, len}};
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} u;
+	memset(&u, 0, sizeof(u));
+	struct msghdr m = {.msg_iov = iov, .msg_iovlen = len ? 2 : 1};
+	if (fd >= 0) {
+		m.msg_control = u.buf;
+		m.msg_controllen = sizeof(u.buf);
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
+	if (sendmsg(sock, &m, 0) < 0)
+		tap_diag("sendmsg: %s", strerror(errno));
+}
+
+/* The parent's side of an fd handover, on a socketpair as the child's
+ * stream (sandbox_parent_records): the fd arrives with its own record
+ * only to a job that takes one, once; every other fd is closed. steps:
+ * the records to send, as "F" (an fd record), "f" (an fd record without
+ * its fd), "D" (a data record), "d" (a data record carrying an fd). */
+static int parent_fd_case(const char *steps, int take, int *got)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	int file = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	for (const char *s = steps; *s; s++) {
+		if (*s == 'F' || *s == 'f')
+			send_rec(sv[1], 6, NULL, 0, *s == 'F' ? file : -1);
+		else
+			send_rec(sv[1], 1, "abc", 3, *s == 'd' ? file : -1);
+	}
+	close(file);
+	shutdown(sv[1], SHUT_WR);
+	struct sandbox_job job = {
+	    .max_out = 1 << 20, .timeout_ms = 1000, .fd_out = take ? got : NULL};
+	cleanup_free char *out = NULL;
+	size_t len;
+	struct fs_error err = {0};
+	*got = -1;
+	int r = sandbox_parent_records(sv[0], &job, timeutil_now_ms() + 1000, &out, &len, &err);
+	close(sv[0]);
+	close(sv[1]);
+	return r;
+}
+
+static void test_fd_records(void)
+{
+	int got = -1, before = count_fds();
+	struct stat a, b;
+	ok(parent_fd_case("DFD", 1, &got) == 0 && got >= 0 && fstat(got, &a) == 0 &&
+	       stat("/proc/self/exe", &b) == 0 && a.st_ino == b.st_ino &&
+	       (fcntl(got, F_GETFD) & FD_CLOEXEC),
+	   "an fd record hands the fd over (close-on-exec)");
+	if (got >= 0)
+		close(got);
+	ok(parent_fd_case("F", 0, &got) == -EPROTO && got == -1,
+	   "refused to a job that takes none");
+	ok(parent_fd_case("FF", 1, &got) == -EPROTO && got == -1, "a second fd is refused");
+	ok(parent_fd_case("dD", 1, &got) == -EPROTO && got == -1,
+	   "an fd on a data record is refused");
+	ok(parent_fd_case("f", 1, &got) == -EPROTO && got == -1,
+	   "an fd record without an fd is refused");
+	ok(count_fds() == before, "no fd left open (%d, %d before)", count_fds(), before);
+}
+
 static void test_sandbox(void)
 {
 	struct fs_error err = {0};
@@ -135,6 +238,24 @@ static void test_sandbox(void)
 	rmdir(dir);
 	free(out);
 	out = NULL;
+
+	/* Through the jail: the seccomp filter lets SCM_RIGHTS out. */
+	int fd = -1;
+	job.fn = sb_send_fd;
+	job.arg = "etc/hostname";
+	job.fd_out = &fd;
+	struct stat a, b;
+	ok(sandbox_run(&t, &job, &out, &len, &err) == 0 && fd >= 0 && !strcmp(out, "sent") &&
+	       fstat(fd, &a) == 0 && stat("/etc/hostname", &b) == 0 && a.st_ino == b.st_ino,
+	   "the jailed child hands an fd over: %s", err.msg);
+	if (fd >= 0)
+		close(fd);
+	free(out);
+	out = NULL;
+	job.fd_out = NULL;
+	ok(sandbox_run(&t, &job, &out, &len, &err) == -EPROTO, "not to a job that takes none: %s",
+	   err.msg);
+	job.arg = NULL;
 
 	job.fn = sb_forbidden;
 	ok(sandbox_run(&t, &job, &out, &len, &err) == 0, "forbidden calls return errors");
@@ -202,11 +323,12 @@ static void test_sandbox(void)
 
 int main(void)
 {
-	tap_plan(22);
+	tap_plan(22 + 2 + 6);
 	if (geteuid() != 0) {
 		tap_skip_all("not root: the sandbox joins namespaces (setns)");
 		return tap_done();
 	}
 	test_sandbox();
+	test_fd_records();
 	return tap_done();
 }
