@@ -16,7 +16,7 @@ ssize_t procmem_read_some(pid_t pid, int pidfd, uint64_t addr, void *buf, size_t
 	if (len == 0)
 		return 0;
 	/* Never a byte a daemon serves: the read would wait on it, unkillable. */
-	len = procmem_guard_safe(pid, addr, len);
+	len = procmem_guard_safe(pid, pidfd, addr, len);
 	if (len == 0)
 		return 0;
 	struct iovec local = {.iov_base = buf, .iov_len = len};
