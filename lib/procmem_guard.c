@@ -15,6 +15,7 @@
 
 #include "budget.h"
 #include "cleanup.h"
+#include "fileio.h"
 #include "localfs.h"
 #include "proc.h"
 #include "timeutil.h"
@@ -189,40 +190,9 @@ size_t procmem_guard_parse(const char *maps, size_t len, const char *a, size_t a
  * -errno. More than max is not an error: the caller sees the cut. */
 static ssize_t pg_read(const char *path, size_t max, char **out)
 {
-	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -errno;
-	size_t cap = 64 * 1024, got = 0;
-	char *buf = malloc(cap + 1);
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		if (got == cap) {
-			if (cap >= max)
-				break;
-			cap = cap * 2 > max ? max : cap * 2;
-			char *nb = realloc(buf, cap + 1);
-			if (!nb) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = nb;
-		}
-		ssize_t n = read(fd, buf + got, cap - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = errno;
-			free(buf);
-			return -e;
-		}
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	buf[got] = '\0';
-	*out = buf;
-	return (ssize_t)got;
+	size_t len = 0;
+	int r = proc_read_file_flags(path, max, FILEIO_READ_CUT, out, &len, NULL);
+	return r < 0 ? r : (ssize_t)len;
 }
 
 /* The device of the kernel's internal tmpfs, from a memfd of our own. */
