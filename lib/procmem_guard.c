@@ -47,7 +47,7 @@ struct pg_entry {
 };
 
 static struct pg_entry pg_table[PROCMEM_GUARD_PIDS];
-static unsigned long pg_refused, pg_query_refused;
+static unsigned long pg_refused, pg_query_refused, pg_query_errors;
 static int pg_query_on = 1; /* procmem_guard_set_query */
 /* The kernel's internal tmpfs (memfd, shared anonymous memory, SysV shm):
  * in no mount table, on an anonymous device, read by the kernel alone. */
@@ -347,8 +347,12 @@ static size_t pg_query(struct pg_entry *e, pid_t pid, int pidfd, uint64_t addr, 
 			pg_open(e, pid, pidfd);
 			continue;
 		}
-		if (r < 0)
-			return len;
+		if (r < 0) {
+			/* could not tell (a VMA being changed, a lock not
+			 * taken): what is not checked is not read */
+			pg_query_errors++;
+			return (size_t)(a - addr);
+		}
 		if (r == 0 || v.start >= end)
 			return len;
 		step++;
@@ -395,6 +399,14 @@ size_t procmem_guard_safe(pid_t pid, int pidfd, uint64_t addr, size_t len)
 		pg_refused++;
 	pthread_mutex_unlock(&pg_lock);
 	return safe;
+}
+
+unsigned long procmem_guard_query_errors(void)
+{
+	pthread_mutex_lock(&pg_lock);
+	unsigned long n = pg_query_errors;
+	pthread_mutex_unlock(&pg_lock);
+	return n;
 }
 
 unsigned long procmem_guard_query_refused(void)

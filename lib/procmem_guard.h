@@ -54,6 +54,9 @@ size_t procmem_guard_safe(pid_t pid, int pidfd, uint64_t addr, size_t len);
  * that only the query immediately before the read caught. */
 unsigned long procmem_guard_refused(void);
 unsigned long procmem_guard_query_refused(void);
+/* Queries that failed (other than no PROCMAP_QUERY, or an address space
+ * gone): the range from the failure on was refused. */
+unsigned long procmem_guard_query_errors(void);
 
 /* 1 when reads are checked with PROCMAP_QUERY (the kernel has it and it
  * was not switched off). */
