@@ -25,7 +25,8 @@
  * up in the mount tables at most a few times per build period, then
  * unsafe), through a /proc/<pid>/maps fd kept per process, opened when
  * the table is built and kept only when the caller's pidfd is alive
- * after the open (reopened once when its address space is gone). A
+ * after the open (reopened once when its address space is gone; a query
+ * that fails otherwise refuses what it did not check). A
  * mapping made after a build is then caught unless it is made in the
  * microseconds between the query and process_vm_readv, or by a process
  * that exec'd since the build while another task keeps its old address

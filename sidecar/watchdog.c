@@ -140,6 +140,17 @@ static int wd_relay_copy(int from, int to)
 	return 1;
 }
 
+/* What the child wrote so far, without waiting for more (a helper it
+ * left behind may hold the pipe open). */
+static void wd_relay_drain(struct wd_relay *r)
+{
+	for (int fd = 1; fd <= 2; fd++) {
+		struct pollfd pf = {.fd = r->from[fd], .events = POLLIN};
+		while (r->from[fd] >= 0 && poll(&pf, 1, 0) == 1 && wd_relay_copy(r->from[fd], fd))
+			;
+	}
+}
+
 int watchdog_start(const char *verb)
 {
 	struct procmem_busy *b =
@@ -191,43 +202,31 @@ int watchdog_start(const char *verb)
 	int pidfd = (int)syscall(SYS_pidfd_open, child, 0);
 	int st = 0;
 	for (;;) {
-		if (pidfd >= 0) {
-			struct pollfd pf[3] = {{.fd = pidfd, .events = POLLIN},
-					       {.fd = relay.from[1], .events = POLLIN},
-					       {.fd = relay.from[2], .events = POLLIN}};
-			int r = poll(pf, 3, WATCHDOG_TICK_MS);
-			for (int fd = 1; r > 0 && fd <= 2; fd++)
-				if (pf[fd].revents && !wd_relay_copy(relay.from[fd], fd)) {
-					close(relay.from[fd]);
-					relay.from[fd] = -1;
-				}
-			if (r > 0 && (pf[0].revents & POLLIN))
-				break;
-		} else if (waitpid(child, &st, WNOHANG) == child) {
+		/* pidfd < 0 (a kernel before 5.3): poll ignores it, waitpid tells */
+		struct pollfd pf[3] = {{.fd = pidfd, .events = POLLIN},
+				       {.fd = relay.from[1], .events = POLLIN},
+				       {.fd = relay.from[2], .events = POLLIN}};
+		int r = poll(pf, 3, WATCHDOG_TICK_MS);
+		for (int fd = 1; r > 0 && fd <= 2; fd++)
+			if (pf[fd].revents && !wd_relay_copy(relay.from[fd], fd)) {
+				close(relay.from[fd]);
+				relay.from[fd] = -1;
+			}
+		if (pidfd >= 0 && r > 0 && (pf[0].revents & POLLIN))
+			break;
+		if (pidfd < 0 && waitpid(child, &st, WNOHANG) == child)
 			goto done;
-		} else {
-			usleep(WATCHDOG_TICK_MS * 1000);
-		}
 		uint64_t since = __atomic_load_n(&b->since_ms, __ATOMIC_ACQUIRE);
 		uint64_t now = timeutil_now_ms();
 		if (since && now > since && now - since >= WATCHDOG_READ_MS && pidfd >= 0) {
-			/* what the child wrote so far, without waiting for more */
-			for (int fd = 1; fd <= 2; fd++) {
-				struct pollfd pf = {.fd = relay.from[fd], .events = POLLIN};
-				while (relay.from[fd] >= 0 && poll(&pf, 1, 0) == 1 &&
-				       wd_relay_copy(relay.from[fd], fd))
-					;
-			}
+			wd_relay_drain(&relay);
 			return wd_held(verb, child, pidfd, b, now - since, have_tio ? &tio : NULL);
 		}
 	}
-	/* the rest of what it wrote */
-	for (int fd = 1; fd <= 2; fd++)
-		while (relay.from[fd] >= 0 && wd_relay_copy(relay.from[fd], fd))
-			;
 	while (waitpid(child, &st, 0) < 0 && errno == EINTR)
 		;
 done:
+	wd_relay_drain(&relay);
 	if (WIFSIGNALED(st)) {
 		int sig = WTERMSIG(st);
 		signal(sig, SIG_DFL);
