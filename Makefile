@@ -168,7 +168,7 @@ $(BUILD)/flamesidecar: $(BUILD)/obj/sidecar/main.o $(BUILD)/libsidecar.a $(BUILD
 # ($(BUILD)/test/flamesidecar, FS_TEST_SIDECAR in tests/lib/containers.bash):
 # the installed binary reads no FS_TEST_* variable (lint.bats checks it).
 # Only the sources holding a hook are compiled twice.
-TESTHOOK_SRC := sidecar/cmd_run.c sidecar/jvm/sandbox.c sidecar/hotspot/hsmap.c
+TESTHOOK_SRC := sidecar/cmd_run.c sidecar/jvm/sandbox.c sidecar/hotspot/hsmap.c lib/procmem.c
 TESTHOOK_OBJ := $(patsubst %.c,$(BUILD)/test/obj/%.o,$(TESTHOOK_SRC))
 $(BUILD)/test/obj/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -2,10 +2,12 @@
  * costs per read: a child with MAPS mappings (alternating protections, so
  * that none merge: a JVM has a few thousand), then reads of 64 bytes of
  * its memory for SECONDS each way, in one run, alternating in 20 slices:
- * procmem_read (guarded, rebuilding the child's ranges every 250 ms) and
- * the bare process_vm_readv + pidfd check it did before (the baseline).
- * Prints CPU ns (user + system, of this process: the time the machine's
- * other load takes is not counted) per read for both and their ratio.
+ * the bare process_vm_readv + pidfd check (the baseline), procmem_read
+ * with the table alone (the child's ranges rebuilt every 250 ms) and
+ * procmem_read with the table and a PROCMAP_QUERY just before each read
+ * (when the kernel has it). Prints CPU ns (user + system, of this
+ * process: the time the machine's other load takes is not counted) per
+ * read for each and the ratios to the bare read and to the table.
  *   procmem-guard [MAPS [SECONDS]]  (default 3000, 2) */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -20,6 +22,7 @@
 #include <unistd.h>
 
 #include "procmem.h"
+#include "procmem_guard.h"
 
 static double now_s(void)
 {
@@ -61,10 +64,13 @@ int main(int argc, char **argv)
 		return 1;
 	int pidfd = (int)syscall(SYS_pidfd_open, c, 0);
 	char buf[64];
-	double spent[2] = {0, 0}, ns[2];
-	unsigned long count[2] = {0, 0};
-	for (int slice = 0; slice < 40; slice++) {
-		int way = slice & 1;
+	int ways = procmem_guard_query_active() ? 3 : 2;
+	double spent[3] = {0, 0, 0}, ns[3] = {0, 0, 0};
+	unsigned long count[3] = {0, 0, 0};
+	for (int slice = 0; slice < 20 * ways; slice++) {
+		int way = slice % ways;
+		if (way)
+			procmem_guard_set_query(way == 2);
 		double t0 = now_s(), t;
 		while ((t = now_s()) - t0 < secs / 20) {
 			for (int i = 0; i < 1000; i++) {
@@ -79,11 +85,17 @@ int main(int argc, char **argv)
 		}
 		spent[way] += t - t0;
 	}
-	for (int way = 0; way < 2; way++)
+	for (int way = 0; way < ways; way++)
 		ns[way] = spent[way] * 1e9 / (double)count[way];
 	kill(c, SIGKILL);
 	waitpid(c, NULL, 0);
-	printf("maps %d: bare %.0f CPU ns/read, guarded %.0f CPU ns/read, ratio %.2f\n", maps,
-	       ns[0], ns[1], ns[1] / ns[0]);
+	printf("maps %d: bare %.0f CPU ns/read, table %.0f (x%.2f)", maps, ns[0], ns[1],
+	       ns[1] / ns[0]);
+	if (ways == 3)
+		printf(", table+query %.0f (x%.2f bare, x%.2f table)", ns[2], ns[2] / ns[0],
+		       ns[2] / ns[1]);
+	else
+		printf(", no PROCMAP_QUERY on this kernel");
+	printf("\n");
 	return 0;
 }

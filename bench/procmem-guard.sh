@@ -1,7 +1,8 @@
 #!/bin/bash
 # bench/procmem-guard.sh - the cost of procmem_read's FUSE guard per read
-# against the bare read it replaced, for a process with few and with many
-# mappings (bench/procmem-guard.c; docs/performance.md).
+# against the bare read it replaced, with the table alone and with the
+# PROCMAP_QUERY just before each read, for a process with few and with
+# many mappings (bench/procmem-guard.c; docs/performance.md).
 #   bench/procmem-guard.sh [BUILD_DIR]   (default build)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -15,19 +15,24 @@
 #include "cleanup.h"
 #include "rootfs.h"
 
-int fileio_read_fd(int fd, size_t max, char **out, size_t *len, struct fs_error *err)
+int fileio_read_fd_flags(int fd, size_t max, unsigned flags, char **out, size_t *len,
+			 struct fs_error *err)
 {
-	size_t cap = 4096, n = 0;
+	int cut = (flags & FILEIO_READ_CUT) != 0;
+	/* refusing: one byte more than max tells that there is more */
+	size_t limit = cut ? max : max + 1;
+	size_t cap = limit < 4096 ? limit : 4096, n = 0;
 	cleanup_free char *buf = malloc(cap + 1);
 	if (!buf)
 		return fs_error_set(err, ENOMEM, "reading input");
 	for (;;) {
 		if (n == cap) {
-			if (cap > max)
+			if (cap >= limit) {
+				if (cut)
+					break;
 				return fs_error_set(err, E2BIG, "input larger than %zu bytes", max);
-			size_t ncap = cap * 2;
-			if (ncap > max + 1)
-				ncap = max + 1;
+			}
+			size_t ncap = cap * 2 > limit ? limit : cap * 2;
 			char *nb = realloc(buf, ncap + 1);
 			if (!nb)
 				return fs_error_set(err, ENOMEM, "reading input");
@@ -43,13 +48,16 @@ int fileio_read_fd(int fd, size_t max, char **out, size_t *len, struct fs_error 
 		if (r == 0)
 			break;
 		n += (size_t)r;
-		if (n > max)
-			return fs_error_set(err, E2BIG, "input larger than %zu bytes", max);
 	}
 	buf[n] = '\0';
 	*len = n;
 	*out = steal_pointer(&buf);
 	return 0;
+}
+
+int fileio_read_fd(int fd, size_t max, char **out, size_t *len, struct fs_error *err)
+{
+	return fileio_read_fd_flags(fd, max, 0, out, len, err);
 }
 
 int fileio_mkdir_p(const char *path, mode_t parent_mode, mode_t mode)

@@ -13,6 +13,13 @@
  * bytes (*len excludes the NUL). -E2BIG if there is more. */
 int fileio_read_fd(int fd, size_t max, char **out, size_t *len, struct fs_error *err);
 
+/* The same, and with FILEIO_READ_CUT more than max is not an error: the
+ * first max bytes are kept (for text whose cut the caller handles, like a
+ * maps file judged on its whole lines). */
+#define FILEIO_READ_CUT 1u
+int fileio_read_fd_flags(int fd, size_t max, unsigned flags, char **out, size_t *len,
+			 struct fs_error *err);
+
 /* mkdir -p: create path and any missing parent (parents with parent_mode,
  * path itself with mode; existing ones are left as they are). The last
  * component must end up a directory, not a symlink to one. 0 or -errno

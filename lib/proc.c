@@ -20,11 +20,17 @@
 
 int proc_read_file(const char *path, size_t max, char **out, size_t *len, struct fs_error *err)
 {
+	return proc_read_file_flags(path, max, 0, out, len, err);
+}
+
+int proc_read_file_flags(const char *path, size_t max, unsigned flags, char **out, size_t *len,
+			 struct fs_error *err)
+{
 	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return fs_error_set(err, errno, "opening %s", path);
 	size_t n;
-	int r = fileio_read_fd(fd, max, out, &n, err);
+	int r = fileio_read_fd_flags(fd, max, flags, out, &n, err);
 	if (r < 0)
 		return fs_error_wrap(err, "%s", path);
 	if (len)

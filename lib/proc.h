@@ -71,6 +71,10 @@ int proc_alive(pid_t pid, uint64_t start_time);
 /* Read at most max bytes of a /proc file into a NUL-terminated malloc'd
  * buffer (*out, *len). -E2BIG if it is larger. */
 int proc_read_file(const char *path, size_t max, char **out, size_t *len, struct fs_error *err);
+/* The same with fileio_read_fd_flags's flags (FILEIO_READ_CUT: keep the
+ * first max bytes of a longer file). */
+int proc_read_file_flags(const char *path, size_t max, unsigned flags, char **out, size_t *len,
+			 struct fs_error *err);
 
 /* Unmap every shared mapping this process inherited through fork (the
  * sampler's perf ring buffers, anything else of the sidecar's that is

@@ -32,4 +32,17 @@ int procmem_read(pid_t pid, int pidfd, uint64_t addr, void *buf, size_t len);
  * boundary). */
 ssize_t procmem_read_some(pid_t pid, int pidfd, uint64_t addr, void *buf, size_t len);
 
+/* A read in progress, for a watchdog in another process (watchdog.h):
+ * since_ms (CLOCK_MONOTONIC, timeutil_now_ms) is set just before
+ * process_vm_readv and 0 again after it, pid/addr/len name the read. In
+ * memory shared with the watchdog (MAP_SHARED); one reader thread. */
+struct procmem_busy {
+	volatile uint64_t since_ms;
+	volatile uint64_t addr, len;
+	volatile int32_t pid;
+};
+
+/* Publish every read from now on in *b (NULL: stop). */
+void procmem_publish(struct procmem_busy *b);
+
 #endif

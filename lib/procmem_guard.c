@@ -9,16 +9,26 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "budget.h"
 #include "cleanup.h"
+#include "fileio.h"
 #include "localfs.h"
 #include "proc.h"
 #include "timeutil.h"
+#include "vmaquery.h"
 
-#define PG_DEVS 32 /* devices judged per build */
+#define PG_DEVS	      32 /* devices judged per build, and known per process */
+#define PG_DEV_READS  4	 /* mount tables read per build period for devices not known */
+#define PG_QUERY_VMAS 16 /* file-backed VMAs checked per read; past them, the rest unsafe */
+
+struct pg_dev {
+	uint64_t maj, min;
+	int local;
+};
 
 struct pg_entry {
 	pid_t pid;
@@ -26,10 +36,19 @@ struct pg_entry {
 	uint64_t every_ms; /* rebuilt this often: PROCMEM_GUARD_MS, or 20x what a build took */
 	size_t n;
 	uint64_t r[PROCMEM_GUARD_RANGES][2];
+	/* PROCMAP_QUERY: the process's maps, opened at the build (the
+	 * caller's pidfd alive after the open, so it is this process's), and
+	 * the verdicts of its devices (those of the build, then those looked
+	 * up since, at most PG_DEV_READS per build). */
+	int has_fd, maps_fd;
+	size_t ndev, next_dev;
+	unsigned dev_reads;
+	struct pg_dev devs[PG_DEVS];
 };
 
 static struct pg_entry pg_table[PROCMEM_GUARD_PIDS];
-static unsigned long pg_refused;
+static unsigned long pg_refused, pg_query_refused, pg_query_errors;
+static int pg_query_on = 1; /* procmem_guard_set_query */
 /* The kernel's internal tmpfs (memfd, shared anonymous memory, SysV shm):
  * in no mount table, on an anonymous device, read by the kernel alone. */
 static int pg_shm_known;
@@ -96,14 +115,13 @@ static int pg_dev_local(uint64_t maj, uint64_t min, const char *a, size_t alen, 
 	return maj != 0;
 }
 
-size_t procmem_guard_parse(const char *maps, size_t len, const char *a, size_t alen, const char *b,
-			   size_t blen, uint64_t (*r)[2], size_t max)
+/* procmem_guard_parse, handing the devices it judged to devs (PG_DEVS). */
+static size_t pg_parse(const char *maps, size_t len, const char *a, size_t alen, const char *b,
+		       size_t blen, uint64_t (*r)[2], size_t max, struct pg_dev *devs,
+		       size_t *ndevp)
 {
-	struct {
-		uint64_t maj, min;
-		int local;
-	} devs[PG_DEVS];
 	size_t ndev = 0, n = 0;
+	*ndevp = 0;
 	uint64_t last = 0;
 	const char *p = maps, *end = maps + len;
 	if (max == 0)
@@ -136,9 +154,11 @@ size_t procmem_guard_parse(const char *maps, size_t len, const char *a, size_t a
 				local = devs[i].local;
 		if (local < 0) {
 			local = pg_dev_local(maj, min, a, alen, b, blen);
-			if (ndev < PG_DEVS)
-				devs[ndev].maj = maj, devs[ndev].min = min,
+			if (ndev < PG_DEVS) {
+				devs[ndev].maj = maj, devs[ndev].min = min;
 				devs[ndev++].local = local;
+				*ndevp = ndev;
+			}
 		}
 		if (local)
 			continue;
@@ -158,44 +178,21 @@ size_t procmem_guard_parse(const char *maps, size_t len, const char *a, size_t a
 	return n;
 }
 
+size_t procmem_guard_parse(const char *maps, size_t len, const char *a, size_t alen, const char *b,
+			   size_t blen, uint64_t (*r)[2], size_t max)
+{
+	struct pg_dev devs[PG_DEVS];
+	size_t ndev;
+	return pg_parse(maps, len, a, alen, b, blen, r, max, devs, &ndev);
+}
+
 /* At most max bytes of a /proc file (malloc'd, NUL after): its length or
  * -errno. More than max is not an error: the caller sees the cut. */
 static ssize_t pg_read(const char *path, size_t max, char **out)
 {
-	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -errno;
-	size_t cap = 64 * 1024, got = 0;
-	char *buf = malloc(cap + 1);
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		if (got == cap) {
-			if (cap >= max)
-				break;
-			cap = cap * 2 > max ? max : cap * 2;
-			char *nb = realloc(buf, cap + 1);
-			if (!nb) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = nb;
-		}
-		ssize_t n = read(fd, buf + got, cap - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = errno;
-			free(buf);
-			return -e;
-		}
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	buf[got] = '\0';
-	*out = buf;
-	return (ssize_t)got;
+	size_t len = 0;
+	int r = proc_read_file_flags(path, max, FILEIO_READ_CUT, out, &len, NULL);
+	return r < 0 ? r : (ssize_t)len;
 }
 
 /* The device of the kernel's internal tmpfs, from a memfd of our own. */
@@ -214,16 +211,47 @@ static void pg_shm_probe(void)
 		close(fd);
 }
 
+static void pg_close(struct pg_entry *e)
+{
+	if (e->has_fd)
+		close(e->maps_fd);
+	e->has_fd = 0;
+}
+
+/* (Re)open pid's maps for PROCMAP_QUERY: kept only when pidfd's process
+ * is alive after the open, so that the pid named it (never a reused pid). */
+static void pg_open(struct pg_entry *e, pid_t pid, int pidfd)
+{
+	char path[64];
+	pg_close(e);
+	if (!pg_query_on || !vmaquery_supported())
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0) {
+		close(fd);
+		return;
+	}
+	e->maps_fd = fd;
+	e->has_fd = 1;
+}
+
 /* Build pid's ranges into e. */
-static void pg_build(struct pg_entry *e, pid_t pid)
+static void pg_build(struct pg_entry *e, pid_t pid, int pidfd)
 {
 	char path[64];
 	cleanup_free char *maps = NULL, *mi = NULL, *self = NULL;
+	if (e->pid != pid)
+		e->ndev = e->next_dev = 0;
 	e->pid = pid;
 	e->built_ms = timeutil_now_ms();
 	e->every_ms = PROCMEM_GUARD_MS;
 	e->n = 0;
+	e->dev_reads = 0;
 	pg_shm_probe();
+	pg_open(e, pid, pidfd);
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	ssize_t ml = pg_read(path, BUDGET_MAPS_FILE_BYTES, &maps);
 	if (ml < 0) {
@@ -234,16 +262,22 @@ static void pg_build(struct pg_entry *e, pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
 	ssize_t al = pg_read(path, LOCALFS_MOUNTINFO_MAX, &mi);
 	ssize_t bl = pg_read("/proc/self/mountinfo", LOCALFS_MOUNTINFO_MAX, &self);
-	e->n = procmem_guard_parse(maps, (size_t)ml, al >= 0 ? mi : NULL, al >= 0 ? (size_t)al : 0,
-				   bl >= 0 ? self : NULL, bl >= 0 ? (size_t)bl : 0, e->r,
-				   PROCMEM_GUARD_RANGES);
+	struct pg_dev devs[PG_DEVS];
+	size_t ndev = 0;
+	e->n = pg_parse(maps, (size_t)ml, al >= 0 ? mi : NULL, al >= 0 ? (size_t)al : 0,
+			bl >= 0 ? self : NULL, bl >= 0 ? (size_t)bl : 0, e->r, PROCMEM_GUARD_RANGES,
+			devs, &ndev);
+	/* The build's verdicts replace what was known: mounts change. */
+	memcpy(e->devs, devs, ndev * sizeof(devs[0]));
+	e->ndev = ndev;
+	e->next_dev = ndev % PG_DEVS;
 	/* A process with a huge maps file does not get to spend our CPU on
 	 * it four times a second: at most 5 % of our time goes to it. */
 	uint64_t took = timeutil_now_ms() - e->built_ms;
 	e->every_ms = took * 20 > PROCMEM_GUARD_MS ? took * 20 : PROCMEM_GUARD_MS;
 }
 
-static struct pg_entry *pg_find(pid_t pid)
+static struct pg_entry *pg_find(pid_t pid, int pidfd)
 {
 	uint64_t now = timeutil_now_ms();
 	struct pg_entry *old = &pg_table[0];
@@ -251,22 +285,92 @@ static struct pg_entry *pg_find(pid_t pid)
 		struct pg_entry *e = &pg_table[i];
 		if (e->pid == pid) {
 			if (now - e->built_ms >= e->every_ms)
-				pg_build(e, pid);
+				pg_build(e, pid, pidfd);
 			return e;
 		}
 		if (e->pid == 0 || (old->pid != 0 && e->built_ms < old->built_ms))
 			old = e; /* a free entry, else the oldest */
 	}
-	pg_build(old, pid);
+	pg_build(old, pid, pidfd);
 	return old;
 }
 
-size_t procmem_guard_safe(pid_t pid, uint64_t addr, size_t len)
+/* Whether device maj:min of e's process is local: known, else looked up
+ * in the mount tables (at most PG_DEV_READS times per build period: a
+ * process that maps files of many devices does not get to make us read
+ * its mount table on every read; past that, a device not known is unsafe). */
+static int pg_query_dev_local(struct pg_entry *e, uint64_t maj, uint64_t min)
+{
+	char path[64];
+	for (size_t i = 0; i < e->ndev; i++)
+		if (e->devs[i].maj == maj && e->devs[i].min == min)
+			return e->devs[i].local;
+	if (e->dev_reads >= PG_DEV_READS)
+		return 0;
+	e->dev_reads++;
+	cleanup_free char *mi = NULL, *self = NULL;
+	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)e->pid);
+	ssize_t al = pg_read(path, LOCALFS_MOUNTINFO_MAX, &mi);
+	ssize_t bl = pg_read("/proc/self/mountinfo", LOCALFS_MOUNTINFO_MAX, &self);
+	int local = pg_dev_local(maj, min, al >= 0 ? mi : NULL, al >= 0 ? (size_t)al : 0,
+				 bl >= 0 ? self : NULL, bl >= 0 ? (size_t)bl : 0);
+	struct pg_dev *d = &e->devs[e->next_dev];
+	d->maj = maj, d->min = min, d->local = local;
+	e->next_dev = (e->next_dev + 1) % PG_DEVS;
+	if (e->ndev < PG_DEVS)
+		e->ndev++;
+	return local;
+}
+
+/* How many bytes at addr (up to len) lie before the first byte of a
+ * file-backed VMA that is not local, asked of the kernel now. len when
+ * the kernel cannot answer (no PROCMAP_QUERY, the fd could not be
+ * opened): the table alone decides then. */
+static size_t pg_query(struct pg_entry *e, pid_t pid, int pidfd, uint64_t addr, size_t len)
+{
+	uint64_t a = addr, end = addr + len < addr ? UINT64_MAX : addr + len;
+	int reopened = 0;
+	for (unsigned step = 0; step < PG_QUERY_VMAS;) {
+		struct vmaquery_vma v;
+		if (!e->has_fd)
+			return len;
+		int r = vmaquery_file_at_or_above(e->maps_fd, a, &v);
+		if (r == -ENOTTY || r == -EINVAL) {
+			pg_query_on = 0; /* an older kernel: the table alone */
+			pg_close(e);
+			return len;
+		}
+		if (r == -ESRCH && !reopened) {
+			/* its address space is gone (exec, exit): once more
+			 * on the process that now has the pid, if pidfd's */
+			reopened = 1;
+			pg_open(e, pid, pidfd);
+			continue;
+		}
+		if (r < 0) {
+			/* could not tell (a VMA being changed, a lock not
+			 * taken): what is not checked is not read */
+			pg_query_errors++;
+			return (size_t)(a - addr);
+		}
+		if (r == 0 || v.start >= end)
+			return len;
+		step++;
+		if (!pg_query_dev_local(e, v.dev_major, v.dev_minor))
+			return (size_t)((v.start > a ? v.start : a) - addr);
+		if (v.end >= end || v.end <= a)
+			return len;
+		a = v.end;
+	}
+	return (size_t)(a - addr); /* too many VMAs in the range: the rest unsafe */
+}
+
+size_t procmem_guard_safe(pid_t pid, int pidfd, uint64_t addr, size_t len)
 {
 	if (len == 0 || pid <= 0)
 		return len;
 	pthread_mutex_lock(&pg_lock);
-	const struct pg_entry *e = pg_find(pid);
+	struct pg_entry *e = pg_find(pid, pidfd);
 	/* the first range that ends above addr */
 	size_t lo = 0, hi = e->n;
 	while (lo < hi) {
@@ -284,10 +388,53 @@ size_t procmem_guard_safe(pid_t pid, uint64_t addr, size_t len)
 		else if (s - addr < len)
 			safe = (size_t)(s - addr);
 	}
+	if (safe > 0 && pg_query_on) {
+		size_t q = pg_query(e, pid, pidfd, addr, safe);
+		if (q < safe) {
+			safe = q;
+			pg_query_refused++;
+		}
+	}
 	if (safe < len)
 		pg_refused++;
 	pthread_mutex_unlock(&pg_lock);
 	return safe;
+}
+
+unsigned long procmem_guard_query_errors(void)
+{
+	pthread_mutex_lock(&pg_lock);
+	unsigned long n = pg_query_errors;
+	pthread_mutex_unlock(&pg_lock);
+	return n;
+}
+
+unsigned long procmem_guard_query_refused(void)
+{
+	pthread_mutex_lock(&pg_lock);
+	unsigned long n = pg_query_refused;
+	pthread_mutex_unlock(&pg_lock);
+	return n;
+}
+
+int procmem_guard_query_active(void)
+{
+	pthread_mutex_lock(&pg_lock);
+	int on = pg_query_on && vmaquery_supported();
+	pthread_mutex_unlock(&pg_lock);
+	return on;
+}
+
+void procmem_guard_set_query(int on)
+{
+	pthread_mutex_lock(&pg_lock);
+	pg_query_on = on;
+	for (unsigned i = 0; i < PROCMEM_GUARD_PIDS; i++)
+		if (!on)
+			pg_close(&pg_table[i]);
+		else
+			pg_table[i].pid = 0; /* reopened at the next read */
+	pthread_mutex_unlock(&pg_lock);
 }
 
 unsigned long procmem_guard_refused(void)
@@ -302,7 +449,9 @@ void procmem_guard_forget(pid_t pid)
 {
 	pthread_mutex_lock(&pg_lock);
 	for (unsigned i = 0; i < PROCMEM_GUARD_PIDS; i++)
-		if (pg_table[i].pid == pid)
+		if (pg_table[i].pid == pid) {
 			pg_table[i].pid = 0;
+			pg_close(&pg_table[i]);
+		}
 	pthread_mutex_unlock(&pg_lock);
 }

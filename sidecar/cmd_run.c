@@ -15,6 +15,9 @@
 
 #include "cleanup.h"
 #include "cli.h"
+#include "proc.h"
+#include "procmem.h"
+#include "watchdog.h"
 #include "common.h"
 #include "export_cli.h"
 #include "flame.h"
@@ -484,6 +487,19 @@ static int run_record(struct run_args *a, const struct registry_entry *e, struct
 		fprintf(stderr, "flamesidecar run: recording %.*s for %llu ms\n",
 			common_id_width(e->id), e->id, a->duration_ms);
 	rs->start_ns = run_realtime_ns();
+#ifdef FS_TEST_BUILD
+	/* test builds: one read of the container's first process at the
+	 * window's start, which procmem.c makes unchecked when
+	 * FS_TEST_PROCMEM_UNGUARDED names an address (stall.bats) */
+	if (getenv("FS_TEST_PROCMEM_UNGUARDED")) {
+		char b[64];
+		int fd = proc_pidfd_open_checked(e->pid, e->start_time, NULL);
+		if (fd >= 0) {
+			(void)procmem_read(e->pid, fd, 0, b, sizeof(b));
+			close(fd);
+		}
+	}
+#endif
 	int r = run_window(rs->p, rs->oc, a->duration_ms, tty, &rs->window_ms, &err);
 	rs->closed_ms = timeutil_now_ms();
 	rs->closed_cpu_us = run_cpu_us();
@@ -548,6 +564,9 @@ int cmd_run(int argc, char **argv)
 	if (rc != CLI_GO_ON)
 		return rc;
 	if ((rc = common_target_operand("run", &a.s.target, argc, argv, first)))
+		return rc;
+	/* from here on, memory reads: a held one cannot hold the user (watchdog.h) */
+	if ((rc = watchdog_start("run")) != WATCHDOG_CHILD)
 		return rc;
 	struct fs_config cfg;
 	struct registry_entry e;

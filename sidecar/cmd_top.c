@@ -19,6 +19,7 @@
 #include "textsafe.h"
 #include "cleanup.h"
 #include "cli.h"
+#include "watchdog.h"
 #include "common.h"
 #include "fold.h"
 #include "hot.h"
@@ -330,6 +331,9 @@ int cmd_top(int argc, char **argv)
 	if (rc != CLI_GO_ON)
 		return rc;
 	if ((rc = common_target_operand("top", &a.s.target, argc, argv, first)))
+		return rc;
+	/* from here on, memory reads: a held one cannot hold the user (watchdog.h) */
+	if ((rc = watchdog_start("top")) != WATCHDOG_CHILD)
 		return rc;
 	struct fs_config cfg;
 	struct registry_entry e;

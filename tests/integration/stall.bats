@@ -79,3 +79,64 @@ start_daemon() {
 	[ "$took" -le 20 ]
 	[ -s "$FS_TMP/j.svg" ]
 }
+
+@test "stall: a memory read the container wins against the check (FUSE mapped between check and read): run -d 2s ends within its bound, says why, and leaves only the held reader" {
+	fs_needs_test_sidecar
+	local lib=/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so
+	[ -f "$lib" ] || skip "no $lib (a large library, most of whose pages are never read)"
+	[ -w /dev/fuse ] || skip "needs /dev/fuse"
+	[ -x "$FUSESTALL" ] || skip "tests/tools/fusestall is not built"
+	# The daemon serves a large library (under another name: not a JVM),
+	# which the container's process loads: only the pages it touches are
+	# read, most of its text never is.
+	mkdir -p "$FS_TMP/fuse"
+	"$FUSESTALL" "$FS_TMP/fuse" "$lib" libbig.so >"$FS_TMP/fusestall.out" 2>&1 &
+	DAEMON=$!
+	fs_wait_for 10 grep -q ready "$FS_TMP/fusestall.out"
+	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true -- yes
+	bundle_jq "$FS_TMP/b" --arg s "$FS_TMP/fuse" \
+		'.mounts += [{destination: "/fuse", type: "bind", source: $s, options: ["rbind", "ro"]}] |
+		 .process.args = ["sh", "-c", "LD_PRELOAD=/fuse/libbig.so exec yes >/dev/null"]'
+	fs_runc_run "$NAME" "$FS_TMP/b" || { cat "$FS_TMP/b/out.log"; false; }
+	local pid addr
+	pid=$(fs_container_pid "$NAME")
+	fs_wait_for 10 grep -q /fuse/libbig.so "/proc/$pid/maps"
+	fs_wait_for 10 test -f "$FS_RUN/containers/$NAME.json"
+	# 8 MiB into its text: a page nobody has read
+	local start_hex
+	start_hex=$(awk '/\/fuse\/libbig.so/ && $2 ~ /x/ {split($1, a, "-"); print a[1]; exit}' "/proc/$pid/maps")
+	addr=$(printf '%x' $((0x$start_hex + 8 * 1048576)))
+	[ -n "$addr" ]
+	kill -USR1 "$DAEMON"
+	# The first memory read of the run is of that page, unchecked: the race
+	# between the check and the read, won (a test-build hook).
+	local start=$SECONDS
+	FS_TEST_PROCMEM_UNGUARDED=$addr run timeout -s KILL 60 "$FS_TEST_SIDECAR" run "$NAME" -d 2s -F 199 \
+		-o "$FS_TMP/r.svg"
+	local took=$((SECONDS - start))
+	echo "$output"
+	echo "took $took s"
+	[ "$status" = 1 ]
+	[ "$took" -le 15 ]
+	[[ "$output" == *"memory at 0x$addr"*"held for"*"/fuse/libbig.so"* ]]
+	[[ "$output" == *"the profile of this window is lost"* ]]
+	# no output under its name, half-written or not
+	[ ! -e "$FS_TMP/r.svg" ]
+	# what is left of ours: the killed reader, held by the daemon (in D
+	# state), and its helpers, which end with it
+	local left held p
+	left=$(pgrep -f "$FS_TEST_SIDECAR run $NAME" || true)
+	echo "left: $left"
+	held=$(pgrep -o -f "$FS_TEST_SIDECAR run $NAME")
+	grep -q '^State:.*D' "/proc/$held/status"
+	for p in $left; do
+		[ "$p" = "$held" ] || [ "$(awk '/^PPid:/ {print $2}' "/proc/$p/status")" = "$held" ]
+	done
+	# the daemon gone, the held read fails and they all end
+	kill -KILL "$DAEMON"
+	wait "$DAEMON" 2>/dev/null || true
+	DAEMON=
+	for p in $left; do
+		fs_wait_for 10 sh -c "! kill -0 $p 2>/dev/null"
+	done
+}

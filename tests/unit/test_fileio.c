@@ -1,4 +1,4 @@
-/* test_fileio.c - lib/fileio.c: mkdir -p and the atomic replace that the
+/* test_fileio.c - lib/fileio.c: the capped reader, mkdir -p and the atomic replace that the
  * registry (fileio_replace) and the verbs' outputs (fileio_atomic_*, via
  * sidecar/outfile.c) share. */
 #include <dirent.h>
@@ -32,9 +32,38 @@ static int fill_fail(int fd, void *arg, struct fs_error *err)
 	return fs_error_set(err, EIO, "fill failed on purpose");
 }
 
+/* The capped reader: refusing past the cap, or keeping the first max bytes. */
+static void test_read_cap(void)
+{
+	int fds[2];
+	char *out = NULL;
+	size_t len = 0;
+	struct fs_error err;
+	const char text[] = "0123456789abcdef0123456789abcdef";
+	for (int cut = 0; cut < 2; cut++) {
+		if (pipe(fds) < 0 || write(fds[1], text, 32) != 32) {
+			ok(0, "pipe");
+			continue;
+		}
+		close(fds[1]);
+		int r =
+		    fileio_read_fd_flags(fds[0], 10, cut ? FILEIO_READ_CUT : 0, &out, &len, &err);
+		close(fds[0]);
+		if (cut)
+			ok(r == 0 && len == 10 && !memcmp(out, text, 10) && out[10] == '\0',
+			   "FILEIO_READ_CUT: 32 bytes read as their first 10 (%d, %zu)", r, len);
+		else
+			ok(r == -E2BIG, "without it, 32 bytes over a cap of 10 are refused (%d)",
+			   r);
+		free(out);
+		out = NULL;
+	}
+}
+
 int main(void)
 {
-	tap_plan(19);
+	tap_plan(19 + 2);
+	test_read_cap();
 	char p[512], q[512];
 	struct fs_error err;
 	if (!mkdtemp(dir)) {

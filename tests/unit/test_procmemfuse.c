@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -39,7 +40,7 @@ static void attr_of(uint64_t id, struct fuse_attr *a)
 	a->size = id == 1 ? 0 : FILE_SIZE;
 }
 
-/* Answers INIT, LOOKUP of "f", GETATTR and OPEN; holds READ and the rest,
+/* Answers INIT, LOOKUP of "f", GETATTR, OPEN, FLUSH and RELEASE; holds READ and the rest,
  * telling each one held. */
 static __attribute__((noreturn)) void daemon_main(int fd, int tell)
 {
@@ -65,6 +66,9 @@ static __attribute__((noreturn)) void daemon_main(int fd, int tell)
 		} else if (in->opcode == FUSE_OPEN) {
 			struct fuse_open_out o = {.fh = 2};
 			fusetest_reply(fd, in->unique, 0, &o, sizeof(o));
+		} else if (in->opcode == FUSE_FLUSH || in->opcode == FUSE_RELEASE) {
+			/* a target's exit closes the file: not a read */
+			fusetest_reply(fd, in->unique, 0, NULL, 0);
 		} else if (in->opcode != FUSE_FORGET && in->opcode != FUSE_INTERRUPT &&
 			   write(tell, "h", 1) < 0) {
 			_exit(1);
@@ -153,6 +157,7 @@ static void test_stalled(void)
 	static char anon[4096] = "anonymous";
 	pid_t target = fork();
 	if (target == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		char path[64];
 		snprintf(path, sizeof(path), "%s/f", mnt);
 		int f = open(path, O_RDONLY);
@@ -214,10 +219,175 @@ static void test_stalled(void)
 	close(addr_pipe[0]);
 }
 
+#define RACE_ROUNDS 2000
+
+/* A FUSE mount and its daemon (holding every READ, telling each one held
+ * on *tell): the daemon's pid, or 0 with the checks skipped (n). */
+static pid_t race_mount(char *mnt, int *tell, int n)
+{
+	int t[2];
+	if (!mkdtemp(mnt) || pipe2(t, O_CLOEXEC) < 0) {
+		tap_skip(n, "no temporary directory or pipe");
+		return 0;
+	}
+	int fd = fusetest_mount(mnt, "fs-procmemrace", 1, 0);
+	if (fd < 0) {
+		tap_diag("mount: %s", strerror(-fd));
+		tap_skip(n, "cannot mount a FUSE file system here");
+		rmdir(mnt);
+		return 0;
+	}
+	pid_t daemon = fork();
+	if (daemon == 0)
+		daemon_main(fd, t[1]);
+	close(fd);
+	close(t[1]);
+	*tell = t[0];
+	return daemon;
+}
+
+struct race_counts {
+	unsigned long rounds, fuse_refused, anon_read;
+};
+
+/* The target of the race: one page at *addr_out, which it maps from the
+ * FUSE file ('f') or anonymous memory ('a') on each command, acking. */
+static __attribute__((noreturn)) void race_target(const char *mnt, int cmd, int ack)
+{
+	char path[64], c;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	snprintf(path, sizeof(path), "%s/f", mnt);
+	int f = open(path, O_RDONLY);
+	char *page = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t a = f < 0 || page == MAP_FAILED ? 0 : (uint64_t)(uintptr_t)page;
+	if (write(ack, &a, sizeof(a)) < 0 || !a)
+		_exit(1);
+	while (read(cmd, &c, 1) == 1) {
+		void *m = c == 'f' ? mmap(page, 4096, PROT_READ, MAP_PRIVATE | MAP_FIXED, f, 0)
+				   : mmap(page, 4096, PROT_READ,
+					  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+		if (m != page || write(ack, &c, 1) != 1)
+			_exit(1);
+	}
+	_exit(0);
+}
+
+/* A mapping made just before a read, RACE_ROUNDS times: the reader reads
+ * the target's anonymous page with a table built afresh, the target maps
+ * the FUSE file over it and acks, and the reader reads the page at once
+ * (its table, a moment old, says anonymous); then anonymous memory back. A read that
+ * reaches the daemon is held there, unkillable: the reader stops. query:
+ * with PROCMAP_QUERY (each read checked just before it is made) or with
+ * the table alone (rebuilt every PROCMEM_GUARD_MS). 1 when a read reached
+ * the daemon, 0 when none did, -1 when the target could not be set up;
+ * what was done in *c. */
+static int race_run(int query, const char *mnt, int tell, struct race_counts *c)
+{
+	int cmd[2], ack[2];
+	struct race_counts *shared =
+	    mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (shared == MAP_FAILED || pipe2(cmd, O_CLOEXEC) < 0 || pipe2(ack, O_CLOEXEC) < 0)
+		return -1;
+	memset(shared, 0, sizeof(*shared));
+	pid_t target = fork();
+	if (target == 0)
+		race_target(mnt, cmd[0], ack[1]);
+	close(cmd[0]);
+	close(ack[1]);
+	uint64_t a = 0;
+	if (read(ack[0], &a, sizeof(a)) != sizeof(a) || !a) {
+		kill(target, SIGKILL);
+		waitpid(target, NULL, 0);
+		return -1;
+	}
+	pid_t reader = fork();
+	if (reader == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		int pidfd = (int)syscall(SYS_pidfd_open, target, 0);
+		char buf[64], k;
+		procmem_guard_set_query(query);
+		for (unsigned long i = 0; i < RACE_ROUNDS; i++) {
+			/* anonymous: the table is built afresh and knows it so */
+			procmem_guard_forget(target);
+			if (procmem_read(target, pidfd, a, buf, sizeof(buf)) == 0)
+				shared->anon_read++;
+			/* FUSE, mapped after the table was built */
+			if (write(cmd[1], "f", 1) != 1 || read(ack[0], &k, 1) != 1)
+				_exit(2);
+			if (procmem_read(target, pidfd, a, buf, sizeof(buf)) == -EFAULT)
+				shared->fuse_refused++;
+			if (write(cmd[1], "a", 1) != 1 || read(ack[0], &k, 1) != 1)
+				_exit(2);
+			shared->rounds = i + 1;
+		}
+		_exit(0);
+	}
+	close(cmd[1]);
+	close(ack[0]);
+	int pidfd = (int)syscall(SYS_pidfd_open, reader, 0);
+	struct pollfd p[2] = {{.fd = pidfd, .events = POLLIN}, {.fd = tell, .events = POLLIN}};
+	uint64_t end = timeutil_now_ms() + 30000;
+	int held = 0, done = 0;
+	/* until the reader is done, or one read is held (it never returns) */
+	while (!held && !done && timeutil_now_ms() < end) {
+		if (poll(p, 2, 200) < 0 && errno != EINTR)
+			break;
+		held = (p[1].revents & POLLIN) != 0;
+		done = (p[0].revents & POLLIN) != 0;
+	}
+	*c = *shared;
+	close(pidfd);
+	kill(reader, SIGKILL);
+	kill(target, SIGKILL);
+	munmap(shared, 4096);
+	return held || !done ? 1 : 0;
+}
+
+static void test_race(void)
+{
+	if (geteuid() != 0 || access("/dev/fuse", R_OK | W_OK) != 0) {
+		tap_skip(2, "needs root and /dev/fuse (a FUSE daemon that holds a READ)");
+		return;
+	}
+	if (!procmem_guard_query_active()) {
+		tap_skip(2,
+			 "this kernel has no PROCMAP_QUERY (Linux 6.11+): the table alone guards");
+		return;
+	}
+	char mnt[] = "/tmp/fs-procmemrace-XXXXXX";
+	int tell = -1;
+	pid_t daemon = race_mount(mnt, &tell, 2);
+	if (!daemon)
+		return;
+	struct race_counts c;
+	uint64_t t0 = timeutil_now_ms();
+	int held = race_run(1, mnt, tell, &c);
+	ok(held == 0 && c.rounds == RACE_ROUNDS && c.fuse_refused == RACE_ROUNDS &&
+	       c.anon_read == RACE_ROUNDS,
+	   "with PROCMAP_QUERY, a FUSE mapping made just before each of %d reads: none reaches "
+	   "the daemon, every one refused (%lu rounds, %lu refused, %lu anonymous reads, %llu ms)",
+	   RACE_ROUNDS, c.rounds, c.fuse_refused, c.anon_read,
+	   (unsigned long long)(timeutil_now_ms() - t0));
+	/* The premise: the table alone loses (one read is then held, the
+	 * reader stuck until the daemon goes). */
+	held = race_run(0, mnt, tell, &c);
+	ok(held == 1, "with the table alone, a read reaches the daemon (in round %lu)",
+	   c.rounds + 1);
+	kill(daemon, SIGKILL);
+	waitpid(daemon, NULL, 0);
+	while (waitpid(-1, NULL, 0) > 0)
+		;
+	umount2(mnt, MNT_DETACH);
+	rmdir(mnt);
+	close(tell);
+}
+
 int main(void)
 {
-	tap_plan(2 + 5);
+	tap_plan(2 + 5 + 2);
+	alarm(120); /* whatever is held, the test ends */
 	test_parse();
 	test_stalled();
+	test_race();
 	return tap_done();
 }
