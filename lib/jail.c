@@ -75,22 +75,32 @@ int jail_send(int fd, uint32_t type, const void *a, size_t alen, const void *b, 
 	return 0;
 }
 
-int jail_read_full(int fd, void *buf, size_t len, uint64_t deadline)
+int jail_wait_readable(int fd, uint64_t deadline)
 {
-	size_t got = 0;
-	while (got < len) {
+	/* No deadline: a blocking read (a child's filter may lack poll). */
+	if (deadline == UINT64_MAX)
+		return 0;
+	for (;;) {
 		struct pollfd p = {.fd = fd, .events = POLLIN};
-		/* No deadline: a blocking read (a child's filter may lack poll). */
-		int ms = deadline == UINT64_MAX ? -1 : timeutil_remaining_ms(deadline);
+		int ms = timeutil_remaining_ms(deadline);
 		if (ms == 0)
 			return -ETIMEDOUT;
-		int r = ms < 0 ? 1 : poll(&p, 1, ms);
+		int r = poll(&p, 1, ms);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
 			return -errno;
-		if (r == 0)
-			return -ETIMEDOUT;
+		return r == 0 ? -ETIMEDOUT : 0;
+	}
+}
+
+int jail_read_full(int fd, void *buf, size_t len, uint64_t deadline)
+{
+	size_t got = 0;
+	while (got < len) {
+		int r = jail_wait_readable(fd, deadline);
+		if (r < 0)
+			return r;
 		ssize_t n = read(fd, (char *)buf + got, len - got);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;

@@ -132,6 +132,10 @@ unsigned jail_abandoned(void);
 /* Framed records: {u32 type, u32 len} then a then b. 0 or -errno. */
 int jail_send(int fd, uint32_t type, const void *a, size_t alen, const void *b, size_t blen);
 
+/* Wait until fd is readable, before deadline (UINT64_MAX: do not wait,
+ * the read that follows blocks). 0, -ETIMEDOUT or -errno. */
+int jail_wait_readable(int fd, uint64_t deadline);
+
 /* Read exactly len bytes before deadline (UINT64_MAX: none, and no poll
  * either: plain blocking reads). 0; 1 at EOF
  * before any byte; -EPIPE at EOF inside; -ETIMEDOUT; or -errno. */

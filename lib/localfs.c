@@ -242,6 +242,16 @@ static int localfs_lookup_dev(const char *path, unsigned major, unsigned minor, 
 	return localfs_mountinfo_type_dev(buf, len, major, minor, type, typelen);
 }
 
+/* Count and explain the refusal of a file on a file system of type type. */
+static int localfs_refuse(const char *what, const char *type, struct fs_error *err)
+{
+	localfs_refusals++;
+	return fs_error_set(err, EXDEV,
+			    "refusing %s: on a file system of type %s (FUSE, network or unknown), "
+			    "whose reads the container could stall",
+			    what, type);
+}
+
 int localfs_check_fd_sb(int fd, pid_t pid, const char *what, struct fs_error *err)
 {
 	struct statx stx;
@@ -261,11 +271,7 @@ int localfs_check_fd_sb(int fd, pid_t pid, const char *what, struct fs_error *er
 					   stx.stx_dev_minor, type, sizeof(type)) == 1;
 	if (found && localfs_type_local(type))
 		return 0;
-	localfs_refusals++;
-	return fs_error_set(err, EXDEV,
-			    "refusing %s: on a file system of type %s (FUSE, network or unknown), "
-			    "whose reads the container could stall",
-			    what, found ? type : "unknown");
+	return localfs_refuse(what, found ? type : "unknown", err);
 }
 
 int localfs_check_fd(int fd, pid_t pid, const char *what, struct fs_error *err)
@@ -288,9 +294,5 @@ int localfs_check_fd(int fd, pid_t pid, const char *what, struct fs_error *err)
 	 * file system of the host's (FUSE's fuseblk would be in the table). */
 	if (!found && stx.stx_dev_major != 0)
 		return 0;
-	localfs_refusals++;
-	return fs_error_set(err, EXDEV,
-			    "refusing %s: on a file system of type %s (FUSE, network or unknown), "
-			    "whose reads the container could stall",
-			    what, found ? type : "unknown");
+	return localfs_refuse(what, found ? type : "unknown", err);
 }

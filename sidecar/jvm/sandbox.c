@@ -324,17 +324,9 @@ static int sb_read_hdr(int sock, struct sb_hdr *h, uint64_t deadline, int *fd)
 	size_t got = 0;
 	*fd = -1;
 	while (got < sizeof(*h)) {
-		struct pollfd pf = {.fd = sock, .events = POLLIN};
-		int ms = timeutil_remaining_ms(deadline);
-		if (ms == 0)
-			return -ETIMEDOUT;
-		int r = poll(&pf, 1, ms);
-		if (r < 0 && errno == EINTR)
-			continue;
+		int r = jail_wait_readable(sock, deadline);
 		if (r < 0)
-			return -errno;
-		if (r == 0)
-			return -ETIMEDOUT;
+			return r;
 		union {
 			struct cmsghdr align;
 			char buf[CMSG_SPACE(sizeof(int))];
