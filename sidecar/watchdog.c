@@ -151,6 +151,53 @@ static void wd_relay_drain(struct wd_relay *r)
 	}
 }
 
+/* In the child: die with the parent, write through the relay's pipes,
+ * publish each memory read in b. */
+static void wd_child_setup(pid_t parent, int pipes[3][2], struct procmem_busy *b)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(FS_EXIT_FAIL);
+	for (int fd = 1; fd <= 2; fd++)
+		if (pipes[fd][1] >= 0) {
+			dup2(pipes[fd][1], fd);
+			close(pipes[fd][0]);
+			close(pipes[fd][1]);
+		}
+	procmem_publish(b);
+}
+
+/* Relay the child's output until it ends or one read is held for
+ * WATCHDOG_READ_MS: 1 when its pidfd says it ended (not yet reaped), 2
+ * when waitpid reaped it into *st (no pidfd), 0 when a read is held
+ * (*held_ms: for how long). */
+static int wd_watch(pid_t child, int pidfd, struct procmem_busy *b, struct wd_relay *relay, int *st,
+		    uint64_t *held_ms)
+{
+	for (;;) {
+		/* pidfd < 0 (a kernel before 5.3): poll ignores it, waitpid tells */
+		struct pollfd pf[3] = {{.fd = pidfd, .events = POLLIN},
+				       {.fd = relay->from[1], .events = POLLIN},
+				       {.fd = relay->from[2], .events = POLLIN}};
+		int r = poll(pf, 3, WATCHDOG_TICK_MS);
+		for (int fd = 1; r > 0 && fd <= 2; fd++)
+			if (pf[fd].revents && !wd_relay_copy(relay->from[fd], fd)) {
+				close(relay->from[fd]);
+				relay->from[fd] = -1;
+			}
+		if (pidfd >= 0 && r > 0 && (pf[0].revents & POLLIN))
+			return 1;
+		if (pidfd < 0 && waitpid(child, st, WNOHANG) == child)
+			return 2;
+		uint64_t since = __atomic_load_n(&b->since_ms, __ATOMIC_ACQUIRE);
+		uint64_t now = timeutil_now_ms();
+		if (since && now > since && now - since >= WATCHDOG_READ_MS && pidfd >= 0) {
+			*held_ms = now - since;
+			return 0;
+		}
+	}
+}
+
 int watchdog_start(const char *verb)
 {
 	struct procmem_busy *b =
@@ -176,16 +223,7 @@ int watchdog_start(const char *verb)
 		return WATCHDOG_CHILD;
 	}
 	if (child == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(FS_EXIT_FAIL);
-		for (int fd = 1; fd <= 2; fd++)
-			if (pipes[fd][1] >= 0) {
-				dup2(pipes[fd][1], fd);
-				close(pipes[fd][0]);
-				close(pipes[fd][1]);
-			}
-		procmem_publish(b);
+		wd_child_setup(parent, pipes, b);
 		return WATCHDOG_CHILD;
 	}
 	for (int fd = 1; fd <= 2; fd++)
@@ -201,31 +239,15 @@ int watchdog_start(const char *verb)
 	sigaction(SIGHUP, &sa, NULL);
 	int pidfd = (int)syscall(SYS_pidfd_open, child, 0);
 	int st = 0;
-	for (;;) {
-		/* pidfd < 0 (a kernel before 5.3): poll ignores it, waitpid tells */
-		struct pollfd pf[3] = {{.fd = pidfd, .events = POLLIN},
-				       {.fd = relay.from[1], .events = POLLIN},
-				       {.fd = relay.from[2], .events = POLLIN}};
-		int r = poll(pf, 3, WATCHDOG_TICK_MS);
-		for (int fd = 1; r > 0 && fd <= 2; fd++)
-			if (pf[fd].revents && !wd_relay_copy(relay.from[fd], fd)) {
-				close(relay.from[fd]);
-				relay.from[fd] = -1;
-			}
-		if (pidfd >= 0 && r > 0 && (pf[0].revents & POLLIN))
-			break;
-		if (pidfd < 0 && waitpid(child, &st, WNOHANG) == child)
-			goto done;
-		uint64_t since = __atomic_load_n(&b->since_ms, __ATOMIC_ACQUIRE);
-		uint64_t now = timeutil_now_ms();
-		if (since && now > since && now - since >= WATCHDOG_READ_MS && pidfd >= 0) {
-			wd_relay_drain(&relay);
-			return wd_held(verb, child, pidfd, b, now - since, have_tio ? &tio : NULL);
-		}
+	uint64_t held_ms = 0;
+	int ended = wd_watch(child, pidfd, b, &relay, &st, &held_ms);
+	if (!ended) {
+		wd_relay_drain(&relay);
+		return wd_held(verb, child, pidfd, b, held_ms, have_tio ? &tio : NULL);
 	}
-	while (waitpid(child, &st, 0) < 0 && errno == EINTR)
-		;
-done:
+	if (ended == 1)
+		while (waitpid(child, &st, 0) < 0 && errno == EINTR)
+			;
 	wd_relay_drain(&relay);
 	if (WIFSIGNALED(st)) {
 		int sig = WTERMSIG(st);

@@ -372,6 +372,46 @@ static int sb_handle_request(struct sb_parent *p, const char *req, struct fs_err
 	return r < 0 ? fs_error_set(err, r, "answering the sandboxed child") : 0;
 }
 
+/* An fd came with header h: one fd per run, with its own record, and
+ * only to a job that takes one. 0, or -EPROTO (fd closed). */
+static int sb_take_fd_record(struct sb_parent *p, const struct sb_hdr *h, int fd,
+			     struct fs_error *err)
+{
+	if (fd < 0 || h->type != SB_FD || h->len || !p->job->fd_out || p->fd_in >= 0) {
+		if (fd >= 0)
+			close(fd);
+		return fs_error_set(err, EPROTO, "the sandboxed child sent an fd unasked");
+	}
+	p->fd_in = fd;
+	return 0;
+}
+
+/* The body of an SB_DATA record of header h, appended to p->out within
+ * the job's max_out. 0 or -errno. */
+static int sb_read_data(struct sb_parent *p, const struct sb_hdr *h, struct fs_error *err)
+{
+	if (h->len > p->job->max_out - p->len || p->len + h->len > p->job->max_out)
+		return fs_error_set(err, E2BIG, "the sandboxed child sent more than %zu bytes",
+				    p->job->max_out);
+	if (p->len + h->len + 1 > p->cap) {
+		size_t ncap = p->cap ? p->cap : 64 * 1024;
+		while (ncap < p->len + h->len + 1)
+			ncap *= 2;
+		if (ncap > p->job->max_out + 1)
+			ncap = p->job->max_out + 1;
+		char *nb = realloc(p->out, ncap);
+		if (!nb)
+			return fs_error_set(err, ENOMEM, "reading sandbox output");
+		p->out = nb;
+		p->cap = ncap;
+	}
+	int r = jail_read_full(p->fd, p->out + p->len, h->len, p->deadline);
+	if (r != 0)
+		return fs_error_set(err, r > 0 ? EPIPE : -r, "reading from the sandboxed child");
+	p->len += h->len;
+	return 0;
+}
+
 /* Read records until EOF. 0, or -errno (the child's error included). */
 static int sb_parent_loop(struct sb_parent *p, struct fs_error *err)
 {
@@ -384,40 +424,13 @@ static int sb_parent_loop(struct sb_parent *p, struct fs_error *err)
 		if (r < 0)
 			return fs_error_set(err, -r, "reading from the sandboxed child");
 		if (fd >= 0 || h.type == SB_FD) {
-			/* One fd per run, with its own record, and only to a job
-			 * that takes one. */
-			if (fd < 0 || h.type != SB_FD || h.len || !p->job->fd_out ||
-			    p->fd_in >= 0) {
-				if (fd >= 0)
-					close(fd);
-				return fs_error_set(err, EPROTO,
-						    "the sandboxed child sent an fd unasked");
-			}
-			p->fd_in = fd;
+			if ((r = sb_take_fd_record(p, &h, fd, err)) < 0)
+				return r;
 			continue;
 		}
 		if (h.type == SB_DATA) {
-			if (h.len > p->job->max_out - p->len || p->len + h.len > p->job->max_out)
-				return fs_error_set(err, E2BIG,
-						    "the sandboxed child sent more than %zu bytes",
-						    p->job->max_out);
-			if (p->len + h.len + 1 > p->cap) {
-				size_t ncap = p->cap ? p->cap : 64 * 1024;
-				while (ncap < p->len + h.len + 1)
-					ncap *= 2;
-				if (ncap > p->job->max_out + 1)
-					ncap = p->job->max_out + 1;
-				char *nb = realloc(p->out, ncap);
-				if (!nb)
-					return fs_error_set(err, ENOMEM, "reading sandbox output");
-				p->out = nb;
-				p->cap = ncap;
-			}
-			r = jail_read_full(p->fd, p->out + p->len, h.len, p->deadline);
-			if (r != 0)
-				return fs_error_set(err, r > 0 ? EPIPE : -r,
-						    "reading from the sandboxed child");
-			p->len += h.len;
+			if ((r = sb_read_data(p, &h, err)) < 0)
+				return r;
 			continue;
 		}
 		if (h.len > SB_MSG_MAX)
