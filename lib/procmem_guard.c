@@ -81,24 +81,14 @@ static int pg_skip(const char **p, const char *end, char c)
 	return 0;
 }
 
-/* The type of the first mount on device maj:min in mountinfo text: 1, 0. */
+/* The type of the first mount on device maj:min in mountinfo text: 1, 0.
+ * Device numbers are 32-bit in mountinfo; a larger one is in no table. */
 static int pg_dev_type(const char *buf, size_t len, uint64_t maj, uint64_t min, char *type,
 		       size_t typelen)
 {
-	const char *p = buf, *end = buf + len;
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *le = nl ? nl : end, *q = p;
-		uint64_t id, parent, a, b;
-		/* "36 35 98:0 /root /mnt opts [optional...] - fstype source opts" */
-		if (pg_num(&q, le, 10, &id) == 0 && pg_skip(&q, le, ' ') == 0 &&
-		    pg_num(&q, le, 10, &parent) == 0 && pg_skip(&q, le, ' ') == 0 &&
-		    pg_num(&q, le, 10, &a) == 0 && pg_skip(&q, le, ':') == 0 &&
-		    pg_num(&q, le, 10, &b) == 0 && a == maj && b == min)
-			return localfs_line_fstype(q, le, type, typelen);
-		p = le + 1;
-	}
-	return 0;
+	if (maj >= UINT32_MAX || min >= UINT32_MAX)
+		return 0;
+	return localfs_mountinfo_type_dev(buf, len, (unsigned)maj, (unsigned)min, type, typelen);
 }
 
 static int pg_dev_local(uint64_t maj, uint64_t min, const char *a, size_t alen, const char *b,
