@@ -169,17 +169,32 @@ java_frames_under() {
 
 @test "jit window: --perf-map writes the host perf map of the code present at the end" {
 	needs_jvm
-	local pid
+	local pid try map
 	pid=$(fs_container_pid "$CHURN")
+	map="/tmp/perf-$pid.map"
 	cd "$BATS_TEST_TMPDIR"
-	run "$FS_SIDECAR" run "$CHURN" -d 2s --perf-map -o pm.svg
-	[ "$status" -eq 0 ]
-	[ -s "/tmp/perf-$pid.map" ]
-	grep -q ' flametest\.ChurnTask\.work' "/tmp/perf-$pid.map"
-	# no overlaps: what was unloaded in the window is not in it
-	perl -ne '($s, $z) = map { hex } split; push @r, [$s, $z];
-		END { @r = sort { $a->[0] <=> $b->[0] } @r; $e = 0;
-		      for (@r) { exit 1 if $_->[0] < $e; $e = $_->[0] + $_->[1] if $_->[0] + $_->[1] > $e } }' \
-		"/tmp/perf-$pid.map"
-	rm -f "/tmp/perf-$pid.map"
+	# ChurnTask.work is compiled, deoptimised and unloaded all the time, so
+	# a window may end while no copy of it is compiled: up to three windows,
+	# each map checked whole, one of them with the method. A miss is logged
+	# (TAP comment) with what the map and the summary said.
+	for try in 1 2 3; do
+		run "$FS_SIDECAR" run "$CHURN" -d 2s --perf-map -o pm.svg
+		[ "$status" -eq 0 ] || { echo "$output"; false; }
+		[ -s "$map" ]
+		# no overlaps: what was unloaded in the window is not in it
+		perl -ne '($s, $z) = map { hex } split; push @r, [$s, $z];
+			END { @r = sort { $a->[0] <=> $b->[0] } @r; $e = 0;
+			      for (@r) { exit 1 if $_->[0] < $e; $e = $_->[0] + $_->[1] if $_->[0] + $_->[1] > $e } }' \
+			"$map"
+		grep -q ' flametest\.Churn\.round' "$map"
+		grep -q ' flametest\.ChurnTask\.work' "$map" && break
+		{
+			echo "# window $try: no ChurnTask.work in the map ($(wc -l <"$map") lines," \
+				"$(grep -c ' flametest\.' "$map") flametest)"
+			grep -E 'JIT|jit' <<<"$output" | sed 's/^/#   /'
+		} >&3
+		rm -f "$map"
+	done
+	grep -q ' flametest\.ChurnTask\.work' "$map"
+	rm -f "$map"
 }
