@@ -10,6 +10,7 @@
 #include "hot.h"
 #include "jail.h"
 #include "localfs.h"
+#include "procmem_guard.h"
 #include "textsafe.h"
 
 #define RUN_HOT_FRAMES 5 /* the hottest frames listed */
@@ -147,6 +148,12 @@ static void run_summary_stalls(void)
 		printf("stalls     %u files skipped: on FUSE, a network or an unknown file "
 		       "system, whose reads the container could stall (see the warnings)\n",
 		       localfs_refused());
+	unsigned long refused = procmem_guard_refused(), errs = procmem_guard_query_errors();
+	if (refused || errs)
+		printf("stalls     %lu memory reads cut short or refused: mapped from a file a "
+		       "daemon serves (%lu caught only by the query just before the read), %lu "
+		       "queries failed\n",
+		       refused, procmem_guard_query_refused(), errs);
 	if (jail_abandoned())
 		printf("stalls     %u confined children did not die when killed at their deadline "
 		       "(held in the kernel): abandoned\n",
