@@ -90,12 +90,17 @@ java_frames_under() {
 	END { print named + 0, total + 0 }' "$1"
 }
 
-@test "jit window: with no attach (vmstructs map at the end), churned code is still named (>= 98%)" {
+@test "jit window: with no attach (vmstructs map at the end), churned code is still named (>= 95%)" {
 	needs_jvm
 	cd "$BATS_TEST_TMPDIR"
 	# The map read at the end lacks code freed during the window; the
 	# HotSpot unwinder's view of each compiled method names those frames
 	# (without it 92% of the frames under a named Java frame, with it 99.7%).
+	# Those names are read when the sample is unwound, within 25 ms when
+	# the CPU is free; on a loaded machine the reader runs later, and this
+	# JVM frees its code every 240 ms (far more often than any real
+	# application), so the share moved between 96.7% and 99.9% over CI
+	# and loaded runs: the bar is 95%, well above the 92% without the view.
 	run "$FS_SIDECAR" run "$CHURN" -d 5s -F 199 --map-mode vmstructs -o churn-vms.svg
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -104,7 +109,7 @@ java_frames_under() {
 	read -r named total < <(java_frames_under churn-vms.folded)
 	echo "# vmstructs map: Java frames named: $named of $total" >&3
 	[ "$total" -gt 200 ]
-	[ $((named * 1000)) -ge $((total * 980)) ]
+	[ $((named * 1000)) -ge $((total * 950)) ]
 }
 
 @test "jit window: nothing of the session stays in the JVM after run" {
