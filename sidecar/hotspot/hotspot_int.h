@@ -226,6 +226,8 @@ struct hs_nm_dbg {
 
 struct hs_method_slot {
 	uint64_t method; /* 0: empty */
+	uint64_t check;	 /* what must still be there: the Method's ConstMethod*,
+			  * the Klass's name Symbol* (hsmethod.c) */
 	char *name;
 };
 

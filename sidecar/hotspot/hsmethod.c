@@ -11,11 +11,16 @@
  *
  * A hidden class's Symbol says "Foo+0x..." where JVMTI (and so the agent)
  * says "Foo.0x...": the last '+' becomes '.'. Names are cached per Method*
- * in a direct-mapped table; a Method* freed by class unloading and reused
- * keeps its old name until its slot is taken (a wrong name, never a fault).
- * Class names are cached per Klass* the same way. A name costs five reads
- * (Method, ConstMethod, the pool's holder and slot, the Symbol), two more
- * for a class not seen before. */
+ * in a direct-mapped table, and class names per Klass*; but class unloading
+ * frees both, and metaspace reuses the addresses for the next class loaded
+ * (a class defined again in a new loader, a reflection accessor, a
+ * lambda's hidden class), so a hit is checked first: the Method* must
+ * still point at the ConstMethod* it had (one read), the Klass* at the
+ * name Symbol* it had (one read). Without the checks a JVM that unloads
+ * classes had ~1% of its frames named by a method or class that had died
+ * (a method of one class under the name of another, jit-window.bats). A
+ * name costs five reads (Method, ConstMethod, the pool's holder and slot,
+ * the Symbol), one more for a class seen before and two for a new one. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,16 +66,16 @@ static int hsm_symbol(struct hotspot *hs, uint64_t sym, char *buf, size_t len, s
 static int hsm_class(struct hotspot *hs, uint64_t klass, char *cls, size_t len, size_t *clen)
 {
 	struct hs_method_slot *s = &hs->kcache[(size_t)(klass >> 3) % HS_KLASS_CACHE_SIZE];
-	if (s->method == klass && s->name) {
+	uint64_t kname;
+	int rc = hsmem_read_u64(&hs->r, klass + hs->l.k_name_off, &kname);
+	if (rc < 0)
+		return rc;
+	if (s->method == klass && s->check == kname && s->name) {
 		*clen = strlen(s->name);
 		memcpy(cls, s->name, *clen + 1);
 		return 0;
 	}
-	uint64_t kname;
-	int rc = hsmem_read_u64(&hs->r, klass + hs->l.k_name_off, &kname);
-	if (rc == 0)
-		rc = hsm_symbol(hs, kname, cls, len, clen);
-	if (rc < 0)
+	if ((rc = hsm_symbol(hs, kname, cls, len, clen)) < 0)
 		return rc;
 	char *plus = strrchr(cls, '+');
 	if (plus)
@@ -83,21 +88,19 @@ static int hsm_class(struct hotspot *hs, uint64_t klass, char *cls, size_t len, 
 		free(s->name);
 		s->name = copy;
 		s->method = klass;
+		s->check = kname;
 	}
 	return 0;
 }
 
-/* Read the pieces of a name; 1 named, 0 not a Method*, -errno. */
-static int hsm_read_name(struct hotspot *hs, uint64_t method, char *out, size_t outlen)
+/* Read the pieces of a name, method's ConstMethod* (read already) cm on;
+ * 1 named, 0 not a Method*, -errno. */
+static int hsm_read_name(struct hotspot *hs, uint64_t cm, char *out, size_t outlen)
 {
 	const struct hs_layout *l = &hs->l;
-	uint64_t cm, cp, holder, msym;
+	uint64_t cp, holder, msym;
 	uint8_t cmb[64];
 	int rc;
-	if (!hsmem_ptr_ok(method, 8))
-		return 0;
-	if ((rc = hsmem_read_u64(&hs->r, method + l->m_const_off, &cm)) < 0)
-		return rc == -EFAULT ? 0 : rc;
 	if (!hsmem_ptr_ok(cm, 8))
 		return 0;
 	/* the constants pointer and the name index in one read */
@@ -168,7 +171,14 @@ int hotspot_method_name(struct hotspot *hs, uint64_t method, char *buf, size_t l
 		return 0;
 	size_t slot = (size_t)((method >> 3) * 0x9E3779B97F4A7C15ull >> 52) % HS_METHOD_CACHE_SIZE;
 	struct hs_method_slot *s = &hs->mcache[slot];
-	if (method && s->method == method && s->name) {
+	uint64_t cm = 0;
+	int rc;
+	buf[0] = '\0';
+	if (!hsmem_ptr_ok(method, 8))
+		return 0;
+	if ((rc = hsmem_read_u64(&hs->r, method + hs->l.m_const_off, &cm)) < 0)
+		return rc == -EFAULT ? 0 : rc;
+	if (s->method == method && s->check == cm && s->name) {
 		size_t n = strlen(s->name);
 		if (n >= len)
 			n = len - 1;
@@ -177,16 +187,14 @@ int hotspot_method_name(struct hotspot *hs, uint64_t method, char *buf, size_t l
 		return 1;
 	}
 	char name[2 * HS_MAX_SYMBOL + 2];
-	int rc = hsm_read_name(hs, method, name, sizeof(name));
-	if (rc <= 0) {
-		buf[0] = '\0';
+	if ((rc = hsm_read_name(hs, cm, name, sizeof(name))) <= 0)
 		return rc;
-	}
 	char *copy = strdup(name);
 	if (copy) {
 		free(s->name);
 		s->name = copy;
 		s->method = method;
+		s->check = cm;
 	}
 	size_t n = strlen(name);
 	if (n >= len)
