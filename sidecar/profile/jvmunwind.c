@@ -36,13 +36,21 @@ struct jvmunwind_code {
 };
 
 /* A compiled method the walk found, by its code's start (open addressing,
- * JVMUNWIND_SEEN_SLOTS slots, filled to half at most). */
+ * JVMUNWIND_SEEN_SLOTS slots, filled to half at most). Code freed during
+ * the window and its addresses reused keeps its entry: one entry per
+ * owner of a start, each with the time it was first seen, so that a
+ * sample is named by the owner of its time (jvmunwind_code_name). */
 struct jvmunwind_seen {
 	uint64_t begin; /* 0: empty */
 	uint64_t end;
 	uint64_t method;
+	uint64_t since; /* the sample time (CLOCK_MONOTONIC ns) it was first found at */
 	char *name; /* read when first seen (its class may be unloaded by the end); NULL: later */
 };
+
+/* How many entries below an address a lookup looks at for the ones that
+ * cover it (code of different owners overlapping at different starts). */
+#define JVMUNWIND_SEEN_SCAN 32
 
 #define JVMUNWIND_SEEN_SLOTS (2 * JVMUNWIND_SEEN_MAX)
 
@@ -58,6 +66,7 @@ struct jvmunwind_jvm {
 	size_t nseen, nsorted;		/* nsorted != nseen: by_addr is stale */
 	size_t seen_bytes;		/* of names, at most JVMUNWIND_SEEN_NAME_BYTES */
 	uint64_t now_ms;		/* of the sample being unwound */
+	uint64_t sample_ns;		/* its sample time */
 	uint64_t libjvm_text;		/* start of libjvm.so's text, 0 unknown */
 	int names_later;		/* jvmunwind_names_at_sight off */
 	struct jvmunwind_jvm_stats st;
@@ -144,21 +153,15 @@ static void jvmunwind_seen_note(struct jvmunwind_jvm *j, const struct hotspot_bl
 	if (!j->seen && !(j->seen = calloc(JVMUNWIND_SEEN_SLOTS, sizeof(*j->seen))))
 		return;
 	size_t i = (size_t)(b->code_begin >> 4) % JVMUNWIND_SEEN_SLOTS;
-	while (j->seen[i].begin && j->seen[i].begin != b->code_begin)
-		i = (i + 1) % JVMUNWIND_SEEN_SLOTS;
-	if (!j->seen[i].begin) {
-		if (j->nseen == JVMUNWIND_SEEN_MAX)
-			return; /* full: the map taken at the end names the rest */
-		j->nseen++;
-	} else if (j->seen[i].method == b->method && j->seen[i].end == b->code_end) {
-		return;
-	}
+	for (; j->seen[i].begin; i = (i + 1) % JVMUNWIND_SEEN_SLOTS)
+		if (j->seen[i].begin == b->code_begin && j->seen[i].method == b->method &&
+		    j->seen[i].end == b->code_end)
+			return; /* this owner of the start is known */
+	if (j->nseen == JVMUNWIND_SEEN_MAX)
+		return; /* full: the map taken at the end names the rest */
+	j->nseen++;
 	struct jvmunwind_seen *e = &j->seen[i];
-	if (e->name) {
-		j->seen_bytes -= strlen(e->name) + 1;
-		free(e->name);
-	}
-	*e = (struct jvmunwind_seen){b->code_begin, b->code_end, b->method, NULL};
+	*e = (struct jvmunwind_seen){b->code_begin, b->code_end, b->method, j->sample_ns, NULL};
 	j->nsorted = (size_t)-1; /* by_addr is stale */
 	if (j->names_later)
 		return; /* named by jvmunwind_code_name if it is ever asked */
@@ -436,6 +439,7 @@ size_t jvmunwind_sample(struct jvmunwind *ju, const struct sample *smp, uint64_t
 	struct unwind_stack st = {.sp = smp->user_sp, .data = smp->stack, .size = smp->stack_size};
 	struct unwind_result res;
 	j->now_ms = timeutil_now_ms();
+	j->sample_ns = smp->time;
 	uint64_t calls0, bytes0, calls1, bytes1, leaf0 = j->st.leaf_reads;
 	hotspot_read_counts(j->hs, &calls0, &bytes0);
 	uint64_t t0 = timeutil_clock_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -472,12 +476,40 @@ int jvmunwind_method_name(void *ctx, pid_t pid, uint64_t method, char *buf, size
 static int jvmunwind_seen_cmp(const void *a, const void *b)
 {
 	const struct jvmunwind_seen *x = a, *y = b;
-	return x->begin < y->begin ? -1 : x->begin > y->begin;
+	if (x->begin != y->begin)
+		return x->begin < y->begin ? -1 : 1;
+	return x->since < y->since ? -1 : x->since > y->since;
+}
+
+/* The entry that named addr at time (0: the latest): of the ones covering
+ * addr, the last first seen at or before time, else the first seen. NULL
+ * when none covers it. by_addr is sorted. */
+static const struct jvmunwind_seen *jvmunwind_seen_at(const struct jvmunwind_jvm *j, uint64_t addr,
+						      uint64_t time)
+{
+	size_t lo = 0, hi = j->nsorted;
+	while (lo < hi) { /* past the last entry starting at or below addr */
+		size_t mid = lo + (hi - lo) / 2;
+		if (j->by_addr[mid].begin <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	const struct jvmunwind_seen *best = NULL, *first = NULL;
+	for (size_t k = lo; k > 0 && lo - k < JVMUNWIND_SEEN_SCAN; k--) {
+		const struct jvmunwind_seen *e = &j->by_addr[k - 1];
+		if (addr >= e->end)
+			continue;
+		if (!first || e->since < first->since)
+			first = e;
+		if ((!time || e->since <= time) && (!best || e->since > best->since))
+			best = e;
+	}
+	return best ? best : first;
 }
 
 int jvmunwind_code_name(void *ctx, pid_t pid, uint64_t addr, uint64_t time, char *buf, size_t len)
 {
-	(void)time;
 	struct jvmunwind_jvm *j = jvmunwind_find(ctx, pid);
 	if (!j || !j->nseen)
 		return 0;
@@ -493,18 +525,9 @@ int jvmunwind_code_name(void *ctx, pid_t pid, uint64_t addr, uint64_t time, char
 		j->by_addr = v;
 		j->nsorted = n;
 	}
-	/* the last method starting at or below addr */
-	size_t lo = 0, hi = j->nsorted;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (j->by_addr[mid].begin <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0 || addr >= j->by_addr[lo - 1].end)
+	const struct jvmunwind_seen *e = jvmunwind_seen_at(j, addr, time);
+	if (!e)
 		return 0;
-	const struct jvmunwind_seen *e = &j->by_addr[lo - 1];
 	if (e->name) {
 		snprintf(buf, len, "%s", e->name);
 		return 1;
