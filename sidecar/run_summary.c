@@ -36,7 +36,8 @@ static void run_summary_unwind_work(const struct profile_unwinder *u)
 	       "%.3f new pcs, %.3f expired, %.1f%% of them renewed, one read at most), %.3f reads "
 	       "of the JVM's memory (%.0f bytes; %.3f of a leaf's code, %.3f of method names); "
 	       "short walks: %.1f%% "
-	       "past the stack copy, %.1f%% at a bad frame, %.1f%% at an unknown pc\n",
+	       "past the stack copy, %.1f%% at a bad frame, %.1f%% at an unknown pc (%.1f%% of "
+	       "samples went on by the kernel's frame-pointer chain)\n",
 	       (int)u->pid, run_per(u->frames, u->samples), run_per(u->compiled, u->samples),
 	       run_per(u->interpreted, u->samples), run_per(u->native_cfi, u->samples),
 	       run_per(u->native_fp, u->samples), run_per(u->blob_lookups, u->samples),
@@ -45,7 +46,7 @@ static void run_summary_unwind_work(const struct profile_unwinder *u)
 	       run_per(u->reads, u->samples), run_per(u->read_bytes, u->samples),
 	       run_per(u->leaf_reads, u->samples), run_per(u->name_reads, u->samples),
 	       run_pct(u->end_stack, u->samples), run_pct(u->end_bad, u->samples),
-	       run_pct(u->end_unknown, u->samples));
+	       run_pct(u->end_unknown, u->samples), run_pct(u->spliced, u->samples));
 }
 
 /* One line per JVM: which unwinder it got, and how deep it went. */

@@ -10,6 +10,7 @@
 
 #include "cfi.h"
 #include "hotspot.h"
+#include "jvmflags.h"
 #include "leafcall.h"
 #include "procmem.h"
 #include "timeutil.h"
@@ -69,6 +70,7 @@ struct jvmunwind_jvm {
 	uint64_t sample_ns;		/* its sample time */
 	uint64_t libjvm_text;		/* start of libjvm.so's text, 0 unknown */
 	int names_later;		/* jvmunwind_names_at_sight off */
+	int fp_kept;			/* started with -XX:+PreserveFramePointer */
 	struct jvmunwind_jvm_stats st;
 };
 
@@ -353,6 +355,7 @@ int jvmunwind_add(struct jvmunwind *ju, pid_t pid, struct fs_error *err)
 				     .leaf_frame = jvmunwind_leaf_frame};
 	hotspot_frame_layout(j->hs, &j->ops.layout);
 	j->libjvm_text = cfi_proc_preload(j->maps, "libjvm.so");
+	j->fp_kept = jvmflags_fp_missing(pid, NULL) == 0;
 	j->st.pid = pid;
 	j->st.major = hotspot_major_version(j->hs);
 	for (size_t i = 0; i < ju->nlater; i++)
@@ -418,6 +421,31 @@ static size_t jvmunwind_splice(const struct sample *smp, uint64_t *out, size_t n
 	return n;
 }
 
+/* A walk of got words after the kernel's n: spliced with the kernel's
+ * chain where it stopped short. A last word that is no code at all (a
+ * frame's size misread: its return address is a heap or stack value) is
+ * no frame: the splice goes on from the word before it. From the leaf
+ * alone (its code freed before the sample was unwound, or its frame not
+ * understood) only in a JVM that keeps frame pointers: there the kernel's
+ * chain after the leaf is its callers, elsewhere it is noise. Returns
+ * the chain's length. */
+static size_t jvmunwind_finish(struct jvmunwind_jvm *j, const struct sample *smp,
+			       const struct unwind_result *res, uint64_t *out, size_t n, size_t got,
+			       size_t max)
+{
+	if (got == 0 || res->end == UNWIND_END_ROOT || unwind_is_method(out[n + got - 1]))
+		return n + got;
+	size_t len = n + got;
+	uint64_t last = out[len - 1] & ~UNWIND_C1_TAG;
+	if (got > 1 && res->end == UNWIND_END_UNKNOWN && !jvmunwind_in_code_cache(j, last) &&
+	    !jvmunwind_is_text(j, last))
+		len--;
+	if (len - n == 1 && !j->fp_kept)
+		return n + got;
+	size_t spliced = jvmunwind_splice(smp, out, len, max, j);
+	return spliced > len ? spliced : n + got;
+}
+
 size_t jvmunwind_sample(struct jvmunwind *ju, const struct sample *smp, uint64_t *out, size_t max)
 {
 	struct jvmunwind_jvm *j = jvmunwind_find(ju, smp->pid);
@@ -460,9 +488,7 @@ size_t jvmunwind_sample(struct jvmunwind *ju, const struct sample *smp, uint64_t
 		j->st
 		    .depth_kib[kib < JVMUNWIND_DEPTH_BUCKETS ? kib : JVMUNWIND_DEPTH_BUCKETS - 1]++;
 	}
-	if (got > 1 && res.end != UNWIND_END_ROOT && !unwind_is_method(out[n + got - 1]))
-		return jvmunwind_splice(smp, out, n + got, max, j);
-	return n + got;
+	return jvmunwind_finish(j, smp, &res, out, n, got, max);
 }
 
 int jvmunwind_method_name(void *ctx, pid_t pid, uint64_t method, char *buf, size_t len)

@@ -764,6 +764,7 @@ void profile_stats(const struct profile *p, struct profile_stats *st)
 			u->end_stack = js.ends[UNWIND_END_STACK];
 			u->end_bad = js.ends[UNWIND_END_BAD];
 			u->end_unknown = js.ends[UNWIND_END_UNKNOWN];
+			u->spliced = js.spliced;
 			profile_depths(&js, u);
 		}
 	}

@@ -189,6 +189,7 @@ struct profile_unwinder {
 	uint64_t reads, read_bytes, leaf_reads, name_reads;
 	uint64_t compiled;			  /* hotspot: compiled frames (nmethods) */
 	uint64_t end_stack, end_bad, end_unknown; /* walks that stopped short, why */
+	uint64_t spliced; /* of those, continued with the kernel's frame-pointer chain */
 };
 
 /* A process of another runtime whose JIT frames were named from its own

@@ -54,6 +54,50 @@ java_frames() {
 	END { print named + 0, total + 0 }' "$1"
 }
 
+# churn_wrong FOLDED: "MIXED WRONG TOTAL" over the Java frames: names that
+# are not methods of their class (ChurnTask has work, churnMix and
+# churnShape; a reflection accessor has invoke: any other name is a class
+# and a method of two classes, as a cache of freed metadata gives), and
+# calls into or out of ChurnTask that its source cannot make (ChurnTask is
+# called only through reflection and calls only its own methods and
+# Integer's or String's): a frame named by a method that did not own its
+# code at the sample's time. TOTAL: the weight of named Java frames.
+churn_wrong() {
+	awk '
+	function java(x) { return x ~ /^(flametest|java|jdk|sun)\./ }
+	{
+		n = split($0, f, ";"); c = f[n]; sub(/.* /, "", c); sub(/ [0-9]+$/, "", f[n])
+		for (i = 2; i <= n; i++) {
+			g = f[i]; sub(/_\[[^]]*\]$/, "", g); h[i] = g
+			if (java(g)) total += c
+			if ((g ~ /^flametest\.ChurnTask\./ && g !~ /\.(work|churnMix|churnShape|<init>|<clinit>)$/) ||
+			    (g ~ /^jdk\.internal\.reflect\.GeneratedMethodAccessor[0-9]+\./ && g !~ /\.(invoke|<init>)$/))
+				mixed += c
+		}
+		for (i = 3; i <= n; i++) {
+			a = h[i - 1]; b = h[i]
+			if (!java(a) || !java(b)) continue
+			if ((b ~ /^flametest\.ChurnTask\./ && a !~ /^(flametest\.ChurnTask|jdk\.internal\.reflect|java\.lang\.invoke)\./) ||
+			    (a ~ /^flametest\.ChurnTask\./ && b !~ /^(flametest\.ChurnTask|java\.lang\.(Integer|String|Object))\./))
+				wrong += c
+		}
+	}
+	END { print mixed + 0, wrong + 0, total + 0 }' "$1"
+}
+
+# No frame under a name a cache of freed metadata made, and at most 0.3%
+# of the Java frames' weight in calls ChurnTask's source cannot make
+# (before names were checked against the JVM's memory and taken at the
+# sample's time: 0.1-2% and up to 15% misnamed; after: at most 0.1%).
+assert_churn_true() {
+	local mixed wrong total
+	read -r mixed wrong total < <(churn_wrong "$1")
+	echo "# $2: misnamed frames $mixed, impossible calls $wrong, of $total" >&3
+	[ "$total" -gt 0 ]
+	[ "$mixed" = 0 ]
+	[ $((wrong * 1000)) -le $((total * 3)) ]
+}
+
 @test "jit window: recompiled, deoptimised and unloaded code is named (>= 98% of Java frames)" {
 	needs_jvm
 	cd "$BATS_TEST_TMPDIR"
@@ -70,6 +114,7 @@ java_frames() {
 	[ "$total" -gt 200 ]
 	[ $((named * 1000)) -ge $((total * 980)) ]
 	[ "$(awk '/flametest\.ChurnTask\.(work|churnMix|churnShape)/ { n += $NF } END { print n + 0 }' churn.folded)" -gt 0 ]
+	assert_churn_true churn.folded "JIT log"
 	[[ "$output" == *"JIT log"* ]]
 	echo "$output" | grep "^jit " >&3 || true
 }
@@ -110,6 +155,7 @@ java_frames_under() {
 	echo "# vmstructs map: Java frames named: $named of $total" >&3
 	[ "$total" -gt 200 ]
 	[ $((named * 1000)) -ge $((total * 950)) ]
+	assert_churn_true churn-vms.folded "vmstructs map"
 }
 
 @test "jit window: nothing of the session stays in the JVM after run" {
