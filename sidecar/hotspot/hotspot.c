@@ -259,6 +259,19 @@ static int hs_read_version(struct hotspot *hs)
 	return (int)v;
 }
 
+/* Where the heap counts its collections: classes are unloaded (and their
+ * metadata freed) only in a collection, or after one began (hsmethod.c). */
+static void hs_find_epoch(struct hotspot *hs)
+{
+	uint64_t universe, heap, off;
+	if (vmstructs_static(hs->vs, "Universe", "_collectedHeap", &universe) < 0 ||
+	    vmstructs_field(hs->vs, "CollectedHeap", "_total_collections", &off, NULL) < 0 ||
+	    !hs_fits(off, 4, HS_MAX_FIELD_OFFSET + 4) ||
+	    hsmem_read_u64(&hs->r, universe, &heap) < 0 || !hsmem_ptr_ok(heap, 8))
+		return;
+	hs->epoch_addr = heap + off;
+}
+
 int hotspot_open_reader(const struct hs_reader *r, const struct hs_syms *syms, struct hotspot **out,
 			struct fs_error *err)
 {
@@ -276,6 +289,7 @@ int hotspot_open_reader(const struct hs_reader *r, const struct hs_syms *syms, s
 	if (rc == 0) {
 		hs->major = hs_read_version(hs);
 		hs_read_interpreter(hs);
+		hs_find_epoch(hs);
 		rc = codecache_read_heaps(hs);
 		if (rc < 0)
 			fs_error_set(err, -rc, "reading CodeCache::_heaps");

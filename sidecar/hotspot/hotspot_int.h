@@ -40,6 +40,7 @@
 #define HS_SEGMAP_PAGE	     4096u	       /* bytes of segment map cached together */
 #define HS_SEGMAP_CACHE	     64		       /* segment-map pages kept (direct-mapped) */
 #define HS_BLOB_CACHE_TTL_MS 1000	       /* a cached blob is trusted this long */
+#define HS_EPOCH_MS	     5		       /* the heap's collection count, read this often */
 #define HS_NAME_CACHE_SIZE   64		       /* blob name pointer -> name */
 #define HS_DBG_CACHE	     16		       /* nmethods whose debug info is kept */
 #define HS_USER_TOP	     0x800000000000ull /* x86_64 user addresses are below */
@@ -228,6 +229,7 @@ struct hs_method_slot {
 	uint64_t method; /* 0: empty */
 	uint64_t check;	 /* what must still be there: the Method's ConstMethod*,
 			  * the Klass's name Symbol* (hsmethod.c) */
+	uint64_t epoch;	 /* the heap epoch it was last checked in (0: none) */
 	char *name;
 };
 
@@ -277,6 +279,9 @@ struct hotspot {
 	struct hs_name_slot ncache[HS_NAME_CACHE_SIZE];
 	struct hs_nm_dbg dcache[HS_DBG_CACHE];
 	char namebuf[HS_MAX_SYMBOL * 2 + 2];
+	/* &CollectedHeap::_total_collections (0: not exported), its value + 1
+	 * when last read (0: never) and when */
+	uint64_t epoch_addr, epoch, epoch_ms;
 };
 
 /* Open through any reader (tests, fuzzer); hotspot_open uses it with

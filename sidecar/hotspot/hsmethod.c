@@ -14,18 +14,27 @@
  * in a direct-mapped table, and class names per Klass*; but class unloading
  * frees both, and metaspace reuses the addresses for the next class loaded
  * (a class defined again in a new loader, a reflection accessor, a
- * lambda's hidden class), so a hit is checked first: the Method* must
- * still point at the ConstMethod* it had (one read), the Klass* at the
- * name Symbol* it had (one read). Without the checks a JVM that unloads
- * classes had ~1% of its frames named by a method or class that had died
- * (a method of one class under the name of another, jit-window.bats). A
- * name costs five reads (Method, ConstMethod, the pool's holder and slot,
- * the Symbol), one more for a class seen before and two for a new one. */
+ * lambda's hidden class). Classes are unloaded only by a collection (a
+ * full one, or a concurrent cycle that a young one starts), so a hit is
+ * trusted while the heap's collection count (CollectedHeap::
+ * _total_collections, read at most every HS_EPOCH_MS) is the one it was
+ * read in; after a collection, or where the count is not exported, the
+ * name is read again (the same Method* and ConstMethod* may now be another
+ * class's method of the same shape: a reflection accessor defined again),
+ * a class name only when its Klass* no longer points at the name Symbol*
+ * it had (one read).
+ * Without the checks a JVM that unloads classes had up to 15% of its
+ * frames named by a method or class that had died (a method of one class
+ * under the name of another, jit-window.bats); checking every hit instead
+ * of once per collection doubled the end of a window on jetty9. A name
+ * costs five reads (Method, ConstMethod, the pool's holder and slot, the
+ * Symbol), one more for a class seen before and two for a new one. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hotspot_int.h"
+#include "timeutil.h"
 
 #define HSM_SYM_GUESS 128 /* Symbol bytes read in the first read */
 
@@ -61,16 +70,34 @@ static int hsm_symbol(struct hotspot *hs, uint64_t sym, char *buf, size_t len, s
 	return 0;
 }
 
+/* The heap's collection count + 1, read at most every HS_EPOCH_MS; 0 when
+ * it cannot be read (then every cached name is checked). */
+static uint64_t hsm_epoch(struct hotspot *hs)
+{
+	if (!hs->epoch_addr)
+		return 0;
+	uint64_t now = timeutil_now_ms(), v;
+	if (hs->epoch && now - hs->epoch_ms < HS_EPOCH_MS)
+		return hs->epoch;
+	if (hsmem_read_uint(&hs->r, hs->epoch_addr, 4, &v) < 0)
+		return hs->epoch = 0;
+	hs->epoch_ms = now;
+	return hs->epoch = v + 1;
+}
+
 /* A class's dotted name, through a cache per Klass*: many methods share a
  * class. 0 (cls filled) or -errno/-EINVAL. */
 static int hsm_class(struct hotspot *hs, uint64_t klass, char *cls, size_t len, size_t *clen)
 {
 	struct hs_method_slot *s = &hs->kcache[(size_t)(klass >> 3) % HS_KLASS_CACHE_SIZE];
-	uint64_t kname;
-	int rc = hsmem_read_u64(&hs->r, klass + hs->l.k_name_off, &kname);
-	if (rc < 0)
+	uint64_t kname, epoch = hsm_epoch(hs);
+	int rc = 0;
+	if (s->method == klass && s->name && epoch && s->epoch == epoch)
+		kname = s->check; /* no collection since it was checked */
+	else if ((rc = hsmem_read_u64(&hs->r, klass + hs->l.k_name_off, &kname)) < 0)
 		return rc;
 	if (s->method == klass && s->check == kname && s->name) {
+		s->epoch = epoch;
 		*clen = strlen(s->name);
 		memcpy(cls, s->name, *clen + 1);
 		return 0;
@@ -89,6 +116,7 @@ static int hsm_class(struct hotspot *hs, uint64_t klass, char *cls, size_t len, 
 		s->name = copy;
 		s->method = klass;
 		s->check = kname;
+		s->epoch = epoch;
 	}
 	return 0;
 }
@@ -171,14 +199,13 @@ int hotspot_method_name(struct hotspot *hs, uint64_t method, char *buf, size_t l
 		return 0;
 	size_t slot = (size_t)((method >> 3) * 0x9E3779B97F4A7C15ull >> 52) % HS_METHOD_CACHE_SIZE;
 	struct hs_method_slot *s = &hs->mcache[slot];
-	uint64_t cm = 0;
-	int rc;
+	uint64_t cm = 0, epoch = hsm_epoch(hs);
+	int rc = 0;
 	buf[0] = '\0';
 	if (!hsmem_ptr_ok(method, 8))
 		return 0;
-	if ((rc = hsmem_read_u64(&hs->r, method + hs->l.m_const_off, &cm)) < 0)
-		return rc == -EFAULT ? 0 : rc;
-	if (s->method == method && s->check == cm && s->name) {
+	/* no collection since it was read: the name holds */
+	if (s->method == method && s->name && epoch && s->epoch == epoch) {
 		size_t n = strlen(s->name);
 		if (n >= len)
 			n = len - 1;
@@ -186,15 +213,26 @@ int hotspot_method_name(struct hotspot *hs, uint64_t method, char *buf, size_t l
 		buf[n] = '\0';
 		return 1;
 	}
+	/* else read again (the same ConstMethod* may now be another class's
+	 * method of the same shape: a reflection accessor defined again) */
+	if ((rc = hsmem_read_u64(&hs->r, method + hs->l.m_const_off, &cm)) < 0)
+		return rc == -EFAULT ? 0 : rc;
 	char name[2 * HS_MAX_SYMBOL + 2];
 	if ((rc = hsm_read_name(hs, cm, name, sizeof(name))) <= 0)
 		return rc;
+	if (s->method == method && s->name && strcmp(s->name, name) == 0) {
+		s->epoch = epoch;
+		memcpy(buf, name, strlen(name) < len ? strlen(name) + 1 : len);
+		buf[len - 1] = '\0';
+		return 1;
+	}
 	char *copy = strdup(name);
 	if (copy) {
 		free(s->name);
 		s->name = copy;
 		s->method = method;
 		s->check = cm;
+		s->epoch = epoch;
 	}
 	size_t n = strlen(name);
 	if (n >= len)

@@ -12,6 +12,9 @@
  * complete offset, u1 comp level, uint32 block length). The field offsets
  * are made up: the reader must take them from the tables.
  *
+ * Universe::_collectedHeap points at a CollectedHeap whose
+ * _total_collections (HSI_COLLECTIONS) is 5.
+ *
  * The nmethod carries debug info (inside it for style 17, in immutable and
  * mutable data for 25): PcDescs at code offsets 0x20 (scope pkg.Foo.bar @5),
  * 0x40 (pkg.Foo.bar @5 -> pkg.Foo.baz @300, a two-byte int) and 0x100 (no
@@ -52,8 +55,9 @@
 #define HSI_CODE_OFF	0x60u /* code starts this far into a blob */
 #define HSI_METHOD	(HSI_BASE + HSI_META)
 #define HSI_METHOD2	(HSI_BASE + HSI_META + 0x300)
-#define HSI_NM_CODE_END 0x200u /* the nmethod's code: [HSI_CODE_OFF, this) */
-#define HSI_COMPILE_ID	77u    /* the nmethod's compile id */
+#define HSI_NM_CODE_END 0x200u			   /* the nmethod's code: [HSI_CODE_OFF, this) */
+#define HSI_COMPILE_ID	77u			   /* the nmethod's compile id */
+#define HSI_COLLECTIONS (HSI_STATICS + 0x180 + 16) /* CollectedHeap::_total_collections */
 
 struct hsi {
 	uint8_t mem[HSI_SIZE];
@@ -150,6 +154,9 @@ static inline void hsi_tables(struct hsi *im, int style)
 	hsi_field(im, "AbstractInterpreter", "_code", "StubQueue*", 1, HSI_BASE + HSI_STATICS + 8);
 	hsi_field(im, "Abstract_VM_Version", "_vm_major_version", "int", 1,
 		  HSI_BASE + HSI_STATICS + 16);
+	hsi_field(im, "Universe", "_collectedHeap", "CollectedHeap*", 1,
+		  HSI_BASE + HSI_STATICS + 24);
+	hsi_field(im, "CollectedHeap", "_total_collections", "unsigned int", 0, 16);
 	hsi_field(im, style == 25 ? "GrowableArrayBase" : "GenericGrowableArray", "_len", "int", 0,
 		  0);
 	hsi_field(im, "GrowableArray<int>", "_data", "int*", 0, 8);
@@ -285,6 +292,8 @@ static inline void hsi_objects(struct hsi *im, int style)
 	hsi_put(im, st + 0, HSI_BASE + ga, 8);
 	hsi_put(im, st + 8, HSI_BASE + queue, 8);
 	hsi_put(im, st + 16, (uint64_t)style, 4);
+	hsi_put(im, st + 24, HSI_BASE + st + 0x180, 8);
+	hsi_put(im, HSI_COLLECTIONS, 5, 4);
 	hsi_put(im, ga + 0, 1, 4);
 	hsi_put(im, ga + 8, HSI_BASE + data, 8);
 	hsi_put(im, data, HSI_BASE + heap, 8);

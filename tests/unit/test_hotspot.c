@@ -350,6 +350,54 @@ static void test_cache(void)
 	hotspot_close(hs);
 }
 
+/* Class unloading frees a Method and its Klass, and metaspace reuses the
+ * addresses: a cached name holds while the heap's collection count stays,
+ * and is checked against the Method's ConstMethod* and the Klass's name
+ * Symbol* once it moved (or always where the count is not exported). */
+static void test_unloaded(void)
+{
+	struct fs_error err = {0};
+	char name[64];
+	int rc;
+	uint64_t calls0, calls1, bytes;
+	hsi_build(&img, 25);
+	struct hotspot *hs = open_img(&err, &rc);
+	if (!ok(hs, "opens"))
+		return;
+	ok(hs->epoch_addr == HSI_BASE + HSI_COLLECTIONS, "the collection count is found");
+	hotspot_method_name(hs, HSI_METHOD, name, sizeof(name));
+	is_str(name, "pkg.Foo.bar", "named");
+	hotspot_read_counts(hs, &calls0, &bytes);
+	hotspot_method_name(hs, HSI_METHOD, name, sizeof(name));
+	hotspot_read_counts(hs, &calls1, &bytes);
+	ok(calls1 - calls0 <= 1, "a hit in the same collection epoch: no read but the count's (%d)",
+	   (int)(calls1 - calls0));
+	/* a collection unloads pkg.Foo; pkg.Other takes its Klass* */
+	uint32_t k = HSI_META + 0x100;
+	hsi_put(&img, k + 24, hsi_symbol(&img, HSI_META + 0x280, "pkg/Other"), 8);
+	hsi_put(&img, HSI_COLLECTIONS, 6, 4);
+	hs->epoch = 0; /* as if HS_EPOCH_MS had passed */
+	hotspot_method_name(hs, HSI_METHOD, name, sizeof(name));
+	is_str(name, "pkg.Other.bar", "after a collection: the Klass's new name");
+	/* and a method of another name takes the Method* (a new ConstMethod) */
+	uint32_t cm2 = HSI_META + 0x2c0;
+	memcpy(img.mem + cm2, img.mem + HSI_META + 0x40, 48);
+	hsi_put(&img, cm2 + 34, HSI_NAME_IDX + 1, 2);
+	hsi_put(&img, HSI_META + 0x80 + HSI_CP_SIZE + (HSI_NAME_IDX + 1) * 8,
+		hsi_symbol(&img, HSI_META + 0x340, "qux"), 8);
+	hsi_put(&img, HSI_META + 8, HSI_BASE + cm2, 8);
+	hsi_put(&img, HSI_COLLECTIONS, 7, 4);
+	hs->epoch = 0;
+	hotspot_method_name(hs, HSI_METHOD, name, sizeof(name));
+	is_str(name, "pkg.Other.qux", "after a collection: the Method's new ConstMethod");
+	/* no count exported: every hit is checked */
+	hs->epoch_addr = 0;
+	hsi_put(&img, HSI_META + 8, HSI_BASE + HSI_META + 0x40, 8);
+	hotspot_method_name(hs, HSI_METHOD, name, sizeof(name));
+	is_str(name, "pkg.Other.bar", "no collection count: the change is seen at once");
+	hotspot_close(hs);
+}
+
 static void test_interp_bci(void)
 {
 	struct fs_error err = {0};
@@ -504,13 +552,14 @@ static void test_segmap_cache(void)
 
 int main(void)
 {
-	tap_plan(219);
+	tap_plan(226);
 	test_style(17);
 	test_style(25);
 	test_lies();
 	test_wraparound();
 	test_hidden_class();
 	test_cache();
+	test_unloaded();
 	test_segmap_cache();
 	test_interp_bci();
 	test_scopes(17);
