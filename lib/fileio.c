@@ -14,6 +14,7 @@
 
 #include "cleanup.h"
 #include "rootfs.h"
+#include "tmpreg.h"
 
 int fileio_read_fd_flags(int fd, size_t max, unsigned flags, char **out, size_t *len,
 			 struct fs_error *err)
@@ -104,7 +105,7 @@ int fileio_atomic_open(struct fileio_atomic *a, int dir_fd, const char *dir_name
 {
 	uint64_t rnd;
 	*a = (struct fileio_atomic){
-	    .dir_fd = dir_fd, .dir_name = dir_name, .name = name, .mode = mode};
+	    .dir_fd = dir_fd, .dir_name = dir_name, .name = name, .mode = mode, .reg = -1};
 	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
 		return fs_error_set(err, errno ? errno : EIO, "getrandom");
 	/* Unpredictable, so nobody can plant it first in a shared directory. */
@@ -117,6 +118,7 @@ int fileio_atomic_open(struct fileio_atomic *a, int dir_fd, const char *dir_name
 		a->tmp[0] = '\0';
 		return fs_error_set(err, e, "creating %s/%s", dir_name, name);
 	}
+	a->reg = tmpreg_add(dir_fd, a->tmp, fd);
 	return fd;
 }
 
@@ -129,14 +131,18 @@ int fileio_atomic_commit(struct fileio_atomic *a, int fd, struct fs_error *err)
 		r = fs_error_set(err, errno, "renaming %s/%s to %s", a->dir_name, a->tmp, a->name);
 	if (r < 0)
 		fileio_atomic_abort(a);
+	else
+		tmpreg_commit(a->reg, a->name, a->output);
+	a->reg = -1;
 	a->tmp[0] = '\0';
 	return r;
 }
 
 void fileio_atomic_abort(struct fileio_atomic *a)
 {
-	if (a->tmp[0])
-		unlinkat(a->dir_fd, a->tmp, 0);
+	if (a->tmp[0] && unlinkat(a->dir_fd, a->tmp, 0) == 0)
+		tmpreg_drop(a->reg);
+	a->reg = -1;
 	a->tmp[0] = '\0';
 }
 

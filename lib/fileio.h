@@ -34,11 +34,16 @@ int fileio_write_all(int fd, const void *buf, size_t len);
  * O_NOFOLLOW, an unpredictable name in dir_fd) and returns its fd;
  * fileio_atomic_commit sets mode (the umask does not decide) and renames it
  * over name; fileio_atomic_abort removes it. Commit or abort exactly once;
- * the fd stays the caller's to close. */
+ * the fd stays the caller's to close. The temporary file is listed in the
+ * watchdog's table while it exists (lib/tmpreg.h); an output of a run sets
+ * output after the open, and then stays listed under its name once
+ * committed (removed should the run be killed before its end). */
 struct fileio_atomic {
 	int dir_fd;
 	const char *dir_name, *name;
 	mode_t mode;
+	int reg;    /* its tmpreg slot, or -1 */
+	int output; /* the caller's: keep it listed once committed */
 	char tmp[NAME_MAX + 1];
 };
 int fileio_atomic_open(struct fileio_atomic *a, int dir_fd, const char *dir_name, const char *name,

@@ -27,16 +27,52 @@ void profquota_limits_from_config(const struct fs_config *cfg, struct profquota_
 	lim->max_age_s = cfg->profile_retention_seconds;
 }
 
+/* The containerd namespace of a container run by containerd's shims, from
+ * its bundle path: <state>/io.containerd.runtime.v2.task/<ns>/<id> (v1:
+ * io.containerd.runtime.v1.linux). The runtime gave the path, which the
+ * container's annotations cannot choose. 1 and ns, or 0. */
+static int profquota_containerd_ns(const struct registry_entry *e, char *ns, size_t len)
+{
+	static const char *const tasks[] = {"/io.containerd.runtime.v2.task/",
+					    "/io.containerd.runtime.v1.linux/"};
+	size_t bl = strlen(e->bundle), il = strlen(e->id);
+	if (!il || bl < il + 2 || strcmp(e->bundle + bl - il, e->id) ||
+	    e->bundle[bl - il - 1] != '/')
+		return 0;
+	const char *end = e->bundle + bl - il - 1; /* the '/' before the id */
+	const char *start = end;
+	while (start > e->bundle && start[-1] != '/')
+		start--;
+	size_t nl = (size_t)(end - start);
+	if (nl == 0 || nl >= len)
+		return 0;
+	for (size_t i = 0; i < sizeof(tasks) / sizeof(tasks[0]); i++) {
+		size_t tl = strlen(tasks[i]);
+		if ((size_t)(start - e->bundle) < tl || strncmp(start - tl, tasks[i], tl))
+			continue;
+		snprintf(ns, len, "%.*s", (int)nl, start);
+		return registry_validate_name(ns, NULL) == 0;
+	}
+	return 0;
+}
+
 void profquota_key(const struct registry_entry *e, char *key, size_t len)
 {
 	int engine = e->name[0] && e->name_source == REGISTRY_NAME_ENGINE;
+	char ns[REGISTRY_NAME_MAX + 1], in[REGISTRY_NAME_MAX + 32] = "";
+	/* A claim names containerd's namespace when it ran there: tenants of
+	 * one namespace can already stop each other's containers; across
+	 * namespaces (Kubernetes' k8s.io, nerdctl's default, Docker's moby)
+	 * the same claimed words are keyed apart. */
+	if (profquota_containerd_ns(e, ns, sizeof(ns)))
+		snprintf(in, sizeof(in), " in containerd/%s", ns);
 	if (e->pod[0])
-		snprintf(key, len, "claim pod %s/%s/%s%s%s", e->pod_namespace, e->pod, e->container,
-			 engine ? " via " : "", engine ? e->engine : "");
+		snprintf(key, len, "claim pod %s/%s/%s%s%s%s", e->pod_namespace, e->pod,
+			 e->container, engine ? " via " : "", engine ? e->engine : "", in);
 	else if (engine)
 		snprintf(key, len, "name %s/%s", e->engine, e->name);
 	else if (e->name[0])
-		snprintf(key, len, "claim name %s/%s", e->engine, e->name);
+		snprintf(key, len, "claim name %s/%s%s", e->engine, e->name, in);
 	else
 		snprintf(key, len, "id %s", e->id);
 }

@@ -23,7 +23,7 @@
 #include "config.h"
 #include "registry.h"
 
-#define PROFQUOTA_KEY_MAX  (3 * REGISTRY_NAME_MAX + REGISTRY_ENGINE_MAX + 32)
+#define PROFQUOTA_KEY_MAX  (4 * REGISTRY_NAME_MAX + REGISTRY_ENGINE_MAX + 64)
 #define PROFQUOTA_KEY_FILE ".key"
 #define PROFQUOTA_BASE_MAX 64
 /* Profiles looked at per scan: beyond it, the rest is not charged (and a
@@ -58,8 +58,11 @@ void profquota_limits_from_config(const struct fs_config *cfg, struct profquota_
  * engine-recorded name's profiles or slots: "claim pod <ns>/<pod>/
  * <container>" (with " via <engine>" when the engine recorded a name
  * beside it: the claim then stays among that engine's containers),
- * "claim name <engine>/<name>"; else "id <id>". Claims of the same words
- * share a key (docs/security.md). */
+ * "claim name <engine>/<name>"; else "id <id>". A claim of a container
+ * containerd's shims ran ends with " in containerd/<namespace>" (from the
+ * bundle path the runtime gave, never an annotation). Claims of the same
+ * words in one containerd namespace (or outside containerd) share a key
+ * (docs/security.md). */
 void profquota_key(const struct registry_entry *e, char *key, size_t len);
 
 /* Mark items to remove (item->remove, item->why), oldest first within

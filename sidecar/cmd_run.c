@@ -269,6 +269,50 @@ static int run_window(struct profile *p, struct offcpu *oc, uint64_t duration_ms
 	return r;
 }
 
+/* Test builds: one read of the container's first process, which procmem.c
+ * makes unchecked when FS_TEST_PROCMEM_UNGUARDED names an address
+ * (stall.bats), at the window's start or, with
+ * FS_TEST_PROCMEM_UNGUARDED_AT=output, while the SVG is being written
+ * (the folded file renamed into place, the SVG's temporary file open):
+ * the address is then hidden from procmem.c until that moment. */
+#ifdef FS_TEST_BUILD
+static char *run_test_held;
+#endif
+
+static void run_test_arm(void)
+{
+#ifdef FS_TEST_BUILD
+	const char *at = getenv("FS_TEST_PROCMEM_UNGUARDED_AT");
+	const char *addr = getenv("FS_TEST_PROCMEM_UNGUARDED");
+	if (addr && at && !strcmp(at, "output")) {
+		run_test_held = strdup(addr);
+		unsetenv("FS_TEST_PROCMEM_UNGUARDED");
+	}
+#endif
+}
+
+static void run_test_read(const struct registry_entry *e, const char *when)
+{
+#ifdef FS_TEST_BUILD
+	if (!strcmp(when, "output")) {
+		if (!run_test_held)
+			return;
+		setenv("FS_TEST_PROCMEM_UNGUARDED", run_test_held, 1);
+	}
+	if (!getenv("FS_TEST_PROCMEM_UNGUARDED"))
+		return;
+	char b[64];
+	int fd = proc_pidfd_open_checked(e->pid, e->start_time, NULL);
+	if (fd >= 0) {
+		(void)procmem_read(e->pid, fd, 0, b, sizeof(b));
+		close(fd);
+	}
+#else
+	(void)e;
+	(void)when;
+#endif
+}
+
 /* ---- output --------------------------------------------------------------- */
 
 static int run_tree_add(const char *stack, size_t len, uint64_t count, void *arg)
@@ -289,7 +333,7 @@ static int run_write_folded(struct profile *p, const char *path, struct fs_error
 }
 
 static int run_write_svg(struct profile *p, const char *path, const struct render_opts *ro,
-			 struct fs_error *err)
+			 const struct registry_entry *e, struct fs_error *err)
 {
 	struct flame *tree = flame_new();
 	if (!tree)
@@ -304,6 +348,7 @@ static int run_write_svg(struct profile *p, const char *path, const struct rende
 		flame_free(tree);
 		return r;
 	}
+	run_test_read(e, "output");
 	r = render_svg(tree, d.f, ro, err);
 	flame_free(tree);
 	return outfile_finish(&d, r, err);
@@ -487,19 +532,7 @@ static int run_record(struct run_args *a, const struct registry_entry *e, struct
 		fprintf(stderr, "flamesidecar run: recording %.*s for %llu ms\n",
 			common_id_width(e->id), e->id, a->duration_ms);
 	rs->start_ns = run_realtime_ns();
-#ifdef FS_TEST_BUILD
-	/* test builds: one read of the container's first process at the
-	 * window's start, which procmem.c makes unchecked when
-	 * FS_TEST_PROCMEM_UNGUARDED names an address (stall.bats) */
-	if (getenv("FS_TEST_PROCMEM_UNGUARDED")) {
-		char b[64];
-		int fd = proc_pidfd_open_checked(e->pid, e->start_time, NULL);
-		if (fd >= 0) {
-			(void)procmem_read(e->pid, fd, 0, b, sizeof(b));
-			close(fd);
-		}
-	}
-#endif
+	run_test_read(e, "window");
 	int r = run_window(rs->p, rs->oc, a->duration_ms, tty, &rs->window_ms, &err);
 	rs->closed_ms = timeutil_now_ms();
 	rs->closed_cpu_us = run_cpu_us();
@@ -522,7 +555,7 @@ static int run_output(struct run_args *a, const struct registry_entry *e, struct
 	int exit_code = FS_EXIT_OK;
 	if (folded && run_write_folded(rs->p, folded, &err) < 0)
 		exit_code = cli_fail_file("run", &err);
-	if (run_write_svg(rs->p, svg_stdout ? NULL : svg, &a->render, &err) < 0)
+	if (run_write_svg(rs->p, svg_stdout ? NULL : svg, &a->render, e, &err) < 0)
 		exit_code = cli_fail_file("run", &err);
 	if (rs->x &&
 	    run_write_exports(a, rs->x, a->render.title, rs->start_ns, rs->window_ms, &err) < 0)
@@ -568,6 +601,7 @@ int cmd_run(int argc, char **argv)
 	/* from here on, memory reads: a held one cannot hold the user (watchdog.h) */
 	if ((rc = watchdog_start("run")) != WATCHDOG_CHILD)
 		return rc;
+	run_test_arm();
 	struct fs_config cfg;
 	struct registry_entry e;
 	if ((rc = common_open_container("run", COMMON_WHY_PROFILE, &a.s.target, &cfg, &e)))

@@ -39,6 +39,7 @@ int outfile_open(struct outfile *d, const char *path, struct fs_error *err)
 		d->dir_fd = -1;
 		return fs_error_wrap(err, "output '%s' (is the directory writable?)", path);
 	}
+	d->a.output = 1; /* all of a killed run's outputs go (lib/tmpreg.h) */
 	d->f = fdopen(fd, "w");
 	if (!d->f) {
 		int e = errno;

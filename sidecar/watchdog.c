@@ -21,6 +21,7 @@
 #include "fileio.h"
 #include "procmem.h"
 #include "timeutil.h"
+#include "tmpreg.h"
 
 #define WATCHDOG_TICK_MS 100
 #define WATCHDOG_MAPS_MS 500 /* the held read's mapping is looked up for this long */
@@ -81,9 +82,32 @@ static void wd_mapping(pid_t pid, uint64_t addr, char *line, size_t len)
 	close(p[0]);
 }
 
-/* The held read: say so, kill the child, and its exit code. */
+/* What the child left in its output directories, which it can no longer
+ * remove: its temporary files and the outputs it had already renamed into
+ * place, a partial set (lib/tmpreg.h). Said on stderr. */
+static void wd_clean(const char *verb, const struct tmpreg *t)
+{
+	if (!t)
+		return;
+	int kept = 0;
+	int removed = tmpreg_clean(t, &kept);
+	if (removed)
+		fprintf(stderr,
+			"flamesidecar %s: removed %d file%s it had written (temporary files "
+			"and outputs of the lost window).\n",
+			verb, removed, removed == 1 ? "" : "s");
+	if (kept)
+		fprintf(stderr,
+			"flamesidecar %s: warning: %d file%s it had written not removed (replaced "
+			"or moved since, or not listed): look for .*.tmp files beside its "
+			"outputs.\n",
+			verb, kept, kept == 1 ? "" : "s");
+}
+
+/* The held read: say so, kill the child, remove what it left, and its
+ * exit code. */
 static int wd_held(const char *verb, pid_t child, int pidfd, const struct procmem_busy *b,
-		   uint64_t held_ms, const struct termios *tio)
+		   const struct tmpreg *t, uint64_t held_ms, const struct termios *tio)
 {
 	char map[600];
 	pid_t pid = b->pid;
@@ -101,6 +125,8 @@ static int wd_held(const char *verb, pid_t child, int pidfd, const struct procme
 		"exits (or its connection is aborted in /sys/fs/fuse/connections); it holds no "
 		"lock other flamesidecar commands wait on.\n",
 		verb, (int)pid, addr, len, held_ms, map, verb, (int)child);
+	/* the killed child runs no more code: what it listed stays as it is */
+	wd_clean(verb, t);
 	/* a killed child that the kernel does not hold is reaped */
 	struct pollfd pf = {.fd = pidfd, .events = POLLIN};
 	if (poll(&pf, 1, WATCHDOG_TICK_MS) == 1)
@@ -152,8 +178,8 @@ static void wd_relay_drain(struct wd_relay *r)
 }
 
 /* In the child: die with the parent, write through the relay's pipes,
- * publish each memory read in b. */
-static void wd_child_setup(pid_t parent, int pipes[3][2], struct procmem_busy *b)
+ * publish each memory read in b and each file it writes in t. */
+static void wd_child_setup(pid_t parent, int pipes[3][2], struct procmem_busy *b, struct tmpreg *t)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
@@ -165,6 +191,8 @@ static void wd_child_setup(pid_t parent, int pipes[3][2], struct procmem_busy *b
 			close(pipes[fd][1]);
 		}
 	procmem_publish(b);
+	if (t)
+		tmpreg_publish(t);
 }
 
 /* Relay the child's output until it ends or one read is held for
@@ -208,6 +236,16 @@ int watchdog_start(const char *verb)
 		return WATCHDOG_CHILD;
 	}
 	memset(b, 0, sizeof(*b));
+	/* without it, a killed child's files stay (a warning says so below) */
+	struct tmpreg *t =
+	    mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (t == MAP_FAILED) {
+		fprintf(stderr,
+			"flamesidecar %s: warning: the files of a killed run would not be "
+			"removed (mmap: %s)\n",
+			verb, strerror(errno));
+		t = NULL;
+	}
 	struct termios tio;
 	int have_tio = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &tio) == 0;
 	pid_t parent = getpid();
@@ -220,10 +258,12 @@ int watchdog_start(const char *verb)
 		fprintf(stderr, "flamesidecar %s: warning: no watchdog (fork: %s)\n", verb,
 			strerror(errno));
 		munmap(b, sizeof(*b));
+		if (t)
+			munmap(t, sizeof(*t));
 		return WATCHDOG_CHILD;
 	}
 	if (child == 0) {
-		wd_child_setup(parent, pipes, b);
+		wd_child_setup(parent, pipes, b, t);
 		return WATCHDOG_CHILD;
 	}
 	for (int fd = 1; fd <= 2; fd++)
@@ -243,7 +283,7 @@ int watchdog_start(const char *verb)
 	int ended = wd_watch(child, pidfd, b, &relay, &st, &held_ms);
 	if (!ended) {
 		wd_relay_drain(&relay);
-		return wd_held(verb, child, pidfd, b, held_ms, have_tio ? &tio : NULL);
+		return wd_held(verb, child, pidfd, b, t, held_ms, have_tio ? &tio : NULL);
 	}
 	if (ended == 1)
 		while (waitpid(child, &st, 0) < 0 && errno == EINTR)
@@ -251,6 +291,7 @@ int watchdog_start(const char *verb)
 	wd_relay_drain(&relay);
 	if (WIFSIGNALED(st)) {
 		int sig = WTERMSIG(st);
+		wd_clean(verb, t);
 		signal(sig, SIG_DFL);
 		raise(sig);
 		return 128 + sig;

@@ -18,8 +18,11 @@
  * its connection is aborted); it holds no lock another flamesidecar
  * command waits on (docs/security.md), and its outputs are written
  * through a temporary file and a rename, so none is left half-written
- * under its name. Its stdout and stderr, when they are pipes or sockets,
- * reach them through the parent (a pipe it copies), so that a reader of
+ * under its name. The files it wrote are listed in a table shared with the
+ * parent (lib/tmpreg.h): once the child is killed (or died of a signal),
+ * the parent removes its temporary files and the outputs it had already
+ * renamed into place, only those still the very files it created. Its stdout and stderr, when they
+ * are pipes or sockets, reach them through the parent (a pipe it copies), so that a reader of
  * `run`'s output sees its end when the parent exits, not when the held
  * child does; a terminal or a file is the child's own.
  *

@@ -364,3 +364,28 @@ flamesidecar test bundle" ]
 	grep -qE 'bool PreserveFramePointer += true .*\{environment\}' <<<"$output"
 	grep -q "create $ID: appended -XX:+PreserveFramePointer to JAVA_TOOL_OPTIONS" "$FS_RUN/hook.log"
 }
+
+@test "a claimed nerdctl name with a profile trigger under containerd: its quota key names the containerd namespace, from containerd's own bundle path" {
+	# A stand-in profiler: the trigger's key is what this test is about.
+	cat >"$FS_TMP/fake-sidecar" <<'SH'
+#!/bin/sh
+while [ $# -gt 0 ]; do
+	case "$1" in -o|--folded|--pprof) : >"$2"; shift ;; esac
+	shift
+done
+SH
+	chmod +x "$FS_TMP/fake-sidecar"
+	fs_config_set '.sidecar_path = $f' --arg f "$FS_TMP/fake-sidecar"
+	fs_make_bundle "$FS_TMP/b" --no-hooks -- true
+	ctr_run -d --null-io --runc-binary "$WRAPPER" --annotation flamesidecar.io/enable=true \
+		--annotation flamesidecar.io/profile=1s --annotation nerdctl/name=web \
+		--rootfs "${ROOTFS_OPTS[@]}" "$FS_TMP/b/rootfs" "$ID" sleep 1000 </dev/null
+	[ "$(entry bundle "$ID")" = "$(bundle_of "$ID")" ]
+	fs_wait_for 10 test -s "$FS_TMP/profiles/$ID/.key"
+	cat "$FS_TMP/profiles/$ID/.key"
+	[ "$(cat "$FS_TMP/profiles/$ID/.key")" = "claim name nerdctl/web in containerd/$NS" ]
+	c task kill -s KILL "$ID"
+	fs_wait_for 10 task_status_is "$ID" STOPPED
+	c task delete "$ID"
+	c containers delete "$ID"
+}

@@ -218,13 +218,80 @@ static void test_key(void)
 	    (long long)strlen(key),
 	    (long long)(strlen("claim pod // via ") + 3 * REGISTRY_NAME_MAX + REGISTRY_ENGINE_MAX),
 	    "the longest key is not cut");
+	char ns[REGISTRY_NAME_MAX + 1];
+	memset(ns, 'N', REGISTRY_NAME_MAX);
+	ns[REGISTRY_NAME_MAX] = '\0';
+	snprintf(e.bundle, sizeof(e.bundle), "/run/containerd/io.containerd.runtime.v2.task/%s/abc",
+		 ns);
+	profquota_key(&e, key, sizeof(key));
+	is_int((long long)strlen(key),
+	       (long long)(strlen("claim pod // via  in containerd/") + 4 * REGISTRY_NAME_MAX +
+			   REGISTRY_ENGINE_MAX),
+	       "nor with containerd's longest namespace");
+}
+
+/* Claims of the same words from different containerd namespaces (the
+ * bundle path the runtime gave, not an annotation) are keyed apart. */
+static void test_key_containerd(void)
+{
+	struct registry_entry e;
+	char a[PROFQUOTA_KEY_MAX + 1], b[PROFQUOTA_KEY_MAX + 1];
+	memset(&e, 0, sizeof(e));
+	snprintf(e.id, sizeof(e.id), "abc");
+	snprintf(e.engine, sizeof(e.engine), "nerdctl");
+	snprintf(e.name, sizeof(e.name), "web");
+	e.name_source = REGISTRY_NAME_ANNOTATION;
+	snprintf(e.bundle, sizeof(e.bundle),
+		 "/run/containerd/io.containerd.runtime.v2.task/default/abc");
+	profquota_key(&e, a, sizeof(a));
+	is_str(a, "claim name nerdctl/web in containerd/default",
+	       "nerdctl's namespace in its claim");
+	snprintf(e.bundle, sizeof(e.bundle),
+		 "/run/containerd/io.containerd.runtime.v2.task/k8s.io/abc");
+	profquota_key(&e, b, sizeof(b));
+	is_str(b, "claim name nerdctl/web in containerd/k8s.io", "a pod's claim of the same name");
+	ok(strcmp(a, b) != 0, "the same claimed name in two containerd namespaces: two keys");
+	snprintf(e.bundle, sizeof(e.bundle),
+		 "/run/containerd/io.containerd.runtime.v1.linux/moby/abc");
+	profquota_key(&e, b, sizeof(b));
+	is_str(b, "claim name nerdctl/web in containerd/moby", "the v1 shims' layout too");
+	/* not containerd's layout, or not this id: no namespace */
+	const char *const other[] = {"/run/containerd/io.containerd.runtime.v2.task/default/abd",
+				     "/run/containerd/io.containerd.runtime.v2.task/abc",
+				     "/run/containerd/io.containerd.runtime.v2.task//abc",
+				     "/run/containerd/io.containerd.runtime.v2.task/.x/abc",
+				     "/tmp/xio.containerd.runtime.v2.task/default/abc",
+				     "/var/lib/b/default/abc",
+				     "abc"};
+	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
+		snprintf(e.bundle, sizeof(e.bundle), "%s", other[i]);
+		profquota_key(&e, b, sizeof(b));
+		is_str(b, "claim name nerdctl/web", "no namespace from %s", other[i]);
+	}
+	/* pods are claims: keyed apart the same way */
+	snprintf(e.bundle, sizeof(e.bundle),
+		 "/run/containerd/io.containerd.runtime.v2.task/k8s.io/abc");
+	snprintf(e.pod, sizeof(e.pod), "p");
+	snprintf(e.pod_namespace, sizeof(e.pod_namespace), "ns");
+	snprintf(e.container, sizeof(e.container), "c");
+	profquota_key(&e, a, sizeof(a));
+	is_str(a, "claim pod ns/p/c in containerd/k8s.io", "a pod in k8s.io");
+	/* an engine's own record is unique in its store: no namespace */
+	memset(e.pod, 0, sizeof(e.pod));
+	snprintf(e.engine, sizeof(e.engine), "docker");
+	e.name_source = REGISTRY_NAME_ENGINE;
+	snprintf(e.bundle, sizeof(e.bundle),
+		 "/run/containerd/io.containerd.runtime.v2.task/moby/abc");
+	profquota_key(&e, a, sizeof(a));
+	is_str(a, "name docker/web", "an engine's record keeps its key");
 }
 
 int main(void)
 {
-	tap_plan(41);
+	tap_plan(55);
 	test_plan();
 	test_key();
+	test_key_containerd();
 	char dir[] = "/tmp/test_profquota.XXXXXX";
 	if (!mkdtemp(dir)) {
 		ok(0, "mkdtemp");
