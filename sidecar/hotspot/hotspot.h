@@ -102,6 +102,13 @@ int hotspot_in_code_cache(const struct hotspot *hs, uint64_t pc);
  * Method*. 1 named (buf NUL-terminated), 0 not a readable Method*, -errno. */
 int hotspot_method_name(struct hotspot *hs, uint64_t method, char *buf, size_t len);
 
+/* The same for a frame sampled at time (CLOCK_MONOTONIC ns, 0 unknown): a
+ * name cached since that time is as true for it as one read now (truer,
+ * when the Method* was reused since), so it is taken without a read even
+ * after a collection. */
+int hotspot_method_name_at(struct hotspot *hs, uint64_t method, uint64_t time, char *buf,
+			   size_t len);
+
 /* The bytecode index of an interpreted frame: bcp (read from the frame at
  * interp_bcp_off) inside method's bytecodes, which start right after its
  * ConstMethod. Also a check that the Method* read from the frame is real.

@@ -226,10 +226,11 @@ struct hs_nm_dbg {
 };
 
 struct hs_method_slot {
-	uint64_t method; /* 0: empty */
-	uint64_t check;	 /* what must still be there: the Method's ConstMethod*,
-			  * the Klass's name Symbol* (hsmethod.c) */
-	uint64_t epoch;	 /* the heap epoch it was last checked in (0: none) */
+	uint64_t method;  /* 0: empty */
+	uint64_t check;	  /* what must still be there: the Method's ConstMethod*,
+			   * the Klass's name Symbol* (hsmethod.c) */
+	uint64_t epoch;	  /* the heap epoch it was last checked in (0: none) */
+	uint64_t read_ns; /* when (CLOCK_MONOTONIC ns) */
 	char *name;
 };
 

@@ -193,7 +193,19 @@ int hotspot_interp_bci(struct hotspot *hs, uint64_t method, uint64_t bcp, int *b
 	return 1;
 }
 
-int hotspot_method_name(struct hotspot *hs, uint64_t method, char *buf, size_t len)
+/* name into buf (len > 0), cut to fit: 1 */
+static int hsm_copy(char *buf, size_t len, const char *name)
+{
+	size_t n = strlen(name);
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, name, n);
+	buf[n] = '\0';
+	return 1;
+}
+
+int hotspot_method_name_at(struct hotspot *hs, uint64_t method, uint64_t time, char *buf,
+			   size_t len)
 {
 	if (len == 0)
 		return 0;
@@ -204,15 +216,11 @@ int hotspot_method_name(struct hotspot *hs, uint64_t method, char *buf, size_t l
 	buf[0] = '\0';
 	if (!hsmem_ptr_ok(method, 8))
 		return 0;
-	/* no collection since it was read: the name holds */
-	if (s->method == method && s->name && epoch && s->epoch == epoch) {
-		size_t n = strlen(s->name);
-		if (n >= len)
-			n = len - 1;
-		memcpy(buf, s->name, n);
-		buf[n] = '\0';
-		return 1;
-	}
+	/* no collection since it was read, or read after the frame was
+	 * sampled: the name holds */
+	if (s->method == method && s->name &&
+	    ((epoch && s->epoch == epoch) || (time && s->read_ns >= time)))
+		return hsm_copy(buf, len, s->name);
 	/* else read again (the same ConstMethod* may now be another class's
 	 * method of the same shape: a reflection accessor defined again) */
 	if ((rc = hsmem_read_u64(&hs->r, method + hs->l.m_const_off, &cm)) < 0)
@@ -220,24 +228,22 @@ int hotspot_method_name(struct hotspot *hs, uint64_t method, char *buf, size_t l
 	char name[2 * HS_MAX_SYMBOL + 2];
 	if ((rc = hsm_read_name(hs, cm, name, sizeof(name))) <= 0)
 		return rc;
+	uint64_t now = timeutil_now_us() * 1000u;
 	if (s->method == method && s->name && strcmp(s->name, name) == 0) {
 		s->epoch = epoch;
-		memcpy(buf, name, strlen(name) < len ? strlen(name) + 1 : len);
-		buf[len - 1] = '\0';
-		return 1;
+		s->read_ns = now;
+		return hsm_copy(buf, len, name);
 	}
 	char *copy = strdup(name);
 	if (copy) {
 		free(s->name);
-		s->name = copy;
-		s->method = method;
-		s->check = cm;
-		s->epoch = epoch;
+		*s = (struct hs_method_slot){
+		    .method = method, .check = cm, .epoch = epoch, .read_ns = now, .name = copy};
 	}
-	size_t n = strlen(name);
-	if (n >= len)
-		n = len - 1;
-	memcpy(buf, name, n);
-	buf[n] = '\0';
-	return 1;
+	return hsm_copy(buf, len, name);
+}
+
+int hotspot_method_name(struct hotspot *hs, uint64_t method, char *buf, size_t len)
+{
+	return hotspot_method_name_at(hs, method, 0, buf, len);
 }

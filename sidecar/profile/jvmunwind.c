@@ -491,12 +491,13 @@ size_t jvmunwind_sample(struct jvmunwind *ju, const struct sample *smp, uint64_t
 	return jvmunwind_finish(j, smp, &res, out, n, got, max);
 }
 
-int jvmunwind_method_name(void *ctx, pid_t pid, uint64_t method, char *buf, size_t len)
+int jvmunwind_method_name(void *ctx, pid_t pid, uint64_t method, uint64_t time, char *buf,
+			  size_t len)
 {
 	struct jvmunwind_jvm *j = jvmunwind_find(ctx, pid);
 	if (!j)
 		return 0;
-	return hotspot_method_name(j->hs, method, buf, len) == 1;
+	return hotspot_method_name_at(j->hs, method, time, buf, len) == 1;
 }
 
 static int jvmunwind_seen_cmp(const void *a, const void *b)

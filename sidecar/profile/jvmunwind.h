@@ -97,7 +97,8 @@ int jvmunwind_has(const struct jvmunwind *ju, pid_t pid);
 size_t jvmunwind_sample(struct jvmunwind *ju, const struct sample *smp, uint64_t *out, size_t max);
 
 /* A symbolizer_method_fn (symbols.h) over the table (ctx). */
-int jvmunwind_method_name(void *ctx, pid_t pid, uint64_t method, char *buf, size_t len);
+int jvmunwind_method_name(void *ctx, pid_t pid, uint64_t method, uint64_t time, char *buf,
+			  size_t len);
 
 /* A symbolizer_jit_fn (symbols.h) over the table (ctx): the compiled
  * method whose code held addr when a walk found it during the window,

@@ -578,6 +578,9 @@ static void profile_warm(struct profile *p, uint64_t budget_us)
 {
 	struct symbolizer_frame frames[SYMBOLIZER_MAX_FRAMES];
 	uint64_t start = timeutil_now_us();
+	/* no time: names as they are now, just after the samples (the fold
+	 * then takes a Method*'s name read since its chain's time as it is) */
+	symbolizer_set_time(p->sym, 0);
 	while (p->warm_off + 2 <= p->nwords && timeutil_now_us() - start < budget_us) {
 		pid_t pid = (pid_t)(uint32_t)p->words[p->warm_off]; /* thread above */
 		size_t nr = p->words[p->warm_off + 1], n;

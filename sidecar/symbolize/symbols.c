@@ -583,7 +583,8 @@ static const char *symbolizer_method(struct symbolizer *sym, pid_t pid, uint64_t
 {
 	char buf[SYMBOLIZER_NAME_MAX];
 	uint64_t method = word & SYMBOLIZER_METHOD_MASK;
-	if (sym->method_fn && sym->method_fn(sym->method_ctx, pid, method, buf, sizeof(buf)) == 1) {
+	if (sym->method_fn &&
+	    sym->method_fn(sym->method_ctx, pid, method, sym->time, buf, sizeof(buf)) == 1) {
 		buf[sizeof(buf) - 1] = '\0';
 		*resolved = 1;
 		return symbolizer_keep(sym, buf, "_[0]");

@@ -129,8 +129,10 @@ static inline int symbolizer_is_c1(uint64_t word)
 	return (word >> 61) == 1;
 }
 
-/* Name a Method* of pid ("java.util.HashMap.get") into buf: 1 named, 0 not. */
-typedef int (*symbolizer_method_fn)(void *ctx, pid_t pid, uint64_t method, char *buf, size_t len);
+/* Name a Method* of pid ("java.util.HashMap.get") as it was at time (the
+ * sample's, CLOCK_MONOTONIC ns; 0 unknown) into buf: 1 named, 0 not. */
+typedef int (*symbolizer_method_fn)(void *ctx, pid_t pid, uint64_t method, uint64_t time, char *buf,
+				    size_t len);
 
 /* Register the Method* namer (one for all pids; NULL removes it). Without
  * one, or when it fails, an interpreted frame is "Interpreter_[0]". */

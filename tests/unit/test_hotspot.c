@@ -377,6 +377,8 @@ static void test_unloaded(void)
 	hsi_put(&img, k + 24, hsi_symbol(&img, HSI_META + 0x280, "pkg/Other"), 8);
 	hsi_put(&img, HSI_COLLECTIONS, 6, 4);
 	hs->epoch = 0; /* as if HS_EPOCH_MS had passed */
+	hotspot_method_name_at(hs, HSI_METHOD, 1, name, sizeof(name));
+	is_str(name, "pkg.Foo.bar", "a frame sampled before the name was read: the name then");
 	hotspot_method_name(hs, HSI_METHOD, name, sizeof(name));
 	is_str(name, "pkg.Other.bar", "after a collection: the Klass's new name");
 	/* and a method of another name takes the Method* (a new ConstMethod) */
@@ -552,7 +554,7 @@ static void test_segmap_cache(void)
 
 int main(void)
 {
-	tap_plan(226);
+	tap_plan(227);
 	test_style(17);
 	test_style(25);
 	test_lies();

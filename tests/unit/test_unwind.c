@@ -373,7 +373,8 @@ static void test_cfi(void)
 
 /* ---- the symbolizer's side ---------------------------------------------------- */
 
-static int fx_method_name(void *ctx, pid_t pid, uint64_t method, char *buf, size_t len)
+static int fx_method_name(void *ctx, pid_t pid, uint64_t method, uint64_t time, char *buf,
+			  size_t len)
 {
 	if (method != 0x333000)
 		return 0;
