@@ -300,7 +300,6 @@ static void trigger_monitor(const struct fs_config *cfg, const char *config_path
 	snprintf(logp, sizeof(logp), "%s.log", base);
 	snprintf(dur, sizeof(dur), "%us", p->duration_s);
 	snprintf(freq, sizeof(freq), "%u", p->frequency);
-	trigger_write_marker(marker, e, p, svg);
 	if (p->delay_s) {
 		struct timespec ts = {.tv_sec = p->delay_s};
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
@@ -414,22 +413,60 @@ static int trigger_claim_slot(const struct fs_config *cfg, const struct registry
 	return steal_fd(&slot);
 }
 
+/* How long the hook waits for the monitor's marker (it is written first
+ * thing: this bounds a machine too loaded to schedule it). */
+#define TRIGGER_MARKER_WAIT_MS 500
+
+/* Until the monitor closes its end of the pipe (its marker is written,
+ * or it is gone), at most TRIGGER_MARKER_WAIT_MS. */
+static void trigger_wait_marker(int fd)
+{
+	uint64_t deadline = timeutil_now_ms() + TRIGGER_MARKER_WAIT_MS;
+	char c;
+	for (;;) {
+		struct pollfd pf = {.fd = fd, .events = POLLIN};
+		int r = poll(&pf, 1, timeutil_remaining_ms(deadline));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0 || read(fd, &c, 1) <= 0)
+			return; /* deadline, or EOF: the marker is there */
+	}
+}
+
 /* Start the monitor of e's profile: a first child in a new session forks
  * it (so that it is reparented, never a runtime's child) with the slot
- * lock as its fd 3 and nothing else of ours. 0 once the first child is
- * reaped, or -errno when it could not be forked. */
+ * lock as its fd 3 and nothing else of ours. The monitor writes its
+ * marker before anything else, and the hook returns once it is there
+ * (bounded): whoever looks right after the container started (`list
+ * --profiles`, a test waiting for the profile to end) sees it pending.
+ * 0 once the first child is reaped, or -errno when it could not be
+ * forked. */
 static int trigger_spawn(const struct fs_config *cfg, const char *config_path,
 			 const struct registry_entry *e, const struct trigger_plan *plan, int slot,
 			 const char *marker, const char *base)
 {
+	int ready[2];
+	if (pipe2(ready, O_CLOEXEC) < 0)
+		ready[0] = ready[1] = -1;
 	pid_t child = fork();
-	if (child < 0)
-		return -errno;
+	if (child < 0) {
+		int r = -errno;
+		if (ready[0] >= 0) {
+			close(ready[0]);
+			close(ready[1]);
+		}
+		return r;
+	}
 	if (child == 0) {
 		setsid();
 		signal(SIGHUP, SIG_IGN);
 		if (fork() != 0)
 			_exit(0);
+		char svg[PATH_MAX + 8];
+		snprintf(svg, sizeof(svg), "%s.svg", base);
+		trigger_write_marker(marker, e, plan, svg);
+		if (ready[1] >= 0)
+			close(ready[1]); /* the hook may return */
 		int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
 		if (nul >= 0) {
 			dup2(nul, STDIN_FILENO);
@@ -448,9 +485,15 @@ static int trigger_spawn(const struct fs_config *cfg, const char *config_path,
 			_exit(1);
 		trigger_monitor(cfg, config_path, e, plan, marker, base);
 	}
+	if (ready[1] >= 0)
+		close(ready[1]);
 	int st;
 	while (waitpid(child, &st, 0) < 0 && errno == EINTR)
 		;
+	if (ready[0] >= 0) {
+		trigger_wait_marker(ready[0]);
+		close(ready[0]);
+	}
 	return 0;
 }
 

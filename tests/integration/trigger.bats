@@ -41,6 +41,9 @@ has_args() { [ -n "$(args_file)" ]; }
 	start "$NAME" --annotate flamesidecar.io/profile=5s --annotate flamesidecar.io/delay=1s
 	# runc run -d has returned and the profiler has not been released yet.
 	[ "$(runc state "$NAME" | jq -r .status)" = running ]
+	# The hook returned once the monitor's marker was written: a profile is
+	# pending from the moment the container runs (the tests below wait for
+	# the marker to go, which would not wait if it came later).
 	[ -e "$FS_RUN/profiling/$NAME.json" ]
 	fs_wait_for 10 has_args
 	a=$(args_file)
