@@ -165,7 +165,7 @@ wait_profile() {
 	# podman run -d returned at once; the profile appears later.
 	cid=$(podman inspect -f '{{.Id}}' "$NAME")
 	[ -e "$FS_RUN/profiling/$cid.json" ]
-	fs_wait_for 60 test ! -e "$FS_RUN/profiling/$cid.json"
+	wait_profile "$cid" 60
 	svg=$(ls "$FS_TMP/profiles/$cid"/*.svg)
 	folded=$(ls "$FS_TMP/profiles/$cid"/*.folded)
 	grep -q "flametest.Workload.hotMethod" "$folded"
