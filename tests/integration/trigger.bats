@@ -37,6 +37,30 @@ start() {
 args_file() { ls "$FS_TMP"/args.* 2>/dev/null | head -1; }
 has_args() { [ -n "$(args_file)" ]; }
 
+# The monitor of a triggered profile logs one last line for it, after the
+# profiler exited and its marker was removed: that is when its files are in
+# place (or known missing). Waiting for the marker to go instead would not
+# wait if the marker were not there yet.
+profile_ended() {
+	grep -Eq " $1: (profile written|profiler failed|profiler killed|cannot start the profiler)" \
+		"$FS_RUN/hook.log" 2>/dev/null && [ ! -e "$FS_RUN/profiling/$1.json" ]
+}
+
+# Wait for id's triggered profile to end; on a timeout (and in any case,
+# for a failure below) show what there is: the profile dir, its .log, the
+# hook log.
+wait_profile() {
+	local rc=0
+	fs_wait_for "$2" profile_ended "$1" || rc=$?
+	echo "# $FS_TMP/profiles/$1:"
+	ls -l "$FS_TMP/profiles/$1" 2>&1 || true
+	echo "# its .log:"
+	cat "$FS_TMP/profiles/$1"/*.log 2>&1 || true
+	echo "# hook.log (tail):"
+	tail -n 30 "$FS_RUN/hook.log" 2>&1 || true
+	return $rc
+}
+
 @test "profile=5s delay=1s: the runtime returns while the profiler runs; output under profile_dir/<id>" {
 	start "$NAME" --annotate flamesidecar.io/profile=5s --annotate flamesidecar.io/delay=1s
 	# runc run -d has returned and the profiler has not been released yet.
@@ -141,7 +165,7 @@ has_args() { [ -n "$(args_file)" ]; }
 	# podman run -d returned at once; the profile appears later.
 	cid=$(podman inspect -f '{{.Id}}' "$NAME")
 	[ -e "$FS_RUN/profiling/$cid.json" ]
-	fs_wait_for 60 test ! -e "$FS_RUN/profiling/$cid.json"
+	wait_profile "$cid" 60
 	svg=$(ls "$FS_TMP/profiles/$cid"/*.svg)
 	folded=$(ls "$FS_TMP/profiles/$cid"/*.folded)
 	grep -q "flametest.Workload.hotMethod" "$folded"
@@ -159,8 +183,7 @@ has_args() { [ -n "$(args_file)" ]; }
 	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true --annotate flamesidecar.io/profile=10s \
 		-- sh -c 'i=0; while [ $i -lt 1000000 ]; do i=$((i+1)); done; sleep 0.5'
 	fs_runc_run "$NAME" "$FS_TMP/b"
-	fs_wait_for 30 test ! -e "$FS_RUN/profiling/$NAME.json"
-	cat "$FS_TMP/profiles/$NAME"/*.log || true
+	wait_profile "$NAME" 30
 	folded=$(ls "$FS_TMP/profiles/$NAME"/*.folded)
 	[ -s "$folded" ]
 	svg=$(ls "$FS_TMP/profiles/$NAME"/*.svg)
@@ -182,7 +205,7 @@ has_args() { [ -n "$(args_file)" ]; }
 		[[ "$output" == *$'\n--event\n'"$ev"$'\n'* ]]
 		grep -q "$NAME-$ev: profiling: 5s .*(event $ev)" "$FS_RUN/hook.log"
 		touch "$FS_TMP/release"
-		fs_wait_for 20 test ! -e "$FS_RUN/profiling/$NAME-$ev.json"
+		fs_wait_for 20 profile_ended "$NAME-$ev"
 		rm -f "$FS_TMP/release" "$FS_TMP"/args.*
 	done
 	# hostile values: neither an argument of run nor a refusal of the profile
@@ -199,7 +222,7 @@ has_args() { [ -n "$(args_file)" ]; }
 		grep -q "$NAME-b$i: profile trigger: flamesidecar.io/event \".*\" is not cpu, offcpu or wall: a cpu profile" "$FS_RUN/hook.log"
 		grep -q "$NAME-b$i: profiling: 5s .*(event cpu)" "$FS_RUN/hook.log"
 		touch "$FS_TMP/release"
-		fs_wait_for 20 test ! -e "$FS_RUN/profiling/$NAME-b$i.json"
+		fs_wait_for 20 profile_ended "$NAME-b$i"
 		rm -f "$FS_TMP/release" "$FS_TMP"/args.*
 	done
 	# the newline stayed inside its escaped log line
@@ -213,8 +236,7 @@ has_args() { [ -n "$(args_file)" ]; }
 	fs_make_bundle "$FS_TMP/b" --annotate flamesidecar.io/enable=true --annotate flamesidecar.io/profile=2s \
 		--annotate flamesidecar.io/delay=0s --annotate flamesidecar.io/event=offcpu -- sleep 1000
 	fs_runc_run "$NAME" "$FS_TMP/b"
-	fs_wait_for 30 test ! -e "$FS_RUN/profiling/$NAME.json"
-	cat "$FS_TMP/profiles/$NAME"/*.log || true
+	wait_profile "$NAME" 30
 	folded=$(ls "$FS_TMP/profiles/$NAME"/*.folded)
 	cat "$folded"
 	# every microsecond of the one thread under its sleep: [sleeping] as the
