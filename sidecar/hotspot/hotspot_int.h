@@ -227,10 +227,9 @@ struct hs_nm_dbg {
 
 struct hs_method_slot {
 	uint64_t method;  /* 0: empty */
-	uint64_t check;	  /* what must still be there: the Method's ConstMethod*,
-			   * the Klass's name Symbol* (hsmethod.c) */
-	uint64_t epoch;	  /* the heap epoch it was last checked in (0: none) */
-	uint64_t read_ns; /* when (CLOCK_MONOTONIC ns) */
+	uint64_t check;	  /* a Klass's: the name Symbol* it must still point at */
+	uint64_t epoch;	  /* the heap epoch it was last read or checked in (0: none) */
+	uint64_t read_ns; /* a Method's: when it was read (CLOCK_MONOTONIC ns) */
 	char *name;
 };
 

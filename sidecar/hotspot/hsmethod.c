@@ -211,7 +211,7 @@ int hotspot_method_name_at(struct hotspot *hs, uint64_t method, uint64_t time, c
 		return 0;
 	size_t slot = (size_t)((method >> 3) * 0x9E3779B97F4A7C15ull >> 52) % HS_METHOD_CACHE_SIZE;
 	struct hs_method_slot *s = &hs->mcache[slot];
-	uint64_t cm = 0, epoch = hsm_epoch(hs);
+	uint64_t cm, epoch = hsm_epoch(hs);
 	int rc = 0;
 	buf[0] = '\0';
 	if (!hsmem_ptr_ok(method, 8))
@@ -238,7 +238,7 @@ int hotspot_method_name_at(struct hotspot *hs, uint64_t method, uint64_t time, c
 	if (copy) {
 		free(s->name);
 		*s = (struct hs_method_slot){
-		    .method = method, .check = cm, .epoch = epoch, .read_ns = now, .name = copy};
+		    .method = method, .epoch = epoch, .read_ns = now, .name = copy};
 	}
 	return hsm_copy(buf, len, name);
 }
