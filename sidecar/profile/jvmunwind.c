@@ -437,8 +437,7 @@ static size_t jvmunwind_finish(struct jvmunwind_jvm *j, const struct sample *smp
 		return n + got;
 	size_t len = n + got;
 	uint64_t last = out[len - 1] & ~UNWIND_C1_TAG;
-	if (got > 1 && res->end == UNWIND_END_UNKNOWN && !jvmunwind_in_code_cache(j, last) &&
-	    !jvmunwind_is_text(j, last))
+	if (got > 1 && res->end == UNWIND_END_UNKNOWN && !unwind_plausible_pc(&j->ops, last))
 		len--;
 	if (len - n == 1 && !j->fp_kept)
 		return n + got;

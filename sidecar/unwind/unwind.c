@@ -25,9 +25,7 @@ const char *unwind_end_name(enum unwind_end end)
 	}
 }
 
-/* A value that can be a return address: in the code cache or in a file's
- * text. */
-static int unwind_plausible_pc(const struct unwind_ops *ops, uint64_t pc)
+int unwind_plausible_pc(const struct unwind_ops *ops, uint64_t pc)
 {
 	if (!pc)
 		return 0;

@@ -116,6 +116,10 @@ size_t unwind_walk(const struct unwind_ops *ops, const struct unwind_regs *regs,
 		   const struct unwind_stack *st, uint64_t *out, size_t max,
 		   struct unwind_result *res);
 
+/* 1 when pc can be a return address: in the code cache or in a file's
+ * text (ops' callbacks), else 0. */
+int unwind_plausible_pc(const struct unwind_ops *ops, uint64_t pc);
+
 /* Read the 8 bytes at addr from the copy: 0, or -1 when outside it. */
 int unwind_read(const struct unwind_stack *st, uint64_t addr, uint64_t *val);
 
