@@ -259,17 +259,22 @@ static int hs_read_version(struct hotspot *hs)
 	return (int)v;
 }
 
-/* Where the heap counts its collections: classes are unloaded (and their
- * metadata freed) only in a collection, or after one began (hsmethod.c). */
+/* Where the heap counts its collections, and says one is in progress:
+ * classes are unloaded (and their metadata freed) only in a collection, or
+ * after one began (hsmethod.c). The flag is _is_stw_gc_active from JDK 21. */
 static void hs_find_epoch(struct hotspot *hs)
 {
-	uint64_t universe, heap, off;
+	uint64_t universe, heap, off, aoff;
 	if (vmstructs_static(hs->vs, "Universe", "_collectedHeap", &universe) < 0 ||
 	    vmstructs_field(hs->vs, "CollectedHeap", "_total_collections", &off, NULL) < 0 ||
+	    (vmstructs_field(hs->vs, "CollectedHeap", "_is_gc_active", &aoff, NULL) < 0 &&
+	     vmstructs_field(hs->vs, "CollectedHeap", "_is_stw_gc_active", &aoff, NULL) < 0) ||
 	    !hs_fits(off, 4, HS_MAX_FIELD_OFFSET + 4) ||
+	    !hs_fits(aoff, 1, HS_MAX_FIELD_OFFSET + 1) ||
 	    hsmem_read_u64(&hs->r, universe, &heap) < 0 || !hsmem_ptr_ok(heap, 8))
 		return;
 	hs->epoch_addr = heap + off;
+	hs->gc_active_addr = heap + aoff;
 }
 
 int hotspot_open_reader(const struct hs_reader *r, const struct hs_syms *syms, struct hotspot **out,

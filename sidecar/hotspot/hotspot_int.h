@@ -280,8 +280,9 @@ struct hotspot {
 	struct hs_nm_dbg dcache[HS_DBG_CACHE];
 	char namebuf[HS_MAX_SYMBOL * 2 + 2];
 	/* &CollectedHeap::_total_collections (0: not exported), its value + 1
-	 * when last read (0: never) and when */
-	uint64_t epoch_addr, epoch, epoch_ms;
+	 * when last read (0: never or in a collection) and when; the address of
+	 * its "collection in progress" flag */
+	uint64_t epoch_addr, epoch, epoch_ms, gc_active_addr;
 };
 
 /* Open through any reader (tests, fuzzer); hotspot_open uses it with

@@ -71,15 +71,18 @@ static int hsm_symbol(struct hotspot *hs, uint64_t sym, char *buf, size_t len, s
 }
 
 /* The heap's collection count + 1, read at most every HS_EPOCH_MS; 0 when
- * it cannot be read (then every cached name is checked). */
+ * it cannot be read or a collection is in progress (then every cached name
+ * is checked): the count moves when a collection starts, and a name read
+ * while it frees classes would be trusted after their metadata is reused. */
 static uint64_t hsm_epoch(struct hotspot *hs)
 {
 	if (!hs->epoch_addr)
 		return 0;
-	uint64_t now = timeutil_now_ms(), v;
+	uint64_t now = timeutil_now_ms(), v, active;
 	if (hs->epoch && now - hs->epoch_ms < HS_EPOCH_MS)
 		return hs->epoch;
-	if (hsmem_read_uint(&hs->r, hs->epoch_addr, 4, &v) < 0)
+	if (hsmem_read_uint(&hs->r, hs->gc_active_addr, 1, &active) < 0 || active ||
+	    hsmem_read_uint(&hs->r, hs->epoch_addr, 4, &v) < 0)
 		return hs->epoch = 0;
 	hs->epoch_ms = now;
 	return hs->epoch = v + 1;

@@ -157,6 +157,8 @@ static inline void hsi_tables(struct hsi *im, int style)
 	hsi_field(im, "Universe", "_collectedHeap", "CollectedHeap*", 1,
 		  HSI_BASE + HSI_STATICS + 24);
 	hsi_field(im, "CollectedHeap", "_total_collections", "unsigned int", 0, 16);
+	hsi_field(im, "CollectedHeap", style == 25 ? "_is_stw_gc_active" : "_is_gc_active", "bool",
+		  0, 20);
 	hsi_field(im, style == 25 ? "GrowableArrayBase" : "GenericGrowableArray", "_len", "int", 0,
 		  0);
 	hsi_field(im, "GrowableArray<int>", "_data", "int*", 0, 8);

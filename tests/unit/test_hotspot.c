@@ -397,6 +397,16 @@ static void test_unloaded(void)
 	hsi_put(&img, HSI_META + 8, HSI_BASE + HSI_META + 0x40, 8);
 	hotspot_method_name(hs, HSI_METHOD, name, sizeof(name));
 	is_str(name, "pkg.Other.bar", "no collection count: the change is seen at once");
+	/* a collection in progress (the count moved when it began): what is
+	 * read now is not trusted past it */
+	hs->epoch_addr = HSI_BASE + HSI_COLLECTIONS;
+	hsi_put(&img, HSI_COLLECTIONS + 4, 1, 1);
+	hs->epoch = 0;
+	hotspot_method_name(hs, HSI_METHOD, name, sizeof(name));
+	hsi_put(&img, k + 24, hsi_symbol(&img, HSI_META + 0x380, "pkg/Third"), 8);
+	hs->epoch = 0;
+	hotspot_method_name(hs, HSI_METHOD, name, sizeof(name));
+	is_str(name, "pkg.Third.bar", "a name read during a collection is read again");
 	hotspot_close(hs);
 }
 
@@ -554,7 +564,7 @@ static void test_segmap_cache(void)
 
 int main(void)
 {
-	tap_plan(227);
+	tap_plan(228);
 	test_style(17);
 	test_style(25);
 	test_lies();
